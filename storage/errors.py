@@ -1,0 +1,30 @@
+"""The project's errors: one root, a few named kinds.
+
+Bad *input data* (a malformed feed, an unparsable date inside an item) is recorded as an
+event, never raised. These exceptions are for mistakes a user or a caller must fix; each
+message is one line that says what is wrong and how to fix it.
+"""
+
+
+class BriefError(Exception):
+    """Root of every error this project raises on purpose."""
+
+
+class ConfigError(BriefError):
+    """The configuration (file, variable or option) is missing or invalid."""
+
+
+class UnknownEventType(BriefError):
+    """An event type (or schema version) that the registry does not know."""
+
+
+class InvalidPayload(BriefError):
+    """A payload that does not match the model registered for its event type."""
+
+
+class StoreError(BriefError):
+    """The event store cannot be opened, read or written."""
+
+
+class InputError(BriefError):
+    """A command-line argument or other user input is malformed."""

@@ -1,0 +1,154 @@
+"""The event envelope: one immutable fact or derivation, one Parquet row.
+
+``new_event`` is the only way the pipeline makes events: it validates the payload against
+the registry and derives a deterministic ``event_id`` from the event's stream, type,
+natural key and content (plus the run, for derivations), so a retry, a rerun or a replay
+never stores the same fact twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from storage.registry import REGISTRY, EventRegistry
+
+ENVELOPE_COLUMNS = (
+    "event_id",
+    "event_type",
+    "schema_version",
+    "occurred_at",
+    "seq",
+    "brief_date",
+    "run_id",
+    "subject_id",
+    "source_event_ids",
+    "produced_by",
+    "policy_version",
+    "payload",
+)
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys: equal data gives equal text, hence equal hashes."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def short_hash(*parts: str, size: int = 32) -> str:
+    digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=size // 2)
+    return digest.hexdigest()
+
+
+class Event(BaseModel):
+    """One event. Frozen: nothing mutates an event after it is made."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event_id: str
+    event_type: str
+    schema_version: int
+    occurred_at: datetime
+    seq: int = 0
+    brief_date: date
+    run_id: str
+    subject_id: str
+    source_event_ids: tuple[str, ...] = ()
+    produced_by: str
+    policy_version: str = ""
+    payload: Mapping[str, Any]
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("occurred_at must carry a timezone (UTC)")
+        return value.astimezone(UTC)
+
+    def payload_model(self, registry: EventRegistry = REGISTRY) -> BaseModel:
+        spec = registry.spec(self.event_type)
+        return spec.models[self.schema_version].model_validate(dict(self.payload))
+
+    def as_row(self) -> dict[str, Any]:
+        row = self.model_dump()
+        row["payload"] = canonical_json(dict(self.payload))
+        row["source_event_ids"] = list(self.source_event_ids)
+        return row
+
+
+def new_event(
+    event_type: str,
+    payload: Mapping[str, Any] | BaseModel,
+    *,
+    brief_date: date,
+    run_id: str,
+    subject_id: str,
+    produced_by: str,
+    occurred_at: datetime,
+    seq: int = 0,
+    source_event_ids: Sequence[str] = (),
+    policy_version: str = "",
+    registry: EventRegistry = REGISTRY,
+) -> Event:
+    """Validate ``payload`` for ``event_type`` (latest schema version) and build the event.
+
+    The id hashes the day, the type, the natural key and the payload; derivations (events
+    that a run decided under a policy) also hash the run id and the policy version, so each
+    run's decisions stand beside the others while facts are shared by every run.
+    """
+    spec = registry.spec(event_type)
+    version = spec.latest_version
+    raw = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else payload
+    data = registry.validate(event_type, version, raw)
+    body = canonical_json(data)
+    parts = [brief_date.isoformat(), event_type, spec.natural_key(data)]
+    if spec.hash_payload:
+        parts.append(body)
+    if not spec.is_fact:
+        parts += [run_id, policy_version]
+    return Event(
+        event_id=short_hash(*parts),
+        event_type=event_type,
+        schema_version=version,
+        occurred_at=occurred_at,
+        seq=seq,
+        brief_date=brief_date,
+        run_id=run_id,
+        subject_id=subject_id,
+        source_event_ids=tuple(source_event_ids),
+        produced_by=produced_by,
+        policy_version=policy_version,
+        payload=data,
+    )
+
+
+def event_from_row(row: Mapping[str, Any], registry: EventRegistry = REGISTRY) -> Event:
+    """Rebuild an event from a stored row, upcasting its payload to the latest version."""
+    payload = row["payload"]
+    data = orjson.loads(payload) if isinstance(payload, str | bytes) else dict(payload)
+    version, data = registry.upcast(row["event_type"], int(row["schema_version"]), data)
+    occurred = row["occurred_at"]
+    if isinstance(occurred, datetime) and occurred.tzinfo is None:
+        occurred = occurred.replace(tzinfo=UTC)
+    return Event(
+        event_id=row["event_id"],
+        event_type=row["event_type"],
+        schema_version=version,
+        occurred_at=occurred,
+        seq=int(row["seq"]),
+        brief_date=row["brief_date"],
+        run_id=row["run_id"],
+        subject_id=row["subject_id"],
+        source_event_ids=tuple(row["source_event_ids"] or ()),
+        produced_by=row["produced_by"],
+        policy_version=row["policy_version"] or "",
+        payload=data,
+    )
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)

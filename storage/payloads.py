@@ -1,0 +1,148 @@
+"""Payload models of the registered event types, and the upcasters between their versions.
+
+Importing this module fills ``storage.registry.REGISTRY``. Facts (what was observed or
+said) are shared by every run of a day; derivations (what a run decided under a policy)
+carry their run and policy version in their id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from storage.registry import REGISTRY
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- articles -------------------------------------------------------------------------
+
+
+class ArticleCollectedV1(Payload):
+    """First schema: the publish time as the feed wrote it, no language."""
+
+    article_id: str
+    source: str
+    url: str
+    canonical_url: str
+    title: str
+    summary: str = ""
+    published: str | None = None
+    content_hash: str
+
+
+class ArticleCollectedV2(Payload):
+    article_id: str
+    source: str
+    url: str
+    canonical_url: str
+    title: str
+    summary: str = ""
+    published_at: datetime | None = None
+    language: str = "und"
+    content_hash: str
+
+
+def upcast_article_collected_v1_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 kept the raw publish string; v2 holds a UTC ISO time (or null) and a language."""
+    out = {k: v for k, v in payload.items() if k != "published"}
+    out["published_at"] = _iso_or_none(payload.get("published"))
+    out["language"] = "und"
+    return out
+
+
+def _iso_or_none(text: str | None) -> str | None:
+    if not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed.isoformat()
+
+
+CORRECTABLE_FIELDS = ("title", "summary", "published_at", "language", "source", "category")
+
+
+class ArticleCorrected(Payload):
+    article_id: str
+    field: Literal["title", "summary", "published_at", "language", "source", "category"]
+    value: str | None
+    reason: str = ""
+    by: str = "human"
+
+
+# --- feeds ----------------------------------------------------------------------------
+
+
+class FeedFetched(Payload):
+    source: str
+    url: str
+    status: int
+    content_hash: str
+    items: int
+    bytes: int = 0
+    etag: str | None = None
+    last_modified: str | None = None
+    not_modified: bool = False
+    elapsed_ms: float = 0.0
+
+
+class FeedFailed(Payload):
+    source: str
+    url: str
+    error: str
+    retryable: bool
+    message: str
+    attempts: int = 1
+
+
+# --- runs -----------------------------------------------------------------------------
+
+
+class RunStarted(Payload):
+    flow: str
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunFinished(Payload):
+    status: Literal["completed"] = "completed"
+    step_seconds: dict[str, float] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class RunFailed(Payload):
+    step: str
+    error: str
+    message: str
+
+
+def _key(*fields: str) -> Any:
+    def natural_key(payload: Mapping[str, Any]) -> str:
+        return "|".join(str(payload.get(f, "")) for f in fields)
+
+    return natural_key
+
+
+REGISTRY.register(
+    "article.collected",
+    {1: ArticleCollectedV1, 2: ArticleCollectedV2},
+    upcasters={1: upcast_article_collected_v1_v2},
+    fact=True,
+    natural_key=_key("article_id", "content_hash"),
+)
+REGISTRY.register("article.corrected", {1: ArticleCorrected}, fact=True, natural_key=_key("article_id", "field"))
+REGISTRY.register(
+    "feed.fetched", {1: FeedFetched}, fact=True, natural_key=_key("source", "url", "content_hash"), hash_payload=False
+)
+REGISTRY.register("feed.failed", {1: FeedFailed}, fact=False, natural_key=_key("source", "url", "error"))
+REGISTRY.register("run.started", {1: RunStarted}, fact=False, natural_key=_key("flow"))
+REGISTRY.register("run.finished", {1: RunFinished}, fact=False, natural_key=_key("status"), hash_payload=False)
+REGISTRY.register("run.failed", {1: RunFailed}, fact=False, natural_key=_key("step", "error"))

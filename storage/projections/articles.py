@@ -1,0 +1,125 @@
+"""``articles``: the latest value of every field of every collected article.
+
+A re-collected article with new content and a human correction both change a field; the
+one latest in event order wins, field by field. Version-1 ``article.collected`` rows are
+upcast here as ``storage.payloads.upcast_article_collected_v1_v2`` does for single events.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from storage.projections.base import ORDER_COLUMNS, State, latest_by, parse_utc, payload_struct, with_order
+
+FIELDS = ("source", "url", "canonical_url", "title", "summary", "published_at", "language", "content_hash")
+CORRECTABLE = ("title", "summary", "published_at", "language", "source", "category")
+
+_COLLECTED = {
+    "article_id": pl.String,
+    "source": pl.String,
+    "url": pl.String,
+    "canonical_url": pl.String,
+    "title": pl.String,
+    "summary": pl.String,
+    "published_at": pl.String,
+    "published": pl.String,
+    "language": pl.String,
+    "content_hash": pl.String,
+}
+_CORRECTED = {"article_id": pl.String, "field": pl.String, "value": pl.String}
+
+
+def upcast_collected_frame(decoded: pl.LazyFrame) -> pl.LazyFrame:
+    """Frame twin of the v1 -> v2 upcaster: ``published`` -> ``published_at``, language 'und'."""
+    v1 = pl.col("schema_version") == 1
+    return decoded.with_columns(
+        pl.when(v1).then(pl.col("published")).otherwise(pl.col("published_at")).alias("published_at"),
+        pl.when(v1).then(pl.lit("und")).otherwise(pl.col("language")).alias("language"),
+    ).drop("published")
+
+
+class ArticlesProjection:
+    name = "articles"
+    event_types = ("article.collected", "article.corrected")
+
+    def fold(self, events: pl.LazyFrame) -> State:
+        ordered = with_order(events)
+        collected = (
+            ordered.filter(pl.col("event_type") == "article.collected")
+            .with_columns(payload_struct(_COLLECTED).alias("p"))
+            .unnest("p")
+            .pipe(upcast_collected_frame)
+            .with_columns(parse_utc(pl.col("published_at")).alias("published_at"))
+        )
+        base = collected.group_by("article_id").agg(
+            pl.col("brief_date").min().alias("first_brief_date"),
+            pl.col("_ts").min().alias("first_collected_at"),
+            pl.len().cast(pl.UInt32).alias("collected_events"),
+            *[pl.col(c).sort_by(ORDER_COLUMNS).last() for c in (*FIELDS, *ORDER_COLUMNS)],
+        )
+        corrections = latest_by(
+            ordered.filter(pl.col("event_type") == "article.corrected")
+            .with_columns(payload_struct(_CORRECTED).alias("p"))
+            .unnest("p")
+            .select("article_id", "field", "value", *ORDER_COLUMNS),
+            ["article_id", "field"],
+        )
+        return {"base": base, "corrections": corrections}
+
+    def merge(self, a: State, b: State) -> State:
+        base = pl.concat([a["base"], b["base"]]).group_by("article_id").agg(
+            pl.col("first_brief_date").min(),
+            pl.col("first_collected_at").min(),
+            pl.col("collected_events").sum(),
+            *[pl.col(c).sort_by(ORDER_COLUMNS).last() for c in (*FIELDS, *ORDER_COLUMNS)],
+        )
+        corrections = latest_by(pl.concat([a["corrections"], b["corrections"]]), ["article_id", "field"])
+        return {"base": base, "corrections": corrections}
+
+    def view(self, state: State) -> pl.LazyFrame:
+        corrections = state["corrections"]
+        wide = corrections.group_by("article_id").agg(
+            *[
+                expr
+                for f in CORRECTABLE
+                for expr in (
+                    pl.col("value").filter(pl.col("field") == f).first().alias(f"_c_{f}"),
+                    pl.col("_ts").filter(pl.col("field") == f).first().alias(f"_c_{f}_ts"),
+                    pl.col("_seq").filter(pl.col("field") == f).first().alias(f"_c_{f}_seq"),
+                    pl.col("_eid").filter(pl.col("field") == f).first().alias(f"_c_{f}_eid"),
+                )
+            ],
+            pl.len().cast(pl.UInt32).alias("corrections"),
+        )
+        joined = state["base"].join(wide, on="article_id", how="left")
+        overrides = []
+        for f in CORRECTABLE:
+            later = (
+                (pl.col(f"_c_{f}_ts") > pl.col("_ts"))
+                | ((pl.col(f"_c_{f}_ts") == pl.col("_ts")) & (pl.col(f"_c_{f}_seq") > pl.col("_seq")))
+                | (
+                    (pl.col(f"_c_{f}_ts") == pl.col("_ts"))
+                    & (pl.col(f"_c_{f}_seq") == pl.col("_seq"))
+                    & (pl.col(f"_c_{f}_eid") > pl.col("_eid"))
+                )
+            )
+            corrected = pl.col(f"_c_{f}")
+            if f == "published_at":
+                corrected = parse_utc(corrected)
+            current = pl.col(f) if f in FIELDS else pl.lit(None, dtype=pl.String)
+            overrides.append(pl.when(later.fill_null(False)).then(corrected).otherwise(current).alias(f))
+        return (
+            joined.with_columns(overrides)
+            .with_columns(pl.col("corrections").fill_null(0), pl.col("_ts").alias("updated_at"))
+            .select(
+                "article_id",
+                *FIELDS,
+                "category",
+                "first_brief_date",
+                "first_collected_at",
+                "updated_at",
+                "collected_events",
+                "corrections",
+            )
+            .sort("article_id")
+        )

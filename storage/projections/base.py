@@ -1,0 +1,76 @@
+"""What a projection is: three pure functions over Polars frames.
+
+``fold(events) -> state`` summarises events into a state (a few named frames);
+``merge(a, b) -> state`` joins two states as if their events had been folded together
+(associative and commutative, so a snapshot plus newer events equals a full fold);
+``view(state) -> frame`` is what users see. None reads the clock, a model or the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import polars as pl
+
+State = Mapping[str, pl.LazyFrame]
+
+ORDER_COLUMNS = ["_ts", "_seq", "_eid"]
+
+
+def with_order(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Copy the event's total order (occurred_at, seq, event_id) into state columns."""
+    return frame.with_columns(
+        pl.col("occurred_at").alias("_ts"), pl.col("seq").alias("_seq"), pl.col("event_id").alias("_eid")
+    )
+
+
+def latest_by(frame: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """One row per key: the one latest in event order."""
+    return frame.sort(ORDER_COLUMNS).group_by(keys, maintain_order=True).last()
+
+
+def payload_struct(fields: Mapping[str, pl.DataType | type[pl.DataType]]) -> pl.Expr:
+    return pl.col("payload").str.json_decode(pl.Struct(dict(fields)))
+
+
+def parse_utc(expr: pl.Expr) -> pl.Expr:
+    """ISO-8601 text with an offset (or Z) to a UTC datetime; anything else to null."""
+    return expr.str.replace(r"Z$", "+00:00").str.to_datetime(
+        "%Y-%m-%dT%H:%M:%S%.f%:z", strict=False, time_zone="UTC", time_unit="us"
+    )
+
+
+class Projection(Protocol):
+    name: str
+    event_types: tuple[str, ...]
+
+    def fold(self, events: pl.LazyFrame) -> State: ...
+
+    def merge(self, a: State, b: State) -> State: ...
+
+    def view(self, state: State) -> pl.LazyFrame: ...
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A collected state: what snapshots store."""
+
+    frames: Mapping[str, pl.DataFrame]
+
+    def lazy(self) -> State:
+        return {k: v.lazy() for k, v in self.frames.items()}
+
+
+def collect_state(state: State) -> Folded:
+    names = list(state)
+    frames = pl.collect_all([state[n] for n in names])
+    return Folded(dict(zip(names, frames, strict=True)))
+
+
+def project(projection: Projection, events: pl.LazyFrame) -> pl.LazyFrame:
+    """The full fold: ``view(fold(events))``."""
+    if projection.event_types:
+        events = events.filter(pl.col("event_type").is_in(list(projection.event_types)))
+    return projection.view(projection.fold(events))

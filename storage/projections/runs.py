@@ -1,0 +1,89 @@
+"""``runs``: one row per run: flow, day, status, timings, and how many events of each type."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from storage.projections.base import ORDER_COLUMNS, State, with_order
+
+_STATUS = {"run.started": "running", "run.finished": "completed", "run.failed": "failed"}
+
+
+class RunsProjection:
+    name = "runs"
+    event_types = ()  # every event belongs to a run
+
+    def fold(self, events: pl.LazyFrame) -> State:
+        ordered = with_order(events)
+        counts = ordered.group_by("run_id", "brief_date", "event_type").agg(
+            pl.len().cast(pl.UInt32).alias("n"),
+            pl.col("_ts").min().alias("first_at"),
+            pl.col("_ts").max().alias("last_at"),
+        )
+        lifecycle = ordered.filter(pl.col("event_type").is_in(list(_STATUS))).select(
+            "run_id",
+            "brief_date",
+            "event_type",
+            "payload",
+            *ORDER_COLUMNS,
+        )
+        return {"counts": counts, "lifecycle": lifecycle}
+
+    def merge(self, a: State, b: State) -> State:
+        counts = (
+            pl.concat([a["counts"], b["counts"]])
+            .group_by("run_id", "brief_date", "event_type")
+            .agg(pl.col("n").sum(), pl.col("first_at").min(), pl.col("last_at").max())
+        )
+        return {"counts": counts, "lifecycle": pl.concat([a["lifecycle"], b["lifecycle"]])}
+
+    def view(self, state: State) -> pl.LazyFrame:
+        counts = state["counts"]
+        totals = counts.group_by("run_id").agg(
+            pl.col("brief_date").min(),
+            pl.col("first_at").min().alias("started_at"),
+            pl.col("last_at").max().alias("last_event_at"),
+            pl.col("n").sum().alias("events"),
+            pl.struct("event_type", "n").sort_by("event_type").alias("counts"),
+        )
+        life = state["lifecycle"].sort(ORDER_COLUMNS)
+        started = life.filter(pl.col("event_type") == "run.started").group_by("run_id").agg(
+            pl.col("payload").first().str.json_path_match("$.flow").alias("flow")
+        )
+        ended = (
+            life.group_by("run_id")
+            .agg(pl.col("event_type").last().alias("_last"), pl.col("payload").last().alias("_payload"))
+            .with_columns(
+                pl.col("_last").replace_strict(_STATUS, default="running").alias("status"),
+                pl.when(pl.col("_last") == "run.failed")
+                .then(pl.col("_payload").str.json_path_match("$.message"))
+                .alias("error"),
+                pl.when(pl.col("_last") == "run.finished")
+                .then(pl.col("_payload").str.json_path_match("$.step_seconds"))
+                .alias("step_seconds"),
+            )
+        )
+        return (
+            totals.join(started, on="run_id", how="left")
+            .join(ended.select("run_id", "status", "error", "step_seconds"), on="run_id", how="left")
+            .with_columns(
+                pl.col("status").fill_null("unknown"),
+                ((pl.col("last_event_at") - pl.col("started_at")).dt.total_milliseconds() / 1000).alias(
+                    "duration_s"
+                ),
+            )
+            .select(
+                "run_id",
+                "brief_date",
+                "flow",
+                "status",
+                "started_at",
+                "last_event_at",
+                "duration_s",
+                "events",
+                "counts",
+                "step_seconds",
+                "error",
+            )
+            .sort("started_at", "run_id")
+        )

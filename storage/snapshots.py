@@ -1,0 +1,136 @@
+"""Snapshots: a projection's folded state with its watermark, so the next fold reads only newer batches.
+
+The watermark is the store's ``position()``: the immutable batches (files) already folded.
+A refresh folds only batches not in it and merges them in. Events of a new batch whose id
+was already folded (two racing writers, a compaction that rewrote a day) are dropped; if
+such a copy is *earlier* in event order than the one folded, a full fold is the only exact
+answer and is what ``refresh`` does. So ``refresh(snapshot)`` always equals a full fold.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+
+from storage.projections import get_projection
+from storage.projections.base import Folded, collect_state
+from storage.store import EventStore, ParquetEventStore, dedup_ordered
+
+SNAPSHOT_FORMAT = 1
+
+
+def id_keys(event_ids: pl.Expr) -> pl.Expr:
+    """The first 64 bits of an event id (ids are blake2b hex), for compact membership tests."""
+    return event_ids.str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    projection: str
+    state: Folded
+    position: dict[str, tuple[str, ...]]
+    folded: pl.DataFrame  # _key (u64, sorted), event_id, occurred_at, seq of every folded event
+
+    @property
+    def events(self) -> int:
+        return self.folded.height
+
+    def view(self) -> pl.DataFrame:
+        return get_projection(self.projection).view(self.state.lazy()).collect()
+
+
+def _fold(name: str, events: pl.DataFrame) -> tuple[Folded, pl.DataFrame]:
+    projection = get_projection(name)
+    if projection.event_types:
+        events = events.filter(pl.col("event_type").is_in(list(projection.event_types)))
+    state = collect_state(projection.fold(events.lazy()))
+    folded = events.select(id_keys(pl.col("event_id")).alias("_key"), "event_id", "occurred_at", "seq")
+    return state, folded
+
+
+def take_snapshot(store: EventStore, name: str) -> Snapshot:
+    """Fold every event into a snapshot (a full fold)."""
+    position = store.position()
+    units = [u for batch in position.values() for u in batch]
+    events = store.query(lambda: dedup_ordered(store.raw_units(units)))
+    state, folded = _fold(name, events)
+    return Snapshot(name, state, position, folded.sort("_key"))
+
+
+def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
+    """Bring a snapshot up to the store's current position, reading only new batches."""
+    position = store.position()
+    known = {u for batch in snapshot.position.values() for u in batch}
+    new_units = [u for batch in position.values() for u in batch if u not in known]
+    if not new_units:
+        return Snapshot(snapshot.projection, snapshot.state, position, snapshot.folded)
+    fresh = store.query(lambda: dedup_ordered(store.raw_units(new_units)))
+    projection = get_projection(snapshot.projection)
+    if projection.event_types:
+        fresh = fresh.filter(pl.col("event_type").is_in(list(projection.event_types)))
+    keys = fresh.select(id_keys(pl.col("event_id"))).to_series().to_numpy()
+    folded_keys = snapshot.folded.get_column("_key").to_numpy()
+    at = np.searchsorted(folded_keys, keys).clip(max=max(len(folded_keys) - 1, 0))
+    maybe_known = (folded_keys[at] == keys) if len(folded_keys) else np.zeros(len(keys), dtype=bool)
+    if maybe_known.any():
+        candidates = fresh.filter(pl.Series(maybe_known))
+        earlier = candidates.join(snapshot.folded, on="event_id", how="inner", suffix="_old").filter(
+            (pl.col("occurred_at") < pl.col("occurred_at_old"))
+            | ((pl.col("occurred_at") == pl.col("occurred_at_old")) & (pl.col("seq") < pl.col("seq_old")))
+        )
+        if earlier.height:
+            return take_snapshot(store, snapshot.projection)
+        fresh = fresh.join(snapshot.folded.select("event_id"), on="event_id", how="anti")
+    if fresh.height == 0:
+        return Snapshot(snapshot.projection, snapshot.state, position, snapshot.folded)
+    state, folded = _fold(snapshot.projection, fresh)
+    merged = collect_state(projection.merge(snapshot.state.lazy(), state.lazy()))
+    all_folded = pl.concat([snapshot.folded, folded]).sort("_key")
+    return Snapshot(snapshot.projection, merged, position, all_folded)
+
+
+# -- persistence ----------------------------------------------------------------------
+
+
+def save_snapshot(store: ParquetEventStore, snapshot: Snapshot) -> str:
+    """Write the snapshot beside the events; the manifest goes last, so a crash leaves the old one."""
+    directory = f"{store.base.rstrip('/')}/snapshots/{snapshot.projection}"
+    store.fs.create_dir(directory, recursive=True)
+    frames = {**{f"state-{k}": v for k, v in snapshot.state.frames.items()}, "folded": snapshot.folded}
+    tag = f"{len(snapshot.position)}-{snapshot.events}-{abs(hash(tuple(sorted(snapshot.position.items())))):x}"
+    names = {}
+    for key, frame in frames.items():
+        path = f"{directory}/{key}-{tag}.parquet"
+        with store.fs.open_output_stream(path) as out:
+            pq.write_table(frame.to_arrow(), out, compression="zstd")
+        names[key] = path
+    manifest = {"format": SNAPSHOT_FORMAT, "projection": snapshot.projection, "frames": names,
+                "position": {k: list(v) for k, v in snapshot.position.items()}}
+    temporary = f"{directory}/.manifest.json.tmp"
+    with store.fs.open_output_stream(temporary) as out:
+        out.write(json.dumps(manifest).encode())
+    store.fs.move(temporary, f"{directory}/manifest.json")
+    return f"{directory}/manifest.json"
+
+
+def load_snapshot(store: ParquetEventStore, name: str) -> Snapshot | None:
+    path = f"{store.base.rstrip('/')}/snapshots/{name}/manifest.json"
+    try:
+        with store.fs.open_input_stream(path) as src:
+            manifest = json.loads(src.read())
+    except (FileNotFoundError, OSError):
+        return None
+    if manifest.get("format") != SNAPSHOT_FORMAT:
+        return None
+    frames = {}
+    for key, file in manifest["frames"].items():
+        with store.fs.open_input_file(file) as src:
+            frames[key] = pl.read_parquet(io.BytesIO(src.read()))
+    state = Folded({k[len("state-"):]: v for k, v in frames.items() if k.startswith("state-")})
+    position = {k: tuple(v) for k, v in manifest["position"].items()}
+    return Snapshot(name, state, position, frames["folded"])

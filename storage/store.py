@@ -1,0 +1,379 @@
+"""Append-only event stores: day-partitioned Parquet files, and an in-memory twin.
+
+Layout: ``{root}/events/date=YYYY-MM-DD/part-<write-time>-<batch-hash>.parquet``, zstd.
+An append writes one new immutable file per day it touches; locally it is written under a
+hidden temporary name and renamed, on an object store it is one PUT, so a crash never
+leaves half a file visible. Readers list ``part-*.parquet`` only and never see an
+``event_id`` twice: a rerun's events are skipped on append, and duplicates that two racing
+writers could still leave are dropped on read (first by ``occurred_at``, ``seq``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import TypeVar
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from storage.errors import StoreError
+from storage.events import ENVELOPE_COLUMNS, Event, event_from_row, short_hash
+
+ARROW_SCHEMA = pa.schema(
+    [
+        ("event_id", pa.string()),
+        ("event_type", pa.string()),
+        ("schema_version", pa.int32()),
+        ("occurred_at", pa.timestamp("us", tz="UTC")),
+        ("seq", pa.int32()),
+        ("brief_date", pa.date32()),
+        ("run_id", pa.string()),
+        ("subject_id", pa.string()),
+        ("source_event_ids", pa.list_(pa.string())),
+        ("produced_by", pa.string()),
+        ("policy_version", pa.string()),
+        ("payload", pa.string()),
+    ]
+)
+POLARS_SCHEMA = pl.Schema(pl.from_arrow(ARROW_SCHEMA.empty_table()).schema)  # type: ignore[union-attr]
+ORDER = ["occurred_at", "seq", "event_id"]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    written: int
+    skipped: int
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    day: date
+    files_before: int
+    files_after: int
+    events: int
+
+
+def events_to_table(events: Sequence[Event]) -> pa.Table:
+    rows = [e.as_row() for e in events]
+    columns = {name: [r[name] for r in rows] for name in ENVELOPE_COLUMNS}
+    return pa.table(columns, schema=ARROW_SCHEMA)
+
+
+def dedup_ordered(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Order events totally and keep the first occurrence of each ``event_id``."""
+    return frame.sort(ORDER).unique(subset="event_id", keep="first", maintain_order=True)
+
+
+class EventStore(ABC):
+    """The small interface every store offers; ``tests/unit/test_store_contract.py`` holds it."""
+
+    @abstractmethod
+    def append(self, events: Sequence[Event]) -> AppendResult: ...
+
+    @abstractmethod
+    def days(self) -> list[date]:
+        """Days that hold at least one event, oldest first."""
+
+    @abstractmethod
+    def units(self, day: date) -> list[str]:
+        """Names of the immutable batches (files) that hold a day's events, in write order."""
+
+    @abstractmethod
+    def raw_units(self, units: Sequence[str]) -> pl.LazyFrame:
+        """Every stored row of those batches, duplicates included."""
+
+    def _raw(self, days: Sequence[date]) -> pl.LazyFrame:
+        return self.raw_units([u for d in days for u in self.units(d)])
+
+    def position(self) -> dict[str, tuple[str, ...]]:
+        """Where the log stands: every day's batches. Snapshots keep it as their watermark."""
+        return {d.isoformat(): tuple(self.units(d)) for d in self.days()}
+
+    @abstractmethod
+    def compact(self, day: date) -> CompactResult: ...
+
+    def scan(
+        self,
+        days: Iterable[date] | None = None,
+        *,
+        as_of: datetime | None = None,
+        event_types: Sequence[str] | None = None,
+    ) -> pl.LazyFrame:
+        """Events of ``days`` (all days when None) as a lazy frame, each ``event_id`` once."""
+        wanted = self.days() if days is None else sorted(set(days) & set(self.days()))
+        if not wanted:
+            return pl.LazyFrame(schema=POLARS_SCHEMA)
+        frame = self._raw(wanted)
+        if event_types:
+            frame = frame.filter(pl.col("event_type").is_in(list(event_types)))
+        if as_of is not None:
+            frame = frame.filter(pl.col("occurred_at") <= as_of)
+        return dedup_ordered(frame)
+
+    def query(self, build: Callable[[], pl.LazyFrame], attempts: int = 3) -> pl.DataFrame:
+        """Collect a query built over ``scan``; retried when compaction removed a file under it."""
+        for attempt in range(attempts):
+            try:
+                return build().collect()
+            except (FileNotFoundError, pl.exceptions.ComputeError, OSError) as exc:
+                if attempt == attempts - 1 or "No such file" not in str(exc) and not isinstance(
+                    exc, FileNotFoundError
+                ):
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def read(
+        self,
+        days: Iterable[date] | None = None,
+        *,
+        as_of: datetime | None = None,
+        event_types: Sequence[str] | None = None,
+    ) -> list[Event]:
+        """Events as models, upcast to the latest schema, in their total order."""
+        frame = self.query(lambda: self.scan(days, as_of=as_of, event_types=event_types))
+        return [event_from_row(row) for row in frame.iter_rows(named=True)]
+
+
+class InMemoryEventStore(EventStore):
+    """The same contract, in memory: for unit tests and throwaway replays."""
+
+    def __init__(self) -> None:
+        self._tables: dict[date, dict[str, pa.Table]] = {}
+        self._ids: dict[date, set[str]] = {}
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    def _add(self, day: date, table: pa.Table) -> None:
+        self._counter += 1
+        self._tables.setdefault(day, {})[f"{day.isoformat()}#{self._counter:012d}"] = table
+
+    def append(self, events: Sequence[Event]) -> AppendResult:
+        written = skipped = 0
+        with self._lock:
+            for day, batch in _by_day(events).items():
+                known = self._ids.setdefault(day, set())
+                fresh = _fresh(batch, known)
+                skipped += len(batch) - len(fresh)
+                if fresh:
+                    self._add(day, events_to_table(fresh))
+                    known.update(e.event_id for e in fresh)
+                    written += len(fresh)
+        return AppendResult(written, skipped)
+
+    def days(self) -> list[date]:
+        return sorted(self._tables)
+
+    def units(self, day: date) -> list[str]:
+        return sorted(self._tables.get(day, {}))
+
+    def raw_units(self, units: Sequence[str]) -> pl.LazyFrame:
+        tables = [self._tables[date.fromisoformat(u.split("#")[0])][u] for u in units]
+        if not tables:
+            return pl.LazyFrame(schema=POLARS_SCHEMA)
+        return pl.from_arrow(pa.concat_tables(tables)).lazy()  # type: ignore[union-attr]
+
+    def compact(self, day: date) -> CompactResult:
+        with self._lock:
+            tables = list(self._tables.get(day, {}).values())
+            before = len(tables)
+            if before <= 1:
+                return CompactResult(day, before, before, sum(t.num_rows for t in tables))
+            merged = dedup_ordered(pl.from_arrow(pa.concat_tables(tables)).lazy()).collect()  # type: ignore[union-attr]
+            self._tables[day] = {}
+            self._add(day, merged.to_arrow().cast(ARROW_SCHEMA))
+            return CompactResult(day, before, 1, merged.height)
+
+
+@dataclass
+class _DayIndex:
+    """What this process knows of one day's files: names seen and the ids they hold."""
+
+    files: set[str] = field(default_factory=set)
+    ids: set[str] = field(default_factory=set)
+
+
+class ParquetEventStore(EventStore):
+    """Day-partitioned Parquet on any pyarrow filesystem (local disk, S3, fsspec, …)."""
+
+    def __init__(self, root: str, filesystem: pafs.FileSystem | None = None) -> None:
+        self.root = root
+        self.fs, self.base = (filesystem, root) if filesystem is not None else resolve_filesystem(root)
+        self.events_dir = f"{self.base.rstrip('/')}/events"
+        self.is_local = isinstance(self.fs, pafs.LocalFileSystem)
+        self._index: dict[date, _DayIndex] = {}
+        self._lock = threading.Lock()
+
+    # -- layout ------------------------------------------------------------------------
+
+    def day_dir(self, day: date) -> str:
+        return f"{self.events_dir}/date={day.isoformat()}"
+
+    def files(self, day: date) -> list[str]:
+        """The visible part files of a day, in write order."""
+        selector = pafs.FileSelector(self.day_dir(day), allow_not_found=True)
+        names = [
+            info.path
+            for info in self.fs.get_file_info(selector)
+            if info.type == pafs.FileType.File and info.base_name.startswith("part-") and info.base_name.endswith(".parquet")
+        ]
+        return sorted(names)
+
+    def days(self) -> list[date]:
+        selector = pafs.FileSelector(self.events_dir, allow_not_found=True)
+        found = []
+        for info in self.fs.get_file_info(selector):
+            if info.type == pafs.FileType.Directory and info.base_name.startswith("date="):
+                try:
+                    found.append(date.fromisoformat(info.base_name[5:]))
+                except ValueError:
+                    continue
+        return sorted(found)
+
+    # -- writing -----------------------------------------------------------------------
+
+    def append(self, events: Sequence[Event]) -> AppendResult:
+        written = skipped = 0
+        paths = []
+        for day, batch in _by_day(events).items():
+            with self._lock:
+                index = self._refresh(day)
+                fresh = _fresh(batch, index.ids)
+            skipped += len(batch) - len(fresh)
+            if not fresh:
+                continue
+            path = self._write(day, events_to_table(fresh), [e.event_id for e in fresh])
+            with self._lock:
+                index.files.add(path)
+                index.ids.update(e.event_id for e in fresh)
+            written += len(fresh)
+            paths.append(path)
+        return AppendResult(written, skipped, tuple(paths))
+
+    def _refresh(self, day: date) -> _DayIndex:
+        """Learn the ids of files this process has not seen yet (other writers' files)."""
+        index = self._index.setdefault(day, _DayIndex())
+        current = self.files(day)
+        new = [p for p in current if p not in index.files]
+        for path in new:
+            index.ids.update(self._read_table(path, columns=["event_id"]).column(0).to_pylist())
+        index.files = set(current) | {p for p in index.files if p in set(current)}
+        return index
+
+    def _write(self, day: date, table: pa.Table, ids: Sequence[str]) -> str:
+        directory = self.day_dir(day)
+        self.fs.create_dir(directory, recursive=True)
+        name = f"part-{time.time_ns():020d}-{short_hash(*sorted(ids), size=16)}.parquet"
+        final = f"{directory}/{name}"
+        if not self.is_local:
+            with self.fs.open_output_stream(final) as out:  # one PUT on object stores
+                pq.write_table(table, out, compression="zstd")
+            return final
+        temporary = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
+        with self.fs.open_output_stream(temporary) as out:
+            pq.write_table(table, out, compression="zstd")
+            out.flush()
+        self.fs.move(temporary, final)
+        return final
+
+    # -- reading -----------------------------------------------------------------------
+
+    def _read_table(self, path: str, columns: list[str] | None = None) -> pa.Table:
+        return pq.read_table(path, filesystem=self.fs, columns=columns)
+
+    def units(self, day: date) -> list[str]:
+        return self.files(day)
+
+    def raw_units(self, paths: Sequence[str]) -> pl.LazyFrame:
+        if not paths:
+            return pl.LazyFrame(schema=POLARS_SCHEMA)
+        if self.is_local:
+            return pl.scan_parquet(list(paths), schema=POLARS_SCHEMA, hive_partitioning=False)
+        tables = [self._read_table(p) for p in paths]
+        return pl.from_arrow(pa.concat_tables(tables)).lazy()  # type: ignore[union-attr]
+
+    # -- maintenance -------------------------------------------------------------------
+
+    def compact(self, day: date) -> CompactResult:
+        """Merge a day's part files into one, same events, readers undisturbed.
+
+        The merged file becomes visible before the old ones go; a reader that lists in
+        between sees every event twice and drops the copies, and a reader whose file
+        vanished under it retries (``EventStore.query``).
+        """
+        before = self.files(day)
+        if len(before) <= 1:
+            count = self.query(lambda: self.scan([day]).select(pl.len())).item() if before else 0
+            return CompactResult(day, len(before), len(before), count)
+        merged = self.query(lambda: dedup_ordered(self._raw([day])))
+        table = merged.to_arrow().cast(ARROW_SCHEMA)
+        path = self._write(day, table, table.column("event_id").to_pylist())
+        for old in before:
+            if old != path:
+                self.fs.delete_file(old)
+        with self._lock:
+            self._index.pop(day, None)
+        return CompactResult(day, len(before), len(self.files(day)), table.num_rows)
+
+    def remove_stale_temporaries(self, day: date, older_than_s: float = 3600) -> int:
+        """Delete temporary files a crashed writer left behind (never visible to readers)."""
+        selector = pafs.FileSelector(self.day_dir(day), allow_not_found=True)
+        cutoff = time.time() - older_than_s
+        removed = 0
+        for info in self.fs.get_file_info(selector):
+            if info.base_name.endswith(".tmp") and info.mtime and info.mtime.timestamp() < cutoff:
+                self.fs.delete_file(info.path)
+                removed += 1
+        return removed
+
+
+def resolve_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
+    """A pyarrow filesystem and base path for a local path or any pyarrow/fsspec URL."""
+    if "://" not in root:
+        return pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(root))
+    if root.startswith("file://"):
+        return pafs.LocalFileSystem(), root[len("file://") :]
+    try:
+        return pafs.FileSystem.from_uri(root)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    try:
+        import fsspec
+    except ImportError as exc:  # pragma: no cover - fsspec ships with the project
+        raise StoreError(f"storage root {root!r}: install fsspec to use this URL scheme") from exc
+    try:
+        fs, path = fsspec.core.url_to_fs(root)
+    except (ImportError, ValueError) as exc:
+        raise StoreError(f"storage root {root!r}: no filesystem for this URL ({exc})") from None
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
+
+
+def _by_day(events: Sequence[Event]) -> dict[date, list[Event]]:
+    grouped: dict[date, list[Event]] = {}
+    for event in events:
+        if not isinstance(event, Event):
+            raise StoreError(f"append takes Event objects made by new_event, got {type(event).__name__}")
+        grouped.setdefault(event.brief_date, []).append(event)
+    return grouped
+
+
+def _fresh(batch: list[Event], known: set[str]) -> list[Event]:
+    seen: set[str] = set()
+    out = []
+    for event in batch:
+        if event.event_id in known or event.event_id in seen:
+            continue
+        seen.add(event.event_id)
+        out.append(event)
+    return out
