@@ -62,6 +62,13 @@ class Event(BaseModel):
     policy_version: str = ""
     payload: Mapping[str, Any]
 
+    @field_validator("event_id")
+    @classmethod
+    def _hex_id(cls, value: str) -> str:
+        if len(value) != 32 or value.strip("0123456789abcdef"):
+            raise ValueError("event_id must be 32 lowercase hex digits, as new_event makes it")
+        return value
+
     @field_validator("occurred_at")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:

@@ -34,7 +34,7 @@ class Snapshot:
     projection: str
     state: Folded
     position: dict[str, tuple[str, ...]]
-    folded: pl.DataFrame  # _key (u64, sorted), event_id, occurred_at, seq of every folded event
+    folded: pl.DataFrame  # _key (u64, sorted), event_id, occurred_at, seq, run_id of every folded event
 
     @property
     def events(self) -> int:
@@ -49,7 +49,7 @@ def _fold(name: str, events: pl.DataFrame) -> tuple[Folded, pl.DataFrame]:
     if projection.event_types:
         events = events.filter(pl.col("event_type").is_in(list(projection.event_types)))
     state = collect_state(projection.fold(events.lazy()))
-    folded = events.select(id_keys(pl.col("event_id")).alias("_key"), "event_id", "occurred_at", "seq")
+    folded = events.select(id_keys(pl.col("event_id")).alias("_key"), "event_id", "occurred_at", "seq", "run_id")
     return state, folded
 
 
@@ -82,6 +82,11 @@ def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
         earlier = candidates.join(snapshot.folded, on="event_id", how="inner", suffix="_old").filter(
             (pl.col("occurred_at") < pl.col("occurred_at_old"))
             | ((pl.col("occurred_at") == pl.col("occurred_at_old")) & (pl.col("seq") < pl.col("seq_old")))
+            | (
+                (pl.col("occurred_at") == pl.col("occurred_at_old"))
+                & (pl.col("seq") == pl.col("seq_old"))
+                & (pl.col("run_id") < pl.col("run_id_old"))
+            )
         )
         if earlier.height:
             return take_snapshot(store, snapshot.projection)

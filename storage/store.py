@@ -45,7 +45,7 @@ ARROW_SCHEMA = pa.schema(
     ]
 )
 POLARS_SCHEMA = pl.Schema(pl.from_arrow(ARROW_SCHEMA.empty_table()).schema)  # type: ignore[union-attr]
-ORDER = ["occurred_at", "seq", "event_id"]
+ORDER = ["occurred_at", "seq", "event_id", "run_id"]  # run_id only breaks ties between racing copies
 T = TypeVar("T")
 
 

@@ -38,8 +38,13 @@ class RunsProjection:
         return {"counts": counts, "lifecycle": pl.concat([a["lifecycle"], b["lifecycle"]])}
 
     def view(self, state: State) -> pl.LazyFrame:
-        counts = state["counts"]
-        totals = counts.group_by("run_id").agg(
+        per_type = state["counts"].group_by("run_id", "event_type").agg(
+            pl.col("brief_date").min(),
+            pl.col("n").sum(),
+            pl.col("first_at").min(),
+            pl.col("last_at").max(),
+        )
+        totals = per_type.group_by("run_id").agg(
             pl.col("brief_date").min(),
             pl.col("first_at").min().alias("started_at"),
             pl.col("last_at").max().alias("last_event_at"),

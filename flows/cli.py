@@ -1,0 +1,192 @@
+"""The ``brief`` command line.
+
+Every command finds the store through ``--config PATH`` (or ``BRIEF_CONFIG``, or
+``./brief.toml``). A mistake in what you typed prints one line on stderr that says what is
+wrong and how to fix it, and exits with code 2; nothing is written.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, date, datetime
+from enum import Enum
+from typing import Annotated
+
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from storage.errors import BriefError, InputError, StoreError
+
+app = typer.Typer(
+    name="brief",
+    help="dailybrief: an event-sourced daily brief of AI news.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(highlight=False, soft_wrap=False)
+err = Console(stderr=True, highlight=False)
+
+ConfigOption = Annotated[
+    str | None, typer.Option("--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).")
+]
+
+
+class Format(str, Enum):
+    table = "table"
+    jsonl = "jsonl"
+
+
+def parse_day(text: str | None, option: str = "--date") -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{option} {text!r} is not a date; use YYYY-MM-DD, e.g. 2025-08-06") from None
+
+
+def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(
+            f"{option} {text!r} is not an ISO time; use e.g. 2025-08-06T18:00:00Z"
+        ) from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def open_store(config: str | None, *, must_exist: bool = True):  # noqa: ANN201 - see storage.store
+    from flows.settings import load_settings
+    from storage.store import ParquetEventStore
+
+    settings = load_settings(config)
+    store = ParquetEventStore(settings.storage.root)
+    if must_exist and store.fs.get_file_info(store.base).type.name == "NotFound":
+        raise StoreError(
+            f"storage root {settings.storage.root!r} does not exist; run 'brief run' first "
+            "or fix [storage] root in the config"
+        )
+    return settings, store
+
+
+@app.command()
+def events(
+    day: Annotated[str | None, typer.Option("--date", help="Only this brief date (YYYY-MM-DD).")] = None,
+    event_type: Annotated[
+        list[str] | None, typer.Option("--type", help="Only this event type (repeatable), e.g. feed.failed.")
+    ] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Only events written by this run id.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="table for people, jsonl for scripts.")] = Format.table,
+    limit: Annotated[int, typer.Option(help="At most this many events in a table (0: all).")] = 50,
+    config: ConfigOption = None,
+) -> None:
+    """Browse the event log, oldest first."""
+    import polars as pl
+
+    from storage.registry import REGISTRY
+
+    wanted = parse_day(day)
+    for t in event_type or []:
+        REGISTRY.spec(t)  # unknown types are a user mistake, said in one line
+    _, store = open_store(config)
+    frame = store.query(lambda: _filtered(store, wanted, event_type, run))
+    if fmt is Format.jsonl:
+        write = sys.stdout.write
+        for row in frame.with_columns(pl.col("occurred_at").dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")).iter_rows(
+            named=True
+        ):
+            row["brief_date"] = row["brief_date"].isoformat()
+            row["payload"] = orjson.Fragment(row["payload"])
+            write(orjson.dumps(row).decode() + "\n")
+        return
+    shown = frame if limit <= 0 else frame.tail(limit)
+    table = Table(title=f"{frame.height} event(s)" + (f", last {shown.height} shown" if shown.height < frame.height else ""))
+    for column in ("occurred_at", "brief_date", "event_type", "subject_id", "run_id", "payload"):
+        table.add_column(column, overflow="fold", max_width=60 if column == "payload" else None)
+    for row in shown.iter_rows(named=True):
+        table.add_row(
+            row["occurred_at"].strftime("%Y-%m-%d %H:%M:%S"),
+            row["brief_date"].isoformat(),
+            row["event_type"],
+            row["subject_id"][:24],
+            row["run_id"][:12],
+            row["payload"][:120],
+        )
+    out.print(table)
+
+
+def _filtered(store, day, types, run):  # noqa: ANN001, ANN202
+    import polars as pl
+
+    frame = store.scan([day] if day else None, event_types=types or None)
+    if run:
+        frame = frame.filter(pl.col("run_id") == run)
+    return frame
+
+
+@app.command()
+def replay(
+    day: Annotated[str, typer.Option("--date", help="Brief date whose events to fold (YYYY-MM-DD).")],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Only events up to this UTC time.")] = None,
+    projection: Annotated[str, typer.Option("--projection", help="articles, seen or runs.")] = "articles",
+    fmt: Annotated[Format, typer.Option("--format")] = Format.table,
+    config: ConfigOption = None,
+) -> None:
+    """Show a projection of one day as it stood at a time."""
+    from storage.projections import get_projection, materialize
+
+    wanted = parse_day(day)
+    moment = parse_time(as_of)
+    get_projection(projection)
+    _, store = open_store(config)
+    if wanted not in store.days():
+        raise InputError(f"no events for {day}; 'brief events' lists what the log holds")
+    frame = materialize(store, projection, days=[wanted] if wanted else None, as_of=moment)
+    if fmt is Format.jsonl:
+        for line in frame.write_ndjson().splitlines():
+            sys.stdout.write(line + "\n")
+        return
+    out.print(f"[bold]{projection}[/] of {day}" + (f" as of {moment.isoformat()}" if moment else "") + f": {frame.height} row(s)")
+    out.print(frame)
+
+
+@app.command()
+def compact(
+    day: Annotated[str | None, typer.Option("--date", help="Only this day (default: every day).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Merge each day's small Parquet files into one; the events stay exactly the same."""
+    wanted = parse_day(day)
+    _, store = open_store(config)
+    days = [wanted] if wanted else store.days()
+    if wanted and wanted not in store.days():
+        raise InputError(f"no events for {day}; 'brief events' lists what the log holds")
+    for d in days:
+        result = store.compact(d)
+        out.print(f"{d}: {result.files_before} file(s) -> {result.files_after}, {result.events} events")
+
+
+def main() -> None:
+    """Console-script entry point: one clear line and exit code 2 on a user mistake."""
+    try:
+        app(standalone_mode=False)
+    except BriefError as exc:
+        err.print(f"error: {exc}", soft_wrap=True)
+        raise SystemExit(2) from None
+    except typer.Abort:
+        err.print("aborted")
+        raise SystemExit(130) from None
+    except Exception as exc:  # usage errors of the bundled click: unknown option, missing value
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            err.print(f"error: {exc.format_message()} (see 'brief --help')", soft_wrap=True)
+            raise SystemExit(exc.exit_code) from None
+        raise
+
+
+if __name__ == "__main__":
+    main()

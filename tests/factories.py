@@ -1,0 +1,77 @@
+"""Small builders of real events for tests (through ``new_event``, as the pipeline makes them)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+import storage  # noqa: F401  (registers the event types)
+from storage.events import Event, new_event
+
+T0 = datetime(2025, 8, 6, 12, 0, tzinfo=UTC)
+DAY = date(2025, 8, 6)
+
+
+def collected(
+    n: int,
+    *,
+    day: date = DAY,
+    title: str | None = None,
+    at: datetime | None = None,
+    run_id: str = "run-1",
+    seq: int = 0,
+    url: str | None = None,
+) -> Event:
+    title = title if title is not None else f"Story number {n}"
+    link = url or f"https://news.example/{n}"
+    return new_event(
+        "article.collected",
+        {
+            "article_id": f"art-{n}",
+            "source": "example",
+            "url": link,
+            "canonical_url": link,
+            "title": title,
+            "summary": f"Summary of {title}",
+            "published_at": "2025-08-06T09:30:00Z",
+            "language": "en",
+            "content_hash": f"hash-{n}-{title}",
+        },
+        brief_date=day,
+        run_id=run_id,
+        subject_id=f"art-{n}",
+        produced_by="tests",
+        occurred_at=at or T0 + timedelta(seconds=n),
+        seq=seq,
+    )
+
+
+def corrected(
+    n: int, field: str, value: str | None, *, day: date = DAY, at: datetime | None = None, seq: int = 0
+) -> Event:
+    return new_event(
+        "article.corrected",
+        {"article_id": f"art-{n}", "field": field, "value": value, "reason": "test"},
+        brief_date=day,
+        run_id="review",
+        subject_id=f"art-{n}",
+        produced_by="human",
+        occurred_at=at or T0 + timedelta(hours=1, seconds=n),
+        seq=seq,
+    )
+
+
+def run_event(kind: str, run_id: str, *, day: date = DAY, at: datetime | None = None, **payload: object) -> Event:
+    defaults: dict[str, dict[str, object]] = {
+        "run.started": {"flow": "daily-brief"},
+        "run.finished": {},
+        "run.failed": {"step": "collect", "error": "BOOM", "message": "it broke"},
+    }
+    return new_event(
+        kind,
+        {**defaults[kind], **payload},
+        brief_date=day,
+        run_id=run_id,
+        subject_id=run_id,
+        produced_by="tests",
+        occurred_at=at or T0,
+    )
