@@ -36,7 +36,13 @@ ENVELOPE_COLUMNS = (
 
 def canonical_json(value: Any) -> str:
     """Compact JSON with sorted keys: equal data gives equal text, hence equal hashes."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=_plain).decode()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON data")
 
 
 def short_hash(*parts: str, size: int = 32) -> str:

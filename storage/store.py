@@ -26,7 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from storage.errors import StoreError
-from storage.events import ENVELOPE_COLUMNS, Event, event_from_row, short_hash
+from storage.events import ENVELOPE_COLUMNS, Event, canonical_json, event_from_row, short_hash
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -65,8 +65,10 @@ class CompactResult:
 
 
 def events_to_table(events: Sequence[Event]) -> pa.Table:
-    rows = [e.as_row() for e in events]
-    columns = {name: [r[name] for r in rows] for name in ENVELOPE_COLUMNS}
+    """Events to an Arrow table, column by column (no per-event dict building)."""
+    columns = {name: [getattr(e, name) for e in events] for name in ENVELOPE_COLUMNS if name != "payload"}
+    columns["source_event_ids"] = [list(ids) for ids in columns["source_event_ids"]]
+    columns["payload"] = [canonical_json(e.payload) for e in events]
     return pa.table(columns, schema=ARROW_SCHEMA)
 
 
