@@ -129,6 +129,13 @@ def _filtered(store, day, types, run):  # noqa: ANN001, ANN202
     return frame
 
 
+DISPLAY_COLUMNS = {
+    "articles": ["published_at", "source", "title", "language", "corrections"],
+    "seen": ["kind", "key", "first_brief_date", "last_brief_date"],
+    "runs": ["run_id", "flow", "status", "started_at", "duration_s", "events", "error"],
+}
+
+
 @app.command()
 def replay(
     day: Annotated[str, typer.Option("--date", help="Brief date whose events to fold (YYYY-MM-DD).")],
@@ -151,8 +158,46 @@ def replay(
         for line in frame.write_ndjson().splitlines():
             sys.stdout.write(line + "\n")
         return
-    out.print(f"[bold]{projection}[/] of {day}" + (f" as of {moment.isoformat()}" if moment else "") + f": {frame.height} row(s)")
-    out.print(frame)
+    title = f"{projection} of {day}" + (f" as of {moment.isoformat()}" if moment else "") + f": {frame.height} row(s)"
+    table = Table(title=title)
+    columns = [c for c in DISPLAY_COLUMNS.get(projection, frame.columns) if c in frame.columns]
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in frame.select(columns).iter_rows():
+        table.add_row(*["" if v is None else str(v)[:90] for v in row])
+    out.print(table)
+
+
+@app.command()
+def collect(
+    day: Annotated[str | None, typer.Option("--date", help="Brief date to collect (default: today in the configured timezone).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Collect every configured source for a date into the event log (the first step of a brief)."""
+    from rich.progress import Progress
+
+    from storage.events import utcnow
+    from tasks.collect import Source, collect_source
+
+    settings, store = open_store(config, must_exist=False)
+    wanted = parse_day(day) or utcnow().astimezone(settings.zone).date()
+    if not settings.sources:
+        raise InputError("the config has no [[sources]]; add one with name = … and url = …")
+    run_id = f"collect-{wanted.isoformat()}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}"
+    written = skipped = 0
+    with Progress(console=err, transient=True) as progress:
+        bar = progress.add_task("collecting", total=len(settings.sources))
+        for src in settings.sources:
+            progress.update(bar, description=f"collecting {src.name}")
+            events = collect_source(Source(src.name, src.url, src.language), wanted, run_id)
+            result = store.append(events)
+            written, skipped = written + result.written, skipped + result.skipped
+            failed = [e for e in events if e.event_type == "feed.failed"]
+            items = sum(e.event_type == "article.collected" for e in events)
+            status = f"[red]failed[/] {failed[0].payload['error']}: {failed[0].payload['message']}" if failed else f"{items} items"
+            out.print(f"  {src.name:<20} {status}")
+            progress.advance(bar)
+    out.print(f"{wanted}: {written} new event(s), {skipped} already in the log; store at {settings.storage.root}")
 
 
 @app.command()

@@ -29,10 +29,34 @@ class StorageSettings(Section):
     root: str = Field(description="Local folder or pyarrow/fsspec URL that holds events/ and briefs/")
 
 
+class SourceSettings(Section):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Short unique name, e.g. 'techcrunch'")
+    url: str = Field(description="Feed URL; '{date}' in it makes a dated archive (file:// or http(s)://)")
+    weight: float = Field(default=1.0, ge=0, le=10)
+    language: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://", "file://", "/")):
+            raise ValueError(f"{value!r} must start with http://, https:// or file://")
+        return value
+
+
 class Settings(Section):
     storage: StorageSettings
     timezone: str = "UTC"
     language: Literal["en", "zh"] = "en"
+    sources: list[SourceSettings] = Field(default_factory=list)
+
+    @field_validator("sources")
+    @classmethod
+    def _unique_names(cls, value: list[SourceSettings]) -> list[SourceSettings]:
+        names = [s.name for s in value]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
+        return value
 
     @field_validator("timezone")
     @classmethod
@@ -82,8 +106,16 @@ def parse_settings(data: dict, path: Path | None = None) -> Settings:
         elif first["type"] == "extra_forbidden":
             message = "is not a known setting (check its spelling and section)"
         raise ConfigError(f"{where}: {field} {message}") from None
+    if path is None:
+        return settings
+    base = path.parent.resolve()
     root = settings.storage.root
-    if path is not None and "://" not in root and not Path(root).expanduser().is_absolute():
-        root = str((path.parent / root).resolve())
-        settings = settings.model_copy(update={"storage": StorageSettings(root=root)})
-    return settings
+    if "://" not in root and not Path(root).expanduser().is_absolute():
+        settings = settings.model_copy(update={"storage": StorageSettings(root=os.path.normpath(base / root))})
+    sources = [
+        s.model_copy(update={"url": "file://" + os.path.normpath(base / s.url[len("file://") :])})
+        if s.url.startswith("file://") and not s.url[len("file://"):].startswith("/")
+        else s
+        for s in settings.sources
+    ]
+    return settings.model_copy(update={"sources": sources})

@@ -1,0 +1,161 @@
+"""Collect one source for one brief date: fetch, parse, normalise, and say it as events.
+
+A broken source never raises: it becomes one ``feed.failed`` event with a structured
+reason (``{"error": "HTTP_500", "retryable": true}``), and the caller goes on with the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import feedparser
+import httpx
+
+from storage.events import Event, new_event, utcnow
+from tasks.normalize import article_id, canonical_url, clean_text, content_hash, guess_language, published_utc
+
+PRODUCER = "collect@1"
+MAX_BYTES = 10 * 1024 * 1024
+RETRYABLE_STATUS = {408, 425, 429, 500, 502, 503, 504}
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    url: str
+    language: str | None = None
+
+    def url_for(self, day: date) -> str:
+        return self.url.replace("{date}", day.isoformat())
+
+
+class FetchError(Exception):
+    def __init__(self, code: str, message: str, retryable: bool, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.code, self.message, self.retryable, self.attempts = code, message, retryable, attempts
+
+
+@dataclass(frozen=True)
+class Fetched:
+    body: bytes
+    status: int
+    content_type: str | None = None
+    attempts: int = 1
+
+
+def fetch(url: str, *, timeout_s: float = 20.0, retries: int = 3, backoff_s: float = 0.5) -> Fetched:
+    """Read a ``file://`` URL, or GET an http(s) URL with retries on retryable failures only."""
+    scheme = urlsplit(url).scheme
+    if scheme in ("", "file"):
+        path = Path(unquote(urlsplit(url).path) if scheme else url)
+        if not path.is_file():
+            raise FetchError("NOT_FOUND", f"no file at {path}", retryable=False)
+        if path.stat().st_size > MAX_BYTES:
+            raise FetchError("TOO_LARGE", f"{path} is over {MAX_BYTES} bytes", retryable=False)
+        return Fetched(path.read_bytes(), 200)
+    if scheme not in ("http", "https"):
+        raise FetchError("BAD_URL", f"unsupported URL scheme {scheme!r}", retryable=False)
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return _get(url, timeout_s, attempt)
+        except FetchError as exc:
+            exc.attempts = attempt
+            if not exc.retryable or attempt > retries:
+                raise
+            delay = getattr(exc, "retry_after", None) or backoff_s * 2 ** (attempt - 1)
+            time.sleep(delay + random.uniform(0, backoff_s / 2))
+
+
+def _get(url: str, timeout_s: float, attempt: int) -> Fetched:
+    try:
+        with httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=5) as client:
+            with client.stream("GET", url, headers={"User-Agent": "dailybrief/0.1"}) as response:
+                if response.status_code >= 400:
+                    error = FetchError(f"HTTP_{response.status_code}", f"HTTP {response.status_code} from {url}",
+                                       retryable=response.status_code in RETRYABLE_STATUS)
+                    retry_after = response.headers.get("Retry-After", "")
+                    if retry_after.isdigit():
+                        error.retry_after = min(float(retry_after), 60.0)  # type: ignore[attr-defined]
+                    raise error
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_BYTES:
+                        raise FetchError("TOO_LARGE", f"{url} is over {MAX_BYTES} bytes", retryable=False)
+                    chunks.append(chunk)
+                return Fetched(b"".join(chunks), response.status_code, response.headers.get("content-type"), attempt)
+    except httpx.TimeoutException:
+        raise FetchError("NETWORK_TIMEOUT", f"timed out after {timeout_s}s fetching {url}", retryable=True) from None
+    except httpx.TooManyRedirects:
+        raise FetchError("TOO_MANY_REDIRECTS", f"more than 5 redirects from {url}", retryable=False) from None
+    except httpx.TransportError as exc:
+        raise FetchError("NETWORK_ERROR", f"{type(exc).__name__} fetching {url}", retryable=True) from None
+
+
+def parse_feed(body: bytes) -> Any:
+    """feedparser's result, or a ``FetchError`` for a body that is not a feed at all."""
+    parsed = feedparser.parse(body)
+    if not parsed.entries:
+        head = body[:512].lstrip().lower()
+        if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head:
+            raise FetchError("NOT_A_FEED", "the server sent an HTML page, not a feed", retryable=False)
+        if parsed.get("bozo"):
+            reason = str(parsed.get("bozo_exception", "unreadable"))[:200]
+            raise FetchError("MALFORMED_FEED", f"malformed feed: {reason}", retryable=False)
+        if not parsed.get("version"):
+            raise FetchError("NOT_A_FEED", "no RSS or Atom feed in the response", retryable=False)
+    return parsed
+
+
+def collect_source(source: Source, day: date, run_id: str, *, now: datetime | None = None) -> list[Event]:
+    """Everything one source says for ``day``, as events (never raises for bad input)."""
+    url = source.url_for(day)
+    started = time.perf_counter()
+    at = now or utcnow()
+    try:
+        fetched = fetch(url)
+        parsed = parse_feed(fetched.body)
+    except FetchError as exc:
+        return [new_event(
+            "feed.failed",
+            {"source": source.name, "url": url, "error": exc.code, "retryable": exc.retryable,
+             "message": exc.message, "attempts": exc.attempts},
+            brief_date=day, run_id=run_id, subject_id=source.name, produced_by=PRODUCER, occurred_at=at,
+        )]
+    fetch_event = new_event(
+        "feed.fetched",
+        {"source": source.name, "url": url, "status": fetched.status,
+         "content_hash": hashlib.blake2b(fetched.body, digest_size=16).hexdigest(),
+         "items": len(parsed.entries), "bytes": len(fetched.body),
+         "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)},
+        brief_date=day, run_id=run_id, subject_id=source.name, produced_by=PRODUCER, occurred_at=at,
+    )
+    events = [fetch_event]
+    declared = source.language or parsed.feed.get("language")
+    for seq, entry in enumerate(parsed.entries, start=1):
+        link = (entry.get("link") or entry.get("id") or "").strip()
+        title = clean_text(entry.get("title"))
+        if not link or not title:
+            continue
+        body = entry.get("content", [{}])[0].get("value") if entry.get("content") else None
+        summary = clean_text(entry.get("summary") or body)[:2000]
+        when = published_utc(entry)
+        events.append(new_event(
+            "article.collected",
+            {"article_id": article_id(link), "source": source.name, "url": link, "canonical_url": canonical_url(link),
+             "title": title, "summary": summary, "published_at": when.isoformat() if when else None,
+             "language": guess_language(f"{title} {summary}", declared),
+             "content_hash": content_hash(title, summary)},
+            brief_date=day, run_id=run_id, subject_id=article_id(link), produced_by=PRODUCER, occurred_at=at,
+            seq=seq, source_event_ids=[fetch_event.event_id],
+        ))
+    return events

@@ -1,0 +1,127 @@
+"""Normalise feed items: canonical URL, clean text from HTML, UTC publish time, language, content hash.
+
+Plain functions; feed text is untrusted data and is only ever turned into plain text here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import unicodedata
+from calendar import timegm
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+TRACKING_PARAMS = {"fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid", "yclid", "_hsenc", "_hsmi",
+                   "ref_src", "cmpid", "ncid", "guccounter", "guce_referrer", "guce_referrer_sig"}
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def canonical_url(url: str) -> str:
+    """Lower-case scheme and host, no default port, no tracking parameters, no fragment, no trailing slash."""
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if host.startswith("www."):
+        host = host[4:]
+    netloc = host if port is None or DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not k.lower().startswith("utm_") and k.lower() not in TRACKING_PARAMS
+    ]
+    path = re.sub(r"/+$", "", parts.path) or ""
+    return urlunsplit((scheme, netloc, path, urlencode(sorted(query)), ""))
+
+
+class _TextExtractor(HTMLParser):
+    SKIP = {"script", "style", "iframe", "noscript", "object", "embed", "template", "svg", "head"}
+    BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "blockquote", "section", "figure"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag in self.SKIP:
+            self.skipping += 1
+        elif tag in self.BLOCK:
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP and self.skipping:
+            self.skipping -= 1
+        elif tag in self.BLOCK:
+            self.parts.append(" ")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def clean_text(markup: str | None) -> str:
+    """Visible text of an HTML fragment: no tags, scripts or styles; entities decoded; spaces collapsed."""
+    if not markup:
+        return ""
+    parser = _TextExtractor()
+    try:
+        parser.feed(markup)
+        parser.close()
+        text = "".join(parser.parts)
+    except Exception:  # a broken fragment still yields its text, never its markup
+        text = re.sub(r"<[^>]*>", " ", markup)
+    text = html.unescape(text)
+    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C" or ch in "\n\t ")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def published_utc(entry: Any) -> datetime | None:
+    """The entry's publish (else update) time in UTC; feedparser already read the zone (none: UTC)."""
+    for key in ("published_parsed", "updated_parsed", "created_parsed"):
+        value = entry.get(key)
+        if value:
+            try:
+                return datetime.fromtimestamp(timegm(value), tz=UTC)
+            except (OverflowError, ValueError, TypeError):
+                continue
+    return None
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_DUTCH = re.compile(r"\b(de|het|een|van|voor|niet|zijn|wordt|bij|naar|ook)\b", re.IGNORECASE)
+_ENGLISH = re.compile(r"\b(the|and|of|to|with|for|is|in|on|that)\b", re.IGNORECASE)
+
+
+def guess_language(text: str, declared: str | None = None) -> str:
+    """'zh', 'en', 'nl' … from the feed's declared language, else from the text itself."""
+    if declared:
+        code = declared.strip().lower().replace("_", "-").split("-")[0]
+        if code.isalpha() and 2 <= len(code) <= 3:
+            return code
+    if not text:
+        return "und"
+    if len(_CJK.findall(text)) >= max(2, len(text) // 10):
+        return "zh"
+    dutch, english = len(_DUTCH.findall(text)), len(_ENGLISH.findall(text))
+    if dutch > english and dutch >= 2:
+        return "nl"
+    return "en" if english else "und"
+
+
+def content_hash(title: str, text: str) -> str:
+    """Hash of what the article says (case and spacing ignored), to spot copies under other URLs."""
+    norm = re.sub(r"\s+", " ", f"{title}\n{text}".casefold()).strip()
+    return hashlib.blake2b(norm.encode(), digest_size=16).hexdigest()
+
+
+def article_id(url: str) -> str:
+    return "art-" + hashlib.blake2b(canonical_url(url).encode(), digest_size=10).hexdigest()
