@@ -32,7 +32,7 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def make_batch(start: int, n: int, days: int, total: int):  # noqa: ANN201
+def make_batch(start: int, n: int, days: int, total: int):
     """Realistic mix: 90% article.collected, 8% corrections, 2% run events, spread over days."""
     import storage  # noqa: F401
     from storage.events import new_event
@@ -45,28 +45,57 @@ def make_batch(start: int, n: int, days: int, total: int):  # noqa: ANN201
         kind = i % 50
         article = i // 2 if kind else i  # most articles are collected twice (re-collected, new text)
         if kind in (1, 2, 3, 4):
-            events.append(new_event(
-                "article.corrected",
-                {"article_id": f"a{i // 7}", "field": "title", "value": f"Corrected title {i}", "reason": "bench"},
-                brief_date=day, run_id="review", subject_id=f"a{i // 7}", produced_by="bench", occurred_at=at,
-            ))
+            events.append(
+                new_event(
+                    "article.corrected",
+                    {
+                        "article_id": f"a{i // 7}",
+                        "field": "title",
+                        "value": f"Corrected title {i}",
+                        "reason": "bench",
+                    },
+                    brief_date=day,
+                    run_id="review",
+                    subject_id=f"a{i // 7}",
+                    produced_by="bench",
+                    occurred_at=at,
+                )
+            )
         elif kind == 0:
-            events.append(new_event(
-                "run.started", {"flow": "daily-brief", "parameters": {"i": i}},
-                brief_date=day, run_id=f"run-{i}", subject_id=f"run-{i}", produced_by="bench", occurred_at=at,
-            ))
+            events.append(
+                new_event(
+                    "run.started",
+                    {"flow": "daily-brief", "parameters": {"i": i}},
+                    brief_date=day,
+                    run_id=f"run-{i}",
+                    subject_id=f"run-{i}",
+                    produced_by="bench",
+                    occurred_at=at,
+                )
+            )
         else:
             url = f"https://news.example.com/2025/08/{article}/a-story-about-models"
-            events.append(new_event(
-                "article.collected",
-                {"article_id": f"a{article}", "source": f"source-{article % 12}", "url": url, "canonical_url": url,
-                 "title": f"Model {article} launches with {i % 97} billion parameters",
-                 "summary": "A company announced a model today; analysts say it matters. " * 2,
-                 "published_at": (at - timedelta(hours=3)).isoformat(), "language": "en",
-                 "content_hash": f"h{i}"},
-                brief_date=day, run_id=f"run-{i // 1000}", subject_id=f"a{article}", produced_by="bench",
-                occurred_at=at,
-            ))
+            events.append(
+                new_event(
+                    "article.collected",
+                    {
+                        "article_id": f"a{article}",
+                        "source": f"source-{article % 12}",
+                        "url": url,
+                        "canonical_url": url,
+                        "title": f"Model {article} launches with {i % 97} billion parameters",
+                        "summary": "A company announced a model today; analysts say it matters. " * 2,
+                        "published_at": (at - timedelta(hours=3)).isoformat(),
+                        "language": "en",
+                        "content_hash": f"h{i}",
+                    },
+                    brief_date=day,
+                    run_id=f"run-{i // 1000}",
+                    subject_id=f"a{article}",
+                    produced_by="bench",
+                    occurred_at=at,
+                )
+            )
     return events
 
 
@@ -95,8 +124,12 @@ def step_eventsourcing(root: str, total: int) -> dict:
     datastore = SQLiteDatastore(db_name=os.path.join(root, "es.sqlite"))
     recorder = SQLiteApplicationRecorder(datastore)
     recorder.create_table()
-    state = json.dumps({"title": "Model launches with 42 billion parameters",
-                        "summary": "A company announced a model today; analysts say it matters. " * 2}).encode()
+    state = json.dumps(
+        {
+            "title": "Model launches with 42 billion parameters",
+            "summary": "A company announced a model today; analysts say it matters. " * 2,
+        }
+    ).encode()
     spent = 0.0
     for _ in range(0, total, 100):
         aggregate = uuid.uuid4()
@@ -145,7 +178,8 @@ base AS (
          arg_max(language, (occurred_at, seq, event_id)) AS language,
          arg_max(content_hash, (occurred_at, seq, event_id)) AS content_hash,
          max((occurred_at, seq, event_id)) AS ord,
-         min(brief_date) AS first_brief_date, min(occurred_at) AS first_collected_at, count(*) AS collected_events
+         min(brief_date) AS first_brief_date, min(occurred_at) AS first_collected_at,
+         count(*) AS collected_events
   FROM col GROUP BY article_id
 ),
 cor AS (
@@ -198,8 +232,13 @@ def step_incremental(root: str, total: int, days: int) -> dict:
     view = fresh.view()
     view_s = time.perf_counter() - t
     same = view.equals(materialize(store, "articles"))
-    return {"seconds": refresh_s, "view_seconds": view_s, "snapshot_seconds": snap_s, "equal": same,
-            "rss_before": base_rss}
+    return {
+        "seconds": refresh_s,
+        "view_seconds": view_s,
+        "snapshot_seconds": snap_s,
+        "equal": same,
+        "rss_before": base_rss,
+    }
 
 
 def step_one_day(root: str) -> dict:
@@ -229,8 +268,20 @@ def child(args: argparse.Namespace) -> None:
 
 
 def run_step(step: str, root: str, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, __file__, "--step", step, "--root", root, "--events", str(args.events),
-           "--days", str(args.days), "--es-events", str(args.es_events)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--step",
+        step,
+        "--root",
+        root,
+        "--events",
+        str(args.events),
+        "--days",
+        str(args.days),
+        "--es-events",
+        str(args.es_events),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"step {step} failed:\n{done.stderr}")
@@ -238,7 +289,9 @@ def run_step(step: str, root: str, args: argparse.Namespace) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--es-events", type=int, default=100_000)
     parser.add_argument("--days", type=int, default=10)
@@ -250,26 +303,66 @@ def main() -> None:
         return
     work = tempfile.mkdtemp(prefix="bench-eventstore-")
     try:
-        print(f"# {args.events:,} events over {args.days} days, batches of {BATCH}; {os.cpu_count()} cores", flush=True)
+        print(
+            f"# {args.events:,} events over {args.days} days, batches of {BATCH}; {os.cpu_count()} cores",
+            flush=True,
+        )
         results = {}
         for step in ("append", "eventsourcing", "fold", "duckdb", "one_day", "incremental"):
             print(f"  running {step} …", file=sys.stderr, flush=True)
             results[step] = run_step(step, work, args)
-        a, es, f, d, o, i = (results[k] for k in ("append", "eventsourcing", "fold", "duckdb", "one_day", "incremental"))
+        a, es, f, d, o, i = (
+            results[k] for k in ("append", "eventsourcing", "fold", "duckdb", "one_day", "incremental")
+        )
         rows = [
-            ("append (Parquet, batches of 1,000)", f"{a['rate']:,.0f} events/s", f"{a['seconds']:.1f} s", a["peak_rss_mb"],
-             f"{a['rate'] / es['rate']:.1f}x eventsourcing", ">= 10x"),
-            ("append (eventsourcing SQLite, batches of 100)", f"{es['rate']:,.0f} events/s", f"{es['seconds']:.1f} s",
-             es["peak_rss_mb"], "baseline", ""),
-            ("fold 'articles' (Polars)", f"{f['rows']:,} rows", f"{f['seconds'] * 1000:.0f} ms", f["peak_rss_mb"],
-             f"{d['seconds'] / f['seconds']:.2f}x DuckDB speed", "<= DuckDB time"),
-            ("fold 'articles' (DuckDB SQL)", f"{d['rows']:,} rows", f"{d['seconds'] * 1000:.0f} ms", d["peak_rss_mb"],
-             "baseline", ""),
-            ("incremental fold: snapshot + 1,000 new", "equal to full fold" if i["equal"] else "DIFFERS",
-             f"{i['seconds'] * 1000:.1f} ms", i["peak_rss_mb"],
-             f"view {i['view_seconds'] * 1000:.0f} ms; snapshot {i['snapshot_seconds']:.1f} s", "<= 20 ms"),
-            ("one day out of the log", f"{o['rows']:,} events", f"{o['seconds'] * 1000:.1f} ms", o["peak_rss_mb"], "",
-             "<= 100 ms"),
+            (
+                "append (Parquet, batches of 1,000)",
+                f"{a['rate']:,.0f} events/s",
+                f"{a['seconds']:.1f} s",
+                a["peak_rss_mb"],
+                f"{a['rate'] / es['rate']:.1f}x eventsourcing",
+                ">= 10x",
+            ),
+            (
+                "append (eventsourcing SQLite, batches of 100)",
+                f"{es['rate']:,.0f} events/s",
+                f"{es['seconds']:.1f} s",
+                es["peak_rss_mb"],
+                "baseline",
+                "",
+            ),
+            (
+                "fold 'articles' (Polars)",
+                f"{f['rows']:,} rows",
+                f"{f['seconds'] * 1000:.0f} ms",
+                f["peak_rss_mb"],
+                f"{d['seconds'] / f['seconds']:.2f}x DuckDB speed",
+                "<= DuckDB time",
+            ),
+            (
+                "fold 'articles' (DuckDB SQL)",
+                f"{d['rows']:,} rows",
+                f"{d['seconds'] * 1000:.0f} ms",
+                d["peak_rss_mb"],
+                "baseline",
+                "",
+            ),
+            (
+                "incremental fold: snapshot + 1,000 new",
+                "equal to full fold" if i["equal"] else "DIFFERS",
+                f"{i['seconds'] * 1000:.1f} ms",
+                i["peak_rss_mb"],
+                f"view {i['view_seconds'] * 1000:.0f} ms; snapshot {i['snapshot_seconds']:.1f} s",
+                "<= 20 ms",
+            ),
+            (
+                "one day out of the log",
+                f"{o['rows']:,} events",
+                f"{o['seconds'] * 1000:.1f} ms",
+                o["peak_rss_mb"],
+                "",
+                "<= 100 ms",
+            ),
         ]
         header = ("measurement", "result", "time", "peak RSS MB", "comparison", "target")
         widths = [max(len(str(r[k])) if k != 3 else 11 for r in [*rows, header]) for k in range(6)]

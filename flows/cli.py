@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from datetime import UTC, date, datetime
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import orjson
@@ -34,7 +34,7 @@ ConfigOption = Annotated[
 ]
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     jsonl = "jsonl"
 
@@ -54,13 +54,11 @@ def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise InputError(
-            f"{option} {text!r} is not an ISO time; use e.g. 2025-08-06T18:00:00Z"
-        ) from None
+        raise InputError(f"{option} {text!r} is not an ISO time; use e.g. 2025-08-06T18:00:00Z") from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def open_store(config: str | None, *, must_exist: bool = True):  # noqa: ANN201 - see storage.store
+def open_store(config: str | None, *, must_exist: bool = True):
     from flows.settings import load_settings
     from storage.store import ParquetEventStore
 
@@ -81,7 +79,9 @@ def events(
         list[str] | None, typer.Option("--type", help="Only this event type (repeatable), e.g. feed.failed.")
     ] = None,
     run: Annotated[str | None, typer.Option("--run", help="Only events written by this run id.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="table for people, jsonl for scripts.")] = Format.table,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="table for people, jsonl for scripts.")
+    ] = Format.table,
     limit: Annotated[int, typer.Option(help="At most this many events in a table (0: all).")] = 50,
     config: ConfigOption = None,
 ) -> None:
@@ -105,7 +105,10 @@ def events(
             write(orjson.dumps(row).decode() + "\n")
         return
     shown = frame if limit <= 0 else frame.tail(limit)
-    table = Table(title=f"{frame.height} event(s)" + (f", last {shown.height} shown" if shown.height < frame.height else ""))
+    table = Table(
+        title=f"{frame.height} event(s)"
+        + (f", last {shown.height} shown" if shown.height < frame.height else "")
+    )
     for column in ("occurred_at", "brief_date", "event_type", "subject_id", "run_id", "payload"):
         table.add_column(column, overflow="fold", max_width=60 if column == "payload" else None)
     for row in shown.iter_rows(named=True):
@@ -120,7 +123,7 @@ def events(
     out.print(table)
 
 
-def _filtered(store, day, types, run):  # noqa: ANN001, ANN202
+def _filtered(store, day, types, run):
     import polars as pl
 
     frame = store.scan([day] if day else None, event_types=types or None)
@@ -158,7 +161,11 @@ def replay(
         for line in frame.write_ndjson().splitlines():
             sys.stdout.write(line + "\n")
         return
-    title = f"{projection} of {day}" + (f" as of {moment.isoformat()}" if moment else "") + f": {frame.height} row(s)"
+    title = (
+        f"{projection} of {day}"
+        + (f" as of {moment.isoformat()}" if moment else "")
+        + f": {frame.height} row(s)"
+    )
     table = Table(title=title)
     columns = [c for c in DISPLAY_COLUMNS.get(projection, frame.columns) if c in frame.columns]
     for column in columns:
@@ -170,7 +177,10 @@ def replay(
 
 @app.command()
 def collect(
-    day: Annotated[str | None, typer.Option("--date", help="Brief date to collect (default: today in the configured timezone).")] = None,
+    day: Annotated[
+        str | None,
+        typer.Option("--date", help="Brief date to collect (default: today in the configured timezone)."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Collect every configured source for a date into the event log (the first step of a brief)."""
@@ -194,10 +204,16 @@ def collect(
             written, skipped = written + result.written, skipped + result.skipped
             failed = [e for e in events if e.event_type == "feed.failed"]
             items = sum(e.event_type == "article.collected" for e in events)
-            status = f"[red]failed[/] {failed[0].payload['error']}: {failed[0].payload['message']}" if failed else f"{items} items"
+            status = (
+                f"[red]failed[/] {failed[0].payload['error']}: {failed[0].payload['message']}"
+                if failed
+                else f"{items} items"
+            )
             out.print(f"  {src.name:<20} {status}")
             progress.advance(bar)
-    out.print(f"{wanted}: {written} new event(s), {skipped} already in the log; store at {settings.storage.root}")
+    out.print(
+        f"{wanted}: {written} new event(s), {skipped} already in the log; store at {settings.storage.root}"
+    )
 
 
 @app.command()

@@ -64,7 +64,9 @@ class Settings(Section):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown timezone {value!r}; use an IANA name such as 'Europe/Amsterdam'") from None
+            raise ValueError(
+                f"unknown timezone {value!r}; use an IANA name such as 'Europe/Amsterdam'"
+            ) from None
         return value
 
     @property
@@ -111,10 +113,12 @@ def parse_settings(data: dict, path: Path | None = None) -> Settings:
     base = path.parent.resolve()
     root = settings.storage.root
     if "://" not in root and not Path(root).expanduser().is_absolute():
-        settings = settings.model_copy(update={"storage": StorageSettings(root=os.path.normpath(base / root))})
+        settings = settings.model_copy(
+            update={"storage": StorageSettings(root=os.path.normpath(base / root))}
+        )
     sources = [
         s.model_copy(update={"url": "file://" + os.path.normpath(base / s.url[len("file://") :])})
-        if s.url.startswith("file://") and not s.url[len("file://"):].startswith("/")
+        if s.url.startswith("file://") and not s.url[len("file://") :].startswith("/")
         else s
         for s in settings.sources
     ]

@@ -138,11 +138,19 @@ REGISTRY.register(
     fact=True,
     natural_key=_key("article_id", "content_hash"),
 )
-REGISTRY.register("article.corrected", {1: ArticleCorrected}, fact=True, natural_key=_key("article_id", "field"))
 REGISTRY.register(
-    "feed.fetched", {1: FeedFetched}, fact=True, natural_key=_key("source", "url", "content_hash"), hash_payload=False
+    "article.corrected", {1: ArticleCorrected}, fact=True, natural_key=_key("article_id", "field")
+)
+REGISTRY.register(
+    "feed.fetched",
+    {1: FeedFetched},
+    fact=True,
+    natural_key=_key("source", "url", "content_hash"),
+    hash_payload=False,
 )
 REGISTRY.register("feed.failed", {1: FeedFailed}, fact=False, natural_key=_key("source", "url", "error"))
 REGISTRY.register("run.started", {1: RunStarted}, fact=False, natural_key=_key("flow"))
-REGISTRY.register("run.finished", {1: RunFinished}, fact=False, natural_key=_key("status"), hash_payload=False)
+REGISTRY.register(
+    "run.finished", {1: RunFinished}, fact=False, natural_key=_key("status"), hash_payload=False
+)
 REGISTRY.register("run.failed", {1: RunFailed}, fact=False, natural_key=_key("step", "error"))

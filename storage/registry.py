@@ -78,8 +78,7 @@ class EventRegistry:
         except KeyError:
             known = ", ".join(sorted(self._specs))
             raise UnknownEventType(
-                f"unknown event type {event_type!r}; register it in storage/payloads.py "
-                f"(known: {known})"
+                f"unknown event type {event_type!r}; register it in storage/payloads.py (known: {known})"
             ) from None
 
     def types(self) -> list[str]:

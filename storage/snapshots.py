@@ -18,7 +18,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from storage.projections import get_projection
-from storage.projections.base import Folded, collect_state
+from storage.projections.base import Folded, Projection, collect_state
 from storage.store import EventStore, ParquetEventStore, dedup_ordered
 
 SNAPSHOT_FORMAT = 1
@@ -49,7 +49,9 @@ def _fold(name: str, events: pl.DataFrame) -> tuple[Folded, pl.DataFrame]:
     if projection.event_types:
         events = events.filter(pl.col("event_type").is_in(list(projection.event_types)))
     state = collect_state(projection.fold(events.lazy()))
-    folded = events.select(id_keys(pl.col("event_id")).alias("_key"), "event_id", "occurred_at", "seq", "run_id")
+    folded = events.select(
+        id_keys(pl.col("event_id")).alias("_key"), "event_id", "occurred_at", "seq", "run_id"
+    )
     return state, folded
 
 
@@ -94,9 +96,41 @@ def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
     if fresh.height == 0:
         return Snapshot(snapshot.projection, snapshot.state, position, snapshot.folded)
     state, folded = _fold(snapshot.projection, fresh)
-    merged = collect_state(projection.merge(snapshot.state.lazy(), state.lazy()))
-    all_folded = pl.concat([snapshot.folded, folded]).sort("_key")
-    return Snapshot(snapshot.projection, merged, position, all_folded)
+    merged = _merge_touched(projection, snapshot.state, state)
+    return Snapshot(snapshot.projection, merged, position, _add_keys(snapshot.folded, folded))
+
+
+def _merge_touched(projection: Projection, old: Folded, new: Folded) -> Folded:
+    """Merge only the rows whose keys the new events touch; every other row is kept as it is.
+
+    ``merge`` is key-local, so merging the touched rows and keeping the rest equals merging all.
+    """
+    touched: dict[str, pl.LazyFrame] = {}
+    kept: dict[str, pl.DataFrame | None] = {}
+    for name, frame in old.frames.items():
+        keys = projection.state_keys[name]
+        if not keys:
+            touched[name], kept[name] = frame.lazy(), None
+            continue
+        hit = frame.select(
+            pl.struct(keys).is_in(new.frames[name].select(pl.struct(keys)).to_series().implode())
+        )
+        mask = hit.to_series()
+        touched[name], kept[name] = frame.filter(mask).lazy(), frame.filter(~mask)
+    merged = collect_state(projection.merge(touched, new.lazy()))
+    out = {}
+    for name in old.frames:
+        rest = kept[name]
+        out[name] = (
+            merged.frames[name] if rest is None else pl.concat([rest, merged.frames[name]], rechunk=False)
+        )
+    return Folded(out)
+
+
+def _add_keys(folded: pl.DataFrame, more: pl.DataFrame) -> pl.DataFrame:
+    """Insert new id keys into the sorted key frame without re-sorting everything."""
+    more = more.sort("_key")
+    return folded.merge_sorted(more, key="_key") if folded.height else more
 
 
 # -- persistence ----------------------------------------------------------------------
@@ -107,15 +141,21 @@ def save_snapshot(store: ParquetEventStore, snapshot: Snapshot) -> str:
     directory = f"{store.base.rstrip('/')}/snapshots/{snapshot.projection}"
     store.fs.create_dir(directory, recursive=True)
     frames = {**{f"state-{k}": v for k, v in snapshot.state.frames.items()}, "folded": snapshot.folded}
-    tag = f"{len(snapshot.position)}-{snapshot.events}-{abs(hash(tuple(sorted(snapshot.position.items())))):x}"
+    tag = (
+        f"{len(snapshot.position)}-{snapshot.events}-{abs(hash(tuple(sorted(snapshot.position.items())))):x}"
+    )
     names = {}
     for key, frame in frames.items():
         path = f"{directory}/{key}-{tag}.parquet"
         with store.fs.open_output_stream(path) as out:
             pq.write_table(frame.to_arrow(), out, compression="zstd")
         names[key] = path
-    manifest = {"format": SNAPSHOT_FORMAT, "projection": snapshot.projection, "frames": names,
-                "position": {k: list(v) for k, v in snapshot.position.items()}}
+    manifest = {
+        "format": SNAPSHOT_FORMAT,
+        "projection": snapshot.projection,
+        "frames": names,
+        "position": {k: list(v) for k, v in snapshot.position.items()},
+    }
     temporary = f"{directory}/.manifest.json.tmp"
     with store.fs.open_output_stream(temporary) as out:
         out.write(json.dumps(manifest).encode())
@@ -136,6 +176,6 @@ def load_snapshot(store: ParquetEventStore, name: str) -> Snapshot | None:
     for key, file in manifest["frames"].items():
         with store.fs.open_input_file(file) as src:
             frames[key] = pl.read_parquet(io.BytesIO(src.read()))
-    state = Folded({k[len("state-"):]: v for k, v in frames.items() if k.startswith("state-")})
+    state = Folded({k[len("state-") :]: v for k, v in frames.items() if k.startswith("state-")})
     position = {k: tuple(v) for k, v in manifest["position"].items()}
     return Snapshot(name, state, position, frames["folded"])

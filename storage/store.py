@@ -129,8 +129,8 @@ class EventStore(ABC):
             try:
                 return build().collect()
             except (FileNotFoundError, pl.exceptions.ComputeError, OSError) as exc:
-                if attempt == attempts - 1 or "No such file" not in str(exc) and not isinstance(
-                    exc, FileNotFoundError
+                if attempt == attempts - 1 or (
+                    "No such file" not in str(exc) and not isinstance(exc, FileNotFoundError)
                 ):
                     raise
                 time.sleep(0.01 * (attempt + 1))
@@ -228,7 +228,9 @@ class ParquetEventStore(EventStore):
         names = [
             info.path
             for info in self.fs.get_file_info(selector)
-            if info.type == pafs.FileType.File and info.base_name.startswith("part-") and info.base_name.endswith(".parquet")
+            if info.type == pafs.FileType.File
+            and info.base_name.startswith("part-")
+            and info.base_name.endswith(".parquet")
         ]
         return sorted(names)
 

@@ -77,24 +77,33 @@ def fetch(url: str, *, timeout_s: float = 20.0, retries: int = 3, backoff_s: flo
 
 def _get(url: str, timeout_s: float, attempt: int) -> Fetched:
     try:
-        with httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=5) as client:
-            with client.stream("GET", url, headers={"User-Agent": "dailybrief/0.1"}) as response:
-                if response.status_code >= 400:
-                    error = FetchError(f"HTTP_{response.status_code}", f"HTTP {response.status_code} from {url}",
-                                       retryable=response.status_code in RETRYABLE_STATUS)
-                    retry_after = response.headers.get("Retry-After", "")
-                    if retry_after.isdigit():
-                        error.retry_after = min(float(retry_after), 60.0)  # type: ignore[attr-defined]
-                    raise error
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > MAX_BYTES:
-                        raise FetchError("TOO_LARGE", f"{url} is over {MAX_BYTES} bytes", retryable=False)
-                    chunks.append(chunk)
-                return Fetched(b"".join(chunks), response.status_code, response.headers.get("content-type"), attempt)
+        with (
+            httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=5) as client,
+            client.stream("GET", url, headers={"User-Agent": "dailybrief/0.1"}) as response,
+        ):
+            if response.status_code >= 400:
+                error = FetchError(
+                    f"HTTP_{response.status_code}",
+                    f"HTTP {response.status_code} from {url}",
+                    retryable=response.status_code in RETRYABLE_STATUS,
+                )
+                retry_after = response.headers.get("Retry-After", "")
+                if retry_after.isdigit():
+                    error.retry_after = min(float(retry_after), 60.0)  # type: ignore[attr-defined]
+                raise error
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_BYTES:
+                    raise FetchError("TOO_LARGE", f"{url} is over {MAX_BYTES} bytes", retryable=False)
+                chunks.append(chunk)
+            return Fetched(
+                b"".join(chunks), response.status_code, response.headers.get("content-type"), attempt
+            )
     except httpx.TimeoutException:
-        raise FetchError("NETWORK_TIMEOUT", f"timed out after {timeout_s}s fetching {url}", retryable=True) from None
+        raise FetchError(
+            "NETWORK_TIMEOUT", f"timed out after {timeout_s}s fetching {url}", retryable=True
+        ) from None
     except httpx.TooManyRedirects:
         raise FetchError("TOO_MANY_REDIRECTS", f"more than 5 redirects from {url}", retryable=False) from None
     except httpx.TransportError as exc:
@@ -125,19 +134,40 @@ def collect_source(source: Source, day: date, run_id: str, *, now: datetime | No
         fetched = fetch(url)
         parsed = parse_feed(fetched.body)
     except FetchError as exc:
-        return [new_event(
-            "feed.failed",
-            {"source": source.name, "url": url, "error": exc.code, "retryable": exc.retryable,
-             "message": exc.message, "attempts": exc.attempts},
-            brief_date=day, run_id=run_id, subject_id=source.name, produced_by=PRODUCER, occurred_at=at,
-        )]
+        return [
+            new_event(
+                "feed.failed",
+                {
+                    "source": source.name,
+                    "url": url,
+                    "error": exc.code,
+                    "retryable": exc.retryable,
+                    "message": exc.message,
+                    "attempts": exc.attempts,
+                },
+                brief_date=day,
+                run_id=run_id,
+                subject_id=source.name,
+                produced_by=PRODUCER,
+                occurred_at=at,
+            )
+        ]
     fetch_event = new_event(
         "feed.fetched",
-        {"source": source.name, "url": url, "status": fetched.status,
-         "content_hash": hashlib.blake2b(fetched.body, digest_size=16).hexdigest(),
-         "items": len(parsed.entries), "bytes": len(fetched.body),
-         "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)},
-        brief_date=day, run_id=run_id, subject_id=source.name, produced_by=PRODUCER, occurred_at=at,
+        {
+            "source": source.name,
+            "url": url,
+            "status": fetched.status,
+            "content_hash": hashlib.blake2b(fetched.body, digest_size=16).hexdigest(),
+            "items": len(parsed.entries),
+            "bytes": len(fetched.body),
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+        brief_date=day,
+        run_id=run_id,
+        subject_id=source.name,
+        produced_by=PRODUCER,
+        occurred_at=at,
     )
     events = [fetch_event]
     declared = source.language or parsed.feed.get("language")
@@ -149,13 +179,27 @@ def collect_source(source: Source, day: date, run_id: str, *, now: datetime | No
         body = entry.get("content", [{}])[0].get("value") if entry.get("content") else None
         summary = clean_text(entry.get("summary") or body)[:2000]
         when = published_utc(entry)
-        events.append(new_event(
-            "article.collected",
-            {"article_id": article_id(link), "source": source.name, "url": link, "canonical_url": canonical_url(link),
-             "title": title, "summary": summary, "published_at": when.isoformat() if when else None,
-             "language": guess_language(f"{title} {summary}", declared),
-             "content_hash": content_hash(title, summary)},
-            brief_date=day, run_id=run_id, subject_id=article_id(link), produced_by=PRODUCER, occurred_at=at,
-            seq=seq, source_event_ids=[fetch_event.event_id],
-        ))
+        events.append(
+            new_event(
+                "article.collected",
+                {
+                    "article_id": article_id(link),
+                    "source": source.name,
+                    "url": link,
+                    "canonical_url": canonical_url(link),
+                    "title": title,
+                    "summary": summary,
+                    "published_at": when.isoformat() if when else None,
+                    "language": guess_language(f"{title} {summary}", declared),
+                    "content_hash": content_hash(title, summary),
+                },
+                brief_date=day,
+                run_id=run_id,
+                subject_id=article_id(link),
+                produced_by=PRODUCER,
+                occurred_at=at,
+                seq=seq,
+                source_event_ids=[fetch_event.event_id],
+            )
+        )
     return events

@@ -12,11 +12,27 @@ import unicodedata
 from calendar import timegm
 from datetime import UTC, datetime
 from html.parser import HTMLParser
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-TRACKING_PARAMS = {"fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid", "yclid", "_hsenc", "_hsmi",
-                   "ref_src", "cmpid", "ncid", "guccounter", "guce_referrer", "guce_referrer_sig"}
+TRACKING_PARAMS = {
+    "fbclid",
+    "gclid",
+    "dclid",
+    "msclkid",
+    "mc_cid",
+    "mc_eid",
+    "igshid",
+    "yclid",
+    "_hsenc",
+    "_hsmi",
+    "ref_src",
+    "cmpid",
+    "ncid",
+    "guccounter",
+    "guce_referrer",
+    "guce_referrer_sig",
+}
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -43,8 +59,33 @@ def canonical_url(url: str) -> str:
 
 
 class _TextExtractor(HTMLParser):
-    SKIP = {"script", "style", "iframe", "noscript", "object", "embed", "template", "svg", "head"}
-    BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "blockquote", "section", "figure"}
+    SKIP: ClassVar[set[str]] = {
+        "script",
+        "style",
+        "iframe",
+        "noscript",
+        "object",
+        "embed",
+        "template",
+        "svg",
+        "head",
+    }
+    BLOCK: ClassVar[set[str]] = {
+        "p",
+        "div",
+        "br",
+        "li",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "tr",
+        "blockquote",
+        "section",
+        "figure",
+    }
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

@@ -60,7 +60,9 @@ def corrected(
     )
 
 
-def run_event(kind: str, run_id: str, *, day: date = DAY, at: datetime | None = None, **payload: object) -> Event:
+def run_event(
+    kind: str, run_id: str, *, day: date = DAY, at: datetime | None = None, **payload: object
+) -> Event:
     defaults: dict[str, dict[str, object]] = {
         "run.started": {"flow": "daily-brief"},
         "run.finished": {},

@@ -7,6 +7,8 @@ upcast here as ``storage.payloads.upcast_article_collected_v1_v2`` does for sing
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import polars as pl
 
 from storage.projections.base import ORDER_COLUMNS, State, latest_by, parse_utc, payload_struct, with_order
@@ -39,8 +41,12 @@ def upcast_collected_frame(decoded: pl.LazyFrame) -> pl.LazyFrame:
 
 
 class ArticlesProjection:
-    name = "articles"
-    event_types = ("article.collected", "article.corrected")
+    name: str = "articles"
+    event_types: tuple[str, ...] = ("article.collected", "article.corrected")
+    state_keys: ClassVar[dict[str, list[str]]] = {
+        "base": ["article_id"],
+        "corrections": ["article_id", "field"],
+    }
 
     def fold(self, events: pl.LazyFrame) -> State:
         ordered = with_order(events)
@@ -67,11 +73,15 @@ class ArticlesProjection:
         return {"base": base, "corrections": corrections}
 
     def merge(self, a: State, b: State) -> State:
-        base = pl.concat([a["base"], b["base"]]).group_by("article_id").agg(
-            pl.col("first_brief_date").min(),
-            pl.col("first_collected_at").min(),
-            pl.col("collected_events").sum(),
-            *[pl.col(c).sort_by(ORDER_COLUMNS).last() for c in (*FIELDS, *ORDER_COLUMNS)],
+        base = (
+            pl.concat([a["base"], b["base"]])
+            .group_by("article_id")
+            .agg(
+                pl.col("first_brief_date").min(),
+                pl.col("first_collected_at").min(),
+                pl.col("collected_events").sum(),
+                *[pl.col(c).sort_by(ORDER_COLUMNS).last() for c in (*FIELDS, *ORDER_COLUMNS)],
+            )
         )
         corrections = latest_by(pl.concat([a["corrections"], b["corrections"]]), ["article_id", "field"])
         return {"base": base, "corrections": corrections}

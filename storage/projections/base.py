@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import polars as pl
 
@@ -45,6 +45,8 @@ def parse_utc(expr: pl.Expr) -> pl.Expr:
 class Projection(Protocol):
     name: str
     event_types: tuple[str, ...]
+    # per state frame, the columns its rows are keyed by (merge works key by key); [] = append-only
+    state_keys: ClassVar[dict[str, list[str]]]
 
     def fold(self, events: pl.LazyFrame) -> State: ...
 

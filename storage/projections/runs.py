@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import polars as pl
 
 from storage.projections.base import ORDER_COLUMNS, State, with_order
@@ -10,8 +12,12 @@ _STATUS = {"run.started": "running", "run.finished": "completed", "run.failed": 
 
 
 class RunsProjection:
-    name = "runs"
-    event_types = ()  # every event belongs to a run
+    name: str = "runs"
+    event_types: tuple[str, ...] = ()  # every event belongs to a run
+    state_keys: ClassVar[dict[str, list[str]]] = {
+        "counts": ["run_id", "brief_date", "event_type"],
+        "lifecycle": [],
+    }
 
     def fold(self, events: pl.LazyFrame) -> State:
         ordered = with_order(events)
@@ -38,11 +44,15 @@ class RunsProjection:
         return {"counts": counts, "lifecycle": pl.concat([a["lifecycle"], b["lifecycle"]])}
 
     def view(self, state: State) -> pl.LazyFrame:
-        per_type = state["counts"].group_by("run_id", "event_type").agg(
-            pl.col("brief_date").min(),
-            pl.col("n").sum(),
-            pl.col("first_at").min(),
-            pl.col("last_at").max(),
+        per_type = (
+            state["counts"]
+            .group_by("run_id", "event_type")
+            .agg(
+                pl.col("brief_date").min(),
+                pl.col("n").sum(),
+                pl.col("first_at").min(),
+                pl.col("last_at").max(),
+            )
         )
         totals = per_type.group_by("run_id").agg(
             pl.col("brief_date").min(),
@@ -52,8 +62,10 @@ class RunsProjection:
             pl.struct("event_type", "n").sort_by("event_type").alias("counts"),
         )
         life = state["lifecycle"].sort(ORDER_COLUMNS)
-        started = life.filter(pl.col("event_type") == "run.started").group_by("run_id").agg(
-            pl.col("payload").first().str.json_path_match("$.flow").alias("flow")
+        started = (
+            life.filter(pl.col("event_type") == "run.started")
+            .group_by("run_id")
+            .agg(pl.col("payload").first().str.json_path_match("$.flow").alias("flow"))
         )
         ended = (
             life.group_by("run_id")

@@ -5,6 +5,8 @@ Dedup reads it to tell "already seen on an earlier day" from new.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import polars as pl
 
 from storage.projections.base import ORDER_COLUMNS, State, payload_struct, with_order
@@ -35,8 +37,9 @@ def _first_per_key(frame: pl.LazyFrame) -> pl.LazyFrame:
 
 
 class SeenProjection:
-    name = "seen"
-    event_types = ("article.collected",)
+    name: str = "seen"
+    event_types: tuple[str, ...] = ("article.collected",)
+    state_keys: ClassVar[dict[str, list[str]]] = {"keys": ["kind", "key"]}
 
     def fold(self, events: pl.LazyFrame) -> State:
         collected = (
@@ -45,7 +48,9 @@ class SeenProjection:
             .with_columns(payload_struct(_FIELDS).alias("p"))
             .unnest("p")
         )
-        keys = pl.concat([_first(collected, "canonical_url", "url"), _first(collected, "content_hash", "hash")])
+        keys = pl.concat(
+            [_first(collected, "canonical_url", "url"), _first(collected, "content_hash", "hash")]
+        )
         return {"keys": keys}
 
     def merge(self, a: State, b: State) -> State:

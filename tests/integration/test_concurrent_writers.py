@@ -18,8 +18,20 @@ from tests.factories import DAY
 
 def _writer(root: Path, start: int, count: int, batch: int, pause: float = 0.0) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.writer", str(root), str(start), str(count), str(batch), str(pause)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "tests.integration.writer",
+            str(root),
+            str(start),
+            str(count),
+            str(batch),
+            str(pause),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

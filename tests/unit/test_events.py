@@ -30,7 +30,12 @@ def test_derivations_carry_run_and_policy_in_their_id() -> None:
         return new_event(
             "feed.failed",
             {"source": "s", "url": "u", "error": "HTTP_500", "retryable": True, "message": "m"},
-            brief_date=DAY, run_id=run, subject_id="s", produced_by="t", occurred_at=T0, policy_version=policy,
+            brief_date=DAY,
+            run_id=run,
+            subject_id="s",
+            produced_by="t",
+            occurred_at=T0,
+            policy_version=policy,
         ).event_id
 
     assert failed("r1", "p1") == failed("r1", "p1")
@@ -46,19 +51,37 @@ def test_events_are_frozen() -> None:
 
 def test_unknown_type_is_refused_with_a_clear_message() -> None:
     with pytest.raises(UnknownEventType, match=r"unknown event type 'article\.teleported'"):
-        new_event("article.teleported", {}, brief_date=DAY, run_id="r", subject_id="s", produced_by="t", occurred_at=T0)
+        new_event(
+            "article.teleported",
+            {},
+            brief_date=DAY,
+            run_id="r",
+            subject_id="s",
+            produced_by="t",
+            occurred_at=T0,
+        )
 
 
 def test_invalid_payload_names_the_field() -> None:
     with pytest.raises(InvalidPayload, match=r"article\.corrected v1: field 'field'"):
         new_event(
-            "article.corrected", {"article_id": "a", "field": "colour", "value": "red"},
-            brief_date=DAY, run_id="r", subject_id="a", produced_by="t", occurred_at=T0,
+            "article.corrected",
+            {"article_id": "a", "field": "colour", "value": "red"},
+            brief_date=DAY,
+            run_id="r",
+            subject_id="a",
+            produced_by="t",
+            occurred_at=T0,
         )
-    with pytest.raises(InvalidPayload, match="field .surprise.: Extra inputs"):
+    with pytest.raises(InvalidPayload, match=r"field .surprise.: Extra inputs"):
         new_event(
-            "run.started", {"flow": "x", "surprise": 1},
-            brief_date=DAY, run_id="r", subject_id="r", produced_by="t", occurred_at=T0,
+            "run.started",
+            {"flow": "x", "surprise": 1},
+            brief_date=DAY,
+            run_id="r",
+            subject_id="r",
+            produced_by="t",
+            occurred_at=T0,
         )
 
 
@@ -70,10 +93,16 @@ def test_naive_times_are_refused() -> None:
 def test_registry_refuses_a_version_without_upcaster() -> None:
     registry = EventRegistry()
     with pytest.raises(UnknownEventType, match="no upcaster"):
-        registry.register("x.y", {1: REGISTRY.spec("run.started").models[1], 2: REGISTRY.spec("run.started").models[1]},
-                          fact=True, natural_key=lambda p: "")
-    with pytest.raises(UnknownEventType, match="domain.action"):
-        registry.register("NoDot", {1: REGISTRY.spec("run.started").models[1]}, fact=True, natural_key=lambda p: "")
+        registry.register(
+            "x.y",
+            {1: REGISTRY.spec("run.started").models[1], 2: REGISTRY.spec("run.started").models[1]},
+            fact=True,
+            natural_key=lambda p: "",
+        )
+    with pytest.raises(UnknownEventType, match=r"domain\.action"):
+        registry.register(
+            "NoDot", {1: REGISTRY.spec("run.started").models[1]}, fact=True, natural_key=lambda p: ""
+        )
 
 
 V1_PAYLOADS = [
@@ -86,13 +115,29 @@ V1_PAYLOADS = [
 
 @pytest.mark.parametrize("extra", V1_PAYLOADS)
 def test_v1_article_is_upcast_on_read_and_frame_upcast_agrees(extra: dict) -> None:
-    payload = {"article_id": "a", "source": "s", "url": "u", "canonical_url": "u", "title": "T",
-               "content_hash": "h", **extra}
+    payload = {
+        "article_id": "a",
+        "source": "s",
+        "url": "u",
+        "canonical_url": "u",
+        "title": "T",
+        "content_hash": "h",
+        **extra,
+    }
     REGISTRY.validate("article.collected", 1, payload)  # a real v1 payload
     row = {
-        "event_id": "0" * 32, "event_type": "article.collected", "schema_version": 1, "occurred_at": T0, "seq": 0,
-        "brief_date": DAY, "run_id": "r", "subject_id": "a", "source_event_ids": [], "produced_by": "old@1",
-        "policy_version": "", "payload": __import__("json").dumps(payload),
+        "event_id": "0" * 32,
+        "event_type": "article.collected",
+        "schema_version": 1,
+        "occurred_at": T0,
+        "seq": 0,
+        "brief_date": DAY,
+        "run_id": "r",
+        "subject_id": "a",
+        "source_event_ids": [],
+        "produced_by": "old@1",
+        "policy_version": "",
+        "payload": __import__("json").dumps(payload),
     }
     event = event_from_row(row)
     assert event.schema_version == 2
@@ -100,8 +145,15 @@ def test_v1_article_is_upcast_on_read_and_frame_upcast_agrees(extra: dict) -> No
     assert "published" not in event.payload
     REGISTRY.validate("article.collected", 2, event.payload)
 
-    frame = pl.DataFrame({"schema_version": [1], "published": [extra["published"]], "published_at": [None],
-                          "language": [None]}, schema_overrides={"published_at": pl.String, "language": pl.String})
+    frame = pl.DataFrame(
+        {
+            "schema_version": [1],
+            "published": [extra["published"]],
+            "published_at": [None],
+            "language": [None],
+        },
+        schema_overrides={"published_at": pl.String, "language": pl.String},
+    )
     up = upcast_collected_frame(frame.lazy()).with_columns(parse_utc(pl.col("published_at"))).collect()
     expected = event.payload["published_at"]
     got = up["published_at"][0]
@@ -112,8 +164,16 @@ def test_v1_article_is_upcast_on_read_and_frame_upcast_agrees(extra: dict) -> No
 
 
 def test_upcaster_keeps_every_other_field() -> None:
-    v1 = {"article_id": "a", "source": "s", "url": "u", "canonical_url": "c", "title": "T", "summary": "S",
-          "published": None, "content_hash": "h"}
+    v1 = {
+        "article_id": "a",
+        "source": "s",
+        "url": "u",
+        "canonical_url": "c",
+        "title": "T",
+        "summary": "S",
+        "published": None,
+        "content_hash": "h",
+    }
     v2 = upcast_article_collected_v1_v2(dict(v1))
     assert {k: v2[k] for k in v1 if k != "published"} == {k: v for k, v in v1.items() if k != "published"}
 

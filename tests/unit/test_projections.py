@@ -15,12 +15,14 @@ def _articles(store: InMemoryEventStore, **kw: object) -> pl.DataFrame:
 
 def test_corrections_apply_in_event_order_field_by_field() -> None:
     store = InMemoryEventStore()
-    store.append([
-        collected(1, title="Original", at=T0),
-        corrected(1, "title", "First fix", at=T0 + timedelta(minutes=1)),
-        corrected(1, "title", "Second fix", at=T0 + timedelta(minutes=2)),
-        corrected(1, "category", "research", at=T0 + timedelta(minutes=3)),
-    ])
+    store.append(
+        [
+            collected(1, title="Original", at=T0),
+            corrected(1, "title", "First fix", at=T0 + timedelta(minutes=1)),
+            corrected(1, "title", "Second fix", at=T0 + timedelta(minutes=2)),
+            corrected(1, "category", "research", at=T0 + timedelta(minutes=3)),
+        ]
+    )
     row = _articles(store).row(0, named=True)
     assert row["title"] == "Second fix"
     assert row["category"] == "research"
@@ -29,11 +31,13 @@ def test_corrections_apply_in_event_order_field_by_field() -> None:
 
 def test_a_recollection_after_a_correction_wins() -> None:
     store = InMemoryEventStore()
-    store.append([
-        collected(1, title="Original", at=T0),
-        corrected(1, "title", "Fixed", at=T0 + timedelta(minutes=1)),
-        collected(1, title="Publisher updated it", at=T0 + timedelta(minutes=2)),
-    ])
+    store.append(
+        [
+            collected(1, title="Original", at=T0),
+            corrected(1, "title", "Fixed", at=T0 + timedelta(minutes=1)),
+            collected(1, title="Publisher updated it", at=T0 + timedelta(minutes=2)),
+        ]
+    )
     row = _articles(store).row(0, named=True)
     assert row["title"] == "Publisher updated it"
     assert row["collected_events"] == 2
@@ -41,7 +45,9 @@ def test_a_recollection_after_a_correction_wins() -> None:
 
 def test_as_of_time_travel() -> None:
     store = InMemoryEventStore()
-    store.append([collected(1, title="Original", at=T0), corrected(1, "title", "Fixed", at=T0 + timedelta(hours=1))])
+    store.append(
+        [collected(1, title="Original", at=T0), corrected(1, "title", "Fixed", at=T0 + timedelta(hours=1))]
+    )
     assert _articles(store, as_of=T0 + timedelta(minutes=5))["title"].to_list() == ["Original"]
     assert _articles(store)["title"].to_list() == ["Fixed"]
     assert _articles(store, as_of=T0 - timedelta(seconds=1)).height == 0
@@ -57,10 +63,12 @@ def test_published_at_is_utc_datetime() -> None:
 
 def test_seen_keeps_the_first_day_a_url_or_hash_appeared() -> None:
     store = InMemoryEventStore()
-    store.append([
-        collected(1, url="https://a.example/x", day=DAY, at=T0),
-        collected(2, url="https://a.example/x", day=DAY + timedelta(days=1), at=T0 + timedelta(days=1)),
-    ])
+    store.append(
+        [
+            collected(1, url="https://a.example/x", day=DAY, at=T0),
+            collected(2, url="https://a.example/x", day=DAY + timedelta(days=1), at=T0 + timedelta(days=1)),
+        ]
+    )
     seen = materialize(store, "seen").filter(pl.col("kind") == "url")
     row = seen.row(0, named=True)
     assert seen.height == 1
@@ -70,13 +78,15 @@ def test_seen_keeps_the_first_day_a_url_or_hash_appeared() -> None:
 
 def test_runs_status_counts_and_errors() -> None:
     store = InMemoryEventStore()
-    store.append([
-        run_event("run.started", "ok", at=T0),
-        collected(1, run_id="ok", at=T0 + timedelta(seconds=1)),
-        run_event("run.finished", "ok", at=T0 + timedelta(seconds=9), step_seconds={"collect": 1.5}),
-        run_event("run.started", "bad", at=T0 + timedelta(minutes=1)),
-        run_event("run.failed", "bad", at=T0 + timedelta(minutes=2), message="feed techcrunch: HTTP 500"),
-    ])
+    store.append(
+        [
+            run_event("run.started", "ok", at=T0),
+            collected(1, run_id="ok", at=T0 + timedelta(seconds=1)),
+            run_event("run.finished", "ok", at=T0 + timedelta(seconds=9), step_seconds={"collect": 1.5}),
+            run_event("run.started", "bad", at=T0 + timedelta(minutes=1)),
+            run_event("run.failed", "bad", at=T0 + timedelta(minutes=2), message="feed techcrunch: HTTP 500"),
+        ]
+    )
     runs = {r["run_id"]: r for r in materialize(store, "runs").iter_rows(named=True)}
     assert runs["ok"]["status"] == "completed" and runs["ok"]["flow"] == "daily-brief"
     assert runs["ok"]["duration_s"] == 9.0 and runs["ok"]["events"] == 3
@@ -88,10 +98,27 @@ def test_projection_schemas_are_stable() -> None:
     store = InMemoryEventStore()
     store.append([collected(1), run_event("run.started", "r")])
     assert list(materialize(store, "articles").schema) == [
-        "article_id", "source", "url", "canonical_url", "title", "summary", "published_at", "language",
-        "content_hash", "category", "first_brief_date", "first_collected_at", "updated_at",
-        "collected_events", "corrections",
+        "article_id",
+        "source",
+        "url",
+        "canonical_url",
+        "title",
+        "summary",
+        "published_at",
+        "language",
+        "content_hash",
+        "category",
+        "first_brief_date",
+        "first_collected_at",
+        "updated_at",
+        "collected_events",
+        "corrections",
     ]
     assert list(materialize(store, "seen").schema) == [
-        "kind", "key", "article_id", "first_brief_date", "last_brief_date", "first_seen_at"
+        "kind",
+        "key",
+        "article_id",
+        "first_brief_date",
+        "last_brief_date",
+        "first_seen_at",
     ]

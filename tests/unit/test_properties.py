@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from datetime import timedelta
 
@@ -34,7 +35,9 @@ def event_sequences(draw: st.DrawFn) -> list[Event]:
             events.append(collected(article, day=day, at=at, seq=seq, title=title, run_id=run))
         elif kind == "corrected":
             field = draw(st.sampled_from(FIELDS))
-            events.append(corrected(article, field, draw(st.sampled_from(["x", "y", None])), day=day, at=at, seq=seq))
+            events.append(
+                corrected(article, field, draw(st.sampled_from(["x", "y", None])), day=day, at=at, seq=seq)
+            )
         else:
             events.append(run_event(f"run.{kind}", run, day=day, at=at))
     return events
@@ -42,7 +45,7 @@ def event_sequences(draw: st.DrawFn) -> list[Event]:
 
 def _batches(events: list[Event], cuts: list[int]) -> list[list[Event]]:
     points = sorted({0, len(events), *[c % (len(events) + 1) for c in cuts]})
-    return [events[a:b] for a, b in zip(points, points[1:], strict=False) if b > a]
+    return [events[a:b] for a, b in itertools.pairwise(points) if b > a]
 
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

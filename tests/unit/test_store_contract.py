@@ -34,7 +34,7 @@ class TestEventStoreContract:
     def test_rerun_appends_nothing_and_readers_see_each_id_once(self, store: EventStore) -> None:
         events = [collected(i) for i in range(5)]
         store.append(events)
-        again = store.append(events + [collected(5)])
+        again = store.append([*events, collected(5)])
         assert (again.written, again.skipped) == (1, 5)
         ids = [e.event_id for e in store.read()]
         assert len(ids) == len(set(ids)) == 6
@@ -55,8 +55,18 @@ class TestEventStoreContract:
         store.append([collected(1)])
         schema = store.scan().collect_schema()
         assert list(schema) == [
-            "event_id", "event_type", "schema_version", "occurred_at", "seq", "brief_date", "run_id",
-            "subject_id", "source_event_ids", "produced_by", "policy_version", "payload",
+            "event_id",
+            "event_type",
+            "schema_version",
+            "occurred_at",
+            "seq",
+            "brief_date",
+            "run_id",
+            "subject_id",
+            "source_event_ids",
+            "produced_by",
+            "policy_version",
+            "payload",
         ]
         assert schema["occurred_at"] == pl.Datetime("us", "UTC")
 

@@ -1,0 +1,148 @@
+"""The brief command as a user runs it: a real process, the shipped sample feeds, a real store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+BRIEF = [sys.executable, "-m", "flows.cli"]
+
+
+def brief(
+    *args: str, cwd: Path = REPO, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [*BRIEF, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "160", **(env or {})},
+    )
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    config = tmp_path / "samples" / "brief.toml"
+    config.write_text(config.read_text().replace('root = "../var/sample-store"', 'root = "store"'))
+    return config
+
+
+def test_collect_then_browse_and_replay(sample: Path) -> None:
+    first = brief("collect", "--config", str(sample), "--date", "2025-08-06")
+    assert first.returncode == 0, first.stderr
+    assert "labnotes" in first.stdout and "10 new event(s)" in first.stdout
+    again = brief("collect", "--config", str(sample), "--date", "2025-08-06")
+    assert "0 new event(s), 10 already in the log" in again.stdout
+
+    lines = brief("events", "--config", str(sample), "--format", "jsonl").stdout.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert len(events) == 10
+    assert set(events[0]) == {
+        "event_id",
+        "event_type",
+        "schema_version",
+        "occurred_at",
+        "seq",
+        "brief_date",
+        "run_id",
+        "subject_id",
+        "source_event_ids",
+        "produced_by",
+        "policy_version",
+        "payload",
+    }
+    assert isinstance(events[0]["payload"], dict)
+    only = brief("events", "--config", str(sample), "--format", "jsonl", "--type", "feed.fetched").stdout
+    assert [json.loads(x)["event_type"] for x in only.splitlines()] == ["feed.fetched", "feed.fetched"]
+
+    replay = brief("replay", "--config", str(sample), "--date", "2025-08-06", "--format", "jsonl")
+    titles = {json.loads(x)["title"] for x in replay.stdout.splitlines()}
+    assert "Northwind AI raises $120M Series B to build robot arms" in titles
+    before = brief(
+        "replay",
+        "--config",
+        str(sample),
+        "--date",
+        "2025-08-06",
+        "--as-of",
+        "2000-01-01T00:00:00Z",
+        "--format",
+        "jsonl",
+    )
+    assert before.returncode == 0 and before.stdout == ""
+
+    table = brief("replay", "--config", str(sample), "--date", "2025-08-06", "--projection", "runs")
+    assert table.returncode == 0 and "runs of 2025-08-06" in table.stdout
+    compacted = brief("compact", "--config", str(sample))
+    assert "2025-08-06: 2 file(s) -> 1, 10 events" in compacted.stdout
+
+
+def test_config_from_environment_variable(sample: Path) -> None:
+    done = brief("collect", "--date", "2025-08-06", env={"BRIEF_CONFIG": str(sample)})
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["events", "--date", "06-08-2025"], "--date '06-08-2025' is not a date; use YYYY-MM-DD"),
+        (["replay", "--date", "2025-08-06", "--projection", "stories2"], "unknown projection 'stories2'"),
+        (
+            ["replay", "--date", "2025-08-06", "--as-of", "yesterday"],
+            "--as-of 'yesterday' is not an ISO time",
+        ),
+        (["events", "--type", "article.teleported"], "unknown event type 'article.teleported'"),
+        (["events"], "does not exist; run 'brief run' first"),
+        (["events", "--nope"], "No such option: --nope"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], message: str) -> None:
+    done = brief(*args, "--config", str(sample))
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (sample.parent / "store").exists()
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[storage]\n", "storage.root is required"),
+        ("timezone='Mars/Olympus'\n[storage]\nroot='x'\n", "unknown timezone 'Mars/Olympus'"),
+        (
+            "[storage]\nroot='x'\n[[sources]]\nname='a'\nurl='ftp://x'\n",
+            "must start with http://, https:// or file://",
+        ),
+        ("[storage]\nroot='x'\nroots='y'\n", "roots is not a known setting"),
+        ("[storage\nroot='x'", "not valid TOML"),
+    ],
+)
+def test_bad_config_names_the_field(tmp_path: Path, toml: str, message: str) -> None:
+    config = tmp_path / "brief.toml"
+    config.write_text(toml)
+    done = brief("collect", "--config", str(config), "--date", "2025-08-06")
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_missing_config_says_how_to_fix(tmp_path: Path) -> None:
+    done = brief("events", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "pass --config PATH or set BRIEF_CONFIG" in done.stderr
+
+
+def test_help_lists_every_command() -> None:
+    done = brief("--help")
+    for command in ("events", "replay", "compact", "collect"):
+        assert command in done.stdout
