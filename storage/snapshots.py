@@ -34,11 +34,13 @@ class Snapshot:
     projection: str
     state: Folded
     position: dict[str, tuple[str, ...]]
-    folded: pl.DataFrame  # _key (u64, sorted), event_id, occurred_at, seq, run_id of every folded event
+    # _key (u64), event_id, occurred_at, seq, run_id of every folded event, in runs sorted by _key:
+    # a refresh adds one small run instead of re-sorting them all; runs merge when there are many
+    folded: tuple[pl.DataFrame, ...]
 
     @property
     def events(self) -> int:
-        return self.folded.height
+        return sum(f.height for f in self.folded)
 
     def view(self) -> pl.DataFrame:
         return get_projection(self.projection).view(self.state.lazy()).collect()
@@ -61,7 +63,7 @@ def take_snapshot(store: EventStore, name: str) -> Snapshot:
     units = [u for batch in position.values() for u in batch]
     events = store.query(lambda: dedup_ordered(store.raw_units(units)))
     state, folded = _fold(name, events)
-    return Snapshot(name, state, position, folded.sort("_key"))
+    return Snapshot(name, state, position, (folded.sort("_key"),))
 
 
 def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
@@ -76,12 +78,21 @@ def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
     if projection.event_types:
         fresh = fresh.filter(pl.col("event_type").is_in(list(projection.event_types)))
     keys = fresh.select(id_keys(pl.col("event_id"))).to_series().to_numpy()
-    folded_keys = snapshot.folded.get_column("_key").to_numpy()
-    at = np.searchsorted(folded_keys, keys).clip(max=max(len(folded_keys) - 1, 0))
-    maybe_known = (folded_keys[at] == keys) if len(folded_keys) else np.zeros(len(keys), dtype=bool)
+    maybe_known = np.zeros(len(keys), dtype=bool)
+    for run in snapshot.folded:
+        run_keys = run.get_column("_key").to_numpy()
+        if len(run_keys):
+            at = np.searchsorted(run_keys, keys).clip(max=len(run_keys) - 1)
+            maybe_known |= run_keys[at] == keys
     if maybe_known.any():
         candidates = fresh.filter(pl.Series(maybe_known))
-        earlier = candidates.join(snapshot.folded, on="event_id", how="inner", suffix="_old").filter(
+        old = pl.concat(
+            [
+                r.filter(pl.col("_key").is_in(pl.Series(keys[maybe_known], dtype=pl.UInt64).implode()))
+                for r in snapshot.folded
+            ]
+        )
+        earlier = candidates.join(old, on="event_id", how="inner", suffix="_old").filter(
             (pl.col("occurred_at") < pl.col("occurred_at_old"))
             | ((pl.col("occurred_at") == pl.col("occurred_at_old")) & (pl.col("seq") < pl.col("seq_old")))
             | (
@@ -92,7 +103,7 @@ def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
         )
         if earlier.height:
             return take_snapshot(store, snapshot.projection)
-        fresh = fresh.join(snapshot.folded.select("event_id"), on="event_id", how="anti")
+        fresh = fresh.join(old.select("event_id"), on="event_id", how="anti")
     if fresh.height == 0:
         return Snapshot(snapshot.projection, snapshot.state, position, snapshot.folded)
     state, folded = _fold(snapshot.projection, fresh)
@@ -127,10 +138,16 @@ def _merge_touched(projection: Projection, old: Folded, new: Folded) -> Folded:
     return Folded(out)
 
 
-def _add_keys(folded: pl.DataFrame, more: pl.DataFrame) -> pl.DataFrame:
-    """Insert new id keys into the sorted key frame without re-sorting everything."""
-    more = more.sort("_key")
-    return folded.merge_sorted(more, key="_key") if folded.height else more
+MAX_RUNS = 16
+
+
+def _add_keys(folded: tuple[pl.DataFrame, ...], more: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
+    """Add a sorted run of new id keys; fold the small runs together when there are too many."""
+    runs = (*folded, more.sort("_key"))
+    if len(runs) > MAX_RUNS:
+        small = pl.concat(runs[1:]).sort("_key")
+        runs = (runs[0], small)
+    return runs
 
 
 # -- persistence ----------------------------------------------------------------------
@@ -140,7 +157,10 @@ def save_snapshot(store: ParquetEventStore, snapshot: Snapshot) -> str:
     """Write the snapshot beside the events; the manifest goes last, so a crash leaves the old one."""
     directory = f"{store.base.rstrip('/')}/snapshots/{snapshot.projection}"
     store.fs.create_dir(directory, recursive=True)
-    frames = {**{f"state-{k}": v for k, v in snapshot.state.frames.items()}, "folded": snapshot.folded}
+    frames = {
+        **{f"state-{k}": v for k, v in snapshot.state.frames.items()},
+        "folded": pl.concat(snapshot.folded).sort("_key"),
+    }
     tag = (
         f"{len(snapshot.position)}-{snapshot.events}-{abs(hash(tuple(sorted(snapshot.position.items())))):x}"
     )
@@ -178,4 +198,4 @@ def load_snapshot(store: ParquetEventStore, name: str) -> Snapshot | None:
             frames[key] = pl.read_parquet(io.BytesIO(src.read()))
     state = Folded({k[len("state-") :]: v for k, v in frames.items() if k.startswith("state-")})
     position = {k: tuple(v) for k, v in manifest["position"].items()}
-    return Snapshot(name, state, position, frames["folded"])
+    return Snapshot(name, state, position, (frames["folded"],))
