@@ -123,10 +123,9 @@ def _merge_touched(projection: Projection, old: Folded, new: Folded) -> Folded:
         if not keys:
             touched[name], kept[name] = frame.lazy(), None
             continue
-        hit = frame.select(
-            pl.struct(keys).is_in(new.frames[name].select(pl.struct(keys)).to_series().implode())
-        )
-        mask = hit.to_series()
+        # the first key column alone picks a superset of the touched rows: merge leaves the rest as they are
+        touched_keys = new.frames[name].get_column(keys[0]).unique().implode()
+        mask = frame.select(pl.col(keys[0]).is_in(touched_keys)).to_series()
         touched[name], kept[name] = frame.filter(mask).lazy(), frame.filter(~mask)
     merged = collect_state(projection.merge(touched, new.lazy()))
     out = {}

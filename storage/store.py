@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -26,7 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from storage.errors import StoreError
-from storage.events import ENVELOPE_COLUMNS, Event, canonical_json, event_from_row, short_hash
+from storage.events import Event, canonical_json, event_from_row, short_hash
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -65,11 +65,15 @@ class CompactResult:
 
 
 def events_to_table(events: Sequence[Event]) -> pa.Table:
-    """Events to an Arrow table, column by column (no per-event dict building)."""
-    columns = {name: [getattr(e, name) for e in events] for name in ENVELOPE_COLUMNS if name != "payload"}
-    columns["source_event_ids"] = [list(ids) for ids in columns["source_event_ids"]]
-    columns["payload"] = [canonical_json(e.payload) for e in events]
-    return pa.table(columns, schema=ARROW_SCHEMA)
+    """Events to an Arrow table, one typed array per column (no per-event dicts)."""
+    arrays = []
+    for field_ in ARROW_SCHEMA:
+        if field_.name == "payload":
+            values: list[Any] = [canonical_json(e.payload) for e in events]
+        else:
+            values = [getattr(e, field_.name) for e in events]
+        arrays.append(pa.array(values, type=field_.type))
+    return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
 
 
 def dedup_ordered(frame: pl.LazyFrame) -> pl.LazyFrame:
@@ -364,10 +368,14 @@ def resolve_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
 
 
 def _by_day(events: Sequence[Event]) -> dict[date, list[Event]]:
+    strangers = [e for e in events if not isinstance(e, Event)]
+    if strangers:
+        raise StoreError(f"append takes Event objects made by new_event, got {type(strangers[0]).__name__}")
+    days = {e.brief_date for e in events}
+    if len(days) == 1:
+        return {days.pop(): list(events)}
     grouped: dict[date, list[Event]] = {}
     for event in events:
-        if not isinstance(event, Event):
-            raise StoreError(f"append takes Event objects made by new_event, got {type(event).__name__}")
         grouped.setdefault(event.brief_date, []).append(event)
     return grouped
 
