@@ -43,11 +43,69 @@ class SourceSettings(Section):
         return value
 
 
+class CategorySettings(Section):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    label_en: str = ""
+    label_zh: str = ""
+    keywords: list[str] = Field(default_factory=list)
+    weight: float = Field(default=1.0, ge=0, le=5)
+    quota: int = Field(default=5, ge=0)
+
+
+DEFAULT_CATEGORIES = [
+    CategorySettings(name="models", label_en="Models and releases", label_zh="模型与发布", weight=1.3, keywords=[
+        "model", "models", "llm", "gpt", "claude", "gemini", "llama", "open-weight", "open-source", "release",
+        "releases", "launch", "launches", "weights", "reasoning", "parameters", "模型", "发布", "开源", "大模型"]),
+    CategorySettings(name="business", label_en="Funding and business", label_zh="融资与商业", weight=1.1, keywords=[
+        "raises", "raised", "funding", "valuation", "acquires", "acquisition", "deal", "revenue", "ipo",
+        "investors", "series", "billion", "million", "startup", "contract", "融资", "收购", "估值", "亿"]),
+    CategorySettings(name="policy", label_en="Policy and law", label_zh="政策与法规", weight=1.1, keywords=[
+        "regulation", "law", "lawsuit", "court", "government", "congress", "senate", "eu", "ftc", "ban",
+        "policy", "federal", "agencies", "judge", "verdict", "guilty", "监管", "政策", "法院", "政府"]),
+    CategorySettings(name="research", label_en="Research", label_zh="研究", weight=1.0, keywords=[
+        "research", "researchers", "paper", "study", "benchmark", "university", "scientists", "arxiv",
+        "dataset", "研究", "论文", "大学", "学者"]),
+    CategorySettings(name="security", label_en="Safety and security", label_zh="安全", weight=1.2, keywords=[
+        "security", "attack", "hackers", "vulnerability", "safety", "prompt injection", "jailbreak", "breach",
+        "malware", "privacy", "安全", "漏洞", "攻击"]),
+    CategorySettings(name="products", label_en="Products and tools", label_zh="产品与工具", weight=0.9, keywords=[
+        "app", "feature", "users", "chatgpt", "copilot", "update", "available", "subscription", "agent", "tool",
+        "windows", "iphone", "android", "产品", "应用", "用户"]),
+    CategorySettings(name="hardware", label_en="Chips and infrastructure", label_zh="芯片与算力", weight=1.0, keywords=[
+        "chip", "chips", "gpu", "nvidia", "data center", "datacenter", "compute", "semiconductor", "tsmc",
+        "energy", "芯片", "算力", "数据中心"]),
+]
+
+
+class PolicySettings(Section):
+    lookback_hours: int = Field(default=48, ge=1, le=24 * 14)
+    near_duplicate_threshold: float = Field(default=0.60, ge=0, le=1)
+    same_source_threshold: float = Field(default=0.80, ge=0, le=1.01)
+    min_shared_names: int = Field(default=2, ge=1, description="shared names that join two non-English items")
+    top_stories: int = Field(default=5, ge=0)
+    quick_links: int = Field(default=15, ge=0)
+    min_category_confidence: float = Field(default=0.5, ge=0, le=1)
+    categories: list[CategorySettings] = Field(default_factory=lambda: list(DEFAULT_CATEGORIES))
+
+    def version(self) -> str:
+        """A short hash of the policy: every derivation it produced carries it."""
+        import hashlib
+
+        return hashlib.blake2b(self.model_dump_json().encode(), digest_size=6).hexdigest()
+
+
+class EmbeddingSettings(Section):
+    model: str = Field(default="all-MiniLM-L6-v2", description="a sentence-transformers model name or local path")
+    batch_size: int = Field(default=64, ge=1)
+
+
 class Settings(Section):
     storage: StorageSettings
     timezone: str = "UTC"
     language: Literal["en", "zh"] = "en"
     sources: list[SourceSettings] = Field(default_factory=list)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
 
     @field_validator("sources")
     @classmethod

@@ -154,3 +154,63 @@ REGISTRY.register(
     "run.finished", {1: RunFinished}, fact=False, natural_key=_key("status"), hash_payload=False
 )
 REGISTRY.register("run.failed", {1: RunFailed}, fact=False, natural_key=_key("step", "error"))
+
+
+# --- dedup, stories, analysis, briefs --------------------------------------------------
+
+
+class DuplicateDetected(Payload):
+    article_id: str
+    duplicate_of: str
+    reason: Literal["same_url", "same_content", "seen_before", "briefed_before"]
+    first_brief_date: str | None = None
+
+
+class StoryClustered(Payload):
+    story_id: str
+    members: list[str]
+    representative: str
+    follow_up_of: str | None = None
+    pair_scores: list[tuple[str, str, float]] = Field(default_factory=list)
+
+
+class Anchor(Payload):
+    article_id: str
+    field: Literal["title", "summary"]
+    start: int
+    end: int
+
+
+class Fact(Payload):
+    kind: Literal["organization", "person", "product", "amount", "date"]
+    text: str
+    value: str
+    anchor: Anchor
+
+
+class StoryAnalyzed(Payload):
+    story_id: str
+    category: str
+    confidence: float = Field(ge=0, le=1)
+    importance: float = Field(ge=0, le=1)
+    facts: list[Fact] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+
+
+class BriefPublished(Payload):
+    brief_date: str
+    version: int = Field(ge=1)
+    items: int
+    stories: list[str]
+    files: dict[str, str]
+    content_hash: str
+
+
+REGISTRY.register(
+    "article.duplicate_detected", {1: DuplicateDetected}, fact=False, natural_key=_key("article_id", "reason")
+)
+REGISTRY.register("story.clustered", {1: StoryClustered}, fact=False, natural_key=_key("story_id"))
+REGISTRY.register("story.analyzed", {1: StoryAnalyzed}, fact=False, natural_key=_key("story_id"))
+REGISTRY.register(
+    "brief.published", {1: BriefPublished}, fact=False, natural_key=_key("brief_date", "version", "content_hash")
+)

