@@ -176,6 +176,32 @@ def replay(
 
 
 @app.command()
+def run(
+    day: Annotated[str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Run the daily brief for one date (collect, dedup, analyze, write, publish) and say where it is."""
+    import os
+
+    from flows.settings import load_settings
+
+    parse_day(day)
+    settings = load_settings(config)  # a bad config fails here, before Prefect starts
+    if not settings.sources:
+        raise InputError("the config has no [[sources]]; add one with name = … and url = …")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    with err.status("starting Prefect and running the daily brief …"):
+        from flows.daily import daily_brief
+
+        result = daily_brief(day, config)
+    state = "new version" if result["changed"] else "unchanged"
+    out.print(f"[bold]Brief for {result['date']}[/] (v{result['version']}, {state}): {result['items']} items "
+              f"in {result['seconds']:.1f} s")
+    for ext, path in result["files"].items():
+        out.print(f"  {ext:<4} {path}")
+
+
+@app.command()
 def collect(
     day: Annotated[
         str | None,

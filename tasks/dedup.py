@@ -118,6 +118,7 @@ class Item:
     content_hash: str
     published_at: datetime | None
     language: str = "und"
+    url: str = ""  # the link as the feed gave it (what citations show)
 
     @property
     def text(self) -> str:

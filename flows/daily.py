@@ -1,0 +1,86 @@
+"""The ``daily_brief`` flow: collect → dedup → analyze → write → publish, one task per source or batch.
+
+The flow body only sequences tasks; every decision lives in ``tasks/``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import date
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.context import get_run_context
+
+from flows.settings import Settings, load_settings
+from storage.store import ParquetEventStore
+from tasks import steps
+from tasks.embed import CachedEmbedder, SentenceTransformerEmbedder
+
+
+@task(name="collect-source", task_run_name="collect {source_name}", cache_policy=NO_CACHE)
+def collect_source_task(ctx: steps.RunContext, source_name: str) -> steps.SourceOutcome:
+    return steps.collect_one(ctx, source_name)
+
+
+@task(name="dedup", cache_policy=NO_CACHE)
+def dedup_task(ctx: steps.RunContext) -> steps.DedupOutcome:
+    return steps.dedup_day(ctx)
+
+
+@task(name="analyze", cache_policy=NO_CACHE)
+def analyze_task(ctx: steps.RunContext, outcome: steps.DedupOutcome) -> list[dict]:
+    return steps.analyze_stories(ctx, outcome)
+
+
+@task(name="write-and-publish", cache_policy=NO_CACHE)
+def publish_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict]) -> steps.Published:
+    published = steps.publish(ctx, steps.compose(ctx, outcome, analyses))
+    create_markdown_artifact(key=f"brief-{ctx.day.isoformat()}", markdown=published.markdown,
+                             description=f"Brief of {ctx.day.isoformat()}, version {published.version}")
+    return published
+
+
+def make_context(settings: Settings, day: date, run_id: str | None = None) -> steps.RunContext:
+    store = ParquetEventStore(settings.storage.root)
+    embedder = CachedEmbedder(SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
+                              store.fs, store.base)
+    return steps.RunContext(store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder)
+
+
+def current_run_id() -> str:
+    try:
+        return str(get_run_context().flow_run.id)  # type: ignore[union-attr]
+    except Exception:
+        return f"local-{uuid.uuid4().hex[:12]}"
+
+
+@flow(name="daily-brief", log_prints=True)
+def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
+    """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone)."""
+    settings = load_settings(config)
+    ctx = make_context(settings, steps.resolve_day(date_, settings), current_run_id())
+    report = steps.RunReport(ctx)
+    say = get_run_logger().info
+    report.start()
+    with report.step("collect"):
+        futures = [collect_source_task.submit(ctx, s.name) for s in settings.sources]
+        outcomes = [f.result() for f in futures]
+        report.sources = outcomes
+        say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
+    with report.step("dedup"):
+        outcome = dedup_task(ctx)
+        say(f"{outcome.news} new articles in {len(outcome.stories)} stories ({outcome.duplicates} duplicates)")
+    with report.step("analyze"):
+        analyses = analyze_task(ctx, outcome)
+    with report.step("publish"):
+        published = publish_task(ctx, outcome, analyses)
+        say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")
+    report.finish(outcome, published)
+    create_table_artifact(key=f"run-report-{ctx.day.isoformat()}", table=report.table(),
+                          description=report.summary())
+    return {"date": ctx.day.isoformat(), "run_id": ctx.run_id, "version": published.version,
+            "files": published.files, "items": published.items, "changed": published.changed,
+            "seconds": round(time.perf_counter() - report.started, 2)}
