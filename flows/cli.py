@@ -177,7 +177,9 @@ def replay(
 
 @app.command()
 def run(
-    day: Annotated[str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")] = None,
+    day: Annotated[
+        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Run the daily brief for one date (collect, dedup, analyze, write, publish) and say where it is."""
@@ -195,8 +197,10 @@ def run(
 
         result = daily_brief(day, config)
     state = "new version" if result["changed"] else "unchanged"
-    out.print(f"[bold]Brief for {result['date']}[/] (v{result['version']}, {state}): {result['items']} items "
-              f"in {result['seconds']:.1f} s")
+    out.print(
+        f"[bold]Brief for {result['date']}[/] (v{result['version']}, {state}): {result['items']} items "
+        f"in {result['seconds']:.1f} s"
+    )
     for ext, path in result["files"].items():
         out.print(f"  {ext:<4} {path}")
 

@@ -10,8 +10,8 @@ import uuid
 from datetime import date
 
 from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
 from flows.settings import Settings, load_settings
@@ -38,15 +38,21 @@ def analyze_task(ctx: steps.RunContext, outcome: steps.DedupOutcome) -> list[dic
 @task(name="write-and-publish", cache_policy=NO_CACHE)
 def publish_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict]) -> steps.Published:
     published = steps.publish(ctx, steps.compose(ctx, outcome, analyses))
-    create_markdown_artifact(key=f"brief-{ctx.day.isoformat()}", markdown=published.markdown,
-                             description=f"Brief of {ctx.day.isoformat()}, version {published.version}")
+    create_markdown_artifact(
+        key=f"brief-{ctx.day.isoformat()}",
+        markdown=published.markdown,
+        description=f"Brief of {ctx.day.isoformat()}, version {published.version}",
+    )
     return published
 
 
 def make_context(settings: Settings, day: date, run_id: str | None = None) -> steps.RunContext:
     store = ParquetEventStore(settings.storage.root)
-    embedder = CachedEmbedder(SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
-                              store.fs, store.base)
+    embedder = CachedEmbedder(
+        SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
+        store.fs,
+        store.base,
+    )
     return steps.RunContext(store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder)
 
 
@@ -72,15 +78,24 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
         say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
     with report.step("dedup"):
         outcome = dedup_task(ctx)
-        say(f"{outcome.news} new articles in {len(outcome.stories)} stories ({outcome.duplicates} duplicates)")
+        say(
+            f"{outcome.news} new articles in {len(outcome.stories)} stories ({outcome.duplicates} duplicates)"
+        )
     with report.step("analyze"):
         analyses = analyze_task(ctx, outcome)
     with report.step("publish"):
         published = publish_task(ctx, outcome, analyses)
         say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")
     report.finish(outcome, published)
-    create_table_artifact(key=f"run-report-{ctx.day.isoformat()}", table=report.table(),
-                          description=report.summary())
-    return {"date": ctx.day.isoformat(), "run_id": ctx.run_id, "version": published.version,
-            "files": published.files, "items": published.items, "changed": published.changed,
-            "seconds": round(time.perf_counter() - report.started, 2)}
+    create_table_artifact(
+        key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=report.summary()
+    )
+    return {
+        "date": ctx.day.isoformat(),
+        "run_id": ctx.run_id,
+        "version": published.version,
+        "files": published.files,
+        "items": published.items,
+        "changed": published.changed,
+        "seconds": round(time.perf_counter() - report.started, 2),
+    }

@@ -17,7 +17,11 @@ from tasks.dedup import ORGANISATIONS, Item
 
 # -- facts -----------------------------------------------------------------------------
 
-_ORG = re.compile(r"(?<![A-Za-z])(" + "|".join(re.escape(o) for o in sorted(ORGANISATIONS, key=len, reverse=True)) + r")(?![A-Za-z])")
+_ORG = re.compile(
+    r"(?<![A-Za-z])("
+    + "|".join(re.escape(o) for o in sorted(ORGANISATIONS, key=len, reverse=True))
+    + r")(?![A-Za-z])"
+)
 _PRODUCT = re.compile(
     r"(?<![\w-])("
     r"GPT-[0-9][\w.]*(?:[- ](?:mini|nano|pro|turbo))?|gpt-oss(?:-\d+b)?|o[1-9](?:-(?:mini|pro|preview))?"
@@ -32,20 +36,63 @@ _PERSON = re.compile(
     r"((?:[A-Z][a-z]+|[A-Z]\.)(?:\s[A-Z][a-z]+){1,2})"
     r"|((?:[A-Z][a-z]+)(?:\s[A-Z][a-z]+){1,2}),\s(?:the\s)?(?:CEO|founder|chief|head|president|director)"
 )
-_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9,
-          "t": 1e12, "trillion": 1e12, "万": 1e4, "亿": 1e8, "千万": 1e7, "百万": 1e6}
+_SCALE = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "t": 1e12,
+    "trillion": 1e12,
+    "万": 1e4,
+    "亿": 1e8,
+    "千万": 1e7,
+    "百万": 1e6,
+}
 _CURRENCY_SIGN = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "CNY"}
-_CURRENCY_WORD = {"dollars": "USD", "dollar": "USD", "usd": "USD", "euros": "EUR", "eur": "EUR", "pounds": "GBP",
-                  "美元": "USD", "美金": "USD", "元": "CNY", "人民币": "CNY", "元人民币": "CNY", "欧元": "EUR"}
+_CURRENCY_WORD = {
+    "dollars": "USD",
+    "dollar": "USD",
+    "usd": "USD",
+    "euros": "EUR",
+    "eur": "EUR",
+    "pounds": "GBP",
+    "美元": "USD",
+    "美金": "USD",
+    "元": "CNY",
+    "人民币": "CNY",
+    "元人民币": "CNY",
+    "欧元": "EUR",
+}
 _NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
 _AMOUNT = re.compile(
     rf"(?P<sign>[$€£¥])\s?(?P<n1>{_NUMBER})\s?(?P<s1>trillion|billion|million|thousand|bn|mn|[kKmMbBtT](?![a-z]))?"
     rf"|(?P<n2>{_NUMBER})\s?(?P<s2>trillion|billion|million|thousand)\s(?P<w2>dollars|euros|pounds|USD|EUR)"
     rf"|(?P<n3>{_NUMBER})\s?(?P<s3>千万|百万|万|亿)?(?P<w3>元人民币|美元|美金|人民币|欧元|元)"
 )
-_MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"], start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
 _MONTH_RE = r"(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
@@ -68,8 +115,17 @@ class FoundFact:
     end: int
 
     def as_payload(self) -> dict:
-        return {"kind": self.kind, "text": self.text, "value": self.value,
-                "anchor": {"article_id": self.article_id, "field": self.field, "start": self.start, "end": self.end}}
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "value": self.value,
+            "anchor": {
+                "article_id": self.article_id,
+                "field": self.field,
+                "start": self.start,
+                "end": self.end,
+            },
+        }
 
 
 def amount_value(match: re.Match[str]) -> str:
@@ -77,7 +133,9 @@ def amount_value(match: re.Match[str]) -> str:
     g = match.groupdict()
     number = g["n1"] or g["n2"] or g["n3"]
     scale = g["s1"] or g["s2"] or g["s3"] or ""
-    currency = _CURRENCY_SIGN.get(g["sign"] or "") or _CURRENCY_WORD.get((g["w2"] or g["w3"] or "").lower(), "USD")
+    currency = _CURRENCY_SIGN.get(g["sign"] or "") or _CURRENCY_WORD.get(
+        (g["w2"] or g["w3"] or "").lower(), "USD"
+    )
     value = float(number.replace(",", "")) * _SCALE.get(scale.lower() if scale.isascii() else scale, 1.0)
     return f"{currency} {value:.0f}"
 
@@ -101,17 +159,34 @@ def extract_facts(item: Item, default_year: int) -> list[FoundFact]:
     facts: list[FoundFact] = []
     for field, text in (("title", item.title), ("summary", item.summary)):
         for m in _ORG.finditer(text):
-            facts.append(FoundFact("organization", m.group(1), m.group(1), item.article_id, field, m.start(1), m.end(1)))
+            facts.append(
+                FoundFact(
+                    "organization", m.group(1), m.group(1), item.article_id, field, m.start(1), m.end(1)
+                )
+            )
         for m in _PRODUCT.finditer(text):
-            facts.append(FoundFact("product", m.group(1), m.group(1), item.article_id, field, m.start(1), m.end(1)))
+            facts.append(
+                FoundFact("product", m.group(1), m.group(1), item.article_id, field, m.start(1), m.end(1))
+            )
         for m in _PERSON.finditer(text):
             group = 1 if m.group(1) else 2
             name = m.group(group)
             if not _ORG.fullmatch(name):
-                facts.append(FoundFact("person", name, name, item.article_id, field, m.start(group), m.end(group)))
+                facts.append(
+                    FoundFact("person", name, name, item.article_id, field, m.start(group), m.end(group))
+                )
         for m in _AMOUNT.finditer(text):
-            facts.append(FoundFact("amount", m.group(0).strip(), amount_value(m), item.article_id, field,
-                                   m.start(), m.start() + len(m.group(0).strip())))
+            facts.append(
+                FoundFact(
+                    "amount",
+                    m.group(0).strip(),
+                    amount_value(m),
+                    item.article_id,
+                    field,
+                    m.start(),
+                    m.start() + len(m.group(0).strip()),
+                )
+            )
         for m in _DATE.finditer(text):
             value = date_value(m, default_year)
             if value:
@@ -134,8 +209,12 @@ def categorise(text: str, rules: Sequence[CategoryRule]) -> tuple[str, float]:
     lowered = text.lower()
     scores = {}
     for rule in rules:
-        hits = sum(len(re.findall(r"(?<![a-z0-9])" + re.escape(k.lower()) + r"(?![a-z0-9])", lowered))
-                   if k.isascii() else lowered.count(k) for k in rule.keywords)
+        hits = sum(
+            len(re.findall(r"(?<![a-z0-9])" + re.escape(k.lower()) + r"(?![a-z0-9])", lowered))
+            if k.isascii()
+            else lowered.count(k)
+            for k in rule.keywords
+        )
         if hits:
             scores[rule.name] = hits
     if not scores:

@@ -48,9 +48,31 @@ class Fetched:
     status: int
     content_type: str | None = None
     attempts: int = 1
+    etag: str | None = None
+    last_modified: str | None = None
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
 
 
-def fetch(url: str, *, timeout_s: float = 20.0, retries: int = 3, backoff_s: float = 0.5) -> Fetched:
+@dataclass(frozen=True)
+class Validators:
+    """What the last fetch of a URL said, for a conditional GET (and the content it had)."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+    content_hash: str | None = None
+
+
+def fetch(
+    url: str,
+    *,
+    timeout_s: float = 20.0,
+    retries: int = 3,
+    backoff_s: float = 0.5,
+    validators: Validators | None = None,
+) -> Fetched:
     """Read a ``file://`` URL, or GET an http(s) URL with retries on retryable failures only."""
     scheme = urlsplit(url).scheme
     if scheme in ("", "file"):
@@ -66,7 +88,7 @@ def fetch(url: str, *, timeout_s: float = 20.0, retries: int = 3, backoff_s: flo
     while True:
         attempt += 1
         try:
-            return _get(url, timeout_s, attempt)
+            return _get(url, timeout_s, attempt, validators or Validators())
         except FetchError as exc:
             exc.attempts = attempt
             if not exc.retryable or attempt > retries:
@@ -75,11 +97,16 @@ def fetch(url: str, *, timeout_s: float = 20.0, retries: int = 3, backoff_s: flo
             time.sleep(delay + random.uniform(0, backoff_s / 2))
 
 
-def _get(url: str, timeout_s: float, attempt: int) -> Fetched:
+def _get(url: str, timeout_s: float, attempt: int, validators: Validators) -> Fetched:
+    headers = {"User-Agent": "dailybrief/0.1"}
+    if validators.etag:
+        headers["If-None-Match"] = validators.etag
+    if validators.last_modified:
+        headers["If-Modified-Since"] = validators.last_modified
     try:
         with (
             httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=5) as client,
-            client.stream("GET", url, headers={"User-Agent": "dailybrief/0.1"}) as response,
+            client.stream("GET", url, headers=headers) as response,
         ):
             if response.status_code >= 400:
                 error = FetchError(
@@ -91,6 +118,8 @@ def _get(url: str, timeout_s: float, attempt: int) -> Fetched:
                 if retry_after.isdigit():
                     error.retry_after = min(float(retry_after), 60.0)  # type: ignore[attr-defined]
                 raise error
+            if response.status_code == 304:
+                return Fetched(b"", 304, None, attempt, validators.etag, validators.last_modified)
             chunks, size = [], 0
             for chunk in response.iter_bytes():
                 size += len(chunk)
@@ -98,7 +127,12 @@ def _get(url: str, timeout_s: float, attempt: int) -> Fetched:
                     raise FetchError("TOO_LARGE", f"{url} is over {MAX_BYTES} bytes", retryable=False)
                 chunks.append(chunk)
             return Fetched(
-                b"".join(chunks), response.status_code, response.headers.get("content-type"), attempt
+                b"".join(chunks),
+                response.status_code,
+                response.headers.get("content-type"),
+                attempt,
+                response.headers.get("ETag"),
+                response.headers.get("Last-Modified"),
             )
     except httpx.TimeoutException:
         raise FetchError(
@@ -125,13 +159,25 @@ def parse_feed(body: bytes) -> Any:
     return parsed
 
 
-def collect_source(source: Source, day: date, run_id: str, *, now: datetime | None = None) -> list[Event]:
+def collect_source(
+    source: Source,
+    day: date,
+    run_id: str,
+    *,
+    now: datetime | None = None,
+    validators: Validators | None = None,
+    retries: int = 3,
+    backoff_s: float = 0.5,
+    timeout_s: float = 20.0,
+) -> list[Event]:
     """Everything one source says for ``day``, as events (never raises for bad input)."""
     url = source.url_for(day)
     started = time.perf_counter()
     at = now or utcnow()
     try:
-        fetched = fetch(url)
+        fetched = fetch(url, validators=validators, retries=retries, backoff_s=backoff_s, timeout_s=timeout_s)
+        if fetched.not_modified:
+            return [_fetched_event(source, day, run_id, at, url, fetched, validators, 0, started)]
         parsed = parse_feed(fetched.body)
     except FetchError as exc:
         return [
@@ -152,22 +198,8 @@ def collect_source(source: Source, day: date, run_id: str, *, now: datetime | No
                 occurred_at=at,
             )
         ]
-    fetch_event = new_event(
-        "feed.fetched",
-        {
-            "source": source.name,
-            "url": url,
-            "status": fetched.status,
-            "content_hash": hashlib.blake2b(fetched.body, digest_size=16).hexdigest(),
-            "items": len(parsed.entries),
-            "bytes": len(fetched.body),
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
-        },
-        brief_date=day,
-        run_id=run_id,
-        subject_id=source.name,
-        produced_by=PRODUCER,
-        occurred_at=at,
+    fetch_event = _fetched_event(
+        source, day, run_id, at, url, fetched, validators, len(parsed.entries), started
     )
     events = [fetch_event]
     declared = source.language or parsed.feed.get("language")
@@ -203,3 +235,41 @@ def collect_source(source: Source, day: date, run_id: str, *, now: datetime | No
             )
         )
     return events
+
+
+def _fetched_event(
+    source: Source,
+    day: date,
+    run_id: str,
+    at: datetime,
+    url: str,
+    fetched: Fetched,
+    validators: Validators | None,
+    items: int,
+    started: float,
+) -> Event:
+    """``feed.fetched``; a 304 keeps the validators and content hash of the fetch it confirms."""
+    if fetched.not_modified:
+        digest = (validators.content_hash if validators else None) or "not-modified"
+    else:
+        digest = hashlib.blake2b(fetched.body, digest_size=16).hexdigest()
+    return new_event(
+        "feed.fetched",
+        {
+            "source": source.name,
+            "url": url,
+            "status": fetched.status,
+            "content_hash": digest,
+            "items": items,
+            "bytes": len(fetched.body),
+            "etag": fetched.etag,
+            "last_modified": fetched.last_modified,
+            "not_modified": fetched.not_modified,
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+        brief_date=day,
+        run_id=run_id,
+        subject_id=source.name,
+        produced_by=PRODUCER,
+        occurred_at=at,
+    )

@@ -48,7 +48,7 @@ class SentenceTransformerEmbedder:
         self.model_ref, self.batch_size = model, batch_size
         self.name = model
 
-    def _load(self):  # noqa: ANN202
+    def _load(self):
         with self._lock:
             if self.model_ref not in self._models:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -20,7 +20,7 @@ from storage.store import ParquetEventStore
 from tasks import analyze as an
 from tasks import dedup as dd
 from tasks import write as wr
-from tasks.collect import Source, collect_source
+from tasks.collect import Source, Validators, collect_source
 from tasks.embed import CachedEmbedder
 
 FOLLOW_UP_DAYS = 7
@@ -39,11 +39,28 @@ class RunContext:
     def policy_version(self) -> str:
         return self.settings.policy.version()
 
-    def emit(self, event_type: str, payload: dict, *, subject: str, producer: str, sources: Sequence[str] = (),
-             seq: int = 0) -> Event:
-        return new_event(event_type, payload, brief_date=self.day, run_id=self.run_id, subject_id=subject,
-                         produced_by=producer, occurred_at=utcnow(), seq=seq, source_event_ids=sources,
-                         policy_version=self.policy_version)
+    def emit(
+        self,
+        event_type: str,
+        payload: dict,
+        *,
+        subject: str,
+        producer: str,
+        sources: Sequence[str] = (),
+        seq: int = 0,
+    ) -> Event:
+        return new_event(
+            event_type,
+            payload,
+            brief_date=self.day,
+            run_id=self.run_id,
+            subject_id=subject,
+            produced_by=producer,
+            occurred_at=utcnow(),
+            seq=seq,
+            source_event_ids=sources,
+            policy_version=self.policy_version,
+        )
 
     def append(self, events: Sequence[Event]) -> int:
         result = self.store.append(events)
@@ -66,13 +83,29 @@ class SourceOutcome:
 
 def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
     src = next(s for s in ctx.settings.sources if s.name == source_name)
-    events = collect_source(Source(src.name, src.url, src.language), ctx.day, ctx.run_id)
+    source = Source(src.name, src.url, src.language)
+    validators = last_validators(ctx, source.url_for(ctx.day))
+    events = collect_source(source, ctx.day, ctx.run_id, validators=validators)
     written = ctx.append(events)
     failed = [e for e in events if e.event_type == "feed.failed"]
     items = sum(e.event_type == "article.collected" for e in events)
     if failed:
         return SourceOutcome(src.name, 0, written, failed[0].payload["error"], failed[0].payload["message"])
     return SourceOutcome(src.name, items, written)
+
+
+def last_validators(ctx: RunContext, url: str) -> Validators | None:
+    """ETag / Last-Modified of the latest successful fetch of ``url``, remembered in the log."""
+    frame = ctx.store.query(
+        lambda: ctx.store.scan(event_types=["feed.fetched"]).filter(
+            pl.col("payload").str.contains(url, literal=True)
+        )
+    )
+    for payload in reversed(frame.get_column("payload").to_list()):
+        data = json.loads(payload)
+        if data["url"] == url and (data.get("etag") or data.get("last_modified")):
+            return Validators(data.get("etag"), data.get("last_modified"), data["content_hash"])
+    return None
 
 
 # -- dedup -----------------------------------------------------------------------------
@@ -90,8 +123,17 @@ class DedupOutcome:
 
 def _items(frame: pl.DataFrame) -> dict[str, dd.Item]:
     return {
-        r["article_id"]: dd.Item(r["article_id"], r["source"], r["title"], r["summary"] or "", r["canonical_url"],
-                                 r["content_hash"], r["published_at"], r["language"] or "und", r["url"])
+        r["article_id"]: dd.Item(
+            r["article_id"],
+            r["source"],
+            r["title"],
+            r["summary"] or "",
+            r["canonical_url"],
+            r["content_hash"],
+            r["published_at"],
+            r["language"] or "und",
+            r["url"],
+        )
         for r in frame.iter_rows(named=True)
     }
 
@@ -101,9 +143,14 @@ def briefed_before(ctx: RunContext) -> dict[str, tuple[str, date]]:
     earlier = [d for d in ctx.store.days() if d < ctx.day]
     if not earlier:
         return {}
-    frame = ctx.store.query(lambda: ctx.store.scan(earlier, event_types=["brief.published", "story.clustered"]))
-    published_runs = {(r["run_id"], r["brief_date"]) for r in frame.iter_rows(named=True)
-                      if r["event_type"] == "brief.published"}
+    frame = ctx.store.query(
+        lambda: ctx.store.scan(earlier, event_types=["brief.published", "story.clustered"])
+    )
+    published_runs = {
+        (r["run_id"], r["brief_date"])
+        for r in frame.iter_rows(named=True)
+        if r["event_type"] == "brief.published"
+    }
     out: dict[str, tuple[str, date]] = {}
     for r in frame.filter(pl.col("event_type") == "story.clustered").iter_rows(named=True):
         if (r["run_id"], r["brief_date"]) in published_runs:
@@ -118,55 +165,98 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     window = dd.news_window(ctx.day, ctx.settings.zone, policy.lookback_hours)
     days = [d for d in ctx.store.days() if d <= ctx.day]
     articles = materialize(ctx.store, "articles", days=days)
-    today = set(
-        ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["article.collected"]).select("subject_id"))
-        .get_column("subject_id").to_list()
-    )
     items = _items(articles)
     briefed = briefed_before(ctx)
     events: list[Event] = []
     news: list[dd.Item] = []
     first_day = dict(zip(articles["article_id"], articles["first_brief_date"], strict=True))
-    for article_id in sorted(today):
+    for article_id in sorted(items):
         item = items[article_id]
         if not dd.in_window(item.published_at, window):
-            continue
+            continue  # archive items are facts in the log, not news
         first = first_day[article_id]
         if article_id in briefed:
             story, when = briefed[article_id]
-            events.append(ctx.emit("article.duplicate_detected", {"article_id": article_id, "duplicate_of": story,
-                                   "reason": "briefed_before", "first_brief_date": when.isoformat()},
-                                   subject=article_id, producer="dedup.cross_day@1"))
+            events.append(
+                ctx.emit(
+                    "article.duplicate_detected",
+                    {
+                        "article_id": article_id,
+                        "duplicate_of": story,
+                        "reason": "briefed_before",
+                        "first_brief_date": when.isoformat(),
+                    },
+                    subject=article_id,
+                    producer="dedup.cross_day@1",
+                )
+            )
             continue
-        if first < ctx.day and dd.in_window(item.published_at, dd.news_window(first, ctx.settings.zone,
-                                                                                policy.lookback_hours)):
-            events.append(ctx.emit("article.duplicate_detected", {"article_id": article_id, "duplicate_of": article_id,
-                                   "reason": "seen_before", "first_brief_date": first.isoformat()},
-                                   subject=article_id, producer="dedup.cross_day@1"))
+        earlier_window = dd.news_window(first, ctx.settings.zone, policy.lookback_hours)
+        if first < ctx.day and dd.in_window(item.published_at, earlier_window):
+            events.append(
+                ctx.emit(
+                    "article.duplicate_detected",
+                    {
+                        "article_id": article_id,
+                        "duplicate_of": article_id,
+                        "reason": "seen_before",
+                        "first_brief_date": first.isoformat(),
+                    },
+                    subject=article_id,
+                    producer="dedup.cross_day@1",
+                )
+            )
             continue
         news.append(item)
     vectors = ctx.embedder.encode([i.text for i in news])
-    dedup_policy = dd.DedupPolicy(policy.near_duplicate_threshold, policy.same_source_threshold,
-                                  policy.min_shared_names)
+    dedup_policy = dd.DedupPolicy(
+        policy.near_duplicate_threshold, policy.same_source_threshold, policy.min_shared_names
+    )
     clustering = dd.cluster(news, vectors, dedup_policy)
     for dup in clustering.duplicates:
-        events.append(ctx.emit("article.duplicate_detected", {"article_id": dup.article_id,
-                               "duplicate_of": dup.duplicate_of, "reason": dup.reason},
-                               subject=dup.article_id, producer="dedup.exact@1"))
+        events.append(
+            ctx.emit(
+                "article.duplicate_detected",
+                {"article_id": dup.article_id, "duplicate_of": dup.duplicate_of, "reason": dup.reason},
+                subject=dup.article_id,
+                producer="dedup.exact@1",
+            )
+        )
     follow = follow_ups(ctx, clustering.stories, items, briefed, dedup_policy)
     for story in clustering.stories:
         story_id = follow.get(story.story_id, story.story_id)
-        events.append(ctx.emit("story.clustered", {
-            "story_id": story_id, "members": list(story.members), "representative": story.representative,
-            "follow_up_of": follow.get(story.story_id), "pair_scores": [list(p) for p in story.pair_scores],
-        }, subject=story_id, producer=f"dedup.embedding@1:{ctx.embedder.name}"))
+        events.append(
+            ctx.emit(
+                "story.clustered",
+                {
+                    "story_id": story_id,
+                    "members": list(story.members),
+                    "representative": story.representative,
+                    "follow_up_of": follow.get(story.story_id),
+                    "pair_scores": [list(p) for p in story.pair_scores],
+                },
+                subject=story_id,
+                producer=f"dedup.embedding@1:{ctx.embedder.name}",
+            )
+        )
     ctx.append(events)
-    return DedupOutcome(items, clustering.stories, follow, window,
-                        duplicates=sum(e.event_type == "article.duplicate_detected" for e in events), news=len(news))
+    return DedupOutcome(
+        items,
+        clustering.stories,
+        follow,
+        window,
+        duplicates=sum(e.event_type == "article.duplicate_detected" for e in events),
+        news=len(news),
+    )
 
 
-def follow_ups(ctx: RunContext, stories: Sequence[dd.Story], items: dict[str, dd.Item],
-               briefed: dict[str, tuple[str, date]], policy: dd.DedupPolicy) -> dict[str, str]:
+def follow_ups(
+    ctx: RunContext,
+    stories: Sequence[dd.Story],
+    items: dict[str, dd.Item],
+    briefed: dict[str, tuple[str, date]],
+    policy: dd.DedupPolicy,
+) -> dict[str, str]:
     """Today's stories that continue a story briefed in the last days: new story id -> earlier story id."""
     since = ctx.day - timedelta(days=FOLLOW_UP_DAYS)
     earlier = sorted((a, s) for a, (s, d) in briefed.items() if d >= since and a in items)
@@ -175,8 +265,11 @@ def follow_ups(ctx: RunContext, stories: Sequence[dd.Story], items: dict[str, dd
     heads = [items[s.representative] for s in stories]
     old = [items[a] for a, _ in earlier]
     vectors = ctx.embedder.encode([i.text for i in heads + old])
-    sims = vectors[: len(heads)] @ vectors[len(heads):].T
-    orgs = {i.article_id: (dd.organisations(i.title), dd.organisations(f"{i.title} {i.summary}")) for i in heads + old}
+    sims = vectors[: len(heads)] @ vectors[len(heads) :].T
+    orgs = {
+        i.article_id: (dd.organisations(i.title), dd.organisations(f"{i.title} {i.summary}"))
+        for i in heads + old
+    }
     out = {}
     for h, story in enumerate(stories):
         best = None
@@ -202,13 +295,27 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome) -> list[dict]:
     for story in outcome.stories:
         members = [outcome.items[a] for a in story.members]
         story_id = outcome.follow_up_of.get(story.story_id, story.story_id)
-        category, confidence = an.categorise(" ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules)
+        category, confidence = an.categorise(
+            " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
+        )
         facts = an.dedupe_facts([f for m in members for f in an.extract_facts(m, ctx.day.year)])
         newest = max((m.published_at for m in members if m.published_at), default=None)
-        score = an.importance([m.source for m in members], source_weights, weights.get(category, 0.8), newest,
-                              outcome.window[1], policy.lookback_hours)
-        payload = {"story_id": story_id, "category": category, "confidence": confidence, "importance": score,
-                   "facts": [f.as_payload() for f in facts], "sources": sorted({m.source for m in members})}
+        score = an.importance(
+            [m.source for m in members],
+            source_weights,
+            weights.get(category, 0.8),
+            newest,
+            outcome.window[1],
+            policy.lookback_hours,
+        )
+        payload = {
+            "story_id": story_id,
+            "category": category,
+            "confidence": confidence,
+            "importance": score,
+            "facts": [f.as_payload() for f in facts],
+            "sources": sorted({m.source for m in members}),
+        }
         events.append(ctx.emit("story.analyzed", payload, subject=story_id, producer="analyze.rules@1"))
         analyses.append({**payload, "story": story})
     ctx.append(events)
@@ -228,18 +335,33 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) ->
         citations = []
         for article_id in story.members:
             m = outcome.items[article_id]
-            citations.append({"article_id": article_id, "url": m.canonical_url or m.url, "source": m.source,
-                              "published": m.published_at.astimezone(UTC).isoformat() if m.published_at else None})
-        items.append({
-            "story_id": analysis["story_id"], "title": rep.title, "category": analysis["category"],
-            "category_confidence": analysis["confidence"], "importance": analysis["importance"],
-            "summary": wr.short_summary(rep.summary), "facts": analysis["facts"], "citations": citations,
-            "follow_up_of": outcome.follow_up_of.get(story.story_id),
-        })
+            citations.append(
+                {
+                    "article_id": article_id,
+                    "url": m.canonical_url or m.url,
+                    "source": m.source,
+                    "published": m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
+                }
+            )
+        items.append(
+            {
+                "story_id": analysis["story_id"],
+                "title": rep.title,
+                "category": analysis["category"],
+                "category_confidence": analysis["confidence"],
+                "importance": analysis["importance"],
+                "summary": wr.short_summary(rep.summary),
+                "facts": analysis["facts"],
+                "citations": citations,
+                "follow_up_of": outcome.follow_up_of.get(story.story_id),
+            }
+        )
     quotas = {c.name: c.quota for c in policy.categories}
     arranged = wr.arrange(items, top=policy.top_stories, quotas=quotas, quick_links=policy.quick_links)
     return {
-        "date": ctx.day.isoformat(), "version": 1, "language": ctx.settings.language,
+        "date": ctx.day.isoformat(),
+        "version": 1,
+        "language": ctx.settings.language,
         "policy_version": ctx.policy_version,
         "window": {"start": outcome.window[0].isoformat(), "end": outcome.window[1].isoformat()},
         "items": arranged,
@@ -257,8 +379,10 @@ class Published:
 
 def publish(ctx: RunContext, document: dict) -> Published:
     """Write the brief files; a new version only when the content changed (version 1 stays)."""
-    labels = {c.name: (c.label_zh if ctx.settings.language == "zh" else c.label_en) or c.name
-              for c in ctx.settings.policy.categories}
+    labels = {
+        c.name: (c.label_zh if ctx.settings.language == "zh" else c.label_en) or c.name
+        for c in ctx.settings.policy.categories
+    }
     previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
     versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
     digest = wr.content_hash(document)
@@ -266,8 +390,11 @@ def publish(ctx: RunContext, document: dict) -> Published:
     version = same[0]["version"] if same else max((v["version"] for v in versions), default=0) + 1
     document = {**document, "version": version}
     markdown = wr.render_markdown(document, labels)
-    rendered = {"md": markdown, "html": wr.render_html(document, labels),
-                "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n"}
+    rendered = {
+        "md": markdown,
+        "html": wr.render_html(document, labels),
+        "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n",
+    }
     base = f"{ctx.store.base.rstrip('/')}/briefs"
     files = {}
     for ext, text in rendered.items():
@@ -275,10 +402,23 @@ def publish(ctx: RunContext, document: dict) -> Published:
             _write_text(ctx.store, path, text)
         files[ext] = f"{base}/{ctx.day.isoformat()}.{ext}"
     if not same:
-        ctx.append([ctx.emit("brief.published", {
-            "brief_date": ctx.day.isoformat(), "version": version, "items": len(document["items"]),
-            "stories": [i["story_id"] for i in document["items"]], "files": files, "content_hash": digest,
-        }, subject=f"brief-{ctx.day.isoformat()}", producer="write@1")])
+        ctx.append(
+            [
+                ctx.emit(
+                    "brief.published",
+                    {
+                        "brief_date": ctx.day.isoformat(),
+                        "version": version,
+                        "items": len(document["items"]),
+                        "stories": [i["story_id"] for i in document["items"]],
+                        "files": files,
+                        "content_hash": digest,
+                    },
+                    subject=f"brief-{ctx.day.isoformat()}",
+                    producer="write@1",
+                )
+            ]
+        )
     return Published(version, files, not same, markdown, len(document["items"]))
 
 
@@ -320,16 +460,29 @@ class RunReport:
         import time
 
         self.started = time.perf_counter()
-        self.ctx.append([self.ctx.emit("run.started", {"flow": "daily-brief", "parameters": {
-            "date": self.ctx.day.isoformat(), "policy_version": self.ctx.policy_version}},
-            subject=self.ctx.run_id, producer="flow.daily@1")])
+        self.ctx.append(
+            [
+                self.ctx.emit(
+                    "run.started",
+                    {
+                        "flow": "daily-brief",
+                        "parameters": {
+                            "date": self.ctx.day.isoformat(),
+                            "policy_version": self.ctx.policy_version,
+                        },
+                    },
+                    subject=self.ctx.run_id,
+                    producer="flow.daily@1",
+                )
+            ]
+        )
 
-    def step(self, name: str):  # noqa: ANN201 - a context manager
+    def step(self, name: str):
         import contextlib
         import time
 
         @contextlib.contextmanager
-        def timed():  # noqa: ANN202
+        def timed():
             t = time.perf_counter()
             try:
                 yield
@@ -340,19 +493,41 @@ class RunReport:
 
     def finish(self, outcome: DedupOutcome, published: Published) -> None:
         self.outcome, self.published = outcome, published
-        counts = {**self.ctx.counts, "news": outcome.news, "stories": len(outcome.stories),
-                  "items": published.items, "version": published.version,
-                  "embeddings_computed": self.ctx.embedder.computed}
-        self.ctx.append([self.ctx.emit("run.finished", {"status": "completed", "step_seconds": self.seconds,
-                                                         "counts": counts},
-                                       subject=self.ctx.run_id, producer="flow.daily@1")])
+        counts = {
+            **self.ctx.counts,
+            "news": outcome.news,
+            "stories": len(outcome.stories),
+            "items": published.items,
+            "version": published.version,
+            "embeddings_computed": self.ctx.embedder.computed,
+        }
+        self.ctx.append(
+            [
+                self.ctx.emit(
+                    "run.finished",
+                    {"status": "completed", "step_seconds": self.seconds, "counts": counts},
+                    subject=self.ctx.run_id,
+                    producer="flow.daily@1",
+                )
+            ]
+        )
 
     def table(self) -> list[dict]:
-        return [{"source": s.source, "items": s.items, "new events": s.new_events,
-                 "status": "ok" if s.error is None else f"{s.error}: {s.message}"} for s in self.sources]
+        return [
+            {
+                "source": s.source,
+                "items": s.items,
+                "new events": s.new_events,
+                "status": "ok" if s.error is None else f"{s.error}: {s.message}",
+            }
+            for s in self.sources
+        ]
 
     def summary(self) -> str:
         failed = [s.source for s in self.sources if s.error]
         steps_text = ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
-        return (f"{self.ctx.day}: {len(self.sources) - len(failed)}/{len(self.sources)} sources ok"
-                + (f" (failed: {', '.join(failed)})" if failed else "") + f"; {steps_text}")
+        return (
+            f"{self.ctx.day}: {len(self.sources) - len(failed)}/{len(self.sources)} sources ok"
+            + (f" (failed: {', '.join(failed)})" if failed else "")
+            + f"; {steps_text}"
+        )

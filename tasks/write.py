@@ -14,13 +14,34 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 LABELS = {
-    "en": {"title": "AI brief", "top": "Top stories", "quick": "Quick links", "sources": "Sources",
-           "facts": "Key facts", "follow": "Follow-up of an earlier story", "stories": "stories",
-           "from": "from", "outlets": "outlets", "other": "Other news", "window": "news published",
-           "unverified": "unverified"},
-    "zh": {"title": "AI 简报", "top": "头条", "quick": "快讯", "sources": "来源", "facts": "要点",
-           "follow": "后续报道", "stories": "条新闻", "from": "来自", "outlets": "个来源", "other": "其他",
-           "window": "发布时间", "unverified": "未核实"},
+    "en": {
+        "title": "AI brief",
+        "top": "Top stories",
+        "quick": "Quick links",
+        "sources": "Sources",
+        "facts": "Key facts",
+        "follow": "Follow-up of an earlier story",
+        "stories": "stories",
+        "from": "from",
+        "outlets": "outlets",
+        "other": "Other news",
+        "window": "news published",
+        "unverified": "unverified",
+    },
+    "zh": {
+        "title": "AI 简报",
+        "top": "头条",
+        "quick": "快讯",
+        "sources": "来源",
+        "facts": "要点",
+        "follow": "后续报道",
+        "stories": "条新闻",
+        "from": "来自",
+        "outlets": "个来源",
+        "other": "其他",
+        "window": "发布时间",
+        "unverified": "未核实",
+    },
 }
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
 _MD_LINE_START = re.compile(r"^([#+\-!>=]|\d+\.)")
@@ -75,8 +96,11 @@ def render_markdown(doc: Mapping[str, Any], category_labels: Mapping[str, str]) 
     items = doc["items"]
     lines = [f"# {lab['title']} — {doc['date']}", ""]
     outlets = sorted({c["source"] for i in items for c in i["citations"]})
-    lines += [f"_{len(items)} {lab['stories']} {lab['from']} {len(outlets)} {lab['outlets']} · "
-              f"{lab['window']} {doc['window']['start'][:16]} – {doc['window']['end'][:16]} UTC · v{doc['version']}_", ""]
+    lines += [
+        f"_{len(items)} {lab['stories']} {lab['from']} {len(outlets)} {lab['outlets']} · "
+        f"{lab['window']} {doc['window']['start'][:16]} – {doc['window']['end'][:16]} UTC · v{doc['version']}_",
+        "",
+    ]
 
     def block(number: int, item: Mapping[str, Any]) -> list[str]:
         flag = f" _({lab['unverified']})_" if item.get("verified") is False else ""
@@ -120,7 +144,11 @@ def render_markdown(doc: Mapping[str, Any], category_labels: Mapping[str, str]) 
             c = item["citations"][0]
             url = safe_url(c["url"])
             title = md_escape(item["title"])
-            lines.append(f"- [{title}](<{url}>) — {md_escape(c['source'])}" if url else f"- {title} — {md_escape(c['source'])}")
+            lines.append(
+                f"- [{title}](<{url}>) — {md_escape(c['source'])}"
+                if url
+                else f"- {title} — {md_escape(c['source'])}"
+            )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -140,10 +168,12 @@ def render_html(doc: Mapping[str, Any], category_labels: Mapping[str, str]) -> s
         safe = safe_url(url)
         return f'<a href="{e(safe)}" rel="noopener nofollow">{e(text)}</a>' if safe else e(text)
 
-    parts = [f"<!doctype html><html lang=\"{e(doc['language'])}\"><head><meta charset=\"utf-8\">",
-             f"<title>{e(lab['title'])} — {e(doc['date'])}</title><style>{_CSS}</style></head><body>",
-             f"<h1>{e(lab['title'])} — {e(doc['date'])}</h1>",
-             f"<p class=\"meta\">{len(doc['items'])} {e(lab['stories'])} · v{doc['version']}</p>"]
+    parts = [
+        f'<!doctype html><html lang="{e(doc["language"])}"><head><meta charset="utf-8">',
+        f"<title>{e(lab['title'])} — {e(doc['date'])}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{e(lab['title'])} — {e(doc['date'])}</h1>",
+        f'<p class="meta">{len(doc["items"])} {e(lab["stories"])} · v{doc["version"]}</p>',
+    ]
     section_titles = {"top": lab["top"], "quick_link": lab["quick"]}
     current = None
     for item in doc["items"]:
@@ -160,13 +190,19 @@ def render_html(doc: Mapping[str, Any], category_labels: Mapping[str, str]) -> s
         tag = f'<span class="tag">{e(lab["unverified"])}</span>' if item.get("verified") is False else ""
         parts.append(f"<h3>{e(item['title'])}{tag}</h3>")
         if item.get("follow_up_of"):
-            parts.append(f"<p class=\"meta\">{e(lab['follow'])}</p>")
+            parts.append(f'<p class="meta">{e(lab["follow"])}</p>')
         if item["summary"]:
             parts.append(f"<p>{e(item['summary'])}</p>")
         if item["facts"]:
-            parts.append(f"<p class=\"facts\"><b>{e(lab['facts'])}:</b> " + " · ".join(e(f["text"]) for f in item["facts"][:8]) + "</p>")
-        cites = " · ".join(f"{link(c['url'], c['source'])} ({e((c['published'] or '')[:10])})" for c in item["citations"])
-        parts.append(f"<p class=\"sources\"><b>{e(lab['sources'])}:</b> {cites}</p>")
+            parts.append(
+                f'<p class="facts"><b>{e(lab["facts"])}:</b> '
+                + " · ".join(e(f["text"]) for f in item["facts"][:8])
+                + "</p>"
+            )
+        cites = " · ".join(
+            f"{link(c['url'], c['source'])} ({e((c['published'] or '')[:10])})" for c in item["citations"]
+        )
+        parts.append(f'<p class="sources"><b>{e(lab["sources"])}:</b> {cites}</p>')
     if current == lab["quick"]:
         parts.append("</ul>")
     parts.append("</body></html>")

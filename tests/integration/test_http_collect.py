@@ -1,0 +1,152 @@
+"""collect against a real HTTP server on 127.0.0.1: errors, retries, Retry-After, 304s, redirects."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from datetime import date
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from flows.settings import parse_settings
+from storage.store import ParquetEventStore
+from tasks import steps
+from tasks.collect import Source, collect_source
+from tasks.embed import CachedEmbedder, HashingEmbedder
+
+FEED = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title>
+<item><title>Local model launch</title><link>http://127.0.0.1/a</link>
+<pubDate>Wed, 06 Aug 2025 09:00:00 +0000</pubDate><description>A local story.</description></item>
+</channel></rss>"""
+DAY = date(2025, 8, 6)
+
+
+class Handler(BaseHTTPRequestHandler):
+    hits: dict[str, int] = {}
+    seen_headers: list[dict[str, str]] = []
+
+    def log_message(self, *args: object) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        path = self.path
+        Handler.hits[path] = Handler.hits.get(path, 0) + 1
+        Handler.seen_headers.append(dict(self.headers))
+        n = Handler.hits[path]
+        if path == "/feed.xml":
+            if self.headers.get("If-None-Match") == '"v1"':
+                self.send_response(304)
+                self.end_headers()
+                return
+            self._send(200, FEED, {"ETag": '"v1"', "Last-Modified": "Wed, 06 Aug 2025 10:00:00 GMT"})
+        elif path == "/always-500":
+            self._send(500, b"boom")
+        elif path == "/flaky":
+            self._send(503, b"busy") if n == 1 else self._send(200, FEED)
+        elif path == "/rate-limited":
+            self._send(429, b"slow down", {"Retry-After": "1"}) if n == 1 else self._send(200, FEED)
+        elif path == "/slow":
+            time.sleep(1.5)
+            self._send(200, FEED)
+        elif path == "/moved":
+            self._send(301, b"", {"Location": "/feed.xml"})
+        elif path == "/loop":
+            self._send(302, b"", {"Location": "/loop"})
+        elif path == "/html":
+            self._send(200, b"<!DOCTYPE html><html><body>Access Denied</body></html>", {"Content-Type": "text/html"})
+        elif path == "/not-found":
+            self._send(404, b"nope")
+        else:
+            self._send(200, FEED)
+
+    def _send(self, code: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    Handler.hits, Handler.seen_headers = {}, []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def collect(url: str, **kw: object) -> list:
+    options = {"retries": 2, "backoff_s": 0.05, "timeout_s": 0.5, **kw}
+    return collect_source(Source("local", url), DAY, "run-http", **options)  # type: ignore[arg-type]
+
+
+def failure(events: list) -> dict:
+    [event] = events
+    assert event.event_type == "feed.failed"
+    return dict(event.payload)
+
+
+def test_500_is_retried_then_recorded_as_retryable_failure(server: str) -> None:
+    payload = failure(collect(f"{server}/always-500"))
+    assert (payload["error"], payload["retryable"], payload["attempts"]) == ("HTTP_500", True, 3)
+    assert Handler.hits["/always-500"] == 3
+
+
+def test_a_transient_503_is_retried_and_succeeds(server: str) -> None:
+    events = collect(f"{server}/flaky")
+    assert [e.event_type for e in events] == ["feed.fetched", "article.collected"]
+    assert Handler.hits["/flaky"] == 2
+
+
+def test_429_honours_retry_after(server: str) -> None:
+    started = time.perf_counter()
+    events = collect(f"{server}/rate-limited")
+    assert time.perf_counter() - started >= 1.0
+    assert events[0].event_type == "feed.fetched"
+
+
+def test_timeout_is_a_structured_retryable_failure(server: str) -> None:
+    payload = failure(collect(f"{server}/slow", retries=0))
+    assert (payload["error"], payload["retryable"]) == ("NETWORK_TIMEOUT", True)
+
+
+def test_404_is_not_retried(server: str) -> None:
+    payload = failure(collect(f"{server}/not-found"))
+    assert (payload["error"], payload["retryable"], payload["attempts"]) == ("HTTP_404", False, 1)
+    assert Handler.hits["/not-found"] == 1
+
+
+def test_redirects_are_followed_and_loops_stopped(server: str) -> None:
+    assert collect(f"{server}/moved")[0].payload["status"] == 200
+    assert failure(collect(f"{server}/loop"))["error"] == "TOO_MANY_REDIRECTS"
+
+
+def test_html_instead_of_a_feed(server: str) -> None:
+    assert failure(collect(f"{server}/html"))["error"] == "NOT_A_FEED"
+
+
+def test_conditional_get_is_remembered_across_runs(server: str, tmp_path: Path) -> None:
+    settings = parse_settings({"storage": {"root": str(tmp_path)}, "sources": [{"name": "local", "url": f"{server}/feed.xml"}]})
+    store = ParquetEventStore(str(tmp_path))
+
+    def run(day: date) -> steps.SourceOutcome:
+        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None, None))
+        return steps.collect_one(ctx, "local")
+
+    first = run(DAY)
+    assert first.items == 1 and first.error is None
+    second = run(date(2025, 8, 7))
+    assert Handler.seen_headers[-1].get("If-None-Match") == '"v1"'
+    assert Handler.seen_headers[-1].get("If-Modified-Since") == "Wed, 06 Aug 2025 10:00:00 GMT"
+    assert second.items == 0 and second.error is None
+    fetched = [e for e in store.read(event_types=["feed.fetched"])]
+    assert [e.payload["status"] for e in fetched] == [200, 304]
+    assert fetched[1].payload["not_modified"] is True
+    assert fetched[1].payload["content_hash"] == fetched[0].payload["content_hash"]
