@@ -26,3 +26,12 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data folder {SHARED_DATA} is absent (expected ../shared/data beside the repo)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():  # noqa: ANN201
+    """One temporary Prefect server for the whole session (flows run against it)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield

@@ -1,0 +1,99 @@
+"""The daily brief end to end on real feed snapshots, with the real embedding model and Prefect."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from flows.settings import load_settings
+from storage.projections import materialize
+from storage.store import ParquetEventStore
+
+DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
+SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
+FACT_TYPES = {"article.collected", "feed.fetched", "article.corrected"}
+
+
+@pytest.fixture(scope="module")
+def real_run(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> dict:
+    from flows.daily import daily_brief
+
+    work = tmp_path_factory.mktemp("daily")
+    config = work / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n' + "".join(
+        f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n' for s in SOURCES
+    ) + '[[sources]]\nname = "broken"\nurl = "file:///nonexistent/{date}.xml"\n')
+    results = {day: daily_brief(day, str(config)) for day in DAYS}
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+    facts_before = Counter(e.event_type for e in store.read() if e.event_type in FACT_TYPES)
+    rerun = daily_brief("2025-08-06", str(config))
+    facts_after = Counter(e.event_type for e in store.read() if e.event_type in FACT_TYPES)
+    briefs = {day: json.loads(Path(results[day]["files"]["json"]).read_text()) for day in DAYS}
+    return {"store": store, "results": results, "rerun": rerun, "facts": (facts_before, facts_after),
+            "briefs": briefs, "config": config}
+
+
+def test_rerunning_a_date_adds_no_fact_and_no_new_version(real_run: dict) -> None:
+    before, after = real_run["facts"]
+    assert before == after and before["article.collected"] > 100
+    assert real_run["rerun"]["changed"] is False
+    assert real_run["rerun"]["version"] == real_run["results"]["2025-08-06"]["version"] == 1
+
+
+def test_every_citation_resolves_to_a_collected_article(real_run: dict) -> None:
+    articles = materialize(real_run["store"], "articles")
+    collected = set(articles["canonical_url"].to_list())
+    for brief in real_run["briefs"].values():
+        assert brief["items"]
+        for item in brief["items"]:
+            assert item["citations"], item["title"]
+            for citation in item["citations"]:
+                assert citation["url"] in collected
+                assert citation["source"] in SOURCES and citation["published"]
+
+
+def test_no_story_twice_and_one_item_per_story(real_run: dict) -> None:
+    for brief in real_run["briefs"].values():
+        story_ids = [i["story_id"] for i in brief["items"]]
+        assert len(story_ids) == len(set(story_ids))
+        cited = [c["article_id"] for i in brief["items"] for c in i["citations"]]
+        assert len(cited) == len(set(cited))
+
+
+def test_gpt_oss_is_one_item_citing_three_outlets(real_run: dict) -> None:
+    items = [i for i in real_run["briefs"]["2025-08-06"]["items"]
+             if {"arstechnica", "techcrunch", "wired"} <= {c["source"] for c in i["citations"]}]
+    assert len(items) == 1
+    assert "gpt-oss" in json.dumps(items[0]).lower() or "open" in items[0]["title"].lower()
+
+
+def test_a_story_briefed_yesterday_is_not_new_today(real_run: dict) -> None:
+    briefs = real_run["briefs"]
+    for earlier, later in zip(DAYS, DAYS[1:], strict=False):
+        before = {c["article_id"] for i in briefs[earlier]["items"] for c in i["citations"]}
+        after = {c["article_id"] for i in briefs[later]["items"] for c in i["citations"]}
+        assert not before & after, (earlier, later)
+    follow_ups = [i for i in briefs["2025-08-07"]["items"] if i["follow_up_of"]]
+    assert follow_ups, "2025-08-07 continues stories of 2025-08-06 (gpt-oss, Titan report)"
+    earlier_ids = {i["story_id"] for d in DAYS[:2] for i in briefs[d]["items"]}
+    assert all(i["follow_up_of"] in earlier_ids for i in follow_ups)
+
+
+def test_json_contract(real_run: dict) -> None:
+    brief = real_run["briefs"]["2025-08-07"]
+    assert brief["date"] == "2025-08-07" and brief["version"] == 1
+    item = brief["items"][0]
+    for key in ("story_id", "title", "category", "summary", "facts", "citations", "follow_up_of"):
+        assert key in item
+    assert {"url", "source", "published"} <= set(item["citations"][0])
+    assert [i["section"] for i in brief["items"]][:1] == ["top"]
+
+
+def test_broken_source_is_a_failed_feed_and_the_run_goes_on(real_run: dict) -> None:
+    failed = real_run["store"].read(event_types=["feed.failed"])
+    assert {e.payload["source"] for e in failed} == {"broken"}
+    runs = materialize(real_run["store"], "runs")
+    assert set(runs.filter(runs["flow"] == "daily-brief")["status"].to_list()) == {"completed"}
