@@ -24,8 +24,7 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/brief collect --config $(CONFIG) --date $(DATE)
-	$(BIN)/brief replay --config $(CONFIG) --date $(DATE) --projection articles
+	$(BIN)/brief run --config $(CONFIG) --date $(DATE) --show
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -37,6 +36,8 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/eventstore.py
+	$(BIN)/python bench/dedup_quality.py
+	$(BIN)/python bench/daily_run.py
 
 clean:
 	rm -rf $(VENV) var

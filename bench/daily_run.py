@@ -39,18 +39,30 @@ def child(config: str, day: str) -> None:
     store = ParquetEventStore(load_settings(config).storage.root)
     runs = materialize(store, "runs").filter(lambda_run_id(result["run_id"]))
     steps = json.loads(runs["step_seconds"][0])
-    print(json.dumps({"total": total, "import": import_s, "steps": steps, "flow": result["seconds"],
-                      "items": result["items"], "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps(
+            {
+                "total": total,
+                "import": import_s,
+                "steps": steps,
+                "flow": result["seconds"],
+                "items": result["items"],
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
-def lambda_run_id(run_id: str):  # noqa: ANN201
+def lambda_run_id(run_id: str):
     import polars as pl
 
     return pl.col("run_id") == run_id
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--day", default="2025-08-06")
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "DAY"))
@@ -59,34 +71,56 @@ def main() -> None:
         child(*args.child)
         return
     feeds = Path(args.data) / "feeds"
-    sources = sorted(p.parent.name for p in feeds.glob(f"*/{args.day}.xml") if not p.parent.name.startswith("_"))
+    sources = sorted(
+        p.parent.name for p in feeds.glob(f"*/{args.day}.xml") if not p.parent.name.startswith("_")
+    )
     if not sources:
         raise SystemExit(f"no feed snapshots for {args.day} under {feeds}")
     work = Path(tempfile.mkdtemp(prefix="bench-daily-"))
     config = work / "brief.toml"
-    config.write_text('[storage]\nroot = "store"\n' + "".join(
-        f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n' for s in sources))
-    env = {**os.environ, "PREFECT_HOME": str(work / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "HF_HUB_OFFLINE": "1", "PREFECT_LOGGING_LEVEL": "WARNING"}
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        + "".join(
+            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n' for s in sources
+        )
+    )
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(work / "prefect"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "HF_HUB_OFFLINE": "1",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+    }
     rows = []
     try:
         for label in ("cold", "warm"):
-            done = subprocess.run([sys.executable, __file__, "--child", str(config), args.day], env=env,
-                                  capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", str(config), args.day],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if done.returncode != 0:
                 raise SystemExit(f"{label} run failed:\n{done.stderr[-3000:]}")
             rows.append((label, json.loads(done.stdout.strip().splitlines()[-1])))
-        print(f"# daily run of {args.day}: {len(sources)} real sources ({', '.join(sources)}); {os.cpu_count()} cores\n")
-        print("| run | pipeline (steps) | collect | dedup | analyze | publish | Prefect start-up and overhead | imports | items | peak RSS MB | target |")
+        print(
+            f"# daily run of {args.day}: {len(sources)} real sources ({', '.join(sources)}); {os.cpu_count()} cores\n"
+        )
+        print(
+            "| run | pipeline (steps) | collect | dedup | analyze | publish | Prefect start-up and overhead | imports | items | peak RSS MB | target |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         for label, r in rows:
             steps = r["steps"]
             pipeline = sum(steps.values())
             overhead = r["total"] - r["import"] - pipeline
             target = "<= 30 s" if label == "cold" else "<= 10 s"
-            print(f"| {label} | **{pipeline:.2f} s** | {steps['collect']:.2f} | {steps['dedup']:.2f} | "
-                  f"{steps['analyze']:.2f} | {steps['publish']:.2f} | {overhead:.1f} s | {r['import']:.1f} s | "
-                  f"{r['items']} | {r['peak_rss_mb']:.0f} | {target} |")
+            print(
+                f"| {label} | **{pipeline:.2f} s** | {steps['collect']:.2f} | {steps['dedup']:.2f} | "
+                f"{steps['analyze']:.2f} | {steps['publish']:.2f} | {overhead:.1f} s | {r['import']:.1f} s | "
+                f"{r['items']} | {r['peak_rss_mb']:.0f} | {target} |"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

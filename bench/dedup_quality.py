@@ -28,9 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tasks.collect import Source, collect_source  # noqa: E402
-from tasks.dedup import DedupPolicy, Item, cluster, in_window, news_window, pairwise_scores  # noqa: E402
-from tasks.embed import SentenceTransformerEmbedder  # noqa: E402
+from tasks.collect import Source, collect_source
+from tasks.dedup import DedupPolicy, Item, cluster, in_window, news_window, pairwise_scores
+from tasks.embed import SentenceTransformerEmbedder
 
 POOLED = ["2025-07-28", "2025-08-05", "2025-08-06", "2025-08-07"]
 CHINESE = ["2021-06-16", "2021-06-17"]
@@ -215,7 +215,7 @@ def main() -> None:
         ours = binary_f1(cos >= CHOSEN.near_duplicate_threshold, gold)
         lexical = np.array([jaccard(x, y) for x, y in zip(left, right, strict=True)])
         best = max(
-            (binary_f1(lexical >= t, gold) + (t,) for t in np.arange(0.05, 0.95, 0.05)), key=lambda r: r[2]
+            ((*binary_f1(lexical >= t, gold), t) for t in np.arange(0.05, 0.95, 0.05)), key=lambda r: r[2]
         )
         print(
             f"| {name} | {len(gold)} | {ours[0]:.2f} / {ours[1]:.2f} / {ours[2]:.2f} / {ours[3]:.2f} | "

@@ -180,6 +180,7 @@ def run(
     day: Annotated[
         str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
     ] = None,
+    show: Annotated[bool, typer.Option("--show", help="Print the Markdown brief when done.")] = False,
     config: ConfigOption = None,
 ) -> None:
     """Run the daily brief for one date (collect, dedup, analyze, write, publish) and say where it is."""
@@ -203,6 +204,14 @@ def run(
     )
     for ext, path in result["files"].items():
         out.print(f"  {ext:<4} {path}")
+    if show:
+        from rich.markdown import Markdown
+
+        from storage.store import resolve_filesystem
+
+        fs, path = resolve_filesystem(result["files"]["md"])
+        with fs.open_input_stream(path) as src:
+            out.print(Markdown(src.read().decode()))
 
 
 @app.command()

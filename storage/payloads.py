@@ -212,5 +212,8 @@ REGISTRY.register(
 REGISTRY.register("story.clustered", {1: StoryClustered}, fact=False, natural_key=_key("story_id"))
 REGISTRY.register("story.analyzed", {1: StoryAnalyzed}, fact=False, natural_key=_key("story_id"))
 REGISTRY.register(
-    "brief.published", {1: BriefPublished}, fact=False, natural_key=_key("brief_date", "version", "content_hash")
+    "brief.published",
+    {1: BriefPublished},
+    fact=False,
+    natural_key=_key("brief_date", "version", "content_hash"),
 )

@@ -25,8 +25,10 @@ _ORG = re.compile(
 _PRODUCT = re.compile(
     r"(?<![\w-])("
     r"GPT-[0-9][\w.]*(?:[- ](?:mini|nano|pro|turbo))?|gpt-oss(?:-\d+b)?|o[1-9](?:-(?:mini|pro|preview))?"
-    r"|Claude(?: (?:Opus|Sonnet|Haiku))? ?\d(?:\.\d)?|Gemini(?: \d(?:\.\d)?)?(?: (?:Pro|Flash|Ultra|Nano)(?:-Lite)?)?"
-    r"|Llama ?\d[\w.]*|Grok ?\d[\w.]*|ChatGPT(?: (?:Enterprise|Plus|Pro|Team|agent))?|Copilot|Codex|Sora|DALL-E ?\d?"
+    r"|Claude(?: (?:Opus|Sonnet|Haiku))? ?\d(?:\.\d)?"
+    r"|Gemini(?: \d(?:\.\d)?)?(?: (?:Pro|Flash|Ultra|Nano)(?:-Lite)?)?"
+    r"|Llama ?\d[\w.]*|Grok ?\d[\w.]*|ChatGPT(?: (?:Enterprise|Plus|Pro|Team|agent))?"
+    r"|Copilot|Codex|Sora|DALL-E ?\d?"
     r"|PyTorch ?\d[\d.]*|TensorFlow ?\d?[\d.]*|Windows ?1[01]"
     r"|[A-Z][a-z]+-\d+(?:\.\d+)?[A-Za-z]*"  # Pippin-2, Qwen-3 …
     r")(?![\w-])"
@@ -95,7 +97,10 @@ _MONTHS = {
 }
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
-_MONTH_RE = r"(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
+_MONTH_RE = (
+    r"(January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
+)
 _DATE = re.compile(
     rf"(?P<m1>{_MONTH_RE})\s(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:,\s(?P<y1>\d{{4}}))?(?!\d)"
     rf"|(?<!\d)(?P<d2>\d{{1,2}})\s(?P<m2>{_MONTH_RE})(?:\s(?P<y2>\d{{4}}))?"

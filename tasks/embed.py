@@ -14,7 +14,7 @@ import re
 import threading
 import uuid
 from collections.abc import Sequence
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -41,7 +41,7 @@ def text_key(text: str) -> str:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded once per process, offline."""
 
-    _models: dict[str, object] = {}
+    _models: ClassVar[dict[str, object]] = {}
     _lock = threading.Lock()
 
     def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64) -> None:
@@ -64,7 +64,8 @@ class SentenceTransformerEmbedder:
                     self._models[self.model_ref] = SentenceTransformer(path, device="cpu")
                 except OSError as exc:
                     raise ConfigError(
-                        f"embedding.model {self.model_ref!r} cannot be loaded offline ({exc.__class__.__name__}); "
+                        f"embedding.model {self.model_ref!r} cannot be loaded offline "
+                        f"({exc.__class__.__name__}); "
                         f"give a local model folder or keep the default {DEFAULT_MODEL!r}"
                     ) from None
             return self._models[self.model_ref]

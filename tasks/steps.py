@@ -176,13 +176,13 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
             continue  # archive items are facts in the log, not news
         first = first_day[article_id]
         if article_id in briefed:
-            story, when = briefed[article_id]
+            earlier_story, when = briefed[article_id]
             events.append(
                 ctx.emit(
                     "article.duplicate_detected",
                     {
                         "article_id": article_id,
-                        "duplicate_of": story,
+                        "duplicate_of": earlier_story,
                         "reason": "briefed_before",
                         "first_brief_date": when.isoformat(),
                     },

@@ -75,7 +75,8 @@ def content_hash(document: Mapping[str, Any]) -> str:
 def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick_links: int) -> list[dict]:
     """Top stories first, then by category within quotas, then quick links; each gets a ``section``."""
     ranked = sorted(items, key=lambda i: (-i["importance"], i["story_id"]))
-    out, used = [], {}
+    out: list[dict] = []
+    used: dict[str, int] = {}
     for item in ranked[:top]:
         out.append({**item, "section": "top"})
     rest = ranked[top:]
@@ -98,7 +99,8 @@ def render_markdown(doc: Mapping[str, Any], category_labels: Mapping[str, str]) 
     outlets = sorted({c["source"] for i in items for c in i["citations"]})
     lines += [
         f"_{len(items)} {lab['stories']} {lab['from']} {len(outlets)} {lab['outlets']} · "
-        f"{lab['window']} {doc['window']['start'][:16]} – {doc['window']['end'][:16]} UTC · v{doc['version']}_",
+        f"{lab['window']} {doc['window']['start'][:16]} – {doc['window']['end'][:16]} UTC"
+        f" · v{doc['version']}_",
         "",
     ]
 
@@ -153,7 +155,8 @@ def render_markdown(doc: Mapping[str, Any], category_labels: Mapping[str, str]) 
     return "\n".join(lines).rstrip() + "\n"
 
 
-_CSS = """body{font:16px/1.55 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
+_CSS = """body{font:16px/1.55 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;
+color:#1d1d1f}
 h1{font-size:1.8rem;margin-bottom:.2rem}h2{margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 h3{font-size:1.1rem;margin-bottom:.3rem}.meta{color:#666;font-size:.9rem}.facts,.sources{font-size:.92rem;color:#333}
 .tag{font-size:.75rem;background:#eef;border-radius:.3rem;padding:.05rem .35rem;margin-left:.3rem}

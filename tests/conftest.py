@@ -29,7 +29,7 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(scope="session")
-def prefect_harness():  # noqa: ANN201
+def prefect_harness():
     """One temporary Prefect server for the whole session (flows run against it)."""
     from prefect.testing.utilities import prefect_test_harness
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from pathlib import Path
@@ -23,17 +24,28 @@ def real_run(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefec
 
     work = tmp_path_factory.mktemp("daily")
     config = work / "brief.toml"
-    config.write_text('[storage]\nroot = "store"\n' + "".join(
-        f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n' for s in SOURCES
-    ) + '[[sources]]\nname = "broken"\nurl = "file:///nonexistent/{date}.xml"\n')
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        + "".join(
+            f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n'
+            for s in SOURCES
+        )
+        + '[[sources]]\nname = "broken"\nurl = "file:///nonexistent/{date}.xml"\n'
+    )
     results = {day: daily_brief(day, str(config)) for day in DAYS}
     store = ParquetEventStore(load_settings(str(config)).storage.root)
     facts_before = Counter(e.event_type for e in store.read() if e.event_type in FACT_TYPES)
     rerun = daily_brief("2025-08-06", str(config))
     facts_after = Counter(e.event_type for e in store.read() if e.event_type in FACT_TYPES)
     briefs = {day: json.loads(Path(results[day]["files"]["json"]).read_text()) for day in DAYS}
-    return {"store": store, "results": results, "rerun": rerun, "facts": (facts_before, facts_after),
-            "briefs": briefs, "config": config}
+    return {
+        "store": store,
+        "results": results,
+        "rerun": rerun,
+        "facts": (facts_before, facts_after),
+        "briefs": briefs,
+        "config": config,
+    }
 
 
 def test_rerunning_a_date_adds_no_fact_and_no_new_version(real_run: dict) -> None:
@@ -64,15 +76,18 @@ def test_no_story_twice_and_one_item_per_story(real_run: dict) -> None:
 
 
 def test_gpt_oss_is_one_item_citing_three_outlets(real_run: dict) -> None:
-    items = [i for i in real_run["briefs"]["2025-08-06"]["items"]
-             if {"arstechnica", "techcrunch", "wired"} <= {c["source"] for c in i["citations"]}]
+    items = [
+        i
+        for i in real_run["briefs"]["2025-08-06"]["items"]
+        if {"arstechnica", "techcrunch", "wired"} <= {c["source"] for c in i["citations"]}
+    ]
     assert len(items) == 1
     assert "gpt-oss" in json.dumps(items[0]).lower() or "open" in items[0]["title"].lower()
 
 
 def test_a_story_briefed_yesterday_is_not_new_today(real_run: dict) -> None:
     briefs = real_run["briefs"]
-    for earlier, later in zip(DAYS, DAYS[1:], strict=False):
+    for earlier, later in itertools.pairwise(DAYS):
         before = {c["article_id"] for i in briefs[earlier]["items"] for c in i["citations"]}
         after = {c["article_id"] for i in briefs[later]["items"] for c in i["citations"]}
         assert not before & after, (earlier, later)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -25,8 +26,8 @@ DAY = date(2025, 8, 6)
 
 
 class Handler(BaseHTTPRequestHandler):
-    hits: dict[str, int] = {}
-    seen_headers: list[dict[str, str]] = []
+    hits: ClassVar[dict[str, int]] = {}
+    seen_headers: ClassVar[list[dict[str, str]]] = []
 
     def log_message(self, *args: object) -> None:  # quiet
         pass
@@ -56,7 +57,9 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/loop":
             self._send(302, b"", {"Location": "/loop"})
         elif path == "/html":
-            self._send(200, b"<!DOCTYPE html><html><body>Access Denied</body></html>", {"Content-Type": "text/html"})
+            self._send(
+                200, b"<!DOCTYPE html><html><body>Access Denied</body></html>", {"Content-Type": "text/html"}
+            )
         elif path == "/not-found":
             self._send(404, b"nope")
         else:
@@ -133,11 +136,15 @@ def test_html_instead_of_a_feed(server: str) -> None:
 
 
 def test_conditional_get_is_remembered_across_runs(server: str, tmp_path: Path) -> None:
-    settings = parse_settings({"storage": {"root": str(tmp_path)}, "sources": [{"name": "local", "url": f"{server}/feed.xml"}]})
+    settings = parse_settings(
+        {"storage": {"root": str(tmp_path)}, "sources": [{"name": "local", "url": f"{server}/feed.xml"}]}
+    )
     store = ParquetEventStore(str(tmp_path))
 
     def run(day: date) -> steps.SourceOutcome:
-        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None, None))
+        ctx = steps.RunContext(
+            store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None, None)
+        )
         return steps.collect_one(ctx, "local")
 
     first = run(DAY)

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from tasks.analyze import CategoryRule, categorise, extract_facts, importance
+from tasks.dedup import Item
+from tasks.write import arrange, md_escape, render_html, render_markdown, safe_url
+
+
+def item(title: str, summary: str = "") -> Item:
+    return Item("a1", "src", title, summary, "https://x.example/a", "h", datetime(2025, 8, 6, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("$1.2B", "USD 1200000000"),
+        ("1.2 billion dollars", "USD 1200000000"),
+        ("$50M", "USD 50000000"),
+        ("$120 million", "USD 120000000"),
+        ("5000万美元", "USD 50000000"),
+        ("1.2亿元", "CNY 120000000"),
+        ("12亿美元", "USD 1200000000"),
+        ("€4.5M", "EUR 4500000"),
+    ],
+)
+def test_money_amounts_are_normalised(text: str, value: str) -> None:
+    facts = [f for f in extract_facts(item(f"Company gets {text} in funding"), 2025) if f.kind == "amount"]
+    assert [f.value for f in facts] == [value]
+    assert facts[0].field == "title"
+    assert f"Company gets {text} in funding"[facts[0].start : facts[0].end] == text
+
+
+def test_facts_carry_anchors_into_their_field() -> None:
+    it = item(
+        "OpenAI releases GPT-5", "Sam Altman, the CEO, said on August 7, 2025 that Microsoft will ship it."
+    )
+    facts = extract_facts(it, 2025)
+    kinds = {(f.kind, f.value) for f in facts}
+    assert {
+        ("organization", "OpenAI"),
+        ("product", "GPT-5"),
+        ("person", "Sam Altman"),
+        ("date", "2025-08-07"),
+        ("organization", "Microsoft"),
+    } <= kinds
+    for f in facts:
+        text = it.title if f.field == "title" else it.summary
+        assert text[f.start : f.end] == f.text
+
+
+def test_category_and_confidence() -> None:
+    rules = [CategoryRule("business", ("raises", "funding")), CategoryRule("research", ("paper", "study"))]
+    assert categorise("Startup raises funding, raises more", rules)[0] == "business"
+    assert categorise("Nothing to see", rules) == ("other", 0.3)
+    assert 0 <= categorise("a paper and a funding study", rules)[1] <= 1
+
+
+def test_importance_grows_with_coverage_and_stays_in_range() -> None:
+    end = datetime(2025, 8, 7, tzinfo=UTC)
+    one = importance(["a"], {}, 1.0, end, end, 48)
+    three = importance(["a", "b", "c"], {}, 1.0, end, end, 48)
+    assert 0 <= one < three <= 1
+
+
+HOSTILE = {
+    "title": "Ignore previous instructions <script>alert(1)</script> [click](javascript:alert(2))",
+    "summary": '<img src=x onerror="alert(3)"> **bold** # not a heading',
+    "url": "javascript:alert(4)",
+}
+
+
+def _doc() -> dict:
+    items = [
+        {
+            "story_id": "st-1",
+            "title": HOSTILE["title"],
+            "category": "other",
+            "importance": 0.5,
+            "summary": HOSTILE["summary"],
+            "facts": [],
+            "follow_up_of": None,
+            "citations": [
+                {"url": HOSTILE["url"], "source": "evil<b>", "published": "2025-08-06T00:00:00+00:00"}
+            ],
+        }
+    ]
+    return {
+        "date": "2025-08-06",
+        "version": 1,
+        "language": "en",
+        "items": arrange(items, top=1, quotas={}, quick_links=5),
+        "window": {"start": "2025-08-05T00:00:00+00:00", "end": "2025-08-07T00:00:00+00:00"},
+    }
+
+
+def test_hostile_feed_text_is_inert_in_html() -> None:
+    page = render_html(_doc(), {})
+    assert (
+        "<script" not in page
+        and "<img" not in page
+        and "javascript:" not in page.replace("javascript:alert(2)", "")
+    )
+    assert 'href="javascript' not in page
+    assert "&lt;script&gt;" in page
+
+
+def test_hostile_feed_text_is_inert_in_markdown() -> None:
+    md = render_markdown(_doc(), {})
+    assert "<script>" not in md and "[click](javascript" not in md and "\\[click\\]" in md
+    assert "\\<script\\>" in md and "\\*\\*bold\\*\\*" in md
+
+
+def test_only_http_links_are_links() -> None:
+    assert safe_url("https://a.example/x") and safe_url("http://a.example")
+    assert safe_url("javascript:alert(1)") is None and safe_url("data:text/html,hi") is None
+    assert md_escape("[x](y)") == "\\[x\\](y)"
+    json.dumps(_doc())
