@@ -136,6 +136,7 @@ DISPLAY_COLUMNS = {
     "articles": ["published_at", "source", "title", "language", "corrections"],
     "seen": ["kind", "key", "first_brief_date", "last_brief_date"],
     "runs": ["run_id", "flow", "status", "started_at", "duration_s", "events", "error"],
+    "stories": ["story_id", "first_brief_date", "last_brief_date", "articles", "follow_up_of"],
 }
 
 
@@ -143,7 +144,9 @@ DISPLAY_COLUMNS = {
 def replay(
     day: Annotated[str, typer.Option("--date", help="Brief date whose events to fold (YYYY-MM-DD).")],
     as_of: Annotated[str | None, typer.Option("--as-of", help="Only events up to this UTC time.")] = None,
-    projection: Annotated[str, typer.Option("--projection", help="articles, seen or runs.")] = "articles",
+    projection: Annotated[
+        str, typer.Option("--projection", help="articles, seen, runs or stories.")
+    ] = "articles",
     fmt: Annotated[Format, typer.Option("--format")] = Format.table,
     config: ConfigOption = None,
 ) -> None:

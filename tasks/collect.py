@@ -35,6 +35,11 @@ class Source:
     def url_for(self, day: date) -> str:
         return self.url.replace("{date}", day.isoformat())
 
+    @property
+    def is_archive(self) -> bool:
+        """A dated archive (``…/{date}.xml``): past days can be collected again."""
+        return "{date}" in self.url
+
 
 class FetchError(Exception):
     def __init__(self, code: str, message: str, retryable: bool, attempts: int = 1) -> None:

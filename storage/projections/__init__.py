@@ -11,10 +11,11 @@ from storage.projections.articles import ArticlesProjection
 from storage.projections.base import Projection, project
 from storage.projections.runs import RunsProjection
 from storage.projections.seen import SeenProjection
+from storage.projections.stories import StoriesProjection
 from storage.store import EventStore
 
 PROJECTIONS: dict[str, Projection] = {
-    p.name: p for p in (ArticlesProjection(), SeenProjection(), RunsProjection())
+    p.name: p for p in (ArticlesProjection(), SeenProjection(), RunsProjection(), StoriesProjection())
 }
 
 

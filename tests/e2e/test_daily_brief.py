@@ -112,3 +112,27 @@ def test_broken_source_is_a_failed_feed_and_the_run_goes_on(real_run: dict) -> N
     assert {e.payload["source"] for e in failed} == {"broken"}
     runs = materialize(real_run["store"], "runs")
     assert set(runs.filter(runs["flow"] == "daily-brief")["status"].to_list()) == {"completed"}
+
+
+def _membership(brief: dict) -> list[tuple[str, ...]]:
+    """Which articles each item cites (story ids of follow-ups depend on earlier briefs having run)."""
+    return sorted(tuple(sorted(c["article_id"] for c in i["citations"])) for i in brief["items"])
+
+
+def test_dates_run_out_of_order_give_the_same_briefs(real_run: dict, tmp_path: Path) -> None:
+    from flows.daily import daily_brief
+
+    config = tmp_path / "brief.toml"
+    config.write_text(real_run["config"].read_text())
+    shuffled = {day: daily_brief(day, str(config)) for day in ("2025-08-07", "2025-08-05", "2025-08-06")}
+    for day in DAYS:
+        brief = json.loads(Path(shuffled[day]["files"]["json"]).read_text())
+        assert _membership(brief) == _membership(real_run["briefs"][day]), day
+
+
+def test_stories_keep_their_identity_across_days(real_run: dict) -> None:
+    stories = materialize(real_run["store"], "stories")
+    continued = stories.filter(stories["days"].list.len() > 1)
+    assert continued.height >= 1
+    followed = {i["story_id"] for i in real_run["briefs"]["2025-08-07"]["items"] if i["follow_up_of"]}
+    assert followed <= set(continued["story_id"].to_list())
