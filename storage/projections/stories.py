@@ -14,7 +14,7 @@ import polars as pl
 
 from storage.projections.base import State, latest_by, payload_struct, with_order
 
-_FIELDS = {
+_FIELDS: dict[str, pl.DataType | type[pl.DataType]] = {
     "story_id": pl.String,
     "members": pl.List(pl.String),
     "representative": pl.String,
