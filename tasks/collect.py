@@ -208,6 +208,7 @@ def collect_source(
     )
     events = [fetch_event]
     declared = source.language or parsed.feed.get("language")
+    feed_time = published_utc(parsed.feed)
     for seq, entry in enumerate(parsed.entries, start=1):
         link = (entry.get("link") or entry.get("id") or "").strip()
         title = clean_text(entry.get("title"))
@@ -215,7 +216,7 @@ def collect_source(
             continue
         body = entry.get("content", [{}])[0].get("value") if entry.get("content") else None
         summary = clean_text(entry.get("summary") or body)[:2000]
-        when = published_utc(entry)
+        when = published_utc(entry) or feed_time  # an undated item takes its feed's own date
         events.append(
             new_event(
                 "article.collected",

@@ -136,3 +136,19 @@ def test_stories_keep_their_identity_across_days(real_run: dict) -> None:
     assert continued.height >= 1
     followed = {i["story_id"] for i in real_run["briefs"]["2025-08-07"]["items"] if i["follow_up_of"]}
     assert followed <= set(continued["story_id"].to_list())
+
+
+def test_the_smallest_config_works(tmp_path: Path, prefect_harness: None) -> None:
+    from flows.daily import daily_brief
+    from tests.conftest import REPO
+
+    config = tmp_path / "brief.toml"
+    feeds = (REPO / "samples" / "feeds" / "techwire").as_uri()
+    config.write_text(f'[storage]\nroot = "{tmp_path / "root"}"\n[[sources]]\nname = "techwire"\nurl = "{feeds}/{{date}}.xml"\n')
+    result = daily_brief("2025-08-06", str(config))
+    brief = json.loads(Path(result["files"]["json"]).read_text())
+    assert brief["date"] == "2025-08-06" and brief["language"] == "en"
+    titles = [i["title"] for i in brief["items"]]
+    assert "City of Brightwater pilots AI triage in its emergency line" in titles
+    html_page = Path(result["files"]["html"]).read_text()
+    assert "<script>alert" not in html_page and "onerror=" not in html_page

@@ -119,3 +119,9 @@ def test_only_http_links_are_links() -> None:
     assert safe_url("javascript:alert(1)") is None and safe_url("data:text/html,hi") is None
     assert md_escape("[x](y)") == "\\[x\\](y)"
     json.dumps(_doc())
+
+
+def test_chinese_labels_for_a_zh_brief() -> None:
+    doc = {**_doc(), "language": "zh"}
+    md = render_markdown(doc, {})
+    assert md.startswith("# AI 简报 — 2025-08-06") and "## 头条" in md and "来源" in md
