@@ -99,9 +99,9 @@ def news_urls(data: Path, day: str, sources: set[str]) -> dict[str, str]:
         template = (data / "feeds" / source).as_uri() + "/{date}.xml"
         for event in collect_source(Source(source, template), date.fromisoformat(day), "bench"):
             p = event.payload
-            if event.event_type == "article.collected" and p["published_at"]:
-                if in_window(datetime.fromisoformat(p["published_at"]), window):
-                    out[p["canonical_url"]] = p["url"]
+            published = datetime.fromisoformat(p["published_at"]) if p.get("published_at") else None
+            if event.event_type == "article.collected" and in_window(published, window):
+                out[p["canonical_url"]] = p["url"]
     return out
 
 

@@ -63,7 +63,21 @@ def current_run_id() -> str:
         return f"local-{uuid.uuid4().hex[:12]}"
 
 
-@flow(name="daily-brief", log_prints=True)
+def on_daily_failure(flow, flow_run, state) -> None:
+    """Record ``run.failed`` and leave a keyed Markdown artifact that says what failed and how to rerun."""
+    from tasks.failure import explain_failure
+
+    params = flow_run.parameters or {}
+    day_key = (params.get("date_") or "today").replace("_", "-")
+    markdown = explain_failure(
+        params.get("config"), params.get("date_"), str(flow_run.id), state.message or ""
+    )
+    create_markdown_artifact(
+        key=f"failed-run-{day_key}", markdown=markdown, description="Why this run failed"
+    )
+
+
+@flow(name="daily-brief", log_prints=True, on_failure=[on_daily_failure])
 def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
     """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone)."""
     settings = load_settings(config)

@@ -84,6 +84,9 @@ class SourceOutcome:
 def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
     src = next(s for s in ctx.settings.sources if s.name == source_name)
     source = Source(src.name, src.url, src.language)
+    if not source.is_archive and ctx.day != today(ctx.settings):
+        # a live feed only knows today: a past date replays the facts already stored for it
+        return SourceOutcome(src.name, 0, 0, None, "live feed: replayed stored facts")
     validators = last_validators(ctx, source.url_for(ctx.day))
     events = collect_source(source, ctx.day, ctx.run_id, validators=validators)
     written = ctx.append(events)
@@ -455,11 +458,15 @@ def _write_text(store: ParquetEventStore, path: str, text: str) -> None:
 # -- run lifecycle and report ------------------------------------------------------------
 
 
+def today(settings: Settings) -> date:
+    return datetime.now(UTC).astimezone(settings.zone).date()
+
+
 def resolve_day(text: str | None, settings: Settings) -> date:
     from storage.errors import InputError
 
     if text is None:
-        return datetime.now(UTC).astimezone(settings.zone).date()
+        return today(settings)
     try:
         return date.fromisoformat(text)
     except ValueError:
@@ -504,9 +511,15 @@ class RunReport:
 
         @contextlib.contextmanager
         def timed():
+            from storage.errors import StepFailed
+
             t = time.perf_counter()
             try:
                 yield
+            except StepFailed:
+                raise
+            except Exception as exc:
+                raise StepFailed(name, exc) from exc
             finally:
                 self.seconds[name] = round(time.perf_counter() - t, 3)
 
@@ -539,7 +552,7 @@ class RunReport:
                 "source": s.source,
                 "items": s.items,
                 "new events": s.new_events,
-                "status": "ok" if s.error is None else f"{s.error}: {s.message}",
+                "status": f"{s.error}: {s.message}" if s.error else (s.message or "ok"),
             }
             for s in self.sources
         ]

@@ -144,7 +144,9 @@ def test_the_smallest_config_works(tmp_path: Path, prefect_harness: None) -> Non
 
     config = tmp_path / "brief.toml"
     feeds = (REPO / "samples" / "feeds" / "techwire").as_uri()
-    config.write_text(f'[storage]\nroot = "{tmp_path / "root"}"\n[[sources]]\nname = "techwire"\nurl = "{feeds}/{{date}}.xml"\n')
+    config.write_text(
+        f'[storage]\nroot = "{tmp_path / "root"}"\n[[sources]]\nname = "techwire"\nurl = "{feeds}/{{date}}.xml"\n'
+    )
     result = daily_brief("2025-08-06", str(config))
     brief = json.loads(Path(result["files"]["json"]).read_text())
     assert brief["date"] == "2025-08-06" and brief["language"] == "en"

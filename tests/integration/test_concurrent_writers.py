@@ -48,29 +48,36 @@ def test_two_processes_appending_to_one_day_each_event_once(tmp_path: Path) -> N
 
 
 def test_writer_killed_mid_append_leaves_nothing_partial(tmp_path: Path) -> None:
-    """Kill writers at varying moments until one dies inside a file write (a temporary is left)."""
+    """SIGKILL a writer while its temporary file exists: readers see whole files only, a rerun completes."""
     day_dir = tmp_path / "events" / f"date={DAY.isoformat()}"
+    batch, total = 20_000, 100_000
     caught_mid_write = 0
-    for attempt in range(12):
-        proc = _writer(tmp_path, 0, 60_000, 6_000)
+    for _attempt in range(10):
+        proc = _writer(tmp_path, 0, total, batch)
         assert proc.stdout is not None
-        proc.stdout.readline()  # one batch is down, the next is being built or written
-        time.sleep(0.01 * attempt)
-        os.kill(proc.pid, signal.SIGKILL)
+        proc.stdout.readline()  # one batch is down; watch for the next file being written
+        deadline = time.perf_counter() + 30
+        while proc.poll() is None and time.perf_counter() < deadline:
+            if any(name.endswith(".tmp") for name in os.listdir(day_dir)):
+                os.kill(proc.pid, signal.SIGKILL)  # the writer is inside a write right now
+                break
+            time.sleep(0.0005)
+        else:
+            proc.kill()
         proc.wait(timeout=30)
         caught_mid_write += any(day_dir.glob(".*.tmp"))
         for path in day_dir.glob("part-*.parquet"):
-            assert pq.ParquetFile(path).metadata.num_rows == 6_000  # every visible file is whole
+            assert pq.ParquetFile(path).metadata.num_rows == batch  # every visible file is whole
         events = ParquetEventStore(str(tmp_path)).read()
-        assert len(events) % 6_000 == 0 and len({e.event_id for e in events}) == len(events)
+        assert len(events) % batch == 0 and len({e.event_id for e in events}) == len(events)
         if caught_mid_write:
             break
     assert caught_mid_write, "no kill landed inside a write; the test proved nothing"
 
-    rerun = _writer(tmp_path, 0, 60_000, 6_000)
+    rerun = _writer(tmp_path, 0, total, batch)
     _, stderr = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, stderr
     events = ParquetEventStore(str(tmp_path)).read()
-    assert len(events) == len({e.event_id for e in events}) == 60_000
-    assert sum(pq.ParquetFile(p).metadata.num_rows for p in day_dir.glob("part-*.parquet")) == 60_000
+    assert len(events) == len({e.event_id for e in events}) == total
+    assert sum(pq.ParquetFile(p).metadata.num_rows for p in day_dir.glob("part-*.parquet")) == total
     assert ParquetEventStore(str(tmp_path)).remove_stale_temporaries(DAY, older_than_s=-1) >= 1

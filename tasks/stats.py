@@ -1,0 +1,62 @@
+"""Per-day run metrics, from the ``runs`` projection (the last run of each day speaks for it)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+
+from storage.projections import materialize
+from storage.store import EventStore
+
+
+def daily_stats(store: EventStore, start: date | None = None, end: date | None = None) -> pl.DataFrame:
+    days = [d for d in store.days() if (start is None or d >= start) and (end is None or d <= end)]
+    runs = materialize(store, "runs", days=days).filter(pl.col("flow") == "daily-brief")
+    if runs.height == 0:
+        return pl.DataFrame(
+            schema={"date": pl.Date, "runs": pl.UInt32, "failed": pl.UInt32, "last_status": pl.String}
+        )
+    counts = runs.select(
+        "run_id",
+        pl.col("step_seconds")
+        .str.json_decode(pl.Struct({s: pl.Float64 for s in ("collect", "dedup", "analyze", "publish")}))
+        .alias("steps"),
+        pl.col("counts").list.eval(pl.element().struct.field("n")).alias("_n"),
+        pl.col("counts").list.eval(pl.element().struct.field("event_type")).alias("_t"),
+    )
+    per_type = counts.explode("_n", "_t").pivot(
+        on="_t", index="run_id", values="_n", aggregate_function="sum"
+    )
+    wanted = [
+        "article.collected",
+        "feed.failed",
+        "article.duplicate_detected",
+        "story.clustered",
+        "brief.published",
+    ]
+    for column in wanted:
+        if column not in per_type.columns:
+            per_type = per_type.with_columns(pl.lit(0, dtype=pl.UInt32).alias(column))
+    joined = runs.join(per_type.select("run_id", *wanted), on="run_id", how="left").join(
+        counts.select("run_id", "steps"), on="run_id", how="left"
+    )
+    return (
+        joined.sort("started_at")
+        .group_by("brief_date", maintain_order=True)
+        .agg(
+            pl.len().alias("runs"),
+            (pl.col("status") == "failed").sum().alias("failed"),
+            pl.col("status").last().alias("last_status"),
+            pl.col("article.collected").fill_null(0).last().alias("collected"),
+            pl.col("feed.failed").fill_null(0).last().alias("feeds_failed"),
+            pl.col("article.duplicate_detected").fill_null(0).last().alias("duplicates"),
+            pl.col("story.clustered").fill_null(0).last().alias("stories"),
+            pl.col("brief.published").fill_null(0).sum().alias("versions_published"),
+            pl.col("duration_s").last().round(2).alias("last_run_s"),
+            pl.col("steps").struct.field("dedup").last().round(2).alias("dedup_s"),
+            pl.col("error").drop_nulls().last().alias("last_error"),
+        )
+        .rename({"brief_date": "date"})
+        .sort("date")
+    )

@@ -1,0 +1,63 @@
+"""Backfill of the four real days, twice: same facts, four briefs, a summary of every date."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from flows.settings import load_settings
+from storage.store import ParquetEventStore
+
+SOURCES = [
+    "arstechnica",
+    "techcrunch",
+    "wired",
+    "openai_research",
+    "anthropic_news",
+    "openai_news",
+    "google_ai_blog",
+    "deepmind_blog",
+    "microsoft_ai_blog",
+]
+FACTS = {"article.collected", "feed.fetched"}
+
+
+def test_backfill_twice_is_idempotent(shared_data: Path, tmp_path: Path, prefect_harness: None) -> None:
+    from flows.backfill import backfill
+
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        + "".join(
+            f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n'
+            for s in SOURCES
+        )
+    )
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+
+    def run_all() -> tuple[list[dict], Counter]:
+        outcomes = backfill("2025-08-05", "2025-08-07", str(config), 2) + backfill(
+            "2025-07-28", "2025-07-28", str(config), 1
+        )
+        return outcomes, Counter(e.event_type for e in store.read() if e.event_type in FACTS)
+
+    first, facts_first = run_all()
+    second, facts_second = run_all()
+    assert [o["status"] for o in first] == ["completed"] * 4, first
+    assert facts_first == facts_second and facts_first["article.collected"] > 1000
+    assert [o["changed"] for o in second] == [False] * 4  # same briefs, no new versions
+    briefs = sorted(p.name for p in (Path(store.base) / "briefs").glob("*.json"))
+    assert briefs == ["2025-07-28.json", "2025-08-05.json", "2025-08-06.json", "2025-08-07.json"]
+    assert all(o["items"] > 5 for o in first)
+
+
+def test_bad_range_is_refused_at_once() -> None:
+    from flows.backfill import date_range
+    from storage.errors import InputError
+
+    with pytest.raises(InputError, match="before --start"):
+        date_range("2025-08-07", "2025-08-05")
+    with pytest.raises(InputError, match="YYYY-MM-DD"):
+        date_range("yesterday", "2025-08-05")
