@@ -1,0 +1,41 @@
+"""A run that fails says which step, why, what it wrote, and how to rerun: in the log and in Prefect."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.conftest import REPO
+
+
+def test_a_failing_step_fails_the_run_with_an_explanation(tmp_path: Path, prefect_harness: None) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from flows.daily import daily_brief
+    from flows.settings import load_settings
+    from storage.store import ParquetEventStore
+
+    shutil.copytree(REPO / "samples" / "feeds", tmp_path / "feeds")
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n[embedding]\nmodel = "/no/such/model"\n'
+        '[[sources]]\nname = "techwire"\nurl = "file://feeds/techwire/{date}.xml"\n'
+    )
+    state = daily_brief("2025-08-06", str(config), return_state=True)
+    assert state.is_failed()
+    assert "step 'dedup' failed" in state.message and "embedding.model '/no/such/model'" in state.message
+
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+    [failed] = store.read(event_types=["run.failed"])
+    assert failed.payload["step"] == "dedup" and failed.payload["error"] == "ConfigError"
+    assert failed.run_id == str(state.state_details.flow_run_id)
+
+    with get_client(sync_client=True) as client:
+        [artifact] = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["failed-run-2025-08-06"]))
+        )
+    text = artifact.data
+    assert "**Step:** `dedup`" in text and "cannot be loaded offline" in text
+    assert f"brief run --date 2025-08-06 --config {config}" in text
+    assert "| `article.collected` | 4 |" in text  # what it wrote before it stopped
