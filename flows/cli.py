@@ -299,6 +299,26 @@ def stats(
 
 
 @app.command()
+def serve(
+    port: Annotated[
+        int | None, typer.Option(help="Port of the local Prefect server (default: a free one).")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Local Prefect server (unless PREFECT_API_URL names one) + scheduled deployments; Ctrl-C stops."""
+    import os
+    from pathlib import Path
+
+    from flows.serve import serve as serve_stack
+    from flows.settings import config_path, load_settings
+
+    path = str(config_path(config).resolve())
+    load_settings(path)
+    home = Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect"))
+    serve_stack(path, home, lambda line: out.print(line), port)
+
+
+@app.command()
 def collect(
     day: Annotated[
         str | None,

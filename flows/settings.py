@@ -253,6 +253,7 @@ class EmbeddingSettings(Section):
 class Settings(Section):
     storage: StorageSettings
     timezone: str = "UTC"
+    schedule: str = Field(default="0 7 * * *", description="cron of the daily run, in `timezone`")
     language: Literal["en", "zh"] = "en"
     sources: list[SourceSettings] = Field(default_factory=list)
     policy: PolicySettings = Field(default_factory=PolicySettings)
@@ -276,6 +277,13 @@ class Settings(Section):
             raise ValueError(
                 f"unknown timezone {value!r}; use an IANA name such as 'Europe/Amsterdam'"
             ) from None
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        if len(value.split()) != 5:
+            raise ValueError(f"{value!r} is not a cron line; use five fields, e.g. '0 7 * * *'")
         return value
 
     @property

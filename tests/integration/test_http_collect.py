@@ -147,13 +147,46 @@ def test_conditional_get_is_remembered_across_runs(server: str, tmp_path: Path) 
         )
         return steps.collect_one(ctx, "local")
 
-    first = run(DAY)
+    today = steps.today(settings)  # a live feed is collected for today only
+    first = run(today)
     assert first.items == 1 and first.error is None
-    second = run(date(2025, 8, 7))
+    second = run(today)  # the next run (a rerun, or tomorrow's) asks "changed since?"
     assert Handler.seen_headers[-1].get("If-None-Match") == '"v1"'
     assert Handler.seen_headers[-1].get("If-Modified-Since") == "Wed, 06 Aug 2025 10:00:00 GMT"
-    assert second.items == 0 and second.error is None
-    fetched = [e for e in store.read(event_types=["feed.fetched"])]
-    assert [e.payload["status"] for e in fetched] == [200, 304]
-    assert fetched[1].payload["not_modified"] is True
-    assert fetched[1].payload["content_hash"] == fetched[0].payload["content_hash"]
+    assert (second.items, second.new_events, second.error) == (0, 0, None)  # 304: nothing new to say
+    [fetched] = store.read(event_types=["feed.fetched"])  # "this feed had this content" is one fact
+    assert fetched.payload["etag"] == '"v1"'
+
+
+def test_a_304_confirms_the_content_of_the_last_fetch() -> None:
+    from tasks.collect import Fetched, Validators, _fetched_event
+
+    validators = Validators('"v1"', "Wed, 06 Aug 2025 10:00:00 GMT", "abc123")
+    event = _fetched_event(
+        Source("s", "http://x"),
+        DAY,
+        "r",
+        __import__("datetime").datetime.now(__import__("datetime").UTC),
+        "http://x",
+        Fetched(b"", 304, None, 1, '"v1"', None),
+        validators,
+        0,
+        0.0,
+    )
+    assert event.payload["not_modified"] is True and event.payload["content_hash"] == "abc123"
+
+
+def test_a_live_feed_is_not_collected_for_a_past_date(server: str, tmp_path: Path) -> None:
+    settings = parse_settings(
+        {"storage": {"root": str(tmp_path)}, "sources": [{"name": "live", "url": f"{server}/feed.xml"}]}
+    )
+    ctx = steps.RunContext(
+        ParquetEventStore(str(tmp_path)),
+        settings,
+        DAY,
+        "run-past",
+        CachedEmbedder(HashingEmbedder(), None, None),
+    )
+    outcome = steps.collect_one(ctx, "live")
+    assert outcome.message == "live feed: replayed stored facts" and outcome.new_events == 0
+    assert "/feed.xml" not in Handler.hits

@@ -1,0 +1,144 @@
+"""``brief serve``: a working local stack in one command.
+
+It starts a Prefect server on 127.0.0.1 when ``PREFECT_API_URL`` names none (the UI comes
+with it), serves the ``daily-brief`` deployment on the configured cron schedule and
+timezone and the ``backfill`` deployment, and says where the UI is. Ctrl-C stops what it
+started: the runner, then the server.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from storage.errors import BriefError
+
+
+class ServerError(BriefError):
+    """The local Prefect server could not be started."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalServer:
+    process: subprocess.Popen[bytes]
+    url: str
+    log_path: Path
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.url}/api"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def start_local_server(home: Path, port: int | None = None, timeout_s: float = 120) -> LocalServer:
+    """``prefect server start`` on 127.0.0.1 with its own PREFECT_HOME; returns once it answers."""
+    port = port or free_port()
+    home.mkdir(parents=True, exist_ok=True)
+    log_path = home / "server.log"
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_API_HOST": "127.0.0.1",
+        "PREFECT_SERVER_API_PORT": str(port),
+    }
+    env.pop("PREFECT_API_URL", None)
+    prefect = Path(sys.executable).parent / "prefect"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    server = LocalServer(process, f"http://127.0.0.1:{port}", log_path)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ServerError(
+                f"the Prefect server exited at start (code {process.returncode}); see {log_path}"
+            )
+        try:
+            if httpx.get(f"{server.api_url}/health", timeout=2).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    server.stop()
+    raise ServerError(f"the Prefect server did not answer within {timeout_s:.0f}s; see {log_path}")
+
+
+def deployments(config_path: str):
+    """The deployments ``brief serve`` runs, scheduled in the configured timezone."""
+    from prefect.schedules import Cron
+
+    from flows.backfill import backfill
+    from flows.daily import daily_brief
+    from flows.settings import load_settings
+
+    settings = load_settings(config_path)
+    return [
+        daily_brief.to_deployment(
+            name="daily-brief",
+            schedules=[Cron(settings.schedule, timezone=settings.timezone)],
+            parameters={"config": config_path},
+            description=f"The daily brief, {settings.schedule} ({settings.timezone})",
+        ),
+        backfill.to_deployment(
+            name="backfill",
+            parameters={"config": config_path},
+            description="Briefs for a range of past dates",
+        ),
+    ]
+
+
+def serve(config_path: str, home: Path, say: Callable[[str], None], port: int | None = None) -> None:
+    """Run until interrupted; everything this started is stopped on the way out.
+
+    Prefect reads its settings when first imported, so nothing here imports it before
+    PREFECT_API_URL points at the server.
+    """
+    server = None
+    if not os.environ.get("PREFECT_API_URL"):
+        say("starting a local Prefect server …")
+        server = start_local_server(home, port)
+        os.environ["PREFECT_API_URL"] = server.api_url
+        say(f"Prefect UI: {server.url}  (server log: {server.log_path})")
+    else:
+        say(f"using the Prefect server at {os.environ['PREFECT_API_URL']}")
+    try:
+        from prefect import serve as prefect_serve
+
+        runner_deployments = deployments(config_path)
+        say("serving deployments: daily-brief (scheduled), backfill; Ctrl-C stops")
+        prefect_serve(*runner_deployments, print_starting_message=False)
+    except KeyboardInterrupt:
+        say("stopping …")
+    finally:
+        if server is not None:
+            server.stop()
+            os.environ.pop("PREFECT_API_URL", None)
+            say("local Prefect server stopped")
