@@ -58,13 +58,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             timeout=300,
         )
         assert deployed.returncode == 0, deployed.stdout + deployed.stderr
-        worker = subprocess.Popen(
-            [PREFECT, "worker", "start", "--pool", "dailybrief"],
-            env=env,
-            stdout=open(work / "worker.log", "wb"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with open(work / "worker.log", "wb") as log:
+            worker = subprocess.Popen(
+                [PREFECT, "worker", "start", "--pool", "dailybrief"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         yield {"server": server, "good": good, "bad": bad, "work": work}
     finally:
         if worker is not None:
