@@ -560,8 +560,15 @@ class RunReport:
     def summary(self) -> str:
         failed = [s.source for s in self.sources if s.error]
         steps_text = ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
+        dedup = ""
+        if self.outcome is not None:
+            dedup = (
+                f"; {self.outcome.news} new articles in {len(self.outcome.stories)} stories, "
+                f"{self.outcome.duplicates} duplicates dropped"
+            )
         return (
             f"{self.ctx.day}: {len(self.sources) - len(failed)}/{len(self.sources)} sources ok"
             + (f" (failed: {', '.join(failed)})" if failed else "")
+            + dedup
             + f"; {steps_text}"
         )
