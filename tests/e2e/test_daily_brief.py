@@ -154,3 +154,16 @@ def test_the_smallest_config_works(tmp_path: Path, prefect_harness: None) -> Non
     assert "City of Brightwater pilots AI triage in its emergency line" in titles
     html_page = Path(result["files"]["html"]).read_text()
     assert "<script>alert" not in html_page and "onerror=" not in html_page
+
+
+def test_stats_per_day_from_the_runs_projection(real_run: dict) -> None:
+    from tasks.stats import daily_stats
+
+    stats = daily_stats(real_run["store"])
+    rows = {r["date"].isoformat(): r for r in stats.iter_rows(named=True)}
+    assert set(rows) >= set(DAYS)
+    assert rows["2025-08-06"]["runs"] == 2  # the run in date order and the rerun
+    for day in DAYS:
+        assert rows[day]["last_status"] == "completed" and rows[day]["failed"] == 0
+        assert rows[day]["feeds_failed"] == 1  # the broken source, every run
+        assert rows[day]["versions_published"] == 1
