@@ -35,9 +35,17 @@ def analyze_task(ctx: steps.RunContext, outcome: steps.DedupOutcome) -> list[dic
     return steps.analyze_stories(ctx, outcome)
 
 
-@task(name="write-and-publish", cache_policy=NO_CACHE)
-def publish_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict]) -> steps.Published:
-    published = steps.publish(ctx, steps.compose(ctx, outcome, analyses))
+@task(name="write-and-factcheck", cache_policy=NO_CACHE)
+def factcheck_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict]) -> dict:
+    document, findings = steps.factcheck(ctx, outcome, steps.compose(ctx, outcome, analyses))
+    if findings:
+        get_run_logger().warning(f"fact-check: {len(findings)} claim(s) not found in their sources")
+    return document
+
+
+@task(name="publish", cache_policy=NO_CACHE)
+def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
+    published = steps.publish(ctx, document)
     create_markdown_artifact(
         key=f"brief-{ctx.day.isoformat()}",
         markdown=published.markdown,
@@ -97,8 +105,10 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
         )
     with report.step("analyze"):
         analyses = analyze_task(ctx, outcome)
+    with report.step("factcheck"):
+        document = factcheck_task(ctx, outcome, analyses)
     with report.step("publish"):
-        published = publish_task(ctx, outcome, analyses)
+        published = publish_task(ctx, document)
         say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")
     report.finish(outcome, published)
     create_table_artifact(

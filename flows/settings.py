@@ -234,6 +234,9 @@ class PolicySettings(Section):
     top_stories: int = Field(default=5, ge=0)
     quick_links: int = Field(default=15, ge=0)
     min_category_confidence: float = Field(default=0.5, ge=0, le=1)
+    unverified: Literal["mark", "drop"] = Field(
+        default="mark", description="what the fact-check does to an item"
+    )
     categories: list[CategorySettings] = Field(default_factory=lambda: list(DEFAULT_CATEGORIES))
 
     def version(self) -> str:

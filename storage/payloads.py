@@ -217,3 +217,20 @@ REGISTRY.register(
     fact=False,
     natural_key=_key("brief_date", "version", "content_hash"),
 )
+
+
+class FactcheckFailed(Payload):
+    story_id: str
+    kind: str
+    claim: str
+    reason: Literal["NOT_IN_SOURCES", "AFTER_BRIEF_DATE", "SEVERAL_AMOUNTS", "NOT_COLLECTED"]
+    sources_checked: list[str]
+    action: Literal["marked_unverified", "dropped"] = "marked_unverified"
+
+
+REGISTRY.register(
+    "factcheck.failed",
+    {1: FactcheckFailed},
+    fact=False,
+    natural_key=_key("story_id", "kind", "claim", "reason"),
+)

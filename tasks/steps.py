@@ -19,6 +19,7 @@ from storage.projections import materialize
 from storage.store import ParquetEventStore
 from tasks import analyze as an
 from tasks import dedup as dd
+from tasks import factcheck as fc
 from tasks import write as wr
 from tasks.collect import Source, Validators, collect_source
 from tasks.embed import CachedEmbedder
@@ -349,6 +350,15 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome) -> list[dict]:
 # -- write and publish -----------------------------------------------------------------
 
 
+def injection_flags(members: Sequence[dd.Item]) -> list[str]:
+    """``instructions_to_ai`` when a cited text talks to an AI system (kept, shown as quoted data)."""
+    return (
+        ["instructions_to_ai"]
+        if any(fc.looks_like_instructions(f"{m.title} {m.summary}") for m in members)
+        else []
+    )
+
+
 def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) -> dict:
     """The brief document (the JSON contract)."""
     policy = ctx.settings.policy
@@ -375,9 +385,10 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) ->
                 "category_confidence": analysis["confidence"],
                 "importance": analysis["importance"],
                 "summary": wr.short_summary(rep.summary),
-                "facts": analysis["facts"],
+                "facts": fc.stated_facts(analysis["facts"], ctx.day),
                 "citations": citations,
                 "follow_up_of": outcome.follow_up_of.get(story.story_id),
+                "flags": injection_flags([outcome.items[a] for a in story.members]),
             }
         )
     quotas = {c.name: c.quota for c in policy.categories}
@@ -390,6 +401,30 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) ->
         "window": {"start": outcome.window[0].isoformat(), "end": outcome.window[1].isoformat()},
         "items": arranged,
     }
+
+
+def factcheck(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[dict, list[fc.Finding]]:
+    """Check every item against its sources; record failures; mark (or drop) what failed."""
+    findings = fc.check_brief(document, outcome.items, ctx.day)
+    action = "dropped" if ctx.settings.policy.unverified == "drop" else "marked_unverified"
+    ctx.append(
+        [
+            ctx.emit(
+                "factcheck.failed",
+                {**f.as_payload(), "action": action},
+                subject=f.story_id,
+                producer="factcheck@1",
+            )
+            for f in findings
+        ]
+    )
+    failed = {f.story_id for f in findings}
+    items = []
+    for item in document["items"]:
+        if item["story_id"] in failed and action == "dropped":
+            continue
+        items.append({**item, "verified": item["story_id"] not in failed})
+    return {**document, "items": items}, findings
 
 
 @dataclass(frozen=True)

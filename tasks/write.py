@@ -27,6 +27,8 @@ LABELS = {
         "other": "Other news",
         "window": "news published",
         "unverified": "unverified",
+        "flag": "Its source text contains instructions addressed to AI systems; "
+        "it is shown only as quoted data.",
     },
     "zh": {
         "title": "AI 简报",
@@ -41,6 +43,7 @@ LABELS = {
         "other": "其他",
         "window": "发布时间",
         "unverified": "未核实",
+        "flag": "原文含有针对 AI 系统的指令，仅作为引用数据显示。",
     },
 }
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
@@ -109,6 +112,8 @@ def render_markdown(doc: Mapping[str, Any], category_labels: Mapping[str, str]) 
         out = [f"### {number}. {md_escape(item['title'])}{flag}", ""]
         if item.get("follow_up_of"):
             out += [f"_{lab['follow']}._", ""]
+        if "instructions_to_ai" in item.get("flags", ()):
+            out += [f"> ⚠ {lab['flag']}", ""]
         if item["summary"]:
             out += [md_escape(item["summary"]), ""]
         facts = [md_escape(f["text"]) for f in item["facts"]][:8]
@@ -194,6 +199,8 @@ def render_html(doc: Mapping[str, Any], category_labels: Mapping[str, str]) -> s
         parts.append(f"<h3>{e(item['title'])}{tag}</h3>")
         if item.get("follow_up_of"):
             parts.append(f'<p class="meta">{e(lab["follow"])}</p>')
+        if "instructions_to_ai" in item.get("flags", ()):
+            parts.append(f'<p class="meta">⚠ {e(lab["flag"])}</p>')
         if item["summary"]:
             parts.append(f"<p>{e(item['summary'])}</p>")
         if item["facts"]:

@@ -1,0 +1,113 @@
+"""Fact-check a brief draft against the articles it cites.
+
+Every organisation, person, product, money amount and date an item states must be found in
+the text of the articles it cites (amounts compared normalised: ``$1.2B`` = ``1.2 billion
+dollars`` = ``12亿美元``); no stated date may be after the brief date; an item states at
+most one amount; every link it cites must be a collected article. A failure is a finding
+naming the claim and the sources checked; the caller records it and marks the item.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from tasks import analyze as an
+from tasks.dedup import Item
+
+INJECTION = re.compile(
+    r"ignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|prompts?)"
+    r"|disregard (?:the|all|your) "
+    r"(?:previous|prior|above)? ?instructions|you are now (?:a|an|in)|system prompt|act as (?:a|an) |"
+    r"忽略(?:之前|以上|前面)的(?:指令|指示)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    story_id: str
+    kind: str  # organization | person | product | amount | date | citation
+    claim: str
+    reason: str  # NOT_IN_SOURCES | AFTER_BRIEF_DATE | SEVERAL_AMOUNTS | NOT_COLLECTED
+    sources: tuple[str, ...]
+
+    def as_payload(self) -> dict:
+        return {
+            "story_id": self.story_id,
+            "kind": self.kind,
+            "claim": self.claim,
+            "reason": self.reason,
+            "sources_checked": list(self.sources),
+        }
+
+
+def looks_like_instructions(text: str) -> bool:
+    """Feed text addressed to an AI system rather than to readers (a prompt-injection attempt)."""
+    return bool(INJECTION.search(text))
+
+
+def _amounts(text: str) -> set[str]:
+    return {an.amount_value(m) for m in an._AMOUNT.finditer(text)}
+
+
+def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) -> list[Finding]:
+    """Findings for one brief item (empty when every claim is anchored in its sources)."""
+    story = item["story_id"]
+    cited = [c for c in item["citations"]]
+    known = [articles[c["article_id"]] for c in cited if c.get("article_id") in articles]
+    collected_urls = {a.canonical_url for a in articles.values()} | {a.url for a in articles.values()}
+    sources = tuple(c["url"] for c in cited)
+    findings = [
+        Finding(story, "citation", c["url"], "NOT_COLLECTED", sources)
+        for c in cited
+        if c["url"] not in collected_urls or c.get("article_id") not in articles
+    ]
+    text = " \n ".join(f"{a.title} \n {a.summary}" for a in known)
+    lowered = text.lower()
+    source_amounts = _amounts(text)
+    source_dates = {f.value for a in known for f in an.extract_facts(a, brief_date.year) if f.kind == "date"}
+    stated_amounts = set()
+    for fact in item["facts"]:
+        kind, value, shown = fact["kind"], fact["value"], fact["text"]
+        if kind == "amount":
+            stated_amounts.add(value)
+            if value not in source_amounts:
+                findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
+        elif kind == "date":
+            if value > brief_date.isoformat():
+                findings.append(Finding(story, kind, shown, "AFTER_BRIEF_DATE", sources))
+            elif value not in source_dates:
+                findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
+        elif shown.lower() not in lowered:
+            findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
+    for value in _amounts(f"{item['title']} \n {item['summary']}") - stated_amounts:
+        stated_amounts.add(value)
+        if value not in source_amounts:
+            findings.append(Finding(story, "amount", value, "NOT_IN_SOURCES", sources))
+    stated_in_facts = {f["value"] for f in item["facts"] if f["kind"] == "amount"}
+    if len(stated_in_facts) > 1:
+        findings.append(
+            Finding(story, "amount", " / ".join(sorted(stated_in_facts)), "SEVERAL_AMOUNTS", sources)
+        )
+    return findings
+
+
+def check_brief(document: Mapping, articles: Mapping[str, Item], brief_date: date) -> list[Finding]:
+    return [f for item in document["items"] for f in check_item(item, articles, brief_date)]
+
+
+def stated_facts(facts: Sequence[Mapping], brief_date: date) -> list[Mapping]:
+    """What an item states of its analysis: no date after the brief date, at most one amount."""
+    out, amount_seen = [], False
+    for fact in facts:
+        if fact["kind"] == "date" and fact["value"] > brief_date.isoformat():
+            continue  # a deadline or forecast in the source, not what happened
+        if fact["kind"] == "amount":
+            if amount_seen:
+                continue
+            amount_seen = True
+        out.append(fact)
+    return out
