@@ -43,6 +43,27 @@ def factcheck_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses:
     return document
 
 
+@task(name="gate", cache_policy=NO_CACHE)
+def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict) -> dict:
+    checked, results = steps.gate(ctx, outcome, document)
+    create_table_artifact(
+        key=f"validation-{ctx.day.isoformat()}",
+        table=[
+            {
+                "suite": r.suite,
+                "mode": r.mode,
+                "success": r.success,
+                "rows": r.rows,
+                "failures": "; ".join(f.describe() for f in r.failures) or "-",
+                "quarantined": len(r.quarantined),
+            }
+            for r in results
+        ],
+        description=f"Great Expectations gates of {ctx.day.isoformat()}",
+    )
+    return checked
+
+
 @task(name="publish", cache_policy=NO_CACHE)
 def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
     published = steps.publish(ctx, document)
@@ -107,6 +128,8 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
         analyses = analyze_task(ctx, outcome)
     with report.step("factcheck"):
         document = factcheck_task(ctx, outcome, analyses)
+    with report.step("gate"):
+        document = gate_task(ctx, outcome, document)
     with report.step("publish"):
         published = publish_task(ctx, document)
         say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")

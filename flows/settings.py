@@ -246,6 +246,15 @@ class PolicySettings(Section):
         return hashlib.blake2b(self.model_dump_json().encode(), digest_size=6).hexdigest()
 
 
+GateMode = Literal["blocking", "warning", "off"]
+
+
+class GateSettings(Section):
+    articles: GateMode = "warning"
+    items: GateMode = "blocking"
+    events: GateMode = "blocking"
+
+
 class EmbeddingSettings(Section):
     model: str = Field(
         default="all-MiniLM-L6-v2", description="a sentence-transformers model name or local path"
@@ -261,6 +270,7 @@ class Settings(Section):
     sources: list[SourceSettings] = Field(default_factory=list)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    gates: GateSettings = Field(default_factory=GateSettings)
 
     @field_validator("sources")
     @classmethod

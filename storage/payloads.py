@@ -234,3 +234,22 @@ REGISTRY.register(
     fact=False,
     natural_key=_key("story_id", "kind", "claim", "reason"),
 )
+
+
+class ValidationFailure(Payload):
+    expectation: str
+    column: str | None = None
+    rows: list[str]
+
+
+class ValidationCompleted(Payload):
+    suite: str
+    mode: Literal["blocking", "warning"]
+    success: bool
+    rows: int
+    expectations: int
+    failures: list[ValidationFailure] = Field(default_factory=list)
+    quarantined: list[str] = Field(default_factory=list)
+
+
+REGISTRY.register("validation.completed", {1: ValidationCompleted}, fact=False, natural_key=_key("suite"))
