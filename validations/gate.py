@@ -117,15 +117,12 @@ def validate(suites: Mapping[str, tuple[str, pd.DataFrame, str, list[Expectation
         outcome = batch.validate(suite, result_format={"result_format": "COMPLETE"})
         result = SuiteResult(name, mode, len(frame), len(expectations))
         for check in outcome.results:
-            if check.success:
+            config = check.expectation_config
+            if check.success or config is None:
                 continue
             indices = check.result.get("unexpected_index_list") or []
             rows = tuple(str(frame.loc[i, id_column]) for i in indices if isinstance(i, int))
-            result.failures.append(
-                Failure(
-                    name, check.expectation_config.type, check.expectation_config.kwargs.get("column"), rows
-                )
-            )
+            result.failures.append(Failure(name, config.type, config.kwargs.get("column"), rows))
         results.append(result)
     return results
 
