@@ -16,6 +16,7 @@ from prefect.context import get_run_context
 
 from flows.settings import Settings, load_settings
 from storage.store import ParquetEventStore
+from tasks import factcheck as fc
 from tasks import steps
 from tasks.embed import CachedEmbedder, SentenceTransformerEmbedder
 
@@ -36,11 +37,20 @@ def analyze_task(ctx: steps.RunContext, outcome: steps.DedupOutcome) -> list[dic
 
 
 @task(name="write-and-factcheck", cache_policy=NO_CACHE)
-def factcheck_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict]) -> dict:
+def factcheck_task(
+    ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict]
+) -> tuple[dict, list[fc.Finding]]:
     document, findings = steps.factcheck(ctx, outcome, steps.compose(ctx, outcome, analyses))
     if findings:
         get_run_logger().warning(f"fact-check: {len(findings)} claim(s) not found in their sources")
-    return document
+    return document, findings
+
+
+@task(name="questions", cache_policy=NO_CACHE)
+def questions_task(
+    ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict, findings: list[fc.Finding]
+) -> dict:
+    return steps.raise_questions(ctx, outcome, document, findings)
 
 
 @task(name="gate", cache_policy=NO_CACHE)
@@ -127,7 +137,10 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
     with report.step("analyze"):
         analyses = analyze_task(ctx, outcome)
     with report.step("factcheck"):
-        document = factcheck_task(ctx, outcome, analyses)
+        document, findings = factcheck_task(ctx, outcome, analyses)
+    with report.step("questions"):
+        asked = questions_task(ctx, outcome, document, findings)
+        say(f"{asked['asked']} question(s) for review, {asked['applied']} answered before")
     with report.step("gate"):
         document = gate_task(ctx, outcome, document)
     with report.step("publish"):

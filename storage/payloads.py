@@ -253,3 +253,49 @@ class ValidationCompleted(Payload):
 
 
 REGISTRY.register("validation.completed", {1: ValidationCompleted}, fact=False, natural_key=_key("suite"))
+
+
+# --- review (interview protocol) --------------------------------------------------------
+
+
+class ConfirmationRequested(Payload):
+    question_id: str
+    type: Literal["completion", "clarification", "confirmation"]
+    subject: str
+    field: str
+    value: str
+    prompt: str
+    candidates: list[str] = Field(default_factory=list)
+    default: str
+    priority: int = Field(ge=0)
+    batch_id: str
+
+
+class ConfirmationResolved(Payload):
+    question_id: str
+    subject: str
+    field: str
+    value: str
+    answer: str
+    by: Literal["human", "default", "earlier-answer"]
+    applied_from: str | None = None
+
+
+class StoryMerged(Payload):
+    article_ids: list[str]
+    question_id: str | None = None
+
+
+class StorySplit(Payload):
+    article_ids: list[str]
+    question_id: str | None = None
+
+
+REGISTRY.register(
+    "confirmation.requested", {1: ConfirmationRequested}, fact=False, natural_key=_key("question_id")
+)
+REGISTRY.register(
+    "confirmation.resolved", {1: ConfirmationResolved}, fact=True, natural_key=_key("question_id"), hash_payload=False
+)
+REGISTRY.register("story.merged", {1: StoryMerged}, fact=True, natural_key=_key("article_ids"))
+REGISTRY.register("story.split", {1: StorySplit}, fact=True, natural_key=_key("article_ids"))

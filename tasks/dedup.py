@@ -161,6 +161,8 @@ class Duplicate:
 class Clustering:
     stories: list[Story]
     duplicates: list[Duplicate] = field(default_factory=list)
+    # pairs of outlets' items just under the threshold and left apart: questions for a human
+    borderline: list[tuple[str, str, float]] = field(default_factory=list)
 
 
 # -- the window ------------------------------------------------------------------------
@@ -259,27 +261,50 @@ def _order_key(item: Item) -> tuple[datetime, str]:
     return (item.published_at or datetime.max.replace(tzinfo=UTC), item.article_id)
 
 
-def cluster(items: Sequence[Item], vectors: np.ndarray, policy: DedupPolicy) -> Clustering:
-    """Stories among ``items`` (one row of ``vectors`` each, unit length)."""
+def cluster(
+    items: Sequence[Item],
+    vectors: np.ndarray,
+    policy: DedupPolicy,
+    must: frozenset[frozenset[str]] = frozenset(),
+    cannot: frozenset[frozenset[str]] = frozenset(),
+    margin: float = 0.08,
+) -> Clustering:
+    """Stories among ``items`` (one row of ``vectors`` each, unit length).
+
+    ``must`` / ``cannot`` are article-id pairs a person said are / are not one story: they
+    win over every signal.
+    """
     if not items:
         return Clustering([])
     groups, exact_links = exact_groups(items)
     duplicates = [Duplicate(items[i].article_id, items[j].article_id, reason) for i, j, reason in exact_links]
     heads = [min(members, key=lambda i: _order_key(items[i])) for members in groups]
+    group_index = {heads[g]: g for g in range(len(heads))}
     orgs = {
         item.article_id: (organisations(item.title), organisations(f"{item.title} {item.summary}"))
         for item in items
     }
     sims = vectors[heads] @ vectors[heads].T if len(heads) else np.zeros((0, 0))
-    candidates, forbidden = [], set()
+    candidates, forbidden, borderline = [], set(), []
     for x in range(len(heads)):
         for y in range(x + 1, len(heads)):
-            signals = pair_signals(items[heads[x]], items[heads[y]], float(sims[x, y]), orgs=orgs)
+            left, right = items[heads[x]], items[heads[y]]
+            said = _said(groups[group_index[heads[x]]], groups[group_index[heads[y]]], items, must, cannot)
+            if said is not None:
+                (candidates.append((2.0, x, y)) if said else forbidden.add((x, y)))
+                continue
+            signals = pair_signals(left, right, float(sims[x, y]), orgs=orgs)
             link, forbid, score = decide(signals, policy)
             if forbid:
                 forbidden.add((x, y))
             elif link:
                 candidates.append((score, x, y))
+            elif (
+                not signals.same_source
+                and not signals.non_english
+                and score >= policy.near_duplicate_threshold - margin
+            ):
+                borderline.append((left.article_id, right.article_id, round(score, 4)))
     members = {g: {g} for g in range(len(heads))}
     owner = list(range(len(heads)))
     scores: dict[int, list[tuple[str, str, float]]] = {}
@@ -299,7 +324,25 @@ def cluster(items: Sequence[Item], vectors: np.ndarray, policy: DedupPolicy) -> 
             Story(tuple(items[i].article_id for i in indices), tuple(sorted(scores.get(root, []))))
         )
     stories.sort(key=lambda s: s.representative)
-    return Clustering(stories, duplicates)
+    together = {a: k for k, s in enumerate(stories) for a in s.members}
+    borderline = [p for p in borderline if together[p[0]] != together[p[1]]]
+    return Clustering(stories, duplicates, sorted(borderline))
+
+
+def _said(
+    first: Sequence[int],
+    second: Sequence[int],
+    items: Sequence[Item],
+    must: frozenset[frozenset[str]],
+    cannot: frozenset[frozenset[str]],
+) -> bool | None:
+    """True / False when a person said two groups are / are not one story, else None."""
+    pairs = {frozenset((items[i].article_id, items[j].article_id)) for i in first for j in second}
+    if pairs & cannot:
+        return False
+    if pairs & must:
+        return True
+    return None
 
 
 def pairwise_scores(predicted: Sequence[Sequence[str]], truth: dict[str, str]) -> tuple[int, int, int]:

@@ -20,6 +20,7 @@ from storage.store import ParquetEventStore
 from tasks import analyze as an
 from tasks import dedup as dd
 from tasks import factcheck as fc
+from tasks import review as rv
 from tasks import write as wr
 from tasks.collect import Source, Validators, collect_source
 from tasks.embed import CachedEmbedder
@@ -144,6 +145,9 @@ class DedupOutcome:
     window: tuple[datetime, datetime]
     duplicates: int = 0
     news: int = 0
+    borderline: list[tuple[str, str, float]] = field(default_factory=list)
+    corrected_category: dict[str, str] = field(default_factory=dict)
+    undated: list[str] = field(default_factory=list)  # today's articles without a publish time
 
 
 def _items(frame: pl.DataFrame) -> dict[str, dd.Item]:
@@ -237,7 +241,8 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     dedup_policy = dd.DedupPolicy(
         policy.near_duplicate_threshold, policy.same_source_threshold, policy.min_shared_names
     )
-    clustering = dd.cluster(news, vectors, dedup_policy)
+    must, cannot = human_links(ctx, days)
+    clustering = dd.cluster(news, vectors, dedup_policy, must, cannot)
     for dup in clustering.duplicates:
         events.append(
             ctx.emit(
@@ -265,6 +270,14 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
             )
         )
     ctx.append(events)
+    today = set(
+        ctx.store.query(
+            lambda: ctx.store.scan([ctx.day], event_types=["article.collected"]).select("subject_id")
+        )
+        .get_column("subject_id")
+        .to_list()
+    )
+    corrected = {r["article_id"]: r["category"] for r in articles.iter_rows(named=True) if r["category"]}
     return DedupOutcome(
         items,
         clustering.stories,
@@ -272,7 +285,22 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         window,
         duplicates=sum(e.event_type == "article.duplicate_detected" for e in events),
         news=len(news),
+        borderline=clustering.borderline,
+        corrected_category=corrected,
+        undated=sorted(a for a in today if items[a].published_at is None),
     )
+
+
+def human_links(ctx: RunContext, days: Sequence[date]) -> tuple[frozenset, frozenset]:
+    """Article pairs people said are (``story.merged``) or are not (``story.split``) one story."""
+    frame = ctx.store.query(lambda: ctx.store.scan(days, event_types=["story.merged", "story.split"]))
+    must: set[frozenset[str]] = set()
+    cannot: set[frozenset[str]] = set()
+    for row in frame.iter_rows(named=True):
+        ids = json.loads(row["payload"])["article_ids"]
+        pairs = {frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1 :]}
+        (must if row["event_type"] == "story.merged" else cannot).update(pairs)
+    return frozenset(must - cannot), frozenset(cannot)
 
 
 def follow_ups(
@@ -323,6 +351,8 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome) -> list[dict]:
         category, confidence = an.categorise(
             " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
         )
+        if story.representative in outcome.corrected_category:  # a person said so
+            category, confidence = outcome.corrected_category[story.representative], 1.0
         facts = an.dedupe_facts([f for m in members for f in an.extract_facts(m, ctx.day.year)])
         newest = max((m.published_at for m in members if m.published_at), default=None)
         score = an.importance(
@@ -362,6 +392,7 @@ def injection_flags(members: Sequence[dd.Item]) -> list[str]:
 def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) -> dict:
     """The brief document (the JSON contract)."""
     policy = ctx.settings.policy
+    decisions = {key: row["answer"] for key, row in answered(ctx).items()}
     items = []
     for analysis in analyses:
         story: dd.Story = analysis["story"]
@@ -385,7 +416,11 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) ->
                 "category_confidence": analysis["confidence"],
                 "importance": analysis["importance"],
                 "summary": wr.short_summary(rep.summary),
-                "facts": fc.stated_facts(analysis["facts"], ctx.day),
+                "facts": [
+                    f
+                    for f in fc.stated_facts(analysis["facts"], ctx.day)
+                    if decisions.get((analysis["story_id"], f"claim:{f['kind']}", f["text"])) != "remove"
+                ],
                 "citations": citations,
                 "follow_up_of": outcome.follow_up_of.get(story.story_id),
                 "flags": injection_flags([outcome.items[a] for a in story.members]),
@@ -405,7 +440,12 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) ->
 
 def factcheck(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[dict, list[fc.Finding]]:
     """Check every item against its sources; record failures; mark (or drop) what failed."""
-    findings = fc.check_brief(document, outcome.items, ctx.day)
+    decisions = {key: row["answer"] for key, row in answered(ctx).items()}
+    findings = [
+        f
+        for f in fc.check_brief(document, outcome.items, ctx.day)
+        if decisions.get((f.story_id, f"claim:{f.kind}", f.claim)) != "keep"  # a person confirmed it
+    ]
     action = "dropped" if ctx.settings.policy.unverified == "drop" else "marked_unverified"
     ctx.append(
         [
@@ -706,3 +746,159 @@ class RunReport:
             + dedup
             + f"; {steps_text}"
         )
+
+
+# -- review (interview protocol) ---------------------------------------------------------
+
+
+def answered(ctx: RunContext) -> dict[tuple[str, str, str], dict]:
+    """Every answer given up to this day: (subject, field, value) -> the resolved question row."""
+    days = [d for d in ctx.store.days() if d <= ctx.day]
+    frame = materialize(ctx.store, "questions", days=days).filter(pl.col("status") == "resolved")
+    return {
+        (r["subject"], r["field"], r["value"]): r for r in frame.sort("resolved_at").iter_rows(named=True)
+    }
+
+
+def raise_questions(
+    ctx: RunContext, outcome: DedupOutcome, document: dict, findings: Sequence[fc.Finding]
+) -> dict:
+    """Ask what the run could not settle; apply earlier answers to questions asked before."""
+    titles = {i["story_id"]: i["title"] for i in document["items"]}
+    categories = [c.name for c in ctx.settings.policy.categories]
+    questions = [
+        rv.same_story_question(a, outcome.items[a].title, b, outcome.items[b].title, s)
+        for a, b, s in outcome.borderline
+    ]
+    questions += [
+        rv.category_question(i["story_id"], i["title"], i["category"], i["category_confidence"], categories)
+        for i in document["items"]
+        if i["category"] != "other" and i["category_confidence"] < ctx.settings.policy.min_category_confidence
+    ]
+    questions += [
+        rv.claim_question(f.story_id, titles.get(f.story_id, f.story_id), f.kind, f.claim, f.reason)
+        for f in findings
+        if f.kind != "citation"
+    ]
+    questions += [rv.publish_time_question(a, outcome.items[a].title) for a in outcome.undated]
+    earlier = answered(ctx)
+    today = {r["question_id"] for r in earlier.values() if r["brief_date"] == ctx.day}
+    events, counts = [], {"asked": 0, "applied": 0}
+    for batch_id, q in rv.batch(questions, ctx.day)[: ctx.settings.policy.max_questions]:
+        if q.question_id in today:
+            continue
+        before = earlier.get(q.key)
+        if before is not None:
+            events.append(
+                ctx.emit(
+                    "confirmation.resolved",
+                    {
+                        "question_id": q.question_id,
+                        "subject": q.subject,
+                        "field": q.field,
+                        "value": q.value,
+                        "answer": before["answer"],
+                        "by": "earlier-answer",
+                        "applied_from": before["question_id"],
+                    },
+                    subject=q.subject,
+                    producer="review@1",
+                )
+            )
+            counts["applied"] += 1
+        else:
+            events.append(
+                ctx.emit(
+                    "confirmation.requested", q.payload(batch_id), subject=q.subject, producer="review@1"
+                )
+            )
+            counts["asked"] += 1
+    ctx.append(events)
+    return counts
+
+
+def open_questions(ctx: RunContext) -> pl.DataFrame:
+    frame = materialize(ctx.store, "questions", days=[d for d in ctx.store.days() if d <= ctx.day])
+    return frame.filter((pl.col("status") == "open") & (pl.col("brief_date") == ctx.day))
+
+
+def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event]:
+    """The answer as a fact, and the correction it implies."""
+    from storage.events import new_event
+
+    events = [
+        ctx.emit(
+            "confirmation.resolved",
+            {
+                "question_id": question["question_id"],
+                "subject": question["subject"],
+                "field": question["field"],
+                "value": question["value"],
+                "answer": answer,
+                "by": by,
+            },
+            subject=question["subject"],
+            producer="review@1",
+        )
+    ]
+
+    def fact(event_type: str, payload: dict, subject: str) -> Event:
+        return new_event(
+            event_type,
+            payload,
+            brief_date=ctx.day,
+            run_id=ctx.run_id,
+            subject_id=subject,
+            produced_by=f"review@1:{by}",
+            occurred_at=utcnow(),
+            source_event_ids=[events[0].event_id],
+        )
+
+    field_ = question["field"]
+    if field_ == "same_story":
+        ids = question["subject"].split("|")
+        kind = "story.merged" if answer == "yes" else "story.split"
+        events.append(fact(kind, {"article_ids": ids, "question_id": question["question_id"]}, ids[0]))
+    elif field_ == "category" and answer != question["value"]:
+        stories = materialize(ctx.store, "stories", days=[ctx.day])
+        rows = stories.filter(pl.col("story_id") == question["subject"])
+        if rows.height:
+            article = rows["representative"][0]
+            events.append(
+                fact(
+                    "article.corrected",
+                    {
+                        "article_id": article,
+                        "field": "category",
+                        "value": answer,
+                        "reason": f"answer to {question['question_id']}",
+                        "by": by,
+                    },
+                    article,
+                )
+            )
+    elif field_ == "published_at" and answer not in ("", "skip"):
+        events.append(
+            fact(
+                "article.corrected",
+                {
+                    "article_id": question["subject"],
+                    "field": "published_at",
+                    "value": f"{answer}T00:00:00+00:00",
+                    "reason": f"answer to {question['question_id']}",
+                    "by": by,
+                },
+                question["subject"],
+            )
+        )
+    return events
+
+
+def rebrief(ctx: RunContext) -> Published:
+    """The day's brief again from stored facts and answers (no collection); a new version if it changed."""
+    outcome = dedup_day(ctx)
+    analyses = analyze_stories(ctx, outcome)
+    document, findings = factcheck(ctx, outcome, compose(ctx, outcome, analyses))
+    raise_questions(ctx, outcome, document, findings)
+    document, _ = gate(ctx, outcome, document)
+    return publish(ctx, document)
