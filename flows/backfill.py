@@ -66,9 +66,8 @@ def one_date(day: date, config: str | None) -> dict:
 @task(name="collect-archives", cache_policy=NO_CACHE)
 def collect_archives_task(days: list[date], config: str | None, concurrency: int, run_id: str) -> int:
     """Every dated archive of every date, ``concurrency`` at a time; returns new events."""
-    from flows.daily import make_context
     from tasks.collect import Source
-    from tasks.steps import collect_one
+    from tasks.steps import collect_one, make_context
 
     settings = load_settings(config)
     archives = [s.name for s in settings.sources if Source(s.name, s.url).is_archive]

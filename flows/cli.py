@@ -137,6 +137,8 @@ DISPLAY_COLUMNS = {
     "seen": ["kind", "key", "first_brief_date", "last_brief_date"],
     "runs": ["run_id", "flow", "status", "started_at", "duration_s", "events", "error"],
     "stories": ["story_id", "first_brief_date", "last_brief_date", "articles", "follow_up_of"],
+    "questions": ["question_id", "type", "status", "answer", "by", "prompt"],
+    "briefs": ["date", "version", "items", "published_at", "markdown"],
 }
 
 
@@ -145,7 +147,7 @@ def replay(
     day: Annotated[str, typer.Option("--date", help="Brief date whose events to fold (YYYY-MM-DD).")],
     as_of: Annotated[str | None, typer.Option("--as-of", help="Only events up to this UTC time.")] = None,
     projection: Annotated[
-        str, typer.Option("--projection", help="articles, seen, runs or stories.")
+        str, typer.Option("--projection", help="articles, seen, runs, stories, questions or briefs.")
     ] = "articles",
     fmt: Annotated[Format, typer.Option("--format")] = Format.table,
     config: ConfigOption = None,
@@ -316,6 +318,49 @@ def serve(
     load_settings(path)
     home = Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect"))
     serve_stack(path, home, lambda line: out.print(line), port)
+
+
+@app.command()
+def review(
+    day: Annotated[
+        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
+    ] = None,
+    answers: Annotated[
+        str | None,
+        typer.Option("--answers", help='JSON file {"<question_id>": "<answer>"}: answer without asking.'),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
+    from flows.review import answer_from_file, answer_interactively
+    from flows.settings import load_settings
+    from tasks import steps
+
+    settings = load_settings(config)
+    wanted = parse_day(day) or steps.today(settings)
+    open_store(config)  # a missing store is one clear line
+    ctx = steps.make_context(settings, wanted, f"review-{utcnow_tag()}")
+    questions = steps.open_questions(ctx)
+    if questions.height == 0:
+        out.print(f"No open questions for {wanted}.")
+        return
+    if answers:
+        given = answer_from_file(ctx, questions, answers)
+    else:
+        given = answer_interactively(ctx, questions, out)
+    if not given:
+        out.print("No answers given; the brief is unchanged.")
+        return
+    with err.status("re-rendering the brief …"):
+        published = steps.rebrief(ctx)
+    state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
+    out.print(f"{given} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}")
+
+
+def utcnow_tag() -> str:
+    from storage.events import utcnow
+
+    return utcnow().strftime("%Y%m%dT%H%M%S%f")
 
 
 @app.command()

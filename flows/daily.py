@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import date
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
-from flows.settings import Settings, load_settings
-from storage.store import ParquetEventStore
+from flows.settings import load_settings
 from tasks import factcheck as fc
 from tasks import steps
-from tasks.embed import CachedEmbedder, SentenceTransformerEmbedder
 
 
 @task(name="collect-source", task_run_name="collect {source_name}", cache_policy=NO_CACHE)
@@ -85,16 +82,6 @@ def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
     return published
 
 
-def make_context(settings: Settings, day: date, run_id: str | None = None) -> steps.RunContext:
-    store = ParquetEventStore(settings.storage.root)
-    embedder = CachedEmbedder(
-        SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
-        store.fs,
-        store.base,
-    )
-    return steps.RunContext(store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder)
-
-
 def current_run_id() -> str:
     try:
         return str(get_run_context().flow_run.id)  # type: ignore[union-attr]
@@ -120,7 +107,7 @@ def on_daily_failure(flow, flow_run, state) -> None:
 def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
     """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone)."""
     settings = load_settings(config)
-    ctx = make_context(settings, steps.resolve_day(date_, settings), current_run_id())
+    ctx = steps.make_context(settings, steps.resolve_day(date_, settings), current_run_id())
     report = steps.RunReport(ctx)
     say = get_run_logger().info
     report.start()

@@ -234,6 +234,9 @@ class PolicySettings(Section):
     top_stories: int = Field(default=5, ge=0)
     quick_links: int = Field(default=15, ge=0)
     min_category_confidence: float = Field(default=0.5, ge=0, le=1)
+    question_margin: float = Field(
+        default=0.08, ge=0, le=1, description="how far under the threshold a pair is asked about"
+    )
     max_questions: int = Field(default=8, ge=0, description="questions raised per day, most important first")
     unverified: Literal["mark", "drop"] = Field(
         default="mark", description="what the fact-check does to an item"

@@ -295,7 +295,11 @@ REGISTRY.register(
     "confirmation.requested", {1: ConfirmationRequested}, fact=False, natural_key=_key("question_id")
 )
 REGISTRY.register(
-    "confirmation.resolved", {1: ConfirmationResolved}, fact=True, natural_key=_key("question_id"), hash_payload=False
+    "confirmation.resolved",
+    {1: ConfirmationResolved},
+    fact=True,
+    natural_key=_key("question_id"),
+    hash_payload=False,
 )
 REGISTRY.register("story.merged", {1: StoryMerged}, fact=True, natural_key=_key("article_ids"))
 REGISTRY.register("story.split", {1: StorySplit}, fact=True, natural_key=_key("article_ids"))

@@ -221,7 +221,7 @@ def collect_source(
             new_event(
                 "article.collected",
                 {
-                    "article_id": article_id(link),
+                    "article_id": article_id(link, source.name),
                     "source": source.name,
                     "url": link,
                     "canonical_url": canonical_url(link),
@@ -233,7 +233,7 @@ def collect_source(
                 },
                 brief_date=day,
                 run_id=run_id,
-                subject_id=article_id(link),
+                subject_id=article_id(link, source.name),
                 produced_by=PRODUCER,
                 occurred_at=at,
                 seq=seq,

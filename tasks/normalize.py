@@ -164,5 +164,8 @@ def content_hash(title: str, text: str) -> str:
     return hashlib.blake2b(norm.encode(), digest_size=16).hexdigest()
 
 
-def article_id(url: str) -> str:
-    return "art-" + hashlib.blake2b(canonical_url(url).encode(), digest_size=10).hexdigest()
+def article_id(url: str, source: str) -> str:
+    """One article per outlet and canonical URL: a syndicated copy in another feed is its own
+    article (the outlet that carried it), and exact dedup joins the two by their URL."""
+    key = f"{source}\x1f{canonical_url(url)}"
+    return "art-" + hashlib.blake2b(key.encode(), digest_size=10).hexdigest()

@@ -70,7 +70,7 @@ def same_story_question(a_id: str, a_title: str, b_id: str, b_title: str, score:
         f"Are these the same story?\n  1) {first[1]}\n  2) {second[1]}",
         ("no", "yes"),
         "no",
-        60 + int(100 * score) % 40,
+        60 + int(30 * score),  # the closer to the threshold, the sooner it is asked
     )
 
 

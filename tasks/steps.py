@@ -71,6 +71,21 @@ class RunContext:
         return result.written
 
 
+def make_context(settings: Settings, day: date, run_id: str | None = None) -> RunContext:
+    """The run's store and cached embedder, from the settings (the one place that wires them)."""
+    import uuid
+
+    from tasks.embed import SentenceTransformerEmbedder
+
+    store = ParquetEventStore(settings.storage.root)
+    embedder = CachedEmbedder(
+        SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
+        store.fs,
+        store.base,
+    )
+    return RunContext(store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder)
+
+
 # -- collect ---------------------------------------------------------------------------
 
 
@@ -242,7 +257,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         policy.near_duplicate_threshold, policy.same_source_threshold, policy.min_shared_names
     )
     must, cannot = human_links(ctx, days)
-    clustering = dd.cluster(news, vectors, dedup_policy, must, cannot)
+    clustering = dd.cluster(news, vectors, dedup_policy, must, cannot, policy.question_margin)
     for dup in clustering.duplicates:
         events.append(
             ctx.emit(

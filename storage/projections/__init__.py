@@ -9,14 +9,23 @@ import polars as pl
 from storage.errors import InputError
 from storage.projections.articles import ArticlesProjection
 from storage.projections.base import Projection, project
-from storage.projections.runs import RunsProjection
+from storage.projections.briefs import BriefsProjection
 from storage.projections.questions import QuestionsProjection
+from storage.projections.runs import RunsProjection
 from storage.projections.seen import SeenProjection
 from storage.projections.stories import StoriesProjection
 from storage.store import EventStore
 
 PROJECTIONS: dict[str, Projection] = {
-    p.name: p for p in (ArticlesProjection(), SeenProjection(), RunsProjection(), StoriesProjection(), QuestionsProjection())
+    p.name: p
+    for p in (
+        ArticlesProjection(),
+        SeenProjection(),
+        RunsProjection(),
+        StoriesProjection(),
+        QuestionsProjection(),
+        BriefsProjection(),
+    )
 }
 
 

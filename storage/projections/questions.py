@@ -9,13 +9,25 @@ import polars as pl
 from storage.projections.base import State, latest_by, payload_struct, with_order
 
 _REQUESTED: dict[str, pl.DataType | type[pl.DataType]] = {
-    "question_id": pl.String, "type": pl.String, "subject": pl.String, "field": pl.String, "value": pl.String,
-    "prompt": pl.String, "candidates": pl.List(pl.String), "default": pl.String, "priority": pl.Int64,
+    "question_id": pl.String,
+    "type": pl.String,
+    "subject": pl.String,
+    "field": pl.String,
+    "value": pl.String,
+    "prompt": pl.String,
+    "candidates": pl.List(pl.String),
+    "default": pl.String,
+    "priority": pl.Int64,
     "batch_id": pl.String,
 }
 _RESOLVED: dict[str, pl.DataType | type[pl.DataType]] = {
-    "question_id": pl.String, "subject": pl.String, "field": pl.String, "value": pl.String, "answer": pl.String,
-    "by": pl.String, "applied_from": pl.String,
+    "question_id": pl.String,
+    "subject": pl.String,
+    "field": pl.String,
+    "value": pl.String,
+    "answer": pl.String,
+    "by": pl.String,
+    "applied_from": pl.String,
 }
 
 
@@ -36,7 +48,10 @@ class QuestionsProjection:
             .select(payload_struct(_RESOLVED).alias("p"), "_ts", "_seq", "_eid")
             .unnest("p")
         )
-        return {"requested": latest_by(requested, ["question_id"]), "resolved": latest_by(resolved, ["question_id"])}
+        return {
+            "requested": latest_by(requested, ["question_id"]),
+            "resolved": latest_by(resolved, ["question_id"]),
+        }
 
     def merge(self, a: State, b: State) -> State:
         return {k: latest_by(pl.concat([a[k], b[k]]), ["question_id"]) for k in ("requested", "resolved")}
@@ -49,7 +64,17 @@ class QuestionsProjection:
             state["requested"]
             .drop("_ts", "_seq", "_eid")
             .join(resolved, on="question_id", how="left")
-            .with_columns(pl.when(pl.col("answer").is_null()).then(pl.lit("open")).otherwise(pl.lit("resolved"))
-                          .alias("status"))
-            .sort("brief_date", "batch_id", pl.col("priority"), "question_id", descending=[False, False, True, False])
+            .with_columns(
+                pl.when(pl.col("answer").is_null())
+                .then(pl.lit("open"))
+                .otherwise(pl.lit("resolved"))
+                .alias("status")
+            )
+            .sort(
+                "brief_date",
+                "batch_id",
+                pl.col("priority"),
+                "question_id",
+                descending=[False, False, True, False],
+            )
         )

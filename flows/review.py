@@ -1,0 +1,91 @@
+"""``brief review``: the interview, at a terminal or from a file of answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+from rich.console import Console
+
+from storage.errors import InputError
+from storage.events import Event
+from tasks import review as rv
+from tasks import steps
+
+
+def answer_from_file(ctx: steps.RunContext, questions: pl.DataFrame, path: str) -> int:
+    """Answers from ``{"<question_id>": "<answer>"}``; all checked before any is written."""
+    try:
+        given = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"--answers {path!r}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"--answers {path!r} is not JSON ({exc}); give an object of question id -> answer"
+        ) from None
+    if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
+        raise InputError(f"--answers {path!r} must be a JSON object mapping question ids to answer strings")
+    by_id = {q["question_id"]: q for q in questions.iter_rows(named=True)}
+    unknown = sorted(set(given) - set(by_id))
+    if unknown:
+        raise InputError(
+            f"--answers: {unknown[0]!r} is not an open question of {ctx.day}; "
+            "'brief events --type confirmation.requested --format jsonl' lists them"
+        )
+    for question_id, answer in given.items():
+        problem = rv.check_answer(by_id[question_id], answer)
+        if problem:
+            raise InputError(f"--answers: question {question_id}: {problem}")
+    events = [e for qid, answer in given.items() for e in steps.resolve(ctx, by_id[qid], answer, "human")]
+    ctx.store.append(events)
+    return len(given)
+
+
+def answer_interactively(ctx: steps.RunContext, questions: pl.DataFrame, out: Console) -> int:
+    """One batch at a time, numbered; Enter takes the default; Ctrl-D stops (answers so far are kept)."""
+    batches = questions.partition_by("batch_id", maintain_order=True)
+    total = questions.height
+    answered = 0
+    out.print(
+        f"[bold]{total} open question(s) for {ctx.day}[/] in {len(batches)} batch(es). "
+        "Enter takes the [default]; Ctrl-D stops."
+    )
+    for k, batch in enumerate(batches, start=1):
+        out.print(f"\n[bold]Batch {k} of {len(batches)}[/]")
+        events: list[Event] = []
+        for n, question in enumerate(batch.iter_rows(named=True), start=1):
+            try:
+                answer, by = _ask(out, n, question)
+            except EOFError:
+                ctx.store.append(events)
+                return answered
+            events += steps.resolve(ctx, question, answer, by)
+            answered += 1
+        ctx.store.append(events)
+    return answered
+
+
+def _ask(out: Console, number: int, question: dict) -> tuple[str, str]:
+    out.print(f"\n{number}. {question['prompt']}", markup=False, highlight=False)
+    candidates = question["candidates"] or []
+    if candidates:
+        out.print(
+            "   "
+            + "   ".join(
+                f"{i}) {c}" + (" [default]" if c == question["default"] else "")
+                for i, c in enumerate(candidates, start=1)
+            ),
+            markup=False,
+            highlight=False,
+        )
+    while True:
+        reply = input(f"   answer [{question['default']}]: ").strip()
+        if not reply:
+            return question["default"], "default"
+        if reply.isdigit() and 1 <= int(reply) <= len(candidates):
+            return candidates[int(reply) - 1], "human"
+        problem = rv.check_answer(question, reply)
+        if problem is None:
+            return reply, "human"
+        out.print(f"   {problem}; try again", markup=False, highlight=False)

@@ -1,0 +1,168 @@
+"""`brief review` at a real pseudo-terminal and from a file; answers become a new brief version."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from flows.settings import load_settings
+from storage.projections import materialize
+from storage.store import ParquetEventStore
+from tests.conftest import REPO
+
+DAY = "2025-08-06"
+
+
+def setup(tmp_path: Path) -> Path:
+    shutil.copytree(REPO / "samples" / "feeds", tmp_path / "feeds")
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        "[policy]\nnear_duplicate_threshold = 0.95\nquestion_margin = 0.6\nmin_category_confidence = 0.99\n"
+        "max_questions = 3\n"
+        '[[sources]]\nname = "labnotes"\nurl = "file://feeds/labnotes/{date}.xml"\n'
+        '[[sources]]\nname = "techwire"\nurl = "file://feeds/techwire/{date}.xml"\n'
+    )
+    return config
+
+
+def store_of(config: Path) -> ParquetEventStore:
+    return ParquetEventStore(load_settings(str(config)).storage.root)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def questions(config: Path) -> list[dict]:
+    lines = cli(
+        "events", "--config", str(config), "--type", "confirmation.requested", "--format", "jsonl"
+    ).stdout
+    return [json.loads(line)["payload"] for line in lines.splitlines()]
+
+
+def pippin_items(brief: dict) -> list[int]:
+    """How many articles each Pippin-2 item cites."""
+    return [len(i["citations"]) for i in brief["items"] if "Pippin" in i["title"]]
+
+
+def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, prefect_harness: None) -> None:
+    from flows.daily import daily_brief
+
+    config = setup(tmp_path)
+    first = daily_brief(DAY, str(config))
+    v1_path = Path(store_of(config).base) / "briefs" / DAY / "v1.json"
+    v1_before = v1_path.read_bytes()
+    asked = questions(config)
+    assert len(asked) == 3 and any(q["field"] == "same_story" for q in asked)
+    # the labnotes article and techwire's syndicated copy of it are one item (one URL); techwire's own report apart
+    assert sorted(pippin_items(json.loads(Path(first["files"]["json"]).read_text()))) == [1, 2]
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: brief review at a terminal
+        os.chdir(REPO)
+        os.execv(
+            sys.executable,
+            [sys.executable, "-m", "flows.cli", "review", "--date", DAY, "--config", str(config)],
+        )
+    screen, typed = b"", []
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        screen += chunk
+        if b"answer [" in screen.rsplit(b"\n", 1)[-1]:
+            current = screen.rsplit(b"<typed>", 1)[-1]  # this question only
+            pippin_pair = b"same story" in current and current.count(b"Pippin") == 2
+            reply = b"2\n" if pippin_pair else b"\n"  # "yes": the two Pippin-2 reports; Enter for the rest
+            typed.append(reply)
+            os.write(fd, reply)
+            screen += b"<typed>\n"
+    _, status = os.waitpid(pid, 0)
+    text = screen.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text[-2000:]
+    assert sorted(typed) == sorted([b"2\n", b"\n", b"\n"])
+    assert "Batch 1 of 1" in text and "[default]" in text
+    assert "3 answer(s) recorded" in text and "new version v2" in text
+
+    store = store_of(config)
+    v2 = json.loads((Path(store.base) / "briefs" / DAY / "v2.json").read_text())
+    assert pippin_items(v2) == [3]  # the answer merged the story
+    assert v1_path.read_bytes() == v1_before  # version 1 stays as it was
+    resolved = store.read(event_types=["confirmation.resolved"])
+    assert sorted(e.payload["by"] for e in resolved) == ["default", "default", "human"]
+    assert len(store.read(event_types=["story.merged"])) == 1
+
+    again = daily_brief(DAY, str(config))
+    assert again["changed"] is False and again["version"] == 2
+    open_now = materialize(store, "questions", days=[store.days()[-1]])
+    assert open_now.filter(open_now["status"] == "open").height == 0  # nothing is asked again
+
+    versions = materialize(store, "briefs")
+    assert versions["version"].to_list() == [1, 2]
+    as_of_v1 = materialize(store, "briefs", as_of=versions["published_at"][0])
+    assert as_of_v1["version"].to_list() == [1]
+
+
+def test_review_from_an_answers_file(tmp_path: Path, prefect_harness: None) -> None:
+    from flows.daily import daily_brief
+
+    config = setup(tmp_path)
+    daily_brief(DAY, str(config))
+    asked = {q["question_id"]: q for q in questions(config)}
+    same = next(
+        (q for q in asked.values() if q["field"] == "same_story" and q["prompt"].count("Pippin") == 2), None
+    )
+    assert same is not None, [q["prompt"] for q in asked.values()]
+
+    bad = tmp_path / "bad.json"
+    for content, message in [
+        ('{"q-nope": "yes"}', "'q-nope' is not an open question of 2025-08-06"),
+        (json.dumps({same["question_id"]: "perhaps"}), "'perhaps' is not one of no, yes"),
+        ("[1, 2]", "must be a JSON object"),
+        ("{", "is not JSON"),
+    ]:
+        bad.write_text(content)
+        done = cli("review", "--date", DAY, "--config", str(config), "--answers", str(bad))
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert store_of(config).read(event_types=["confirmation.resolved"]) == []  # nothing was written
+
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({same["question_id"]: "yes"}))
+    done = cli("review", "--date", DAY, "--config", str(config), "--answers", str(answers))
+    assert done.returncode == 0, done.stderr
+    assert "1 answer(s) recorded" in done.stdout and "new version v2" in done.stdout
+    v2 = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    assert v2["version"] == 2 and pippin_items(v2) == [3]
+    left = cli("review", "--date", DAY, "--config", str(config), "--answers", str(answers))
+    assert left.returncode == 2 and "is not an open question" in left.stderr
+
+
+def test_an_answer_is_applied_to_the_same_question_on_another_day(tmp_path: Path) -> None:
+    from tasks import review as rv
+
+    q = rv.same_story_question("a", "A", "b", "B", 0.5)
+    assert rv.earlier_answer(q, {q.key: ("yes", "q-1")}) == ("yes", "q-1")
+    assert rv.check_answer(q.payload("b1"), "maybe") == "'maybe' is not one of no, yes"
