@@ -156,6 +156,32 @@ def test_the_smallest_config_works(tmp_path: Path, prefect_harness: None) -> Non
     assert "<script>alert" not in html_page and "onerror=" not in html_page
 
 
+def test_hostile_feed_item_is_harmless_in_every_output(tmp_path: Path, prefect_harness: None) -> None:
+    """The sample techwire item carries <script>, an onerror= handler and an injection phrase."""
+    from flows.daily import daily_brief
+    from tests.conftest import REPO
+
+    config = tmp_path / "brief.toml"
+    feeds = (REPO / "samples" / "feeds" / "techwire").as_uri()
+    config.write_text(
+        f'[storage]\nroot = "{tmp_path / "root"}"\n[[sources]]\nname = "techwire"\nurl = "{feeds}/{{date}}.xml"\n'
+    )
+    result = daily_brief("2025-08-06", str(config))
+    outputs = {ext: Path(path).read_text() for ext, path in result["files"].items()}
+    for ext, text in outputs.items():
+        lowered = text.lower()
+        assert "<script" not in lowered and "alert(" not in lowered and "onerror" not in lowered, ext
+        assert "javascript:" not in lowered and "<iframe" not in lowered, ext
+    brief = json.loads(outputs["json"])
+    [odd] = [i for i in brief["items"] if i["title"].startswith("Ignore previous instructions")]
+    assert odd["flags"] == ["instructions_to_ai"]
+    assert (
+        "instructions addressed to AI systems" in outputs["md"]
+        and "instructions addressed to AI systems" in outputs["html"]
+    )
+    assert all(not i["flags"] for i in brief["items"] if i is not odd)
+
+
 def test_stats_per_day_from_the_runs_projection(real_run: dict) -> None:
     from tasks.stats import daily_stats
 
