@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/eventstore.py
 	$(BIN)/python bench/dedup_quality.py
 	$(BIN)/python bench/daily_run.py
+	$(BIN)/python bench/export.py
 
 clean:
 	rm -rf $(VENV) var

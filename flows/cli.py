@@ -420,6 +420,136 @@ def compact(
         out.print(f"{d}: {result.files_before} file(s) -> {result.files_after}, {result.events} events")
 
 
+export_app = typer.Typer(
+    help="Take the event log out: events for analysis, datasets for fine-tuning.", no_args_is_help=True
+)
+app.add_typer(export_app, name="export")
+
+
+class ExportFormat(StrEnum):
+    parquet = "parquet"
+    jsonl = "jsonl"
+    csv = "csv"
+
+
+@export_app.command("events")
+def export_events_command(
+    start: Annotated[str, typer.Option("--start", help="First brief date (YYYY-MM-DD).")],
+    end: Annotated[str, typer.Option("--end", help="Last brief date, inclusive.")],
+    out_path: Annotated[str, typer.Option("--out", help="New folder to write (never overwritten).")],
+    fmt: Annotated[ExportFormat, typer.Option("--format")] = ExportFormat.parquet,
+    event_type: Annotated[
+        list[str] | None, typer.Option("--type", help="Only these event types (repeatable).")
+    ] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Only events of this run id.")] = None,
+    redact: Annotated[
+        bool, typer.Option("--redact", help="Mask emails, phone numbers, API keys and tokens.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Events of a date range, streamed a day at a time, with a manifest (counts per type and day)."""
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from storage.export import export_events
+    from storage.registry import REGISTRY
+
+    first, last = parse_day(start, "--start"), parse_day(end, "--end")
+    for t in event_type or []:
+        REGISTRY.spec(t)
+    _, store = open_store(config)
+    assert first is not None and last is not None
+    days = [d for d in store.days() if first <= d <= last]
+    with Progress(console=err, transient=True) as progress:
+        bar = progress.add_task("exporting", total=max(len(days), 1))
+        result = export_events(
+            store,
+            first,
+            last,
+            fmt.value,
+            Path(out_path),
+            types=event_type,
+            run=run,
+            redacting=redact,
+            progress=lambda day, n: progress.update(bar, advance=1, description=f"exported {day}"),
+        )
+    out.print(
+        f"{result.events} event(s) of {len(result.counts)} day(s) -> {result.out}\n"
+        f"manifest: {result.manifest}"
+    )
+
+
+@export_app.command("finetune")
+def export_finetune_command(
+    task: Annotated[str, typer.Option("--task", help="classify, extract, summarize or dedup.")],
+    out_path: Annotated[
+        str, typer.Option("--out", help="The JSONL file to write (a dataset card goes beside it).")
+    ],
+    fmt: Annotated[
+        str, typer.Option("--format", help="chat (OpenAI chat JSONL) or preference (pairs).")
+    ] = "chat",
+    start: Annotated[
+        str | None, typer.Option("--start", help="First brief date (default: the first).")
+    ] = None,
+    end: Annotated[str | None, typer.Option("--end", help="Last brief date (default: the last).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """A fine-tuning dataset from machine outputs and human corrections (corrections win)."""
+    from pathlib import Path
+
+    from tasks.finetune import build
+
+    first, last = parse_day(start, "--start"), parse_day(end, "--end")
+    _, store = open_store(config)
+    days = store.days()
+    if not days:
+        raise InputError("the event log is empty; run 'brief run' first")
+    card = build(store, task, fmt, Path(out_path), first or days[0], last or days[-1])
+    out.print(f"{card['records']} record(s) ({card['human_labelled']} human-labelled) -> {out_path}")
+
+
+@app.command()
+def evaluate(
+    policy: Annotated[str, typer.Option("--policy", help="Candidate policy: TOML with a [policy] table.")],
+    start: Annotated[str, typer.Option("--start", help="First brief date (YYYY-MM-DD).")],
+    end: Annotated[str, typer.Option("--end", help="Last brief date, inclusive.")],
+    labels: Annotated[
+        str | None, typer.Option("--labels", help="Folder of stories-<date>.json labels.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Replay stored facts through a candidate policy beside the current one; nothing is published."""
+    from pathlib import Path
+
+    from flows.backfill import date_range
+    from flows.settings import load_settings
+    from tasks.evaluate import evaluate_policy, load_policy, record, table
+
+    settings = load_settings(config)
+    candidate = load_policy(policy)
+    _, store = open_store(config)
+    days = [d for d in date_range(start, end) if d in set(store.days())]
+    if not days:
+        raise InputError(f"no stored events between {start} and {end}; run or backfill those dates first")
+    folder = Path(labels) if labels else None
+    if folder is not None and not folder.is_dir():
+        raise InputError(f"--labels {labels!r} is not a folder")
+    figures = {}
+    for name, chosen in (("current", settings.policy), ("candidate", candidate)):
+        with err.status(f"replaying {len(days)} day(s) through the {name} policy ({chosen.version()}) …"):
+            figures[f"{name} {chosen.version()}"] = evaluate_policy(settings, chosen, days, folder)
+    record(settings, candidate, days[0], days[-1], figures, folder)
+    frame = table(figures)
+    result = Table(title=f"policy evaluation {days[0]} .. {days[-1]}")
+    for column in frame.columns:
+        result.add_column(column)
+    for row in frame.iter_rows():
+        result.add_row(*row)
+    out.print(result)
+    out.print("recorded as a policy.evaluated event")
+
+
 def main() -> None:
     """Console-script entry point: one clear line and exit code 2 on a user mistake."""
     try:

@@ -303,3 +303,20 @@ REGISTRY.register(
 )
 REGISTRY.register("story.merged", {1: StoryMerged}, fact=True, natural_key=_key("article_ids"))
 REGISTRY.register("story.split", {1: StorySplit}, fact=True, natural_key=_key("article_ids"))
+
+
+class PolicyEvaluated(Payload):
+    current_policy: str
+    candidate_policy: str
+    start: str
+    end: str
+    figures: dict[str, dict[str, float | int | None]]
+    labels: str | None = None
+
+
+REGISTRY.register(
+    "policy.evaluated",
+    {1: PolicyEvaluated},
+    fact=False,
+    natural_key=_key("current_policy", "candidate_policy", "start", "end"),
+)

@@ -36,6 +36,7 @@ class RunContext:
     run_id: str
     embedder: CachedEmbedder
     counts: dict[str, int] = field(default_factory=dict)
+    dry_run: bool = False  # evaluate a policy: decide everything, record nothing
 
     @property
     def policy_version(self) -> str:
@@ -65,10 +66,11 @@ class RunContext:
         )
 
     def append(self, events: Sequence[Event]) -> int:
-        result = self.store.append(events)
         for e in events:
             self.counts[e.event_type] = self.counts.get(e.event_type, 0) + 1
-        return result.written
+        if self.dry_run:
+            return 0
+        return self.store.append(events).written
 
 
 def make_context(settings: Settings, day: date, run_id: str | None = None) -> RunContext:

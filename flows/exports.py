@@ -1,0 +1,92 @@
+"""Prefect flows for exports and policy evaluation (deployments in prefect.yaml)."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
+
+from flows.settings import load_settings
+from storage.store import ParquetEventStore
+
+
+@flow(name="export-events")
+def export_events_flow(
+    start: str, end: str, out: str, format: str = "parquet", config: str | None = None, redact: bool = False
+) -> dict:
+    """Events of a date range to Parquet, JSONL or CSV with a manifest."""
+    from storage.export import export_events
+
+    store = ParquetEventStore(load_settings(config).storage.root)
+    result = export_events(
+        store,
+        date.fromisoformat(start),
+        date.fromisoformat(end),
+        format,
+        Path(out),
+        redacting=redact,
+        command=f"export-events {start} {end} {format} {out}",
+    )
+    get_run_logger().info(f"{result.events} events -> {result.out}")
+    return {"events": result.events, "out": str(result.out), "manifest": str(result.manifest)}
+
+
+@flow(name="export-finetune")
+def export_finetune_flow(
+    task: str,
+    out: str,
+    format: str = "chat",
+    start: str | None = None,
+    end: str | None = None,
+    config: str | None = None,
+) -> dict:
+    """A fine-tuning dataset (chat or preference JSONL) and its dataset card."""
+    from tasks.finetune import build
+
+    store = ParquetEventStore(load_settings(config).storage.root)
+    days = store.days()
+    card = build(
+        store,
+        task,
+        format,
+        Path(out),
+        date.fromisoformat(start) if start else days[0],
+        date.fromisoformat(end) if end else days[-1],
+    )
+    create_markdown_artifact(
+        key=f"dataset-card-{task}-{format}", markdown=Path(out).with_suffix(".card.md").read_text()
+    )
+    return card
+
+
+@flow(name="evaluate-policy")
+def evaluate_policy_flow(
+    policy: str, start: str, end: str, labels: str | None = None, config: str | None = None
+) -> dict:
+    """Replay stored facts through a candidate policy beside the current one; record the figures."""
+    from flows.backfill import date_range
+    from tasks.evaluate import evaluate_policy, load_policy, record, table
+
+    settings = load_settings(config)
+    candidate = load_policy(policy)
+    store = ParquetEventStore(settings.storage.root)
+    days = [d for d in date_range(start, end) if d in set(store.days())]
+    folder = Path(labels) if labels else None
+    figures = {
+        f"{name} {chosen.version()}": evaluate_policy(settings, chosen, days, folder)
+        for name, chosen in (("current", settings.policy), ("candidate", candidate))
+    }
+    record(settings, candidate, days[0], days[-1], figures, folder)
+    frame = table(figures)
+    create_markdown_artifact(
+        key="policy-evaluation",
+        markdown="| "
+        + " | ".join(frame.columns)
+        + " |\n|"
+        + "---|" * len(frame.columns)
+        + "\n"
+        + "\n".join("| " + " | ".join(row) + " |" for row in frame.iter_rows()),
+    )
+    return figures

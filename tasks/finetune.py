@@ -1,0 +1,378 @@
+"""Fine-tuning datasets from what the pipeline decided and what people answered or corrected.
+
+Tasks: ``classify`` (article -> category), ``extract`` (article -> organisations, people,
+products, amounts, dates), ``summarize`` (story -> title and summary as briefed) and
+``dedup`` (two articles -> same story or not). Formats: ``chat`` (OpenAI chat JSONL:
+system, user, assistant; the assistant content is the task's JSON) and ``preference``
+(OpenAI preference pairs: the human-corrected output preferred over the machine's).
+
+Human corrections win over machine output. Feed text enters the user message only as a
+JSON value (data, never instructions), and text that looks like instructions to a model
+is marked ``"untrusted_instructions": true``. The train/validation split is a hash of the
+subject; duplicates are removed; each record names the event ids it came from; a dataset
+card sits beside the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict
+
+from storage.errors import InputError
+from storage.projections import materialize
+from storage.store import EventStore
+from tasks.factcheck import looks_like_instructions
+
+TASKS = ("classify", "extract", "summarize", "dedup")
+SYSTEM = {
+    "classify": 'Classify the AI-news article into one category. Answer with JSON {"category": string}.',
+    "extract": 'List the facts the article states. Answer with JSON {"organizations": [], "people": [], '
+    '"products": [], "amounts": [], "dates": []} using normalised values.',
+    "summarize": "Write the brief's title and a one-paragraph summary of the story. Answer with JSON "
+    '{"title": string, "summary": string}.',
+    "dedup": "Do the two articles report the same real-world event? "
+    'Answer with JSON {"same_story": boolean}.',
+}
+
+
+class ClassifyOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    category: str
+
+
+class ExtractOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    organizations: list[str]
+    people: list[str]
+    products: list[str]
+    amounts: list[str]
+    dates: list[str]
+
+
+class SummarizeOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str
+    summary: str
+
+
+class DedupOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    same_story: bool
+
+
+OUTPUT_MODELS: dict[str, type[BaseModel]] = {
+    "classify": ClassifyOutput,
+    "extract": ExtractOutput,
+    "summarize": SummarizeOutput,
+    "dedup": DedupOutput,
+}
+
+
+@dataclass
+class Example:
+    task: str
+    subject: str
+    brief_date: str
+    input: dict
+    machine: dict
+    human: dict | None
+    event_ids: list[str] = field(default_factory=list)
+    policy_version: str = ""
+
+    @property
+    def output(self) -> dict:
+        return self.human if self.human is not None else self.machine
+
+    @property
+    def split(self) -> str:
+        bucket = int(hashlib.blake2b(self.subject.encode(), digest_size=4).hexdigest(), 16) % 10
+        return "validation" if bucket == 0 else "train"
+
+
+def _article_input(row: dict) -> dict:
+    text = f"{row['title']} {row['summary'] or ''}"
+    data = {"title": row["title"], "text": row["summary"] or "", "source": row["source"]}
+    if looks_like_instructions(text):
+        data["untrusted_instructions"] = True
+    return data
+
+
+def _latest(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    return frame.sort("occurred_at", "seq", "event_id").group_by(keys, maintain_order=True).last()
+
+
+def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example]:
+    if task not in TASKS:
+        raise InputError(f"--task {task!r}: choose one of {', '.join(TASKS)}")
+    articles = {r["article_id"]: r for r in materialize(store, "articles").iter_rows(named=True)}
+    events = store.query(lambda: store.scan(days))
+    payload = pl.col("payload")
+    if task in ("classify", "extract", "summarize"):
+        clustered = _latest(
+            events.filter(pl.col("event_type") == "story.clustered").with_columns(
+                payload.str.json_path_match("$.story_id").alias("story")
+            ),
+            ["story", "brief_date"],
+        )
+        representative = {
+            (r["story"], r["brief_date"]): (json.loads(r["payload"])["representative"], r["event_id"])
+            for r in clustered.iter_rows(named=True)
+        }
+        analyzed = _latest(
+            events.filter(pl.col("event_type") == "story.analyzed").with_columns(
+                payload.str.json_path_match("$.story_id").alias("story")
+            ),
+            ["story", "brief_date"],
+        )
+        answers = _answers(events)
+        for row in analyzed.iter_rows(named=True):
+            key = (row["story"], row["brief_date"])
+            if key not in representative or representative[key][0] not in articles:
+                continue
+            article_id, clustered_id = representative[key]
+            article = articles[article_id]
+            analysis = json.loads(row["payload"])
+            ids = [row["event_id"], clustered_id]
+            if task == "classify":
+                machine = {"category": analysis["category"]}
+                human = {"category": article["category"]} if article["category"] else None
+                yield Example(
+                    task,
+                    article_id,
+                    str(row["brief_date"]),
+                    _article_input(article),
+                    machine,
+                    human,
+                    ids,
+                    row["policy_version"],
+                )
+            elif task == "extract":
+                machine = _facts(analysis["facts"], article_id, removed=set())
+                removed = {
+                    (f"claim:{k}", v)
+                    for (s, k, v), a in answers.items()
+                    if s == row["story"] and a == "remove"
+                }
+                corrected = _facts(analysis["facts"], article_id, removed=removed)
+                yield Example(
+                    task,
+                    article_id,
+                    str(row["brief_date"]),
+                    _article_input(article),
+                    machine,
+                    corrected if corrected != machine else None,
+                    ids,
+                    row["policy_version"],
+                )
+        if task == "summarize":
+            yield from _summaries(events, articles, representative)
+    else:
+        yield from _pairs(events, articles)
+
+
+def _answers(events: pl.DataFrame) -> dict[tuple[str, str, str], str]:
+    resolved = events.filter(pl.col("event_type") == "confirmation.resolved")
+    out = {}
+    for r in resolved.sort("occurred_at").iter_rows(named=True):
+        p = json.loads(r["payload"])
+        out[(p["subject"], p["field"].removeprefix("claim:"), p["value"])] = p["answer"]
+    return out
+
+
+def _facts(facts: list[dict], article_id: str, removed: set[tuple[str, str]]) -> dict:
+    out: dict[str, list[str]] = {
+        "organizations": [],
+        "people": [],
+        "products": [],
+        "amounts": [],
+        "dates": [],
+    }
+    names = {
+        "organization": "organizations",
+        "person": "people",
+        "product": "products",
+        "amount": "amounts",
+        "date": "dates",
+    }
+    for f in facts:
+        if (f.get("anchor") or {}).get("article_id") != article_id or (
+            f"claim:{f['kind']}",
+            f["text"],
+        ) in removed:
+            continue
+        values = out[names[f["kind"]]]
+        if f["value"] not in values:
+            values.append(f["value"])
+    return out
+
+
+def _summaries(events: pl.DataFrame, articles: dict, representative: dict) -> Iterator[Example]:
+    published = events.filter(pl.col("event_type") == "brief.published")
+    for r in _latest(published, ["brief_date"]).iter_rows(named=True):
+        files = json.loads(r["payload"])["files"]
+        try:
+            brief = json.loads(Path(files["json"]).read_text())
+        except OSError:
+            continue
+        for item in brief["items"]:
+            rep = representative.get((item["story_id"], r["brief_date"]))
+            if rep is None or rep[0] not in articles:
+                continue
+            article = articles[rep[0]]
+            machine = {"title": item["title"], "summary": item["summary"]}
+            yield Example(
+                "summarize",
+                item["story_id"],
+                str(r["brief_date"]),
+                _article_input(article),
+                machine,
+                None,
+                [r["event_id"], rep[1]],
+                r["policy_version"],
+            )
+
+
+def _pairs(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
+    clustered = events.filter(pl.col("event_type") == "story.clustered")
+    for r in clustered.iter_rows(named=True):
+        members = [m for m in json.loads(r["payload"])["members"] if m in articles]
+        for i, a in enumerate(members[:6]):
+            for b in members[i + 1 : 6]:
+                yield _pair(
+                    a, b, articles, True, None, [r["event_id"]], str(r["brief_date"]), r["policy_version"]
+                )
+    human = events.filter(pl.col("event_type").is_in(["story.merged", "story.split"]))
+    for r in human.iter_rows(named=True):
+        ids = json.loads(r["payload"])["article_ids"]
+        if len(ids) == 2 and all(i in articles for i in ids):
+            said = r["event_type"] == "story.merged"
+            yield _pair(
+                ids[0],
+                ids[1],
+                articles,
+                False,
+                said,
+                [r["event_id"], *r["source_event_ids"]],
+                str(r["brief_date"]),
+                "",
+            )
+
+
+def _pair(
+    a: str, b: str, articles: dict, machine: bool, human: bool | None, ids: list[str], day: str, policy: str
+) -> Example:
+    first, second = sorted((a, b))
+    data = {"first": _article_input(articles[first]), "second": _article_input(articles[second])}
+    return Example(
+        "dedup",
+        f"{first}|{second}",
+        day,
+        data,
+        {"same_story": machine},
+        None if human is None else {"same_story": human},
+        ids,
+        policy,
+    )
+
+
+def build(store: EventStore, task: str, fmt: str, out: Path, start: date, end: date) -> dict:
+    """Write ``out`` (JSONL) and ``out``.card.json / .card.md; returns the card."""
+    if fmt not in ("chat", "preference"):
+        raise InputError(f"--format {fmt!r}: choose chat or preference")
+    days = [d for d in store.days() if start <= d <= end]
+    seen: dict[str, Example] = {}
+    merged: dict[str, Example] = {}
+    for example in examples(store, task, days):
+        key = f"{example.task}|{example.subject}"
+        if key in merged and merged[key].human is not None and example.human is None:
+            continue  # a human-labelled record of a subject wins over a machine-only one
+        merged[key] = example
+    records: list[dict[str, Any]] = []
+    for example in merged.values():
+        user = json.dumps({"task": task, "input": example.input}, ensure_ascii=False, sort_keys=True)
+        record: dict[str, Any]
+        if fmt == "chat":
+            record = {
+                "messages": [
+                    {"role": "system", "content": SYSTEM[task]},
+                    {"role": "user", "content": user},
+                    {"role": "assistant", "content": json.dumps(example.output, ensure_ascii=False)},
+                ]
+            }
+        else:
+            if example.human is None or example.human == example.machine:
+                continue
+            record = {
+                "input": {
+                    "messages": [
+                        {"role": "system", "content": SYSTEM[task]},
+                        {"role": "user", "content": user},
+                    ]
+                },
+                "preferred_output": [
+                    {"role": "assistant", "content": json.dumps(example.human, ensure_ascii=False)}
+                ],
+                "non_preferred_output": [
+                    {"role": "assistant", "content": json.dumps(example.machine, ensure_ascii=False)}
+                ],
+            }
+        digest = hashlib.blake2b(json.dumps(record, sort_keys=True).encode(), digest_size=12).hexdigest()
+        if digest in seen:
+            continue
+        seen[digest] = example
+        record["metadata"] = {
+            "subject": example.subject,
+            "brief_date": example.brief_date,
+            "split": example.split,
+            "human_labelled": example.human is not None,
+            "event_ids": example.event_ids,
+            "policy_version": example.policy_version,
+        }
+        records.append(record)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = out.with_name(f".{out.name}.tmp")
+    with open(temporary, "w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    temporary.replace(out)
+    card = dataset_card(task, fmt, records, start, end)
+    out.with_suffix(".card.json").write_text(json.dumps(card, indent=2) + "\n")
+    out.with_suffix(".card.md").write_text(card_markdown(card))
+    return card
+
+
+def dataset_card(task: str, fmt: str, records: list[dict], start: date, end: date) -> dict[str, Any]:
+    meta = [r["metadata"] for r in records]
+    human = sum(m["human_labelled"] for m in meta)
+    return {
+        "task": task,
+        "format": fmt,
+        "records": len(records),
+        "splits": dict(Counter(m["split"] for m in meta)),
+        "dates": sorted({m["brief_date"] for m in meta}),
+        "range": [start.isoformat(), end.isoformat()],
+        "policy_versions": sorted({m["policy_version"] for m in meta if m["policy_version"]}),
+        "human_labelled": human,
+        "human_share": round(human / len(records), 4) if records else 0.0,
+        "output_schema": OUTPUT_MODELS[task].model_json_schema(),
+    }
+
+
+def card_markdown(card: dict) -> str:
+    return (
+        f"# Dataset card: {card['task']} ({card['format']})\n\n"
+        f"- records: {card['records']} ({', '.join(f'{k} {v}' for k, v in sorted(card['splits'].items()))})\n"
+        f"- brief dates: {', '.join(card['dates']) or '-'}\n"
+        f"- policy versions: {', '.join(card['policy_versions']) or '-'}\n"
+        f"- human-labelled: {card['human_labelled']} ({card['human_share']:.0%})\n\n"
+        "Inputs are feed text as JSON data; outputs follow `output_schema` in the .card.json.\n"
+    )

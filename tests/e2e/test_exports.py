@@ -1,0 +1,195 @@
+"""Exports of the real days' log: a round trip through Polars and DuckDB, fine-tuning files, policy evaluation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from flows.settings import load_settings
+from storage.export import export_events
+from storage.store import ParquetEventStore
+from tests.conftest import REPO
+
+DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
+SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
+
+
+@pytest.fixture(scope="module")
+def log(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> dict:
+    from flows.daily import daily_brief
+    from tasks import steps
+
+    work = tmp_path_factory.mktemp("exports")
+    config = work / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        + "".join(
+            f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n'
+            for s in SOURCES
+        )
+    )
+    for day in DAYS:
+        daily_brief(day, str(config))
+    settings = load_settings(str(config))
+    # a person corrects a category the run was unsure of
+    ctx = steps.make_context(settings, date.fromisoformat("2025-08-07"), "review-test")
+    question = next(q for q in steps.open_questions(ctx).iter_rows(named=True) if q["field"] == "category")
+    other = next(c for c in question["candidates"] if c != question["value"])
+    ctx.store.append(steps.resolve(ctx, question, other, "human"))
+    return {
+        "config": config,
+        "store": ParquetEventStore(settings.storage.root),
+        "work": work,
+        "corrected": (question["subject"], other),
+    }
+
+
+def test_round_trip_parquet_and_jsonl_through_polars_and_duckdb(log: dict) -> None:
+    store = log["store"]
+    expected = store.query(lambda: store.scan()).select("event_id", "event_type").sort("event_id")
+    for fmt in ("parquet", "jsonl"):
+        out = log["work"] / f"export-{fmt}"
+        result = export_events(store, date(2025, 8, 1), date(2025, 8, 31), fmt, out)
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["events"] == result.events == expected.height
+        per_type = {}
+        for counts in manifest["counts"].values():
+            for t, n in counts.items():
+                per_type[t] = per_type.get(t, 0) + n
+        if fmt == "parquet":
+            back = pl.scan_parquet(out / "events" / "**" / "*.parquet", hive_partitioning=True).collect()
+            ducked = duckdb.sql(
+                f"SELECT event_id, event_type, date FROM read_parquet('{out}/events/*/*.parquet', hive_partitioning = true)"
+            ).pl()
+            assert sorted(back["date"].cast(pl.String).unique().to_list()) == DAYS
+        else:
+            back = pl.read_ndjson(out / "events.jsonl", infer_schema_length=None)
+            ducked = duckdb.sql(
+                f"SELECT event_id, event_type FROM read_json('{out}/events.jsonl', format = 'newline_delimited')"
+            ).pl()
+            assert isinstance(back["payload"][0], dict)  # the payload is a JSON object
+        for frame in (back, ducked):
+            assert frame.select("event_id", "event_type").sort("event_id").equals(expected)
+        assert dict(back.group_by("event_type").len().iter_rows()) == per_type
+
+
+def test_redaction_happens_before_writing(log: dict, tmp_path: Path) -> None:
+    from storage.export import redact
+
+    text = "mail jane.doe@example.com or call +1 415 555 0132, key sk-abcdefghijklmnopqrstuvwx, Bearer abcdefghijklmnopqrstuvwxyz"
+    cleaned = redact(text)
+    assert "example.com" not in cleaned and "555" not in cleaned and "sk-abc" not in cleaned
+    assert "abcdefghijklmnopqrstuvwxyz" not in cleaned and cleaned.count("[REDACTED:") == 4
+
+
+def _validate_chat(path: Path, task: str) -> list[dict]:
+    from tasks.finetune import OUTPUT_MODELS
+
+    records = []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        roles = [m["role"] for m in record["messages"]]
+        assert roles == ["system", "user", "assistant"]
+        for message in record["messages"]:
+            assert (
+                set(message) == {"role", "content"}
+                and isinstance(message["content"], str)
+                and message["content"]
+            )
+        OUTPUT_MODELS[task].model_validate_json(record["messages"][2]["content"])
+        assert record["metadata"]["event_ids"] and record["metadata"]["split"] in ("train", "validation")
+        records.append(record)
+    return records
+
+
+def brief_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def test_finetune_chat_files_pass_the_chat_format_validator(log: dict) -> None:
+    for task in ("classify", "extract", "summarize", "dedup"):
+        out = log["work"] / f"{task}.jsonl"
+        done = brief_cli(
+            "export", "finetune", "--config", str(log["config"]), "--task", task, "--out", str(out)
+        )
+        assert done.returncode == 0, done.stderr
+        records = _validate_chat(out, task)
+        assert records, task
+        card = json.loads(out.with_suffix(".card.json").read_text())
+        assert card["records"] == len(records) and card["dates"]
+        keys = [json.dumps(r["messages"], sort_keys=True) for r in records]
+        assert len(keys) == len(set(keys))  # no duplicates
+    classify = [json.loads(line) for line in (log["work"] / "classify.jsonl").read_text().splitlines()]
+    subject, category = log["corrected"]
+    human = [r for r in classify if r["metadata"]["human_labelled"]]
+    assert human and json.loads(human[0]["messages"][2]["content"]) == {"category": category}
+
+
+def test_preference_export_pairs_the_human_correction_with_the_machine_output(log: dict) -> None:
+    out = log["work"] / "classify-preference.jsonl"
+    done = brief_cli(
+        "export",
+        "finetune",
+        "--config",
+        str(log["config"]),
+        "--task",
+        "classify",
+        "--format",
+        "preference",
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    chosen = json.loads(record["preferred_output"][0]["content"])
+    rejected = json.loads(record["non_preferred_output"][0]["content"])
+    assert chosen == {"category": log["corrected"][1]} and chosen != rejected
+    assert [m["role"] for m in record["input"]["messages"]] == ["system", "user"]
+
+
+def test_evaluate_two_policies_prints_different_figures_and_records_both(
+    log: dict, shared_data: Path
+) -> None:
+    outputs = []
+    for threshold in ("0.50", "0.75"):
+        policy = log["work"] / f"policy-{threshold}.toml"
+        policy.write_text(f"[policy]\nnear_duplicate_threshold = {threshold}\n")
+        done = brief_cli(
+            "evaluate",
+            "--config",
+            str(log["config"]),
+            "--policy",
+            str(policy),
+            "--start",
+            DAYS[0],
+            "--end",
+            DAYS[-1],
+            "--labels",
+            str(shared_data / "labels"),
+        )
+        assert done.returncode == 0, done.stderr
+        assert "label_f1" in done.stdout and "recorded as a policy.evaluated event" in done.stdout
+        outputs.append(done.stdout)
+    evaluated = log["store"].read(event_types=["policy.evaluated"])
+    assert len(evaluated) == 2
+    candidates = [
+        next(v for k, v in e.payload["figures"].items() if k.startswith("candidate")) for e in evaluated
+    ]
+    assert candidates[0]["label_f1"] != candidates[1]["label_f1"]
+    current = [next(v for k, v in e.payload["figures"].items() if k.startswith("current")) for e in evaluated]
+    assert current[0] == current[1]  # the same current policy gives the same figures
