@@ -135,7 +135,7 @@ def test_finetune_chat_files_pass_the_chat_format_validator(log: dict) -> None:
         keys = [json.dumps(r["messages"], sort_keys=True) for r in records]
         assert len(keys) == len(set(keys))  # no duplicates
     classify = [json.loads(line) for line in (log["work"] / "classify.jsonl").read_text().splitlines()]
-    subject, category = log["corrected"]
+    _, category = log["corrected"]
     human = [r for r in classify if r["metadata"]["human_labelled"]]
     assert human and json.loads(human[0]["messages"][2]["content"]) == {"category": category}
 
