@@ -34,25 +34,12 @@ import orjson
 import polars as pl
 
 from storage.errors import InputError
+from storage.events import ENVELOPE_COLUMNS
 from storage.store import EventStore
 
 EXPORT_FORMAT_VERSION = 1
 FLATTENED = ("source", "url", "title")
-EXPORT_COLUMNS = (
-    "event_id",
-    "event_type",
-    "schema_version",
-    "occurred_at",
-    "seq",
-    "brief_date",
-    "run_id",
-    "subject_id",
-    "source_event_ids",
-    "produced_by",
-    "policy_version",
-    "payload",
-    *FLATTENED,
-)
+EXPORT_COLUMNS = (*ENVELOPE_COLUMNS, *FLATTENED)
 REDACTIONS = [
     ("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
     (

@@ -223,35 +223,11 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         first = first_day[article_id]
         if article_id in briefed:
             earlier_story, when = briefed[article_id]
-            events.append(
-                ctx.emit(
-                    "article.duplicate_detected",
-                    {
-                        "article_id": article_id,
-                        "duplicate_of": earlier_story,
-                        "reason": "briefed_before",
-                        "first_brief_date": when.isoformat(),
-                    },
-                    subject=article_id,
-                    producer="dedup.cross_day@1",
-                )
-            )
+            events.append(_not_news(ctx, article_id, earlier_story, "briefed_before", when))
             continue
         earlier_window = dd.news_window(first, ctx.settings.zone, policy.lookback_hours)
         if first < ctx.day and dd.in_window(item.published_at, earlier_window):
-            events.append(
-                ctx.emit(
-                    "article.duplicate_detected",
-                    {
-                        "article_id": article_id,
-                        "duplicate_of": article_id,
-                        "reason": "seen_before",
-                        "first_brief_date": first.isoformat(),
-                    },
-                    subject=article_id,
-                    producer="dedup.cross_day@1",
-                )
-            )
+            events.append(_not_news(ctx, article_id, article_id, "seen_before", first))
             continue
         news.append(item)
     vectors = ctx.embedder.encode([i.text for i in news])
@@ -305,6 +281,21 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         borderline=clustering.borderline,
         corrected_category=corrected,
         undated=sorted(a for a in today if items[a].published_at is None),
+    )
+
+
+def _not_news(ctx: RunContext, article_id: str, duplicate_of: str, reason: str, first: date) -> Event:
+    """``article.duplicate_detected`` for an article that was news (or briefed) on an earlier day."""
+    return ctx.emit(
+        "article.duplicate_detected",
+        {
+            "article_id": article_id,
+            "duplicate_of": duplicate_of,
+            "reason": reason,
+            "first_brief_date": first.isoformat(),
+        },
+        subject=article_id,
+        producer="dedup.cross_day@1",
     )
 
 
