@@ -188,7 +188,7 @@ def run(
     show: Annotated[bool, typer.Option("--show", help="Print the Markdown brief when done.")] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Run the daily brief for one date (collect, dedup, analyze, write, publish) and say where it is."""
+    """The daily brief of one date: collect, dedup, analyze, write, fact-check, gate, publish."""
     import os
 
     from flows.settings import load_settings

@@ -142,7 +142,15 @@ def test_missing_config_says_how_to_fix(tmp_path: Path) -> None:
     assert "pass --config PATH or set BRIEF_CONFIG" in done.stderr
 
 
-def test_help_lists_every_command() -> None:
-    done = brief("--help")
-    for command in ("events", "replay", "compact", "collect"):
-        assert command in done.stdout
+COMMANDS = ["run", "backfill", "review", "events", "replay", "stats", "export events", "export finetune",
+            "evaluate", "compact", "serve", "collect"]
+
+
+def test_every_command_has_help_and_is_documented_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text()
+    listed = brief("--help").stdout + brief("export", "--help").stdout
+    for command in COMMANDS:
+        assert command.split()[-1] in listed, command
+        assert f"`brief {command}" in readme, f"README does not document brief {command}"
+        done = brief(*command.split(), "--help")
+        assert done.returncode == 0 and "Usage" in done.stdout, command
