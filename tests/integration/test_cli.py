@@ -142,8 +142,20 @@ def test_missing_config_says_how_to_fix(tmp_path: Path) -> None:
     assert "pass --config PATH or set BRIEF_CONFIG" in done.stderr
 
 
-COMMANDS = ["run", "backfill", "review", "events", "replay", "stats", "export events", "export finetune",
-            "evaluate", "compact", "serve", "collect"]
+COMMANDS = [
+    "run",
+    "backfill",
+    "review",
+    "events",
+    "replay",
+    "stats",
+    "export events",
+    "export finetune",
+    "evaluate",
+    "compact",
+    "serve",
+    "collect",
+]
 
 
 def test_every_command_has_help_and_is_documented_in_the_readme() -> None:
