@@ -1,0 +1,311 @@
+"""Analyze, write, fact-check, gate and publish a day's brief."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC
+
+import polars as pl
+
+from storage.store import ParquetEventStore
+from tasks import analyze as an
+from tasks import dedup as dd
+from tasks import factcheck as fc
+from tasks import write as wr
+from tasks.steps.answers import answered
+from tasks.steps.context import RunContext
+from tasks.steps.dedup import DedupOutcome
+
+# -- analyze ---------------------------------------------------------------------------
+
+
+def analyze_stories(ctx: RunContext, outcome: DedupOutcome) -> list[dict]:
+    policy = ctx.settings.policy
+    rules = [an.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
+    weights = {c.name: c.weight for c in policy.categories}
+    source_weights = {s.name: s.weight for s in ctx.settings.sources}
+    analyses, events = [], []
+    for story in outcome.stories:
+        members = [outcome.items[a] for a in story.members]
+        story_id = outcome.follow_up_of.get(story.story_id, story.story_id)
+        category, confidence = an.categorise(
+            " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
+        )
+        if story.representative in outcome.corrected_category:  # a person said so
+            category, confidence = outcome.corrected_category[story.representative], 1.0
+        facts = an.dedupe_facts([f for m in members for f in an.extract_facts(m, ctx.day.year)])
+        newest = max((m.published_at for m in members if m.published_at), default=None)
+        score = an.importance(
+            [m.source for m in members],
+            source_weights,
+            weights.get(category, 0.8),
+            newest,
+            outcome.window[1],
+            policy.lookback_hours,
+        )
+        payload = {
+            "story_id": story_id,
+            "category": category,
+            "confidence": confidence,
+            "importance": score,
+            "facts": [f.as_payload() for f in facts],
+            "sources": sorted({m.source for m in members}),
+        }
+        events.append(ctx.emit("story.analyzed", payload, subject=story_id, producer="analyze.rules@1"))
+        analyses.append({**payload, "story": story})
+    ctx.append(events)
+    return analyses
+
+
+# -- write and publish -----------------------------------------------------------------
+
+
+def injection_flags(members: Sequence[dd.Item]) -> list[str]:
+    """``instructions_to_ai`` when a cited text talks to an AI system (kept, shown as quoted data)."""
+    return (
+        ["instructions_to_ai"]
+        if any(fc.looks_like_instructions(f"{m.title} {m.summary}") for m in members)
+        else []
+    )
+
+
+def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) -> dict:
+    """The brief document (the JSON contract)."""
+    policy = ctx.settings.policy
+    decisions = {key: row["answer"] for key, row in answered(ctx).items()}
+    items = []
+    for analysis in analyses:
+        story: dd.Story = analysis["story"]
+        rep = outcome.items[story.representative]
+        citations = []
+        for article_id in story.members:
+            m = outcome.items[article_id]
+            citations.append(
+                {
+                    "article_id": article_id,
+                    "url": m.canonical_url or m.url,
+                    "source": m.source,
+                    "published": m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
+                }
+            )
+        items.append(
+            {
+                "story_id": analysis["story_id"],
+                "title": rep.title,
+                "category": analysis["category"],
+                "category_confidence": analysis["confidence"],
+                "importance": analysis["importance"],
+                "summary": wr.short_summary(rep.summary),
+                "facts": [
+                    f
+                    for f in fc.stated_facts(analysis["facts"], ctx.day)
+                    if decisions.get((analysis["story_id"], f"claim:{f['kind']}", f["text"])) != "remove"
+                ],
+                "citations": citations,
+                "follow_up_of": outcome.follow_up_of.get(story.story_id),
+                "flags": injection_flags([outcome.items[a] for a in story.members]),
+            }
+        )
+    quotas = {c.name: c.quota for c in policy.categories}
+    arranged = wr.arrange(items, top=policy.top_stories, quotas=quotas, quick_links=policy.quick_links)
+    return {
+        "date": ctx.day.isoformat(),
+        "version": 1,
+        "language": ctx.settings.language,
+        "policy_version": ctx.policy_version,
+        "window": {"start": outcome.window[0].isoformat(), "end": outcome.window[1].isoformat()},
+        "items": arranged,
+    }
+
+
+def factcheck(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[dict, list[fc.Finding]]:
+    """Check every item against its sources; record failures; mark (or drop) what failed."""
+    decisions = {key: row["answer"] for key, row in answered(ctx).items()}
+    findings = [
+        f
+        for f in fc.check_brief(document, outcome.items, ctx.day)
+        if decisions.get((f.story_id, f"claim:{f.kind}", f.claim)) != "keep"  # a person confirmed it
+    ]
+    action = "dropped" if ctx.settings.policy.unverified == "drop" else "marked_unverified"
+    ctx.append(
+        [
+            ctx.emit(
+                "factcheck.failed",
+                {**f.as_payload(), "action": action},
+                subject=f.story_id,
+                producer="factcheck@1",
+            )
+            for f in findings
+        ]
+    )
+    failed = {f.story_id for f in findings}
+    items = []
+    for item in document["items"]:
+        if item["story_id"] in failed and action == "dropped":
+            continue
+        items.append({**item, "verified": item["story_id"] not in failed})
+    return {**document, "items": items}, findings
+
+
+def gate(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[dict, list]:
+    """Great Expectations suites on the day's articles, the brief items and the day's events.
+
+    Results are ``validation.completed`` events. A failed blocking suite raises ``GateFailed``
+    (the run fails, naming suite, expectation and rows); a failed warning suite quarantines its
+    rows: quarantined articles are no longer cited, items left without a citation and
+    quarantined items leave the brief.
+    """
+    import pandas as pd
+
+    from storage.registry import REGISTRY
+    from validations import gate as gx_gate
+
+    today = ctx.store.query(lambda: ctx.store.scan([ctx.day]))
+    collected = set(today.filter(pl.col("event_type") == "article.collected")["subject_id"].to_list())
+    articles = pd.DataFrame(
+        [
+            {
+                "article_id": a.article_id,
+                "url": a.url or None,
+                "title": a.title,
+                "source": a.source,
+                "published_at": a.published_at,
+            }
+            for a in outcome.items.values()
+            if a.article_id in collected
+        ],
+        columns=["article_id", "url", "title", "source", "published_at"],
+    )
+    items = pd.DataFrame(
+        [
+            {
+                "story_id": i["story_id"],
+                "category": i["category"],
+                "category_confidence": i["category_confidence"],
+                "importance": i["importance"],
+                "citations": len(i["citations"]),
+                "title": i["title"],
+            }
+            for i in document["items"]
+        ],
+        columns=["story_id", "category", "category_confidence", "importance", "citations", "title"],
+    )
+    events = today.select(
+        "event_id", "event_type", pl.col("brief_date").cast(pl.String), "run_id"
+    ).to_pandas()
+    modes = ctx.settings.gates
+    suites = {
+        "articles": (
+            modes.articles,
+            articles,
+            "url",
+            gx_gate.article_suite([s.name for s in ctx.settings.sources], ctx.day),
+        ),
+        "items": (
+            modes.items,
+            items,
+            "story_id",
+            gx_gate.item_suite([c.name for c in ctx.settings.policy.categories]),
+        ),
+        "events": (modes.events, events, "event_id", gx_gate.event_suite(REGISTRY.types(), ctx.day)),
+    }
+    results = gx_gate.validate(suites)
+    ctx.append(
+        [
+            ctx.emit(
+                "validation.completed",
+                {
+                    "suite": r.suite,
+                    "mode": r.mode,
+                    "success": r.success,
+                    "rows": r.rows,
+                    "expectations": r.evaluated,
+                    "failures": [
+                        {"expectation": f.expectation, "column": f.column, "rows": list(f.rows)}
+                        for f in r.failures
+                    ],
+                    "quarantined": r.quarantined,
+                },
+                subject=f"suite-{r.suite}",
+                producer="gate.gx@1",
+            )
+            for r in results
+        ]
+    )
+    message = gx_gate.blocking_message(results)
+    if message:
+        raise gx_gate.GateFailed(message)
+    bad_urls = {u for r in results if r.suite == "articles" for u in r.quarantined}
+    dropped_articles = {a.article_id for a in outcome.items.values() if str(a.url or None) in bad_urls}
+    dropped_items = {s for r in results if r.suite == "items" for s in r.quarantined}
+    kept = []
+    for item in document["items"]:
+        citations = [c for c in item["citations"] if c["article_id"] not in dropped_articles]
+        if citations and item["story_id"] not in dropped_items:
+            kept.append({**item, "citations": citations})
+    return {**document, "items": kept}, results
+
+
+@dataclass(frozen=True)
+class Published:
+    version: int
+    files: dict[str, str]
+    changed: bool
+    markdown: str
+    items: int
+
+
+def publish(ctx: RunContext, document: dict) -> Published:
+    """Write the brief files; a new version only when the content changed (version 1 stays)."""
+    labels = {
+        c.name: (c.label_zh if ctx.settings.language == "zh" else c.label_en) or c.name
+        for c in ctx.settings.policy.categories
+    }
+    previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
+    versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
+    digest = wr.content_hash(document)
+    same = [v for v in versions if v["content_hash"] == digest]
+    version = same[0]["version"] if same else max((v["version"] for v in versions), default=0) + 1
+    document = {**document, "version": version}
+    markdown = wr.render_markdown(document, labels)
+    rendered = {
+        "md": markdown,
+        "html": wr.render_html(document, labels),
+        "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n",
+    }
+    base = f"{ctx.store.base.rstrip('/')}/briefs"
+    files = {}
+    for ext, text in rendered.items():
+        for path in (f"{base}/{ctx.day.isoformat()}/v{version}.{ext}", f"{base}/{ctx.day.isoformat()}.{ext}"):
+            _write_text(ctx.store, path, text)
+        files[ext] = f"{base}/{ctx.day.isoformat()}.{ext}"
+    if not same:
+        ctx.append(
+            [
+                ctx.emit(
+                    "brief.published",
+                    {
+                        "brief_date": ctx.day.isoformat(),
+                        "version": version,
+                        "items": len(document["items"]),
+                        "stories": [i["story_id"] for i in document["items"]],
+                        "files": files,
+                        "content_hash": digest,
+                    },
+                    subject=f"brief-{ctx.day.isoformat()}",
+                    producer="write@1",
+                )
+            ]
+        )
+    return Published(version, files, not same, markdown, len(document["items"]))
+
+
+def _write_text(store: ParquetEventStore, path: str, text: str) -> None:
+    directory = path.rsplit("/", 1)[0]
+    store.fs.create_dir(directory, recursive=True)
+    temporary = f"{directory}/.{path.rsplit('/', 1)[1]}.tmp"
+    with store.fs.open_output_stream(temporary) as out:
+        out.write(text.encode())
+    store.fs.move(temporary, path)

@@ -1,0 +1,87 @@
+"""The run's context: store, settings, day, run id, embedder; what "today" is."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+
+from flows.settings import Settings
+from storage.events import Event, new_event, utcnow
+from storage.store import ParquetEventStore
+from tasks.embed import CachedEmbedder
+
+
+@dataclass
+class RunContext:
+    store: ParquetEventStore
+    settings: Settings
+    day: date
+    run_id: str
+    embedder: CachedEmbedder
+    counts: dict[str, int] = field(default_factory=dict)
+    dry_run: bool = False  # evaluate a policy: decide everything, record nothing
+
+    @property
+    def policy_version(self) -> str:
+        return self.settings.policy.version()
+
+    def emit(
+        self,
+        event_type: str,
+        payload: dict,
+        *,
+        subject: str,
+        producer: str,
+        sources: Sequence[str] = (),
+        seq: int = 0,
+    ) -> Event:
+        return new_event(
+            event_type,
+            payload,
+            brief_date=self.day,
+            run_id=self.run_id,
+            subject_id=subject,
+            produced_by=producer,
+            occurred_at=utcnow(),
+            seq=seq,
+            source_event_ids=sources,
+            policy_version=self.policy_version,
+        )
+
+    def append(self, events: Sequence[Event]) -> int:
+        for e in events:
+            self.counts[e.event_type] = self.counts.get(e.event_type, 0) + 1
+        if self.dry_run:
+            return 0
+        return self.store.append(events).written
+
+
+def make_context(settings: Settings, day: date, run_id: str | None = None) -> RunContext:
+    """The run's store and cached embedder, from the settings (the one place that wires them)."""
+    import uuid
+
+    from tasks.embed import SentenceTransformerEmbedder
+
+    store = ParquetEventStore(settings.storage.root)
+    embedder = CachedEmbedder(
+        SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
+        store.fs,
+        store.base,
+    )
+    return RunContext(store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder)
+
+
+def today(settings: Settings) -> date:
+    return datetime.now(UTC).astimezone(settings.zone).date()
+
+
+def resolve_day(text: str | None, settings: Settings) -> date:
+    from storage.errors import InputError
+
+    if text is None:
+        return today(settings)
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"date {text!r} is not a date; use YYYY-MM-DD, e.g. 2025-08-06") from None

@@ -1,0 +1,210 @@
+"""Which articles are news today and how they group into stories (reads the log, appends decisions)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+import polars as pl
+
+from storage.events import Event
+from storage.projections import materialize
+from tasks import dedup as dd
+from tasks.steps.context import RunContext
+
+FOLLOW_UP_DAYS = 7
+
+
+# -- dedup -----------------------------------------------------------------------------
+
+
+@dataclass
+class DedupOutcome:
+    items: dict[str, dd.Item]
+    stories: list[dd.Story]
+    follow_up_of: dict[str, str]
+    window: tuple[datetime, datetime]
+    duplicates: int = 0
+    news: int = 0
+    borderline: list[tuple[str, str, float]] = field(default_factory=list)
+    corrected_category: dict[str, str] = field(default_factory=dict)
+    undated: list[str] = field(default_factory=list)  # today's articles without a publish time
+
+
+def _items(frame: pl.DataFrame) -> dict[str, dd.Item]:
+    return {
+        r["article_id"]: dd.Item(
+            r["article_id"],
+            r["source"],
+            r["title"],
+            r["summary"] or "",
+            r["canonical_url"],
+            r["content_hash"],
+            r["published_at"],
+            r["language"] or "und",
+            r["url"],
+        )
+        for r in frame.iter_rows(named=True)
+    }
+
+
+def briefed_before(ctx: RunContext) -> dict[str, tuple[str, date]]:
+    """Articles that earlier brief dates published: article id -> (story id, brief date)."""
+    earlier = [d for d in ctx.store.days() if d < ctx.day]
+    if not earlier:
+        return {}
+    frame = ctx.store.query(
+        lambda: ctx.store.scan(earlier, event_types=["brief.published", "story.clustered"])
+    )
+    published_runs = {
+        (r["run_id"], r["brief_date"])
+        for r in frame.iter_rows(named=True)
+        if r["event_type"] == "brief.published"
+    }
+    out: dict[str, tuple[str, date]] = {}
+    for r in frame.filter(pl.col("event_type") == "story.clustered").iter_rows(named=True):
+        if (r["run_id"], r["brief_date"]) in published_runs:
+            payload = json.loads(r["payload"])
+            for member in payload["members"]:
+                out.setdefault(member, (payload["story_id"], r["brief_date"]))
+    return out
+
+
+def dedup_day(ctx: RunContext) -> DedupOutcome:
+    policy = ctx.settings.policy
+    window = dd.news_window(ctx.day, ctx.settings.zone, policy.lookback_hours)
+    days = [d for d in ctx.store.days() if d <= ctx.day]
+    articles = materialize(ctx.store, "articles", days=days)
+    items = _items(articles)
+    briefed = briefed_before(ctx)
+    events: list[Event] = []
+    news: list[dd.Item] = []
+    first_day = dict(zip(articles["article_id"], articles["first_brief_date"], strict=True))
+    for article_id in sorted(items):
+        item = items[article_id]
+        if not dd.in_window(item.published_at, window):
+            continue  # archive items are facts in the log, not news
+        first = first_day[article_id]
+        if article_id in briefed:
+            earlier_story, when = briefed[article_id]
+            events.append(_not_news(ctx, article_id, earlier_story, "briefed_before", when))
+            continue
+        earlier_window = dd.news_window(first, ctx.settings.zone, policy.lookback_hours)
+        if first < ctx.day and dd.in_window(item.published_at, earlier_window):
+            events.append(_not_news(ctx, article_id, article_id, "seen_before", first))
+            continue
+        news.append(item)
+    vectors = ctx.embedder.encode([i.text for i in news])
+    dedup_policy = dd.DedupPolicy(
+        policy.near_duplicate_threshold, policy.same_source_threshold, policy.min_shared_names
+    )
+    must, cannot = human_links(ctx, days)
+    clustering = dd.cluster(news, vectors, dedup_policy, must, cannot, policy.question_margin)
+    for dup in clustering.duplicates:
+        events.append(
+            ctx.emit(
+                "article.duplicate_detected",
+                {"article_id": dup.article_id, "duplicate_of": dup.duplicate_of, "reason": dup.reason},
+                subject=dup.article_id,
+                producer="dedup.exact@1",
+            )
+        )
+    follow = follow_ups(ctx, clustering.stories, items, briefed, dedup_policy)
+    for story in clustering.stories:
+        story_id = follow.get(story.story_id, story.story_id)
+        events.append(
+            ctx.emit(
+                "story.clustered",
+                {
+                    "story_id": story_id,
+                    "members": list(story.members),
+                    "representative": story.representative,
+                    "follow_up_of": follow.get(story.story_id),
+                    "pair_scores": [list(p) for p in story.pair_scores],
+                },
+                subject=story_id,
+                producer=f"dedup.embedding@1:{ctx.embedder.name}",
+            )
+        )
+    ctx.append(events)
+    today = set(
+        ctx.store.query(
+            lambda: ctx.store.scan([ctx.day], event_types=["article.collected"]).select("subject_id")
+        )
+        .get_column("subject_id")
+        .to_list()
+    )
+    corrected = {r["article_id"]: r["category"] for r in articles.iter_rows(named=True) if r["category"]}
+    return DedupOutcome(
+        items,
+        clustering.stories,
+        follow,
+        window,
+        duplicates=sum(e.event_type == "article.duplicate_detected" for e in events),
+        news=len(news),
+        borderline=clustering.borderline,
+        corrected_category=corrected,
+        undated=sorted(a for a in today if items[a].published_at is None),
+    )
+
+
+def _not_news(ctx: RunContext, article_id: str, duplicate_of: str, reason: str, first: date) -> Event:
+    """``article.duplicate_detected`` for an article that was news (or briefed) on an earlier day."""
+    return ctx.emit(
+        "article.duplicate_detected",
+        {
+            "article_id": article_id,
+            "duplicate_of": duplicate_of,
+            "reason": reason,
+            "first_brief_date": first.isoformat(),
+        },
+        subject=article_id,
+        producer="dedup.cross_day@1",
+    )
+
+
+def human_links(ctx: RunContext, days: Sequence[date]) -> tuple[frozenset, frozenset]:
+    """Article pairs people said are (``story.merged``) or are not (``story.split``) one story."""
+    frame = ctx.store.query(lambda: ctx.store.scan(days, event_types=["story.merged", "story.split"]))
+    must: set[frozenset[str]] = set()
+    cannot: set[frozenset[str]] = set()
+    for row in frame.iter_rows(named=True):
+        ids = json.loads(row["payload"])["article_ids"]
+        pairs = {frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1 :]}
+        (must if row["event_type"] == "story.merged" else cannot).update(pairs)
+    return frozenset(must - cannot), frozenset(cannot)
+
+
+def follow_ups(
+    ctx: RunContext,
+    stories: Sequence[dd.Story],
+    items: dict[str, dd.Item],
+    briefed: dict[str, tuple[str, date]],
+    policy: dd.DedupPolicy,
+) -> dict[str, str]:
+    """Today's stories that continue a story briefed in the last days: new story id -> earlier story id."""
+    since = ctx.day - timedelta(days=FOLLOW_UP_DAYS)
+    earlier = sorted((a, s) for a, (s, d) in briefed.items() if d >= since and a in items)
+    if not earlier or not stories:
+        return {}
+    heads = [items[s.representative] for s in stories]
+    old = [items[a] for a, _ in earlier]
+    vectors = ctx.embedder.encode([i.text for i in heads + old])
+    sims = vectors[: len(heads)] @ vectors[len(heads) :].T
+    orgs = {
+        i.article_id: (dd.organisations(i.title), dd.organisations(f"{i.title} {i.summary}"))
+        for i in heads + old
+    }
+    out = {}
+    for h, story in enumerate(stories):
+        best = None
+        for o, (article_id, earlier_story) in enumerate(earlier):
+            signals = dd.pair_signals(heads[h], items[article_id], float(sims[h, o]), orgs=orgs)
+            link, _, score = dd.decide(signals, policy)
+            if link and (best is None or score > best[0]):
+                best = (score, earlier_story)
+        if best:
+            out[story.story_id] = best[1]
+    return out

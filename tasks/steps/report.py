@@ -1,0 +1,109 @@
+"""The run report: timings per step, run.started / run.finished, the per-source table."""
+
+from __future__ import annotations
+
+from tasks.steps.brief import Published
+from tasks.steps.collect import SourceOutcome
+from tasks.steps.context import RunContext
+from tasks.steps.dedup import DedupOutcome
+
+
+class RunReport:
+    """Times each step, writes run.started / run.finished, and tabulates what happened."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.started = 0.0
+        self.seconds: dict[str, float] = {}
+        self.sources: list[SourceOutcome] = []
+        self.outcome: DedupOutcome | None = None
+        self.published: Published | None = None
+
+    def start(self) -> None:
+        import time
+
+        self.started = time.perf_counter()
+        self.ctx.append(
+            [
+                self.ctx.emit(
+                    "run.started",
+                    {
+                        "flow": "daily-brief",
+                        "parameters": {
+                            "date": self.ctx.day.isoformat(),
+                            "policy_version": self.ctx.policy_version,
+                        },
+                    },
+                    subject=self.ctx.run_id,
+                    producer="flow.daily@1",
+                )
+            ]
+        )
+
+    def step(self, name: str):
+        import contextlib
+        import time
+
+        @contextlib.contextmanager
+        def timed():
+            from storage.errors import StepFailed
+
+            t = time.perf_counter()
+            try:
+                yield
+            except StepFailed:
+                raise
+            except Exception as exc:
+                raise StepFailed(name, exc) from exc
+            finally:
+                self.seconds[name] = round(time.perf_counter() - t, 3)
+
+        return timed()
+
+    def finish(self, outcome: DedupOutcome, published: Published) -> None:
+        self.outcome, self.published = outcome, published
+        counts = {
+            **self.ctx.counts,
+            "news": outcome.news,
+            "stories": len(outcome.stories),
+            "items": published.items,
+            "version": published.version,
+            "embeddings_computed": self.ctx.embedder.computed,
+        }
+        self.ctx.append(
+            [
+                self.ctx.emit(
+                    "run.finished",
+                    {"status": "completed", "step_seconds": self.seconds, "counts": counts},
+                    subject=self.ctx.run_id,
+                    producer="flow.daily@1",
+                )
+            ]
+        )
+
+    def table(self) -> list[dict]:
+        return [
+            {
+                "source": s.source,
+                "items": s.items,
+                "new events": s.new_events,
+                "status": f"{s.error}: {s.message}" if s.error else (s.message or "ok"),
+            }
+            for s in self.sources
+        ]
+
+    def summary(self) -> str:
+        failed = [s.source for s in self.sources if s.error]
+        steps_text = ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
+        dedup = ""
+        if self.outcome is not None:
+            dedup = (
+                f"; {self.outcome.news} new articles in {len(self.outcome.stories)} stories, "
+                f"{self.outcome.duplicates} duplicates dropped"
+            )
+        return (
+            f"{self.ctx.day}: {len(self.sources) - len(failed)}/{len(self.sources)} sources ok"
+            + (f" (failed: {', '.join(failed)})" if failed else "")
+            + dedup
+            + f"; {steps_text}"
+        )
