@@ -18,8 +18,6 @@ from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
 
-# -- analyze ---------------------------------------------------------------------------
-
 
 def analyze_stories(ctx: RunContext, outcome: DedupOutcome) -> list[dict]:
     policy = ctx.settings.policy
@@ -57,9 +55,6 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome) -> list[dict]:
         analyses.append({**payload, "story": story})
     ctx.append(events)
     return analyses
-
-
-# -- write and publish -----------------------------------------------------------------
 
 
 def injection_flags(members: Sequence[dd.Item]) -> list[str]:

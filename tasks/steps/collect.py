@@ -11,8 +11,6 @@ import polars as pl
 from tasks.collect import Source, Validators, collect_source
 from tasks.steps.context import RunContext, today
 
-# -- collect ---------------------------------------------------------------------------
-
 
 @dataclass(frozen=True)
 class SourceOutcome:

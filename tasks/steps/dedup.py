@@ -17,9 +17,6 @@ from tasks.steps.context import RunContext
 FOLLOW_UP_DAYS = 7
 
 
-# -- dedup -----------------------------------------------------------------------------
-
-
 @dataclass
 class DedupOutcome:
     items: dict[str, dd.Item]
