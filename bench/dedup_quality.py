@@ -45,7 +45,7 @@ ABLATIONS = {
 }
 
 
-def day_items(data: Path, day: str) -> tuple[list[Item], dict[str, str], set[str]]:
+def day_items(data: Path, day: str) -> tuple[list[Item], dict[str, str]]:
     labels = json.loads((data / "labels" / f"stories-{day}.json").read_text())
     truth = {link: s["story"] for s in labels["stories"] for link in s["items"]}
     window = news_window(date.fromisoformat(day), ZoneInfo("UTC"), 48)
@@ -74,7 +74,7 @@ def day_items(data: Path, day: str) -> tuple[list[Item], dict[str, str], set[str
                 )
             )
     links = {i.article_id: truth[url_of[i.article_id]] for i in items}
-    return items, links, {url_of[i.article_id] for i in items}
+    return items, links
 
 
 def evaluate(days: dict[str, tuple[list[Item], dict[str, str], np.ndarray]], policy: DedupPolicy) -> dict:
@@ -180,7 +180,7 @@ def main() -> None:
     t0 = time.perf_counter()
     days = {}
     for day in POOLED + CHINESE:
-        items, truth, _ = day_items(data, day)
+        items, truth = day_items(data, day)
         days[day] = (items, truth, embedder.encode([i.text for i in items]))
     print(
         f"# collected and embedded {sum(len(v[0]) for v in days.values())} window items in "

@@ -185,6 +185,11 @@ def organisations(text: str) -> set[str]:
     return {name for name, pattern in _ORG_PATTERNS if pattern.search(text)}
 
 
+def organisation_index(items: Sequence[Item]) -> dict[str, tuple[set[str], set[str]]]:
+    """Per article: the organisations its title names, and those its title and summary name."""
+    return {i.article_id: (organisations(i.title), organisations(f"{i.title} {i.summary}")) for i in items}
+
+
 def latin_names(text: str) -> set[str]:
     return {
         w.lower()
@@ -280,10 +285,7 @@ def cluster(
     duplicates = [Duplicate(items[i].article_id, items[j].article_id, reason) for i, j, reason in exact_links]
     heads = [min(members, key=lambda i: _order_key(items[i])) for members in groups]
     group_index = {heads[g]: g for g in range(len(heads))}
-    orgs = {
-        item.article_id: (organisations(item.title), organisations(f"{item.title} {item.summary}"))
-        for item in items
-    }
+    orgs = organisation_index(items)
     sims = vectors[heads] @ vectors[heads].T if len(heads) else np.zeros((0, 0))
     candidates, forbidden, borderline = [], set(), []
     for x in range(len(heads)):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections import Counter
+
+import polars as pl
 
 from flows.settings import load_settings
 from storage.events import new_event, utcnow
@@ -19,10 +20,10 @@ def explain_failure(config: str | None, date_text: str | None, run_id: str, mess
     store = ParquetEventStore(settings.storage.root)
     match = re.search(r"step '([a-z_-]+)' failed: (.*)", message, re.DOTALL)
     step, error = (match.group(1), match.group(2).strip()) if match else ("flow", message.strip())
-    written = (
-        Counter(e.event_type for e in store.read([day]) if e.run_id == run_id)
-        if day in store.days()
-        else Counter()
+    written = dict(
+        store.query(
+            lambda: store.scan([day]).filter(pl.col("run_id") == run_id).group_by("event_type").len()
+        ).iter_rows()
     )
     store.append(
         [

@@ -21,6 +21,7 @@ class RunContext:
     embedder: CachedEmbedder
     counts: dict[str, int] = field(default_factory=dict)
     dry_run: bool = False  # evaluate a policy: decide everything, record nothing
+    memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
 
     @property
     def policy_version(self) -> str:

@@ -190,10 +190,7 @@ def follow_ups(
     old = [items[a] for a, _ in earlier]
     vectors = ctx.embedder.encode([i.text for i in heads + old])
     sims = vectors[: len(heads)] @ vectors[len(heads) :].T
-    orgs = {
-        i.article_id: (dd.organisations(i.title), dd.organisations(f"{i.title} {i.summary}"))
-        for i in heads + old
-    }
+    orgs = dd.organisation_index(heads + old)
     out = {}
     for h, story in enumerate(stories):
         best = None
