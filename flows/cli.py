@@ -60,10 +60,9 @@ def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:
 
 def open_store(config: str | None, *, must_exist: bool = True):
     from flows.settings import load_settings
-    from storage.store import ParquetEventStore
 
     settings = load_settings(config)
-    store = ParquetEventStore(settings.storage.root)
+    store = settings.storage.event_store()
     if must_exist and store.fs.get_file_info(store.base).type.name == "NotFound":
         raise StoreError(
             f"storage root {settings.storage.root!r} does not exist; run 'brief run' first "
@@ -409,7 +408,7 @@ def compact(
     day: Annotated[str | None, typer.Option("--date", help="Only this day (default: every day).")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Merge each day's small Parquet files into one; the events stay exactly the same."""
+    """Merge each day's segments and small files into one zstd Parquet file; the events stay the same."""
     wanted = parse_day(day)
     _, store = open_store(config)
     days = [wanted] if wanted else store.days()

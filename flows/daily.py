@@ -82,6 +82,12 @@ def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
     return published
 
 
+@task(name="compact", cache_policy=NO_CACHE)
+def compact_task(ctx: steps.RunContext) -> int:
+    """Fold the run's segments into one zstd Parquet file per day, which other engines read as it is."""
+    return sum(r.files_before for r in ctx.store.compact_pending())
+
+
 def current_run_id() -> str:
     try:
         return str(get_run_context().flow_run.id)  # type: ignore[union-attr]
@@ -134,6 +140,8 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
         published = publish_task(ctx, document)
         say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")
     report.finish(outcome, published)
+    merged = compact_task(ctx)
+    say(f"log compacted: {merged} file(s) merged")
     create_table_artifact(
         key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=report.summary()
     )

@@ -9,7 +9,6 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 from flows.settings import load_settings
-from storage.store import ParquetEventStore
 
 
 @flow(name="export-events")
@@ -19,7 +18,7 @@ def export_events_flow(
     """Events of a date range to Parquet, JSONL or CSV with a manifest."""
     from storage.export import export_events
 
-    store = ParquetEventStore(load_settings(config).storage.root)
+    store = load_settings(config).storage.event_store()
     result = export_events(
         store,
         date.fromisoformat(start),
@@ -45,7 +44,7 @@ def export_finetune_flow(
     """A fine-tuning dataset (chat or preference JSONL) and its dataset card."""
     from tasks.finetune import build
 
-    store = ParquetEventStore(load_settings(config).storage.root)
+    store = load_settings(config).storage.event_store()
     days = store.days()
     card = build(
         store,
@@ -71,7 +70,7 @@ def evaluate_policy_flow(
 
     settings = load_settings(config)
     candidate = load_policy(policy)
-    store = ParquetEventStore(settings.storage.root)
+    store = settings.storage.event_store()
     days = [d for d in date_range(start, end) if d in set(store.days())]
     folder = Path(labels) if labels else None
     figures = {

@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from storage.errors import ConfigError
+
+if TYPE_CHECKING:
+    from storage.store import ParquetEventStore
 
 CONFIG_ENV = "BRIEF_CONFIG"
 DEFAULT_CONFIG = "brief.toml"
@@ -27,6 +30,16 @@ class Section(BaseModel):
 
 class StorageSettings(Section):
     root: str = Field(description="Local folder or pyarrow/fsspec URL that holds events/ and briefs/")
+    append_format: Literal["jsonl", "parquet"] = Field(
+        default="jsonl",
+        description="What an append writes: zstd JSON-lines segments (fast; compaction makes Parquet) "
+        "or zstd Parquet at once",
+    )
+
+    def event_store(self) -> ParquetEventStore:
+        from storage.store import ParquetEventStore
+
+        return ParquetEventStore(self.root, append_format=self.append_format)
 
 
 class SourceSettings(Section):

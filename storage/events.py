@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -32,6 +33,11 @@ ENVELOPE_COLUMNS = (
     "policy_version",
     "payload",
 )
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH_DAY = date(1970, 1, 1)
+MICROSECOND = timedelta(microseconds=1)
 
 
 def canonical_json(value: Any) -> str:
@@ -86,6 +92,15 @@ class Event(BaseModel):
         spec = registry.spec(self.event_type)
         return spec.models[self.schema_version].model_validate(dict(self.payload))
 
+    @cached_property
+    def stored_line(self) -> bytes:
+        """The event as one line of a log segment (JSON, newline-ended; times as integers, payload as text).
+
+        Computed once: ``new_event`` fills it from the payload text it already hashed, so
+        appending costs no second serialisation. Not a field: equality and dumps ignore it.
+        """
+        return _stored_line(self, canonical_json(dict(self.payload)))
+
     def as_row(self) -> dict[str, Any]:
         row = self.model_dump()
         row["payload"] = canonical_json(dict(self.payload))
@@ -123,7 +138,7 @@ def new_event(
         parts.append(body)
     if not spec.is_fact:
         parts += [run_id, policy_version]
-    return Event(
+    event = Event(
         event_id=short_hash(*parts),
         event_type=event_type,
         schema_version=version,
@@ -136,6 +151,28 @@ def new_event(
         produced_by=produced_by,
         policy_version=policy_version,
         payload=data,
+    )
+    event.__dict__["stored_line"] = _stored_line(event, body)
+    return event
+
+
+def _stored_line(event: Event, payload_text: str) -> bytes:
+    return orjson.dumps(
+        {
+            "event_id": event.event_id,
+            "event_type": event.event_type,
+            "schema_version": event.schema_version,
+            "occurred_at": (event.occurred_at - EPOCH) // MICROSECOND,
+            "seq": event.seq,
+            "brief_date": (event.brief_date - EPOCH_DAY).days,
+            "run_id": event.run_id,
+            "subject_id": event.subject_id,
+            "source_event_ids": event.source_event_ids,
+            "produced_by": event.produced_by,
+            "policy_version": event.policy_version,
+            "payload": payload_text,
+        },
+        option=orjson.OPT_APPEND_NEWLINE,
     )
 
 

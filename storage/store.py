@@ -1,15 +1,24 @@
 """Append-only event stores: day-partitioned Parquet files, and an in-memory twin.
 
-Layout: ``{root}/events/date=YYYY-MM-DD/part-<write-time>-<batch-hash>.parquet``, zstd.
+Layout: ``{root}/events/date=YYYY-MM-DD/part-<write-time>-<random>.{jsonl,parquet}``.
 An append writes one new immutable file per day it touches; locally it is written under a
 hidden temporary name and renamed, on an object store it is one PUT, so a crash never
-leaves half a file visible. Readers list ``part-*.parquet`` only and never see an
+leaves half a file visible. Readers list ``part-*`` files only and never see an
 ``event_id`` twice: a rerun's events are skipped on append, and duplicates that two racing
 writers could still leave are dropped on read (first by ``occurred_at``, ``seq``).
+
+Two tiers, like a log-structured store. An append writes a *segment*: the events' stored
+lines (``Event.stored_line``, JSON made once when the event was made), so appending costs a
+join and one write. Compaction folds a day's segments and small files into one zstd Parquet
+file, which DuckDB, Spark or Trino read as it is; the daily run compacts the days it wrote
+when it ends. ``append_format="parquet"`` writes zstd Parquet on every append instead
+(every file readable by other engines at once, appends about ten times slower).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import threading
 import time
@@ -18,6 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import polars as pl
@@ -26,7 +36,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from storage.errors import StoreError
-from storage.events import Event, canonical_json, event_from_row, short_hash
+from storage.events import Event, canonical_json, event_from_row
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -45,6 +55,16 @@ ARROW_SCHEMA = pa.schema(
     ]
 )
 POLARS_SCHEMA = pl.Schema(pl.from_arrow(ARROW_SCHEMA.empty_table()).schema)  # type: ignore[union-attr]
+# a segment line keeps times as integers (microseconds, days since 1970): cast after reading
+SEGMENT_SCHEMA = pl.Schema(
+    [
+        (n, pl.Int64() if n == "occurred_at" else pl.Int32() if n == "brief_date" else t)
+        for n, t in POLARS_SCHEMA.items()
+    ]
+)
+SEGMENT, PARQUET = ".jsonl.zst", ".parquet"
+SEGMENT_CODEC = pa.Codec("zstd", compression_level=1)  # a standard zstd frame: `zstd -dc` reads it
+APPEND_FORMATS = ("jsonl", "parquet")
 ORDER = ["occurred_at", "seq", "event_id", "run_id"]  # run_id only breaks ties between racing copies
 T = TypeVar("T")
 
@@ -74,6 +94,21 @@ def events_to_table(events: Sequence[Event]) -> pa.Table:
             values = [getattr(e, field_.name) for e in events]
         arrays.append(pa.array(values, type=field_.type))
     return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
+
+
+def events_to_segment(events: Sequence[Event]) -> pa.Buffer:
+    """Events as a log segment: one stored line each, zstd-compressed."""
+    return SEGMENT_CODEC.compress(b"".join(map(_STORED_LINE, events)))  # type: ignore[no-any-return]
+
+
+_STORED_LINE = attrgetter("stored_line")
+
+
+def read_segments(sources: Sequence[Any]) -> pl.LazyFrame:
+    """Segments (paths or bytes buffers) as a lazy frame in the store's schema."""
+    return pl.scan_ndjson(list(sources), schema=SEGMENT_SCHEMA).with_columns(
+        pl.col("occurred_at").cast(pl.Datetime("us", "UTC")), pl.col("brief_date").cast(pl.Date)
+    )
 
 
 def dedup_ordered(frame: pl.LazyFrame) -> pl.LazyFrame:
@@ -109,6 +144,13 @@ class EventStore(ABC):
     @abstractmethod
     def compact(self, day: date) -> CompactResult: ...
 
+    def needs_compaction(self, day: date) -> bool:
+        return len(self.units(day)) > 1
+
+    def compact_pending(self) -> list[CompactResult]:
+        """Compact every day that needs it (the daily run does this when it ends)."""
+        return [self.compact(d) for d in self.days() if self.needs_compaction(d)]
+
     def scan(
         self,
         days: Iterable[date] | None = None,
@@ -133,9 +175,7 @@ class EventStore(ABC):
             try:
                 return build().collect()
             except (FileNotFoundError, pl.exceptions.ComputeError, OSError) as exc:
-                if attempt == attempts - 1 or (
-                    "No such file" not in str(exc) and not isinstance(exc, FileNotFoundError)
-                ):
+                if attempt == attempts - 1 or not _vanished(exc):
                     raise
                 time.sleep(0.01 * (attempt + 1))
         raise AssertionError("unreachable")
@@ -170,11 +210,11 @@ class InMemoryEventStore(EventStore):
         with self._lock:
             for day, batch in _by_day(events).items():
                 known = self._ids.setdefault(day, set())
-                fresh = _fresh(batch, known)
+                fresh, ids = _fresh(batch, known)
                 skipped += len(batch) - len(fresh)
                 if fresh:
                     self._add(day, events_to_table(fresh))
-                    known.update(e.event_id for e in fresh)
+                    known |= ids
                     written += len(fresh)
         return AppendResult(written, skipped)
 
@@ -213,8 +253,16 @@ class _DayIndex:
 class ParquetEventStore(EventStore):
     """Day-partitioned Parquet on any pyarrow filesystem (local disk, S3, fsspec, …)."""
 
-    def __init__(self, root: str, filesystem: pafs.FileSystem | None = None) -> None:
+    def __init__(
+        self, root: str, filesystem: pafs.FileSystem | None = None, *, append_format: str = "jsonl"
+    ) -> None:
+        if append_format not in APPEND_FORMATS:
+            raise StoreError(
+                f"append_format {append_format!r} is not one of {', '.join(APPEND_FORMATS)}; "
+                "fix [storage] append_format in the config"
+            )
         self.root = root
+        self.append_format = append_format
         self.fs, self.base = (filesystem, root) if filesystem is not None else resolve_filesystem(root)
         self.events_dir = f"{self.base.rstrip('/')}/events"
         self.is_local = isinstance(self.fs, pafs.LocalFileSystem)
@@ -227,16 +275,18 @@ class ParquetEventStore(EventStore):
         return f"{self.events_dir}/date={day.isoformat()}"
 
     def files(self, day: date) -> list[str]:
-        """The visible part files of a day, in write order."""
-        selector = pafs.FileSelector(self.day_dir(day), allow_not_found=True)
-        names = [
-            info.path
-            for info in self.fs.get_file_info(selector)
-            if info.type == pafs.FileType.File
-            and info.base_name.startswith("part-")
-            and info.base_name.endswith(".parquet")
-        ]
-        return sorted(names)
+        """The visible part files (segments and Parquet) of a day, in write order."""
+        directory = self.day_dir(day)
+        if self.is_local:  # a plain listing: no stat per file
+            try:
+                names = os.listdir(directory)
+            except FileNotFoundError:
+                return []
+        else:
+            selector = pafs.FileSelector(directory, allow_not_found=True)
+            names = [i.base_name for i in self.fs.get_file_info(selector) if i.type == pafs.FileType.File]
+        parts = (n for n in names if n.startswith("part-") and n.endswith((SEGMENT, PARQUET)))
+        return sorted(f"{directory}/{n}" for n in parts)
 
     def days(self) -> list[date]:
         selector = pafs.FileSelector(self.events_dir, allow_not_found=True)
@@ -257,14 +307,14 @@ class ParquetEventStore(EventStore):
         for day, batch in _by_day(events).items():
             with self._lock:
                 index = self._refresh(day)
-                fresh = _fresh(batch, index.ids)
+                fresh, ids = _fresh(batch, index.ids)
             skipped += len(batch) - len(fresh)
             if not fresh:
                 continue
-            path = self._write(day, events_to_table(fresh), [e.event_id for e in fresh])
+            path = self._write(day, fresh)
             with self._lock:
                 index.files.add(path)
-                index.ids.update(e.event_id for e in fresh)
+                index.ids |= ids
             written += len(fresh)
             paths.append(path)
         return AppendResult(written, skipped, tuple(paths))
@@ -272,67 +322,116 @@ class ParquetEventStore(EventStore):
     def _refresh(self, day: date) -> _DayIndex:
         """Learn the ids of files this process has not seen yet (other writers' files)."""
         index = self._index.setdefault(day, _DayIndex())
-        current = self.files(day)
-        new = [p for p in current if p not in index.files]
-        for path in new:
-            index.ids.update(self._read_table(path, columns=["event_id"]).column(0).to_pylist())
-        index.files = set(current) | {p for p in index.files if p in set(current)}
-        return index
+        for attempt in range(3):
+            current = self.files(day)
+            new = [p for p in current if p not in index.files]
+            try:
+                if new:
+                    ids = self.raw_units(new).select("event_id").collect()
+                    index.ids.update(ids.get_column("event_id").to_list())
+            except (FileNotFoundError, OSError, pl.exceptions.ComputeError) as exc:
+                if attempt == 2 or not _vanished(exc):
+                    raise
+                continue  # compaction replaced a file between listing and reading: list again
+            index.files = set(current)
+            return index
+        raise AssertionError("unreachable")
 
-    def _write(self, day: date, table: pa.Table, ids: Sequence[str]) -> str:
+    def _write(self, day: date, events: Sequence[Event]) -> str:
+        """One new immutable file holding ``events`` (all of ``day``), in the append format."""
+        if self.append_format == "parquet":
+            return self._write_parquet(day, events_to_table(events))
+        return self._put(day, SEGMENT, events_to_segment(events))
+
+    def _write_parquet(self, day: date, table: pa.Table) -> str:
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd")
+        return self._put(day, PARQUET, sink.getvalue())
+
+    def _put(self, day: date, suffix: str, data: bytes | pa.Buffer) -> str:
+        """Make ``data`` visible under a new part name all at once (rename, or one PUT)."""
         directory = self.day_dir(day)
-        self.fs.create_dir(directory, recursive=True)
-        name = f"part-{time.time_ns():020d}-{short_hash(*sorted(ids), size=16)}.parquet"
+        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:16]}{suffix}"
         final = f"{directory}/{name}"
         if not self.is_local:
+            self.fs.create_dir(directory, recursive=True)
             with self.fs.open_output_stream(final) as out:  # one PUT on object stores
-                pq.write_table(table, out, compression="zstd")
+                out.write(data)
             return final
-        temporary = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
-        with self.fs.open_output_stream(temporary) as out:
-            pq.write_table(table, out, compression="zstd")
-            out.flush()
-        self.fs.move(temporary, final)
+        temporary = f"{directory}/.{name}.tmp"
+        try:
+            handle = open(temporary, "wb")  # noqa: SIM115 - closed below, before the rename
+        except FileNotFoundError:
+            os.makedirs(directory, exist_ok=True)
+            handle = open(temporary, "wb")  # noqa: SIM115
+        with handle:
+            handle.write(data)
+        os.replace(temporary, final)
         return final
 
     # -- reading -----------------------------------------------------------------------
-
-    def _read_table(self, path: str, columns: list[str] | None = None) -> pa.Table:
-        return pq.read_table(path, filesystem=self.fs, columns=columns)
 
     def units(self, day: date) -> list[str]:
         return self.files(day)
 
     def raw_units(self, paths: Sequence[str]) -> pl.LazyFrame:
-        if not paths:
+        parquet = [p for p in paths if p.endswith(PARQUET)]
+        segments = [p for p in paths if p.endswith(SEGMENT)]
+        parts = []
+        if parquet:
+            if self.is_local:
+                parts.append(pl.scan_parquet(parquet, schema=POLARS_SCHEMA, hive_partitioning=False))
+            else:
+                tables = [pq.read_table(p, filesystem=self.fs) for p in parquet]
+                parts.append(pl.from_arrow(pa.concat_tables(tables)).lazy())  # type: ignore[union-attr]
+        if segments:
+            if self.is_local:
+                parts.append(read_segments(segments))
+            else:
+                buffers = []
+                for path in segments:
+                    with self.fs.open_input_stream(path) as src:
+                        buffers.append(io.BytesIO(src.read()))
+                parts.append(read_segments(buffers))
+        if not parts:
             return pl.LazyFrame(schema=POLARS_SCHEMA)
-        if self.is_local:
-            return pl.scan_parquet(list(paths), schema=POLARS_SCHEMA, hive_partitioning=False)
-        tables = [self._read_table(p) for p in paths]
-        return pl.from_arrow(pa.concat_tables(tables)).lazy()  # type: ignore[union-attr]
+        return parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
 
     # -- maintenance -------------------------------------------------------------------
 
     def compact(self, day: date) -> CompactResult:
-        """Merge a day's part files into one, same events, readers undisturbed.
+        """Merge a day's part files into one zstd Parquet file, same events, readers undisturbed.
 
         The merged file becomes visible before the old ones go; a reader that lists in
         between sees every event twice and drops the copies, and a reader whose file
-        vanished under it retries (``EventStore.query``).
+        vanished under it retries (``EventStore.query``). Two compactions of one day at once
+        are safe too: the one that finds a file gone starts again from a fresh listing.
         """
-        before = self.files(day)
-        if len(before) <= 1:
-            count = self.query(lambda: self.scan([day]).select(pl.len())).item() if before else 0
-            return CompactResult(day, len(before), len(before), count)
-        merged = self.query(lambda: dedup_ordered(self._raw([day])))
+        for attempt in range(3):
+            before = self.files(day)
+            if len(before) == 0 or (len(before) == 1 and before[0].endswith(PARQUET)):
+                count = self.query(lambda: self.scan([day]).select(pl.len())).item() if before else 0
+                return CompactResult(day, len(before), len(before), count)
+            try:
+                merged = dedup_ordered(self.raw_units(before)).collect()
+            except (FileNotFoundError, OSError, pl.exceptions.ComputeError) as exc:
+                if attempt == 2 or not _vanished(exc):
+                    raise
+                continue
+            break
         table = merged.to_arrow().cast(ARROW_SCHEMA)
-        path = self._write(day, table, table.column("event_id").to_pylist())
+        self._write_parquet(day, table)
         for old in before:
-            if old != path:
+            with contextlib.suppress(FileNotFoundError):  # another compaction removed it already
                 self.fs.delete_file(old)
         with self._lock:
             self._index.pop(day, None)
         return CompactResult(day, len(before), len(self.files(day)), table.num_rows)
+
+    def needs_compaction(self, day: date) -> bool:
+        """Segments, or more than one file: not yet the one Parquet file other engines read."""
+        files = self.files(day)
+        return len(files) > 1 or any(f.endswith(SEGMENT) for f in files)
 
     def remove_stale_temporaries(self, day: date, older_than_s: float = 3600) -> int:
         """Delete temporary files a crashed writer left behind (never visible to readers)."""
@@ -367,11 +466,18 @@ def resolve_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
 
 
+def _vanished(exc: Exception) -> bool:
+    """Whether an error says a file was not there (compaction removed it under a reader)."""
+    return isinstance(exc, FileNotFoundError) or "No such file" in str(exc)
+
+
 def _by_day(events: Sequence[Event]) -> dict[date, list[Event]]:
-    strangers = [e for e in events if not isinstance(e, Event)]
-    if strangers:
-        raise StoreError(f"append takes Event objects made by new_event, got {type(strangers[0]).__name__}")
-    days = {e.brief_date for e in events}
+    kinds = set(map(type, events))
+    if kinds != {Event}:
+        strangers = [k for k in kinds if not issubclass(k, Event)]
+        if strangers:
+            raise StoreError(f"append takes Event objects made by new_event, got {strangers[0].__name__}")
+    days = set(map(_BRIEF_DATE, events))
     if len(days) == 1:
         return {days.pop(): list(events)}
     grouped: dict[date, list[Event]] = {}
@@ -380,7 +486,11 @@ def _by_day(events: Sequence[Event]) -> dict[date, list[Event]]:
     return grouped
 
 
-def _fresh(batch: list[Event], known: set[str]) -> list[Event]:
+def _fresh(batch: list[Event], known: set[str]) -> tuple[list[Event], set[str]]:
+    """The events of ``batch`` not in ``known``, each id once, in batch order; and their ids."""
+    ids = set(map(_EVENT_ID, batch))
+    if len(ids) == len(batch) and ids.isdisjoint(known):
+        return batch, ids
     seen: set[str] = set()
     out = []
     for event in batch:
@@ -388,4 +498,7 @@ def _fresh(batch: list[Event], known: set[str]) -> list[Event]:
             continue
         seen.add(event.event_id)
         out.append(event)
-    return out
+    return out, seen
+
+
+_EVENT_ID, _BRIEF_DATE = attrgetter("event_id"), attrgetter("brief_date")

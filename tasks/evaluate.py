@@ -124,9 +124,8 @@ def record(
     settings: Settings, candidate: PolicySettings, start: date, end: date, figures: dict, labels: Path | None
 ) -> None:
     from storage.events import new_event, utcnow
-    from storage.store import ParquetEventStore
 
-    store = ParquetEventStore(settings.storage.root)
+    store = settings.storage.event_store()
     current = settings.policy.version()
     store.append(
         [

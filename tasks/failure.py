@@ -9,7 +9,6 @@ import polars as pl
 
 from flows.settings import load_settings
 from storage.events import new_event, utcnow
-from storage.store import ParquetEventStore
 from tasks.steps import resolve_day
 
 
@@ -17,7 +16,7 @@ def explain_failure(config: str | None, date_text: str | None, run_id: str, mess
     """Record ``run.failed`` for the run and return the Markdown explanation (step, error, rerun)."""
     settings = load_settings(config)
     day = resolve_day(date_text, settings)
-    store = ParquetEventStore(settings.storage.root)
+    store = settings.storage.event_store()
     match = re.search(r"step '([a-z_-]+)' failed: (.*)", message, re.DOTALL)
     step, error = (match.group(1), match.group(2).strip()) if match else ("flow", message.strip())
     written = dict(

@@ -64,7 +64,7 @@ def make_context(settings: Settings, day: date, run_id: str | None = None) -> Ru
 
     from tasks.embed import SentenceTransformerEmbedder
 
-    store = ParquetEventStore(settings.storage.root)
+    store = settings.storage.event_store()
     embedder = CachedEmbedder(
         SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
         store.fs,

@@ -86,10 +86,7 @@ def test_snapshot_then_refresh_equals_a_full_fold(
         other.base, other.events_dir = store.base, store.events_dir
         for day in {e.brief_date for e in first}:
             other._index[day] = type(store._index[day])()
-            fresh = [e for e in first if e.brief_date == day]
-            from storage.store import events_to_table
-
-            other._write(day, events_to_table(fresh), [e.event_id for e in fresh])
+            other._write(day, [e for e in first if e.brief_date == day])
     if compact_between:
         for day in store.days():
             store.compact(day)

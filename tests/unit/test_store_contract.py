@@ -1,26 +1,31 @@
-"""One contract, three stores: in memory, Parquet on local disk, Parquet on fsspec's memory filesystem."""
+"""One contract, four stores: in memory; Parquet on local disk (segment or Parquet appends); fsspec memory."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import date, timedelta
 from pathlib import Path
 
+import duckdb
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from storage.errors import StoreError
-from storage.store import EventStore, InMemoryEventStore, ParquetEventStore, events_to_table
+from storage.store import EventStore, InMemoryEventStore, ParquetEventStore
 from tests.factories import DAY, T0, collected, corrected
 
 
-@pytest.fixture(params=["memory", "parquet-local", "parquet-fsspec-memory"])
+@pytest.fixture(params=["memory", "parquet-local", "parquet-local-parquet-appends", "parquet-fsspec-memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> EventStore:
     if request.param == "memory":
         return InMemoryEventStore()
     if request.param == "parquet-local":
         return ParquetEventStore(str(tmp_path / "root"))
+    if request.param == "parquet-local-parquet-appends":
+        return ParquetEventStore(str(tmp_path / "root"), append_format="parquet")
     return ParquetEventStore(f"memory://contract-{uuid.uuid4().hex}")
 
 
@@ -106,13 +111,49 @@ class TestEventStoreContract:
         assert store.days() == []
 
 
-def test_parquet_layout_is_hive_style_zstd(tmp_path: Path) -> None:
+def test_appends_write_zstd_segments_that_compaction_turns_into_zstd_parquet(tmp_path: Path) -> None:
+    store = ParquetEventStore(str(tmp_path))
+    events = [collected(1), corrected(1, "title", 'Fixed \u2028 "quoted" 中文')]
+    store.append(events[:1])
+    store.append(events[1:])
+    day_dir = tmp_path / "events" / "date=2025-08-06"
+    segments = sorted(day_dir.iterdir())
+    assert [p.name.endswith(".jsonl.zst") and p.name.startswith("part-") for p in segments] == [True, True]
+    lines = pa.CompressedInputStream(pa.OSFile(str(segments[1])), "zstd").read().splitlines()
+    row = json.loads(lines[0])  # a standard zstd frame of JSON lines: `zstd -dc` reads it too
+    assert row["event_id"] == events[1].event_id and json.loads(row["payload"]) == dict(events[1].payload)
+
+    result = store.compact(DAY)
+    (merged,) = day_dir.iterdir()
+    assert (result.files_before, result.files_after) == (2, 1) and merged.suffix == ".parquet"
+    assert pq.ParquetFile(merged).metadata.row_group(0).column(0).compression == "ZSTD"
+    assert store.read() == events
+    found = duckdb.sql(  # other engines read the compacted log as it is
+        f"SELECT event_id, date FROM read_parquet('{tmp_path}/events/*/*.parquet', hive_partitioning = true)"
+    ).fetchall()
+    assert sorted(found) == sorted((e.event_id, DAY) for e in events)
+
+
+def test_a_lone_segment_is_compacted_too(tmp_path: Path) -> None:
     store = ParquetEventStore(str(tmp_path))
     store.append([collected(1)])
-    files = list((tmp_path / "events" / "date=2025-08-06").iterdir())
-    assert len(files) == 1 and files[0].name.startswith("part-") and files[0].suffix == ".parquet"
-    meta = pq.ParquetFile(files[0]).metadata
-    assert meta.row_group(0).column(0).compression == "ZSTD"
+    assert store.compact(DAY).files_after == 1
+    assert [p.suffix for p in (tmp_path / "events" / "date=2025-08-06").iterdir()] == [".parquet"]
+    assert store.compact(DAY).files_before == 1  # already one Parquet file: nothing to do
+
+
+def test_parquet_appends_write_zstd_parquet_at_once(tmp_path: Path) -> None:
+    store = ParquetEventStore(str(tmp_path), append_format="parquet")
+    store.append([collected(1)])
+    (path,) = (tmp_path / "events" / "date=2025-08-06").iterdir()
+    assert path.name.startswith("part-") and path.suffix == ".parquet"
+    assert pq.ParquetFile(path).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_unknown_append_format_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="append_format 'csv' is not one of jsonl, parquet"):
+        ParquetEventStore(str(tmp_path), append_format="csv")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_temporary_files_are_invisible_to_readers(tmp_path: Path) -> None:
@@ -135,8 +176,8 @@ def test_readers_drop_copies_two_racing_writers_left(tmp_path: Path) -> None:
     a, b = ParquetEventStore(str(tmp_path)), ParquetEventStore(str(tmp_path))
     a._refresh(DAY), b._refresh(DAY)
     late, early = collected(1, at=T0 + timedelta(seconds=5)), collected(1, at=T0)
-    a._write(DAY, events_to_table([late]), [late.event_id])
-    b._write(DAY, events_to_table([early]), [early.event_id])
+    a._write(DAY, [late])
+    b._write(DAY, [early])
     seen = a.read()
     assert len(seen) == 1 and seen[0].occurred_at == T0  # the first in event order wins
 
