@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
+from polars._typing import EngineType
 
 from storage.projections import get_projection
 from storage.projections.base import Folded, Projection, collect_state
@@ -30,13 +31,77 @@ def id_keys(event_ids: pl.Expr) -> pl.Expr:
 
 
 @dataclass(frozen=True)
+class Layer:
+    """One state frame as a big ``base`` plus a small ``delta`` that replaces some of its rows.
+
+    A refresh finds the base rows of the keys it touches through ``hashes`` (sorted 64-bit
+    hashes of each base row's key, with ``rows``, their row numbers), marks them ``shadowed``
+    and puts the merged rows in ``delta``: it never copies the base, so its cost follows the
+    new events, not the size of the state. A hash collision only merges an unrelated row with
+    nothing, which leaves it as it was, so it costs time, never correctness.
+    """
+
+    base: pl.DataFrame
+    hashes: np.ndarray
+    rows: np.ndarray
+    shadowed: np.ndarray
+    delta: pl.DataFrame
+    delta_hashes: np.ndarray
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame, keys: list[str]) -> Layer:
+        hashes = key_hashes(frame, keys)
+        order = np.argsort(hashes, kind="stable")
+        return cls(
+            frame,
+            hashes[order],
+            order,
+            np.zeros(frame.height, dtype=bool),
+            frame.clear(),
+            np.empty(0, dtype=np.uint64),
+        )
+
+    def frame(self) -> pl.DataFrame:
+        """The rows as they stand: base rows not replaced, then the delta."""
+        if not self.delta.height:
+            return self.base
+        kept = self.base.filter(pl.Series(~self.shadowed)) if self.shadowed.any() else self.base
+        return pl.concat([kept, self.delta], how="vertical_relaxed")
+
+    def touched(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Base rows (not yet shadowed) and a delta mask whose keys hash to one of ``hashes``."""
+        left = np.searchsorted(self.hashes, hashes, side="left")
+        right = np.searchsorted(self.hashes, hashes, side="right")
+        counts = right - left
+        if counts.sum():
+            starts = np.repeat(left, counts)
+            offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+            rows = self.rows[starts + offsets]
+            rows = rows[~self.shadowed[rows]]
+        else:
+            rows = np.empty(0, dtype=self.rows.dtype)
+        in_delta = np.isin(self.delta_hashes, hashes) if len(self.delta_hashes) else np.zeros(0, dtype=bool)
+        return rows, in_delta
+
+
+def key_hashes(frame: pl.DataFrame, keys: list[str]) -> np.ndarray:
+    if not keys or not frame.height:
+        return np.empty(0, dtype=np.uint64)
+    return frame.select(keys).hash_rows(seed=0).to_numpy()
+
+
+@dataclass(frozen=True)
 class Snapshot:
     projection: str
-    state: Folded
+    layers: dict[str, Layer]
     position: dict[str, tuple[str, ...]]
     # _key (u64), event_id, occurred_at, seq, run_id of every folded event, in runs sorted by _key:
     # a refresh adds one small run instead of re-sorting them all; runs merge when there are many
     folded: tuple[pl.DataFrame, ...]
+
+    @property
+    def state(self) -> Folded:
+        return Folded({name: layer.frame() for name, layer in self.layers.items()})
 
     @property
     def events(self) -> int:
@@ -46,11 +111,16 @@ class Snapshot:
         return get_projection(self.projection).view(self.state.lazy()).collect()
 
 
-def _fold(name: str, events: pl.DataFrame) -> tuple[Folded, pl.DataFrame]:
+def _layers(name: str, state: Folded) -> dict[str, Layer]:
+    keys = get_projection(name).state_keys
+    return {frame: Layer.of(data, keys[frame]) for frame, data in state.frames.items()}
+
+
+def _fold(name: str, events: pl.DataFrame, engine: EngineType = "auto") -> tuple[Folded, pl.DataFrame]:
     projection = get_projection(name)
     if projection.event_types:
         events = events.filter(pl.col("event_type").is_in(list(projection.event_types)))
-    state = collect_state(projection.fold(events.lazy()))
+    state = collect_state(projection.fold(events.lazy()), engine=engine)
     folded = events.select(
         id_keys(pl.col("event_id")).alias("_key"), "event_id", "occurred_at", "seq", "run_id"
     )
@@ -63,7 +133,7 @@ def take_snapshot(store: EventStore, name: str) -> Snapshot:
     units = [u for batch in position.values() for u in batch]
     events = store.query(lambda: dedup_ordered(store.raw_units(units)))
     state, folded = _fold(name, events)
-    return Snapshot(name, state, position, (folded.sort("_key"),))
+    return Snapshot(name, _layers(name, state), position, (folded.sort("_key"),))
 
 
 def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
@@ -72,8 +142,9 @@ def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
     known = {u for batch in snapshot.position.values() for u in batch}
     new_units = [u for batch in position.values() for u in batch if u not in known]
     if not new_units:
-        return Snapshot(snapshot.projection, snapshot.state, position, snapshot.folded)
-    fresh = store.query(lambda: dedup_ordered(store.raw_units(new_units)))
+        return replace(snapshot, position=position)
+    # a few thousand events: the in-memory engine starts faster than the streaming one
+    fresh = store.query(lambda: dedup_ordered(store.raw_units(new_units)), engine="in-memory")
     projection = get_projection(snapshot.projection)
     if projection.event_types:
         fresh = fresh.filter(pl.col("event_type").is_in(list(projection.event_types)))
@@ -105,38 +176,52 @@ def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
             return take_snapshot(store, snapshot.projection)
         fresh = fresh.join(old.select("event_id"), on="event_id", how="anti")
     if fresh.height == 0:
-        return Snapshot(snapshot.projection, snapshot.state, position, snapshot.folded)
-    state, folded = _fold(snapshot.projection, fresh)
-    merged = _merge_touched(projection, snapshot.state, state)
-    return Snapshot(snapshot.projection, merged, position, _add_keys(snapshot.folded, folded))
+        return replace(snapshot, position=position)
+    state, folded = _fold(snapshot.projection, fresh, engine="in-memory")
+    layers = _merge_touched(projection, snapshot.layers, state)
+    return Snapshot(snapshot.projection, layers, position, _add_keys(snapshot.folded, folded))
 
 
-def _merge_touched(projection: Projection, old: Folded, new: Folded) -> Folded:
-    """Merge only the rows whose keys the new events touch; every other row is kept as it is.
+def _merge_touched(projection: Projection, layers: dict[str, Layer], new: Folded) -> dict[str, Layer]:
+    """Merge the new state into the rows whose keys it touches; every other row stays where it is.
 
-    ``merge`` is key-local, so merging the touched rows and keeping the rest equals merging all.
+    ``merge`` is key-local, so merging the touched rows and keeping the rest equals merging all;
+    frames without keys are append-only, so their new rows merge with nothing.
     """
     touched: dict[str, pl.LazyFrame] = {}
-    kept: dict[str, pl.DataFrame | None] = {}
-    for name, frame in old.frames.items():
+    found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name, layer in layers.items():
         keys = projection.state_keys[name]
         if not keys:
-            touched[name], kept[name] = frame.lazy(), None
+            touched[name] = layer.base.clear().lazy()
             continue
-        # the first key column alone picks a superset of the touched rows: merge leaves the rest as they are
-        touched_keys = new.frames[name].get_column(keys[0]).unique().implode()
-        mask = frame.select(pl.col(keys[0]).is_in(touched_keys)).to_series()
-        touched[name], kept[name] = frame.filter(mask).lazy(), frame.filter(~mask)
-    merged = collect_state(projection.merge(touched, new.lazy()))
+        rows, in_delta = layer.touched(key_hashes(new.frames[name], keys))
+        found[name] = rows, in_delta
+        parts = [layer.base[rows]] if len(rows) else []
+        if in_delta.any():
+            parts.append(layer.delta.filter(pl.Series(in_delta)))
+        touched[name] = (pl.concat(parts, how="vertical_relaxed") if parts else layer.base.clear()).lazy()
+    merged = collect_state(projection.merge(touched, new.lazy()), engine="in-memory")
     out = {}
-    for name in old.frames:
-        rest = kept[name]
-        out[name] = (
-            merged.frames[name] if rest is None else pl.concat([rest, merged.frames[name]], rechunk=False)
-        )
-    return Folded(out)
+    for name, layer in layers.items():
+        keys = projection.state_keys[name]
+        nothing = (np.empty(0, dtype=np.int64), np.zeros(len(layer.delta_hashes), dtype=bool))
+        rows, in_delta = found.get(name, nothing)
+        rest = layer.delta.filter(pl.Series(~in_delta)) if in_delta.any() else layer.delta
+        shadowed = layer.shadowed
+        if len(rows):
+            shadowed = shadowed.copy()
+            shadowed[rows] = True
+        delta = pl.concat([rest, merged.frames[name]], how="vertical_relaxed")
+        delta_hashes = np.concatenate([layer.delta_hashes[~in_delta], key_hashes(merged.frames[name], keys)])
+        updated = Layer(layer.base, layer.hashes, layer.rows, shadowed, delta, delta_hashes)
+        if keys and delta.height > max(REBASE_ROWS, layer.base.height // 8):
+            updated = Layer.of(updated.frame(), keys)  # fold the delta into a new base now and then
+        out[name] = updated
+    return out
 
 
+REBASE_ROWS = 20_000
 MAX_RUNS = 16
 
 
@@ -197,4 +282,4 @@ def load_snapshot(store: ParquetEventStore, name: str) -> Snapshot | None:
             frames[key] = pl.read_parquet(io.BytesIO(src.read()))
     state = Folded({k[len("state-") :]: v for k, v in frames.items() if k.startswith("state-")})
     position = {k: tuple(v) for k, v in manifest["position"].items()}
-    return Snapshot(name, state, position, (frames["folded"],))
+    return Snapshot(name, _layers(name, state), position, (frames["folded"],))

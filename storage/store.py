@@ -34,6 +34,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+from polars._typing import EngineType
 
 from storage.errors import StoreError
 from storage.events import Event, canonical_json, event_from_row
@@ -169,11 +170,13 @@ class EventStore(ABC):
             frame = frame.filter(pl.col("occurred_at") <= as_of)
         return dedup_ordered(frame)
 
-    def query(self, build: Callable[[], pl.LazyFrame], attempts: int = 3) -> pl.DataFrame:
+    def query(
+        self, build: Callable[[], pl.LazyFrame], attempts: int = 3, engine: EngineType = "auto"
+    ) -> pl.DataFrame:
         """Collect a query built over ``scan``; retried when compaction removed a file under it."""
         for attempt in range(attempts):
             try:
-                return build().collect()
+                return build().collect(engine=engine)
             except (FileNotFoundError, pl.exceptions.ComputeError, OSError) as exc:
                 if attempt == attempts - 1 or not _vanished(exc):
                     raise

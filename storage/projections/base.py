@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 import polars as pl
+from polars._typing import EngineType
 
 State = Mapping[str, pl.LazyFrame]
 
@@ -65,9 +66,9 @@ class Folded:
         return {k: v.lazy() for k, v in self.frames.items()}
 
 
-def collect_state(state: State) -> Folded:
+def collect_state(state: State, engine: EngineType = "auto") -> Folded:
     names = list(state)
-    frames = pl.collect_all([state[n] for n in names])
+    frames = pl.collect_all([state[n] for n in names], engine=engine)
     return Folded(dict(zip(names, frames, strict=True)))
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import itertools
 import uuid
 from datetime import timedelta
+from pathlib import Path
+from unittest.mock import patch
 
 import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from storage import snapshots
 from storage.events import Event
 from storage.projections import PROJECTIONS, materialize
 from storage.snapshots import refresh, take_snapshot
@@ -137,3 +140,30 @@ def test_many_successive_refreshes_stay_equal_to_a_full_fold() -> None:
     snap = refresh(store, snap)
     assert len(snap.folded) <= 17
     assert snap.view().equals(materialize(store, "articles"))
+
+
+@SETTINGS
+@given(st.lists(event_sequences(), min_size=2, max_size=5), st.booleans())
+def test_every_refresh_in_a_row_equals_a_full_fold(batches: list[list[Event]], rebase_often: bool) -> None:
+    """Refreshes stack: later events touch rows an earlier refresh already replaced, and rebases."""
+    store = ParquetEventStore(f"memory://row-{uuid.uuid4().hex}")
+    store.append(batches[0])
+    snaps = {name: take_snapshot(store, name) for name in PROJECTIONS}
+    with patch.object(snapshots, "REBASE_ROWS", 0 if rebase_often else snapshots.REBASE_ROWS):
+        for batch in batches[1:]:
+            store.append(batch)
+            for name in PROJECTIONS:
+                snaps[name] = refresh(store, snaps[name])
+                assert snaps[name].view().equals(materialize(store, name)), name
+
+
+def test_a_saved_snapshot_loads_and_refreshes_to_the_full_fold(tmp_path: Path) -> None:
+    store = ParquetEventStore(str(tmp_path))
+    store.append([collected(i) for i in range(6)])
+    snap = take_snapshot(store, "articles")
+    store.append([corrected(2, "title", "Fixed", at=T0 + timedelta(hours=1)), collected(7)])
+    snapshots.save_snapshot(store, refresh(store, snap))
+    loaded = snapshots.load_snapshot(store, "articles")
+    assert loaded is not None and loaded.view().equals(materialize(store, "articles"))
+    store.append([corrected(7, "summary", "Better", at=T0 + timedelta(hours=2))])
+    assert refresh(store, loaded).view().equals(materialize(store, "articles"))
