@@ -171,17 +171,10 @@ class EventStore(ABC):
         return dedup_ordered(frame)
 
     def query(
-        self, build: Callable[[], pl.LazyFrame], attempts: int = 3, engine: EngineType = "auto"
+        self, build: Callable[[], pl.LazyFrame], attempts: int = 8, engine: EngineType = "auto"
     ) -> pl.DataFrame:
         """Collect a query built over ``scan``; retried when compaction removed a file under it."""
-        for attempt in range(attempts):
-            try:
-                return build().collect(engine=engine)
-            except (FileNotFoundError, pl.exceptions.ComputeError, OSError) as exc:
-                if attempt == attempts - 1 or not _vanished(exc):
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-        raise AssertionError("unreachable")
+        return _rereading(lambda: build().collect(engine=engine), attempts)
 
     def read(
         self,
@@ -325,20 +318,17 @@ class ParquetEventStore(EventStore):
     def _refresh(self, day: date) -> _DayIndex:
         """Learn the ids of files this process has not seen yet (other writers' files)."""
         index = self._index.setdefault(day, _DayIndex())
-        for attempt in range(3):
+
+        def learn() -> tuple[list[str], list[str]]:
             current = self.files(day)
             new = [p for p in current if p not in index.files]
-            try:
-                if new:
-                    ids = self.raw_units(new).select("event_id").collect()
-                    index.ids.update(ids.get_column("event_id").to_list())
-            except (FileNotFoundError, OSError, pl.exceptions.ComputeError) as exc:
-                if attempt == 2 or not _vanished(exc):
-                    raise
-                continue  # compaction replaced a file between listing and reading: list again
-            index.files = set(current)
-            return index
-        raise AssertionError("unreachable")
+            ids = self.raw_units(new).select("event_id").collect() if new else None
+            return current, ids.get_column("event_id").to_list() if ids is not None else []
+
+        current, ids = _rereading(learn)
+        index.ids.update(ids)
+        index.files = set(current)
+        return index
 
     def _write(self, day: date, events: Sequence[Event]) -> str:
         """One new immutable file holding ``events`` (all of ``day``), in the append format."""
@@ -410,18 +400,16 @@ class ParquetEventStore(EventStore):
         vanished under it retries (``EventStore.query``). Two compactions of one day at once
         are safe too: the one that finds a file gone starts again from a fresh listing.
         """
-        for attempt in range(3):
+
+        def merge() -> tuple[list[str], pl.DataFrame]:
             before = self.files(day)
             if len(before) == 0 or (len(before) == 1 and before[0].endswith(PARQUET)):
-                count = self.query(lambda: self.scan([day]).select(pl.len())).item() if before else 0
-                return CompactResult(day, len(before), len(before), count)
-            try:
-                merged = dedup_ordered(self.raw_units(before)).collect()
-            except (FileNotFoundError, OSError, pl.exceptions.ComputeError) as exc:
-                if attempt == 2 or not _vanished(exc):
-                    raise
-                continue
-            break
+                return before, self.raw_units(before).select("event_id").collect()
+            return before, dedup_ordered(self.raw_units(before)).collect()
+
+        before, merged = _rereading(merge)
+        if len(before) <= 1 and (not before or before[0].endswith(PARQUET)):
+            return CompactResult(day, len(before), len(before), merged.height)
         table = merged.to_arrow().cast(ARROW_SCHEMA)
         self._write_parquet(day, table)
         for old in before:
@@ -472,6 +460,22 @@ def resolve_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
 def _vanished(exc: Exception) -> bool:
     """Whether an error says a file was not there (compaction removed it under a reader)."""
     return isinstance(exc, FileNotFoundError) or "No such file" in str(exc)
+
+
+def _rereading(read: Callable[[], T], attempts: int = 8) -> T:
+    """Run ``read`` (which lists, then reads); when a file it listed vanished, list and read again.
+
+    Compaction writes its merged file before it deletes the old ones, so a new listing finds
+    every event; the pauses (5 ms, 10 ms, … 0.6 s) let a compaction in progress finish.
+    """
+    for attempt in range(attempts):
+        try:
+            return read()
+        except (FileNotFoundError, OSError, pl.exceptions.ComputeError) as exc:
+            if attempt == attempts - 1 or not _vanished(exc):
+                raise
+            time.sleep(0.005 * 2**attempt)
+    raise AssertionError("unreachable")
 
 
 def _by_day(events: Sequence[Event]) -> dict[date, list[Event]]:

@@ -89,3 +89,40 @@ def test_writer_killed_mid_append_leaves_nothing_partial(tmp_path: Path) -> None
     assert len(events) == len({e.event_id for e in events}) == total
     assert sum(_rows(p) for p in day_dir.glob("part-*")) == total
     assert ParquetEventStore(str(tmp_path)).remove_stale_temporaries(DAY, older_than_s=-1) >= 1
+
+
+def test_readers_read_while_a_writer_appends_and_two_compactors_compact(tmp_path: Path) -> None:
+    """Every read sees whole batches, each id once; at the end every event is there exactly once."""
+    batch, total = 50, 2_000
+    writer = _writer(tmp_path, 0, total, batch, pause=0.01)
+    assert writer.stdout is not None
+    writer.stdout.readline()  # the day exists before the compactors start
+    compactors = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.integration.compactor", str(tmp_path), DAY.isoformat(), "4"],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    reader = ParquetEventStore(str(tmp_path))
+    seen = []
+    while any(p.poll() is None for p in (writer, *compactors)):
+        ids = reader.query(lambda: reader.scan([DAY]).select("event_id")).get_column("event_id")
+        assert ids.n_unique() == len(ids) and len(ids) % batch == 0
+        seen.append(len(ids))
+    rounds = []
+    for proc in (writer, *compactors):
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 0, stderr
+        rounds.append(stdout.strip().splitlines()[-1])
+    assert all(int(r) > 0 for r in rounds[1:]), rounds  # both compactors did compact
+    assert seen == sorted(seen) and len(seen) > 10  # reads never went backwards
+    events = reader.read()
+    assert len(events) == len({e.event_id for e in events}) == total
+    reader.compact(DAY)
+    assert [p.suffix for p in (tmp_path / "events" / f"date={DAY.isoformat()}").glob("part-*")] == [
+        ".parquet"
+    ]
