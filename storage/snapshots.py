@@ -118,13 +118,14 @@ def _layers(name: str, state: Folded) -> dict[str, Layer]:
 
 def _fold(name: str, events: pl.DataFrame, engine: EngineType = "auto") -> tuple[Folded, pl.DataFrame]:
     projection = get_projection(name)
+    frame = events.lazy()
     if projection.event_types:
-        events = events.filter(pl.col("event_type").is_in(list(projection.event_types)))
-    state = collect_state(projection.fold(events.lazy()), engine=engine)
-    folded = events.select(
-        id_keys(pl.col("event_id")).alias("_key"), "event_id", "occurred_at", "seq", "run_id"
-    )
-    return state, folded
+        frame = frame.filter(pl.col("event_type").is_in(list(projection.event_types)))
+    state = projection.fold(frame)
+    names = list(state)
+    ids = frame.select(id_keys(pl.col("event_id")).alias("_key"), "event_id", "occurred_at", "seq", "run_id")
+    *frames, folded = pl.collect_all([*(state[n] for n in names), ids], engine=engine)  # one pass
+    return Folded(dict(zip(names, frames, strict=True))), folded
 
 
 def take_snapshot(store: EventStore, name: str) -> Snapshot:
@@ -143,11 +144,17 @@ def refresh(store: EventStore, snapshot: Snapshot) -> Snapshot:
     new_units = [u for batch in position.values() for u in batch if u not in known]
     if not new_units:
         return replace(snapshot, position=position)
-    # a few thousand events: the in-memory engine starts faster than the streaming one
-    fresh = store.query(lambda: dedup_ordered(store.raw_units(new_units)), engine="in-memory")
     projection = get_projection(snapshot.projection)
-    if projection.event_types:
-        fresh = fresh.filter(pl.col("event_type").is_in(list(projection.event_types)))
+    types = list(projection.event_types)
+
+    def read_new() -> pl.LazyFrame:
+        raw = store.raw_units(new_units)
+        return raw.filter(pl.col("event_type").is_in(types)) if types else raw
+
+    # a few thousand events: the in-memory engine starts faster than the streaming one
+    fresh = store.query(read_new, engine="in-memory")
+    if fresh.get_column("event_id").n_unique() != fresh.height:  # copies across the new batches
+        fresh = dedup_ordered(fresh.lazy()).collect(engine="in-memory")
     keys = fresh.select(id_keys(pl.col("event_id"))).to_series().to_numpy()
     maybe_known = np.zeros(len(keys), dtype=bool)
     for run in snapshot.folded:
