@@ -63,7 +63,7 @@ SEGMENT_SCHEMA = pl.Schema(
         for n, t in POLARS_SCHEMA.items()
     ]
 )
-SEGMENT, PARQUET = ".jsonl.zst", ".parquet"
+SEGMENT, PARQUET, COMPACTED = ".jsonl.zst", ".parquet", ".compacted.parquet"
 SEGMENT_CODEC = pa.Codec("zstd", compression_level=1)  # a standard zstd frame: `zstd -dc` reads it
 APPEND_FORMATS = ("jsonl", "parquet")
 ORDER = ["occurred_at", "seq", "event_id", "run_id"]  # run_id only breaks ties between racing copies
@@ -135,9 +135,6 @@ class EventStore(ABC):
     def raw_units(self, units: Sequence[str]) -> pl.LazyFrame:
         """Every stored row of those batches, duplicates included."""
 
-    def _raw(self, days: Sequence[date]) -> pl.LazyFrame:
-        return self.raw_units([u for d in days for u in self.units(d)])
-
     def position(self) -> dict[str, tuple[str, ...]]:
         """Where the log stands: every day's batches. Snapshots keep it as their watermark."""
         return {d.isoformat(): tuple(self.units(d)) for d in self.days()}
@@ -146,7 +143,8 @@ class EventStore(ABC):
     def compact(self, day: date) -> CompactResult: ...
 
     def needs_compaction(self, day: date) -> bool:
-        return len(self.units(day)) > 1
+        units = self.units(day)
+        return len(units) > 1 or (len(units) == 1 and not self.is_compacted(units[0]))
 
     def compact_pending(self) -> list[CompactResult]:
         """Compact every day that needs it (the daily run does this when it ends)."""
@@ -163,12 +161,20 @@ class EventStore(ABC):
         wanted = self.days() if days is None else sorted(set(days) & set(self.days()))
         if not wanted:
             return pl.LazyFrame(schema=POLARS_SCHEMA)
-        frame = self._raw(wanted)
+        units = [u for d in wanted for u in self.units(d)]
+        frame = self.raw_units(units)
         if event_types:
             frame = frame.filter(pl.col("event_type").is_in(list(event_types)))
         if as_of is not None:
             frame = frame.filter(pl.col("occurred_at") <= as_of)
+        if len(units) == len(wanted) and all(map(self.is_compacted, units)):
+            # one compacted file per day: each id once (ids hash their day) and each file in event order
+            return frame if len(units) == 1 else frame.sort(ORDER)
         return dedup_ordered(frame)
+
+    def is_compacted(self, unit: str) -> bool:
+        """Whether a batch was written by compaction: in event order, each ``event_id`` once."""
+        return False
 
     def query(
         self, build: Callable[[], pl.LazyFrame], attempts: int = 8, engine: EngineType = "auto"
@@ -195,11 +201,17 @@ class InMemoryEventStore(EventStore):
         self._tables: dict[date, dict[str, pa.Table]] = {}
         self._ids: dict[date, set[str]] = {}
         self._counter = 0
+        self._compacted: set[str] = set()
         self._lock = threading.Lock()
 
-    def _add(self, day: date, table: pa.Table) -> None:
+    def _add(self, day: date, table: pa.Table) -> str:
         self._counter += 1
-        self._tables.setdefault(day, {})[f"{day.isoformat()}#{self._counter:012d}"] = table
+        unit = f"{day.isoformat()}#{self._counter:012d}"
+        self._tables.setdefault(day, {})[unit] = table
+        return unit
+
+    def is_compacted(self, unit: str) -> bool:
+        return unit in self._compacted
 
     def append(self, events: Sequence[Event]) -> AppendResult:
         written = skipped = 0
@@ -230,11 +242,11 @@ class InMemoryEventStore(EventStore):
         with self._lock:
             tables = list(self._tables.get(day, {}).values())
             before = len(tables)
-            if before <= 1:
+            if not self.needs_compaction(day):
                 return CompactResult(day, before, before, sum(t.num_rows for t in tables))
             merged = dedup_ordered(pl.from_arrow(pa.concat_tables(tables)).lazy()).collect()  # type: ignore[union-attr]
             self._tables[day] = {}
-            self._add(day, merged.to_arrow().cast(ARROW_SCHEMA))
+            self._compacted.add(self._add(day, merged.to_arrow().cast(ARROW_SCHEMA)))
             return CompactResult(day, before, 1, merged.height)
 
 
@@ -336,10 +348,13 @@ class ParquetEventStore(EventStore):
             return self._write_parquet(day, events_to_table(events))
         return self._put(day, SEGMENT, events_to_segment(events))
 
-    def _write_parquet(self, day: date, table: pa.Table) -> str:
+    def _write_parquet(self, day: date, table: pa.Table, *, compacted: bool = False) -> str:
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")
-        return self._put(day, PARQUET, sink.getvalue())
+        return self._put(day, COMPACTED if compacted else PARQUET, sink.getvalue())
+
+    def is_compacted(self, unit: str) -> bool:
+        return unit.endswith(COMPACTED)
 
     def _put(self, day: date, suffix: str, data: bytes | pa.Buffer) -> str:
         """Make ``data`` visible under a new part name all at once (rename, or one PUT)."""
@@ -401,28 +416,24 @@ class ParquetEventStore(EventStore):
         are safe too: the one that finds a file gone starts again from a fresh listing.
         """
 
-        def merge() -> tuple[list[str], pl.DataFrame]:
+        def merge() -> tuple[list[str], pl.DataFrame, bool]:
             before = self.files(day)
-            if len(before) == 0 or (len(before) == 1 and before[0].endswith(PARQUET)):
-                return before, self.raw_units(before).select("event_id").collect()
-            return before, dedup_ordered(self.raw_units(before)).collect()
+            done = len(before) == 0 or (len(before) == 1 and self.is_compacted(before[0]))
+            if done:
+                return before, self.raw_units(before).select("event_id").collect(), done
+            return before, dedup_ordered(self.raw_units(before)).collect(), done
 
-        before, merged = _rereading(merge)
-        if len(before) <= 1 and (not before or before[0].endswith(PARQUET)):
+        before, merged, done = _rereading(merge)
+        if done:
             return CompactResult(day, len(before), len(before), merged.height)
         table = merged.to_arrow().cast(ARROW_SCHEMA)
-        self._write_parquet(day, table)
+        self._write_parquet(day, table, compacted=True)
         for old in before:
             with contextlib.suppress(FileNotFoundError):  # another compaction removed it already
                 self.fs.delete_file(old)
         with self._lock:
             self._index.pop(day, None)
         return CompactResult(day, len(before), len(self.files(day)), table.num_rows)
-
-    def needs_compaction(self, day: date) -> bool:
-        """Segments, or more than one file: not yet the one Parquet file other engines read."""
-        files = self.files(day)
-        return len(files) > 1 or any(f.endswith(SEGMENT) for f in files)
 
     def remove_stale_temporaries(self, day: date, older_than_s: float = 3600) -> int:
         """Delete temporary files a crashed writer left behind (never visible to readers)."""

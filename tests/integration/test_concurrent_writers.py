@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from storage.store import ParquetEventStore
 from tests.conftest import REPO
 from tests.factories import DAY
 
 
-def _writer(root: Path, start: int, count: int, batch: int, pause: float = 0.0) -> subprocess.Popen[str]:
+def _writer(
+    root: Path,
+    start: int,
+    count: int,
+    batch: int,
+    pause: float = 0.0,
+    append_format: str = "jsonl",
+    crash_at: int | None = None,
+) -> subprocess.Popen[str]:
+    crash = [str(crash_at)] if crash_at else []
     return subprocess.Popen(
         [
             sys.executable,
@@ -28,6 +36,8 @@ def _writer(root: Path, start: int, count: int, batch: int, pause: float = 0.0) 
             str(count),
             str(batch),
             str(pause),
+            append_format,
+            *crash,
         ],
         cwd=REPO,
         stdout=subprocess.PIPE,
@@ -55,40 +65,29 @@ def test_two_processes_appending_to_one_day_each_event_once(tmp_path: Path) -> N
     assert len({e.event_id for e in events}) == len(events) == 4500
 
 
-def test_writer_killed_mid_append_leaves_nothing_partial(tmp_path: Path) -> None:
-    """SIGKILL a writer while its temporary file exists: readers see whole files only, a rerun completes."""
+@pytest.mark.parametrize("append_format", ["jsonl", "parquet"])
+def test_writer_killed_mid_append_leaves_nothing_partial(tmp_path: Path, append_format: str) -> None:
+    """SIGKILL lands while the third batch is half on disk: readers see whole files only, a rerun completes."""
     day_dir = tmp_path / "events" / f"date={DAY.isoformat()}"
-    batch, total = 20_000, 100_000
-    caught_mid_write = 0
-    for _attempt in range(10):
-        proc = _writer(tmp_path, 0, total, batch)
-        assert proc.stdout is not None
-        proc.stdout.readline()  # one batch is down; watch for the next file being written
-        deadline = time.perf_counter() + 30
-        while proc.poll() is None and time.perf_counter() < deadline:
-            if any(name.endswith(".tmp") for name in os.listdir(day_dir)):
-                os.kill(proc.pid, signal.SIGKILL)  # the writer is inside a write right now
-                break
-            time.sleep(0.0005)
-        else:
-            proc.kill()
-        proc.wait(timeout=30)
-        caught_mid_write += any(day_dir.glob(".*.tmp"))
-        for path in day_dir.glob("part-*"):
-            assert _rows(path) == batch  # every visible file is whole
-        events = ParquetEventStore(str(tmp_path)).read()
-        assert len(events) % batch == 0 and len({e.event_id for e in events}) == len(events)
-        if caught_mid_write:
-            break
-    assert caught_mid_write, "no kill landed inside a write; the test proved nothing"
+    batch, total = 500, 2_500
+    killed = _writer(tmp_path, 0, total, batch, 0.0, append_format, crash_at=3)
+    stdout, _ = killed.communicate(timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    assert stdout.split() == ["0", "500"]  # two batches acknowledged, the third was being written
+    (torn,) = day_dir.glob(".*.tmp")  # half a file, under its temporary name only
+    assert torn.stat().st_size > 0
+    visible = sorted(day_dir.glob("part-*"))
+    assert len(visible) == 2 and all(_rows(p) == batch for p in visible)  # every visible file is whole
+    events = ParquetEventStore(str(tmp_path)).read()
+    assert sorted(int(e.subject_id.split("-")[1]) for e in events) == list(range(1000))
 
-    rerun = _writer(tmp_path, 0, total, batch)
-    _, stderr = rerun.communicate(timeout=300)
+    rerun = _writer(tmp_path, 0, total, batch, 0.0, append_format)
+    _, stderr = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, stderr
     events = ParquetEventStore(str(tmp_path)).read()
-    assert len(events) == len({e.event_id for e in events}) == total
-    assert sum(_rows(p) for p in day_dir.glob("part-*")) == total
-    assert ParquetEventStore(str(tmp_path)).remove_stale_temporaries(DAY, older_than_s=-1) >= 1
+    assert len(events) == len({e.event_id for e in events}) == total  # nothing lost, nothing twice
+    assert sum(_rows(p) for p in day_dir.glob("part-*")) == total  # the rerun skipped what was there
+    assert ParquetEventStore(str(tmp_path)).remove_stale_temporaries(DAY, older_than_s=-1) == 1
 
 
 def test_readers_read_while_a_writer_appends_and_two_compactors_compact(tmp_path: Path) -> None:

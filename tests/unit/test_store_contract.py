@@ -99,6 +99,19 @@ class TestEventStoreContract:
         assert len(store.units(DAY)) == 1
         assert store.append([collected(0)]).written == 0  # still known after compaction
 
+    def test_compacted_days_read_in_event_order_without_copies(self, store: EventStore) -> None:
+        later = DAY + timedelta(days=1)
+        for i in range(5):  # newest first, over two days: file order is not event order
+            store.append([collected(i, day=DAY if i % 2 else later, at=T0 + timedelta(seconds=10 - i))])
+        before = {d: store.query(lambda d=d: store.scan(d)) for d in (None, (DAY,), (later,))}
+        assert store.needs_compaction(DAY) and store.needs_compaction(later)
+        store.compact_pending()
+        assert not store.needs_compaction(DAY) and not store.needs_compaction(later)
+        for days, frame in before.items():
+            after = store.query(lambda days=days: store.scan(days))
+            assert after.equals(frame) and after["occurred_at"].is_sorted()
+        assert store.compact(DAY).files_after == 1  # nothing left to do
+
     def test_position_lists_batches_per_day(self, store: EventStore) -> None:
         store.append([collected(1)])
         store.append([collected(2)])
