@@ -83,9 +83,12 @@ def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
 
 
 @task(name="compact", cache_policy=NO_CACHE)
-def compact_task(ctx: steps.RunContext) -> int:
-    """Fold the run's segments into one zstd Parquet file per day, which other engines read as it is."""
-    return sum(r.files_before for r in ctx.store.compact_pending())
+def compact_task(ctx: steps.RunContext) -> tuple[int, int]:
+    """Fold the run's segments into one zstd Parquet file per day, which other engines read as it is;
+    delete temporary files that crashed writers left more than an hour ago."""
+    merged = sum(r.files_before for r in ctx.store.compact_pending())
+    stale = sum(ctx.store.remove_stale_temporaries(d) for d in ctx.store.days())
+    return merged, stale
 
 
 def current_run_id() -> str:
@@ -140,8 +143,8 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
         published = publish_task(ctx, document)
         say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")
     report.finish(outcome, published)
-    merged = compact_task(ctx)
-    say(f"log compacted: {merged} file(s) merged")
+    merged, stale = compact_task(ctx)
+    say(f"log compacted: {merged} file(s) merged, {stale} stale temporary file(s) removed")
     create_table_artifact(
         key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=report.summary()
     )

@@ -199,3 +199,16 @@ def test_the_real_days_pass_the_fact_check(real_run: dict) -> None:
     assert real_run["store"].read(event_types=["factcheck.failed"]) == []
     for brief in real_run["briefs"].values():
         assert all(i["verified"] for i in brief["items"])
+
+
+def test_each_run_leaves_its_days_compacted_for_other_engines(real_run: dict) -> None:
+    import duckdb
+
+    store = real_run["store"]
+    for day in store.days():
+        (only,) = store.files(day)  # every segment the runs wrote is folded in
+        assert only.endswith(".compacted.parquet")
+    ((count,),) = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{store.events_dir}/*/*.parquet', hive_partitioning = true)"
+    ).fetchall()
+    assert count == store.query(lambda: store.scan()).height > 100
