@@ -125,6 +125,10 @@ def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], m
             "must start with http://, https:// or file://",
         ),
         ("[storage]\nroot='x'\nroots='y'\n", "roots is not a known setting"),
+        (
+            "[storage]\nroot='x'\nappend_format='csv'\n",
+            "storage.append_format Input should be 'jsonl' or 'parquet'",
+        ),
         ("[storage\nroot='x'", "not valid TOML"),
     ],
 )
