@@ -157,23 +157,11 @@ def new_event(
 
 
 def _stored_line(event: Event, payload_text: str) -> bytes:
-    return orjson.dumps(
-        {
-            "event_id": event.event_id,
-            "event_type": event.event_type,
-            "schema_version": event.schema_version,
-            "occurred_at": (event.occurred_at - EPOCH) // MICROSECOND,
-            "seq": event.seq,
-            "brief_date": (event.brief_date - EPOCH_DAY).days,
-            "run_id": event.run_id,
-            "subject_id": event.subject_id,
-            "source_event_ids": event.source_event_ids,
-            "produced_by": event.produced_by,
-            "policy_version": event.policy_version,
-            "payload": payload_text,
-        },
-        option=orjson.OPT_APPEND_NEWLINE,
-    )
+    row = {name: getattr(event, name) for name in ENVELOPE_COLUMNS}
+    row["occurred_at"] = (event.occurred_at - EPOCH) // MICROSECOND
+    row["brief_date"] = (event.brief_date - EPOCH_DAY).days
+    row["payload"] = payload_text
+    return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def event_from_row(row: Mapping[str, Any], registry: EventRegistry = REGISTRY) -> Event:

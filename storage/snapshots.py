@@ -199,10 +199,10 @@ def _merge_touched(projection: Projection, layers: dict[str, Layer], new: Folded
     found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for name, layer in layers.items():
         keys = projection.state_keys[name]
-        if not keys:
-            touched[name] = layer.base.clear().lazy()
-            continue
-        rows, in_delta = layer.touched(key_hashes(new.frames[name], keys))
+        if keys:
+            rows, in_delta = layer.touched(key_hashes(new.frames[name], keys))
+        else:  # append-only: the new rows merge with nothing
+            rows, in_delta = np.empty(0, dtype=np.int64), np.zeros(len(layer.delta_hashes), dtype=bool)
         found[name] = rows, in_delta
         parts = [layer.base[rows]] if len(rows) else []
         if in_delta.any():
@@ -212,8 +212,7 @@ def _merge_touched(projection: Projection, layers: dict[str, Layer], new: Folded
     out = {}
     for name, layer in layers.items():
         keys = projection.state_keys[name]
-        nothing = (np.empty(0, dtype=np.int64), np.zeros(len(layer.delta_hashes), dtype=bool))
-        rows, in_delta = found.get(name, nothing)
+        rows, in_delta = found[name]
         rest = layer.delta.filter(pl.Series(~in_delta)) if in_delta.any() else layer.delta
         shadowed = layer.shadowed
         if len(rows):

@@ -12,7 +12,7 @@ lines (``Event.stored_line``, JSON made once when the event was made), so append
 join and one write. Compaction folds a day's segments and small files into one zstd Parquet
 file, which DuckDB, Spark or Trino read as it is; the daily run compacts the days it wrote
 when it ends. ``append_format="parquet"`` writes zstd Parquet on every append instead
-(every file readable by other engines at once, appends about ten times slower).
+(every file readable by other engines at once, appends about five times slower).
 """
 
 from __future__ import annotations
@@ -334,8 +334,9 @@ class ParquetEventStore(EventStore):
         def learn() -> tuple[list[str], list[str]]:
             current = self.files(day)
             new = [p for p in current if p not in index.files]
-            ids = self.raw_units(new).select("event_id").collect() if new else None
-            return current, ids.get_column("event_id").to_list() if ids is not None else []
+            if not new:
+                return current, []
+            return current, self.raw_units(new).select("event_id").collect().get_column("event_id").to_list()
 
         current, ids = _rereading(learn)
         index.ids.update(ids)
