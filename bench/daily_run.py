@@ -32,7 +32,7 @@ def child(config: str, day: str) -> None:
     import_s = time.perf_counter() - t0
     result = daily_brief(day, config)
     total = time.perf_counter() - t0
-    from flows.settings import load_settings
+    from tasks.settings import load_settings
     from storage.projections import materialize
     from storage.store import ParquetEventStore
 

@@ -59,7 +59,7 @@ def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:
 
 
 def open_store(config: str | None, *, must_exist: bool = True):
-    from flows.settings import load_settings
+    from tasks.settings import load_settings
 
     settings = load_settings(config)
     store = settings.storage.event_store()
@@ -190,7 +190,7 @@ def run(
     """The daily brief of one date: collect, dedup, analyze, write, fact-check, gate, publish."""
     import os
 
-    from flows.settings import load_settings
+    from tasks.settings import load_settings
 
     parse_day(day)
     settings = load_settings(config)  # a bad config fails here, before Prefect starts
@@ -229,7 +229,7 @@ def backfill(
     import os
 
     from flows.backfill import date_range
-    from flows.settings import load_settings
+    from tasks.settings import load_settings
 
     days = date_range(start, end)
     load_settings(config)
@@ -311,7 +311,7 @@ def serve(
     from pathlib import Path
 
     from flows.serve import serve as serve_stack
-    from flows.settings import config_path, load_settings
+    from tasks.settings import config_path, load_settings
 
     path = str(config_path(config).resolve())
     load_settings(path)
@@ -332,7 +332,7 @@ def review(
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
     from flows.review import answer_from_file, answer_interactively
-    from flows.settings import load_settings
+    from tasks.settings import load_settings
     from tasks import steps
 
     settings = load_settings(config)
@@ -522,7 +522,7 @@ def evaluate(
     from pathlib import Path
 
     from flows.backfill import date_range
-    from flows.settings import load_settings
+    from tasks.settings import load_settings
     from tasks.evaluate import evaluate_policy, load_policy, record, table
 
     settings = load_settings(config)

@@ -13,7 +13,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
-from flows.settings import load_settings
+from tasks.settings import load_settings
 from tasks import factcheck as fc
 from tasks import steps
 
@@ -28,16 +28,23 @@ def dedup_task(ctx: steps.RunContext) -> steps.DedupOutcome:
     return steps.dedup_day(ctx)
 
 
+@task(name="score", cache_policy=NO_CACHE)
+def score_task(ctx: steps.RunContext, outcome: steps.DedupOutcome) -> dict[str, steps.Scored]:
+    return steps.score_stories(ctx, outcome)
+
+
 @task(name="analyze", cache_policy=NO_CACHE)
-def analyze_task(ctx: steps.RunContext, outcome: steps.DedupOutcome) -> list[dict]:
-    return steps.analyze_stories(ctx, outcome)
+def analyze_task(
+    ctx: steps.RunContext, outcome: steps.DedupOutcome, scores: dict[str, steps.Scored]
+) -> list[dict]:
+    return steps.analyze_stories(ctx, outcome, scores)
 
 
 @task(name="write-and-factcheck", cache_policy=NO_CACHE)
 def factcheck_task(
-    ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict]
+    ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict], off_topic: int
 ) -> tuple[dict, list[fc.Finding]]:
-    document, findings = steps.factcheck(ctx, outcome, steps.compose(ctx, outcome, analyses))
+    document, findings = steps.factcheck(ctx, outcome, steps.compose(ctx, outcome, analyses, off_topic))
     if findings:
         get_run_logger().warning(f"fact-check: {len(findings)} claim(s) not found in their sources")
     return document, findings
@@ -130,10 +137,14 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
         say(
             f"{outcome.news} new articles in {len(outcome.stories)} stories ({outcome.duplicates} duplicates)"
         )
+    with report.step("score"):
+        scores = score_task(ctx, outcome)
+        report.off_topic = steps.left_out(scores)
+        say(f"{len(scores) - report.off_topic} stories on {settings.policy.topic.name}, {report.off_topic} left out")
     with report.step("analyze"):
-        analyses = analyze_task(ctx, outcome)
+        analyses = analyze_task(ctx, outcome, scores)
     with report.step("factcheck"):
-        document, findings = factcheck_task(ctx, outcome, analyses)
+        document, findings = factcheck_task(ctx, outcome, analyses, report.off_topic)
     with report.step("questions"):
         asked = questions_task(ctx, outcome, document, findings)
         say(f"{asked['asked']} question(s) for review, {asked['applied']} answered before")

@@ -8,7 +8,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from flows.settings import load_settings
+from tasks.settings import load_settings
 
 
 @flow(name="export-events")

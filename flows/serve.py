@@ -97,7 +97,7 @@ def deployments(config_path: str):
 
     from flows.backfill import backfill
     from flows.daily import daily_brief
-    from flows.settings import load_settings
+    from tasks.settings import load_settings
 
     settings = load_settings(config_path)
     return [

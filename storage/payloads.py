@@ -48,6 +48,26 @@ class ArticleCollectedV2(Payload):
     content_hash: str
 
 
+class ArticleCollectedV3(Payload):
+    """v3 adds the feed's own categories and tags (``<category>``, Atom ``category term``)."""
+
+    article_id: str
+    source: str
+    url: str
+    canonical_url: str
+    title: str
+    summary: str = ""
+    published_at: datetime | None = None
+    language: str = "und"
+    content_hash: str
+    tags: list[str] = Field(default_factory=list)
+
+
+def upcast_article_collected_v2_v3(payload: dict[str, Any]) -> dict[str, Any]:
+    """v2 did not keep the feed's categories: none are known."""
+    return {**payload, "tags": []}
+
+
 def upcast_article_collected_v1_v2(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 kept the raw publish string; v2 holds a UTC ISO time (or null) and a language."""
     out = {k: v for k, v in payload.items() if k != "published"}
@@ -68,12 +88,13 @@ def _iso_or_none(text: str | None) -> str | None:
     return parsed.isoformat()
 
 
-CORRECTABLE_FIELDS = ("title", "summary", "published_at", "language", "source", "category")
+CORRECTABLE_FIELDS = ("title", "summary", "published_at", "language", "source", "category", "relevance")
+RELEVANCE_MARKS = ("core", "related", "off-topic", "lead")
 
 
 class ArticleCorrected(Payload):
     article_id: str
-    field: Literal["title", "summary", "published_at", "language", "source", "category"]
+    field: Literal["title", "summary", "published_at", "language", "source", "category", "relevance"]
     value: str | None
     reason: str = ""
     by: str = "human"
@@ -133,8 +154,8 @@ def _key(*fields: str) -> Any:
 
 REGISTRY.register(
     "article.collected",
-    {1: ArticleCollectedV1, 2: ArticleCollectedV2},
-    upcasters={1: upcast_article_collected_v1_v2},
+    {1: ArticleCollectedV1, 2: ArticleCollectedV2, 3: ArticleCollectedV3},
+    upcasters={1: upcast_article_collected_v1_v2, 2: upcast_article_collected_v2_v3},
     fact=True,
     natural_key=_key("article_id", "content_hash"),
 )
@@ -195,6 +216,25 @@ class StoryAnalyzed(Payload):
     importance: float = Field(ge=0, le=1)
     facts: list[Fact] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
+    relevance: float | None = Field(default=None, ge=0, le=1)
+    outcome: Literal["core", "related", "off-topic"] | None = None
+
+
+class StoryScored(Payload):
+    """Why a story is (or is not) in the brief: the topic decision and the importance, with evidence."""
+
+    story_id: str
+    topic: str
+    relevance: float = Field(ge=0, le=1)
+    core: float = Field(ge=0, le=1)
+    outcome: Literal["core", "related", "off-topic"]
+    importance: float = Field(ge=0, le=1)
+    evidence: dict[str, float]
+    reasons: list[str] = Field(default_factory=list)
+    marked_by: str | None = None
+    model: str
+    representative: str
+    title: str
 
 
 class BriefPublished(Payload):
@@ -211,6 +251,7 @@ REGISTRY.register(
 )
 REGISTRY.register("story.clustered", {1: StoryClustered}, fact=False, natural_key=_key("story_id"))
 REGISTRY.register("story.analyzed", {1: StoryAnalyzed}, fact=False, natural_key=_key("story_id"))
+REGISTRY.register("story.scored", {1: StoryScored}, fact=False, natural_key=_key("story_id"))
 REGISTRY.register(
     "brief.published",
     {1: BriefPublished},

@@ -22,7 +22,7 @@ _ORG = re.compile(
     + "|".join(re.escape(o) for o in sorted(ORGANISATIONS, key=len, reverse=True))
     + r")(?![A-Za-z])"
 )
-_PRODUCT = re.compile(
+PRODUCT = re.compile(
     r"(?<![\w-])("
     r"GPT-[0-9][\w.]*(?:[- ](?:mini|nano|pro|turbo))?|gpt-oss(?:-\d+b)?|o[1-9](?:-(?:mini|pro|preview))?"
     r"|Claude(?: (?:Opus|Sonnet|Haiku))? ?\d(?:\.\d)?"
@@ -169,7 +169,7 @@ def extract_facts(item: Item, default_year: int) -> list[FoundFact]:
                     "organization", m.group(1), m.group(1), item.article_id, field, m.start(1), m.end(1)
                 )
             )
-        for m in _PRODUCT.finditer(text):
+        for m in PRODUCT.finditer(text):
             facts.append(
                 FoundFact("product", m.group(1), m.group(1), item.article_id, field, m.start(1), m.end(1))
             )

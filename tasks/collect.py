@@ -230,6 +230,7 @@ def collect_source(
                     "published_at": when.isoformat() if when else None,
                     "language": guess_language(f"{title} {summary}", declared),
                     "content_hash": content_hash(title, summary),
+                    "tags": feed_tags(entry),
                 },
                 brief_date=day,
                 run_id=run_id,
@@ -241,6 +242,16 @@ def collect_source(
             )
         )
     return events
+
+
+def feed_tags(entry: Any, limit: int = 20) -> list[str]:
+    """The entry's own categories and tags as the outlet wrote them (clean text, each once)."""
+    out: list[str] = []
+    for tag in entry.get("tags") or []:
+        term = clean_text(tag.get("term") or tag.get("label") or "")[:100]
+        if term and term not in out:
+            out.append(term)
+    return out[:limit]
 
 
 def _fetched_event(

@@ -119,6 +119,7 @@ class Item:
     published_at: datetime | None
     language: str = "und"
     url: str = ""  # the link as the feed gave it (what citations show)
+    tags: tuple[str, ...] = ()  # the feed's own categories
 
     @property
     def text(self) -> str:

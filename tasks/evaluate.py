@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 from pydantic import ValidationError
 
-from flows.settings import PolicySettings, Settings
+from tasks.settings import PolicySettings, Settings
 from storage.errors import ConfigError
 from tasks import analyze as an
 from tasks import dedup as dd
@@ -62,8 +62,7 @@ def evaluate_policy(
         ctx = steps.make_context(trial, day, f"evaluate-{policy.version()}")
         ctx.dry_run = True
         outcome = steps.dedup_day(ctx)
-        analyses = steps.analyze_stories(ctx, outcome)
-        document, findings = steps.factcheck(ctx, outcome, steps.compose(ctx, outcome, analyses))
+        document, findings, _ = steps.draft(ctx, outcome)
         questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
         story_of = {a: k for k, s in enumerate(outcome.stories) for a in s.members}
         must, cannot = steps.human_links(ctx, [d for d in ctx.store.days() if d <= day])

@@ -7,7 +7,7 @@ import shlex
 
 import polars as pl
 
-from flows.settings import load_settings
+from tasks.settings import load_settings
 from storage.events import new_event, utcnow
 from tasks.steps import resolve_day
 

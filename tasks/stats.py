@@ -38,8 +38,19 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
     for column in wanted:
         if column not in per_type.columns:
             per_type = per_type.with_columns(pl.lit(0, dtype=pl.UInt32).alias(column))
-    joined = runs.join(per_type.select("run_id", *wanted), on="run_id", how="left").join(
-        counts.select("run_id", "steps"), on="run_id", how="left"
+    scored = (
+        store.query(
+            lambda: store.scan(days, event_types=["story.scored"]).select(
+                "run_id", pl.col("payload").str.json_path_match("$.outcome").alias("outcome")
+            )
+        )
+        .group_by("run_id")
+        .agg((pl.col("outcome") == "off-topic").sum().cast(pl.UInt32).alias("off_topic"))
+    )
+    joined = (
+        runs.join(per_type.select("run_id", *wanted), on="run_id", how="left")
+        .join(counts.select("run_id", "steps"), on="run_id", how="left")
+        .join(scored, on="run_id", how="left")
     )
     return (
         joined.sort("started_at")
@@ -52,6 +63,7 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
             pl.col("feed.failed").fill_null(0).last().alias("feeds_failed"),
             pl.col("article.duplicate_detected").fill_null(0).last().alias("duplicates"),
             pl.col("story.clustered").fill_null(0).last().alias("stories"),
+            pl.col("off_topic").fill_null(0).last().alias("off_topic"),
             pl.col("brief.published").fill_null(0).sum().alias("versions_published"),
             pl.col("duration_s").last().round(2).alias("last_run_s"),
             pl.col("steps").struct.field("dedup").last().round(2).alias("dedup_s"),

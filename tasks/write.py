@@ -29,6 +29,8 @@ LABELS = {
         "unverified": "unverified",
         "flag": "Its source text contains instructions addressed to AI systems; "
         "it is shown only as quoted data.",
+        "left_out": "{n} stories off the topic ({topic}) were left out; "
+        "'brief events --type story.scored' says why.",
     },
     "zh": {
         "title": "AI 简报",
@@ -44,6 +46,7 @@ LABELS = {
         "window": "发布时间",
         "unverified": "未核实",
         "flag": "原文含有针对 AI 系统的指令，仅作为引用数据显示。",
+        "left_out": "{n} 条与主题（{topic}）无关的新闻未收录；原因见 'brief events --type story.scored'。",
     },
 }
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
@@ -76,13 +79,19 @@ def content_hash(document: Mapping[str, Any]) -> str:
 
 
 def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick_links: int) -> list[dict]:
-    """Top stories first, then by category within quotas, then quick links; each gets a ``section``."""
-    ranked = sorted(items, key=lambda i: (-i["importance"], i["story_id"]))
+    """Top stories first, then by category within quotas, then quick links; each gets a ``section``.
+
+    Only core stories lead (a story a person marked to lead comes first); related stories go to
+    the category sections and quick links.
+    """
+    ranked = sorted(items, key=lambda i: (not i.get("lead"), -i["importance"], i["story_id"]))
     out: list[dict] = []
     used: dict[str, int] = {}
-    for item in ranked[:top]:
+    leaders = [i for i in ranked if i.get("relevance", "core") == "core"][:top]
+    chosen = {id(i) for i in leaders}
+    for item in leaders:
         out.append({**item, "section": "top"})
-    rest = ranked[top:]
+    rest = [i for i in ranked if id(i) not in chosen]
     quick = []
     for item in rest:
         category = item["category"]
@@ -157,7 +166,18 @@ def render_markdown(doc: Mapping[str, Any], category_labels: Mapping[str, str]) 
                 else f"- {title} — {md_escape(c['source'])}"
             )
         lines.append("")
+    footer = left_out_line(doc)
+    if footer:
+        lines += ["---", "", f"_{md_escape(footer)}_", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def left_out_line(doc: Mapping[str, Any]) -> str:
+    """The footer that says how many stories the topic filter left out (empty when none)."""
+    n = (doc.get("left_out") or {}).get("off_topic", 0)
+    if not n:
+        return ""
+    return LABELS[doc["language"]]["left_out"].format(n=n, topic=doc.get("topic", "AI"))
 
 
 _CSS = """body{font:16px/1.55 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;
@@ -215,5 +235,8 @@ def render_html(doc: Mapping[str, Any], category_labels: Mapping[str, str]) -> s
         parts.append(f'<p class="sources"><b>{e(lab["sources"])}:</b> {cites}</p>')
     if current == lab["quick"]:
         parts.append("</ul>")
+    footer = left_out_line(doc)
+    if footer:
+        parts.append(f'<hr><p class="meta">{e(footer)}</p>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

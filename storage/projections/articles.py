@@ -13,8 +13,18 @@ import polars as pl
 
 from storage.projections.base import ORDER_COLUMNS, State, latest_by, parse_utc, payload_struct, with_order
 
-FIELDS = ("source", "url", "canonical_url", "title", "summary", "published_at", "language", "content_hash")
-CORRECTABLE = ("title", "summary", "published_at", "language", "source", "category")
+FIELDS = (
+    "source",
+    "url",
+    "canonical_url",
+    "title",
+    "summary",
+    "published_at",
+    "language",
+    "content_hash",
+    "tags",
+)
+CORRECTABLE = ("title", "summary", "published_at", "language", "source", "category", "relevance")
 
 _COLLECTED = {
     "article_id": pl.String,
@@ -27,16 +37,18 @@ _COLLECTED = {
     "published": pl.String,
     "language": pl.String,
     "content_hash": pl.String,
+    "tags": pl.List(pl.String),
 }
 _CORRECTED = {"article_id": pl.String, "field": pl.String, "value": pl.String}
 
 
 def upcast_collected_frame(decoded: pl.LazyFrame) -> pl.LazyFrame:
-    """Frame twin of the v1 -> v2 upcaster: ``published`` -> ``published_at``, language 'und'."""
+    """Frame twin of the upcasters: v1 ``published`` -> ``published_at``, language 'und'; before v3 no tags."""
     v1 = pl.col("schema_version") == 1
     return decoded.with_columns(
         pl.when(v1).then(pl.col("published")).otherwise(pl.col("published_at")).alias("published_at"),
         pl.when(v1).then(pl.lit("und")).otherwise(pl.col("language")).alias("language"),
+        pl.col("tags").fill_null(pl.lit([], dtype=pl.List(pl.String))),
     ).drop("published")
 
 
@@ -125,6 +137,7 @@ class ArticlesProjection:
                 "article_id",
                 *FIELDS,
                 "category",
+                "relevance",
                 "first_brief_date",
                 "first_collected_at",
                 "updated_at",

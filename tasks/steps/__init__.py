@@ -5,11 +5,22 @@ Each step reads what it needs from the event log, decides with the pure function
 """
 
 from tasks.steps.answers import answered
-from tasks.steps.brief import Published, analyze_stories, compose, factcheck, gate, injection_flags, publish
+from tasks.steps.brief import (
+    Published,
+    analyze_stories,
+    compose,
+    draft,
+    factcheck,
+    gate,
+    injection_flags,
+    left_out,
+    publish,
+)
 from tasks.steps.collect import SourceOutcome, collect_lookback, collect_one, last_validators
 from tasks.steps.context import RunContext, make_context, resolve_day, today
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, follow_ups, human_links
 from tasks.steps.report import RunReport
+from tasks.steps.score import Scored, score_stories
 from tasks.steps.review import open_questions, raise_questions, rebrief, resolve
 
 __all__ = [
@@ -17,6 +28,7 @@ __all__ = [
     "Published",
     "RunContext",
     "RunReport",
+    "Scored",
     "SourceOutcome",
     "analyze_stories",
     "answered",
@@ -24,6 +36,7 @@ __all__ = [
     "collect_lookback",
     "collect_one",
     "compose",
+    "draft",
     "dedup_day",
     "factcheck",
     "follow_ups",
@@ -31,6 +44,7 @@ __all__ = [
     "human_links",
     "injection_flags",
     "last_validators",
+    "left_out",
     "make_context",
     "open_questions",
     "publish",
@@ -38,5 +52,6 @@ __all__ = [
     "rebrief",
     "resolve",
     "resolve_day",
+    "score_stories",
     "today",
 ]

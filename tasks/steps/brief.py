@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
@@ -17,44 +17,54 @@ from tasks import write as wr
 from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
+from tasks.steps.score import Scored
 
 
-def analyze_stories(ctx: RunContext, outcome: DedupOutcome) -> list[dict]:
+def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str, Scored]) -> list[dict]:
+    """Category and anchored facts of every story on the topic; off-topic stories stop here."""
     policy = ctx.settings.policy
     rules = [an.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
-    weights = {c.name: c.weight for c in policy.categories}
-    source_weights = {s.name: s.weight for s in ctx.settings.sources}
     analyses, events = [], []
     for story in outcome.stories:
+        scored = scores[story.story_id]
+        if not scored.kept:
+            continue
         members = [outcome.items[a] for a in story.members]
-        story_id = outcome.follow_up_of.get(story.story_id, story.story_id)
+        story_id = scored.story_id
         category, confidence = an.categorise(
             " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
         )
         if story.representative in outcome.corrected_category:  # a person said so
             category, confidence = outcome.corrected_category[story.representative], 1.0
         facts = an.dedupe_facts([f for m in members for f in an.extract_facts(m, ctx.day.year)])
-        newest = max((m.published_at for m in members if m.published_at), default=None)
-        score = an.importance(
-            [m.source for m in members],
-            source_weights,
-            weights.get(category, 0.8),
-            newest,
-            outcome.window[1],
-            policy.lookback_hours,
-        )
         payload = {
             "story_id": story_id,
             "category": category,
             "confidence": confidence,
-            "importance": score,
+            "importance": scored.importance,
             "facts": [f.as_payload() for f in facts],
             "sources": sorted({m.source for m in members}),
+            "relevance": scored.relevance,
+            "outcome": scored.outcome,
         }
         events.append(ctx.emit("story.analyzed", payload, subject=story_id, producer="analyze.rules@1"))
-        analyses.append({**payload, "story": story})
+        analyses.append({**payload, "story": story, "lead": scored.lead})
     ctx.append(events)
     return analyses
+
+
+def left_out(scores: Mapping[str, Scored]) -> int:
+    return sum(not s.kept for s in scores.values())
+
+
+def draft(ctx: RunContext, outcome: DedupOutcome) -> tuple[dict, list[fc.Finding], dict[str, Scored]]:
+    """Score, analyze, compose and fact-check: the day's checked draft from its dedup outcome."""
+    from tasks.steps.score import score_stories
+
+    scores = score_stories(ctx, outcome)
+    analyses = analyze_stories(ctx, outcome, scores)
+    document, findings = factcheck(ctx, outcome, compose(ctx, outcome, analyses, left_out(scores)))
+    return document, findings, scores
 
 
 def injection_flags(members: Sequence[dd.Item]) -> list[str]:
@@ -66,8 +76,8 @@ def injection_flags(members: Sequence[dd.Item]) -> list[str]:
     )
 
 
-def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) -> dict:
-    """The brief document (the JSON contract)."""
+def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], off_topic: int = 0) -> dict:
+    """The brief document (the JSON contract); ``off_topic`` stories were left out by the topic filter."""
     policy = ctx.settings.policy
     decisions = {key: row["answer"] for key, row in answered(ctx).items()}
     items = []
@@ -80,7 +90,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) ->
             citations.append(
                 {
                     "article_id": article_id,
-                    "url": m.canonical_url or m.url,
+                    "url": m.url or m.canonical_url,  # the link as the outlet published it
                     "source": m.source,
                     "published": m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
                 }
@@ -92,6 +102,9 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) ->
                 "category": analysis["category"],
                 "category_confidence": analysis["confidence"],
                 "importance": analysis["importance"],
+                "relevance": analysis["outcome"],
+                "relevance_score": analysis["relevance"],
+                "lead": analysis["lead"],
                 "summary": wr.short_summary(rep.summary),
                 "facts": [
                     f
@@ -111,6 +124,8 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict]) ->
         "language": ctx.settings.language,
         "policy_version": ctx.policy_version,
         "window": {"start": outcome.window[0].isoformat(), "end": outcome.window[1].isoformat()},
+        "topic": policy.topic.name,
+        "left_out": {"off_topic": off_topic},
         "items": arranged,
     }
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from flows.settings import Settings
+from tasks.settings import Settings
 from storage.events import Event, new_event, utcnow
 from storage.store import ParquetEventStore
 from tasks.embed import CachedEmbedder

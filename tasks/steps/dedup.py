@@ -27,7 +27,9 @@ class DedupOutcome:
     news: int = 0
     borderline: list[tuple[str, str, float]] = field(default_factory=list)
     corrected_category: dict[str, str] = field(default_factory=dict)
+    corrected_relevance: dict[str, str] = field(default_factory=dict)  # article -> what a person marked
     undated: list[str] = field(default_factory=list)  # today's articles without a publish time
+    earlier_sources: dict[str, set[str]] = field(default_factory=dict)  # continued story -> its outlets
 
 
 def _items(frame: pl.DataFrame) -> dict[str, dd.Item]:
@@ -42,6 +44,7 @@ def _items(frame: pl.DataFrame) -> dict[str, dd.Item]:
             r["published_at"],
             r["language"] or "und",
             r["url"],
+            tuple(r["tags"] or ()),
         )
         for r in frame.iter_rows(named=True)
     }
@@ -109,6 +112,11 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
             )
         )
     follow = follow_ups(ctx, clustering.stories, items, briefed, dedup_policy)
+    continued = set(follow.values())
+    earlier_sources: dict[str, set[str]] = {}
+    for article_id, (story_id, _) in briefed.items():
+        if story_id in continued and article_id in items:
+            earlier_sources.setdefault(story_id, set()).add(items[article_id].source)
     for story in clustering.stories:
         story_id = follow.get(story.story_id, story.story_id)
         events.append(
@@ -134,6 +142,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         .to_list()
     )
     corrected = {r["article_id"]: r["category"] for r in articles.iter_rows(named=True) if r["category"]}
+    marked = {r["article_id"]: r["relevance"] for r in articles.iter_rows(named=True) if r["relevance"]}
     return DedupOutcome(
         items,
         clustering.stories,
@@ -143,7 +152,9 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         news=len(news),
         borderline=clustering.borderline,
         corrected_category=corrected,
+        corrected_relevance=marked,
         undated=sorted(a for a in today if items[a].published_at is None),
+        earlier_sources=earlier_sources,
     )
 
 
@@ -191,14 +202,17 @@ def follow_ups(
     vectors = ctx.embedder.encode([i.text for i in heads + old])
     sims = vectors[: len(heads)] @ vectors[len(heads) :].T
     orgs = dd.organisation_index(heads + old)
-    out = {}
+    candidates = []
     for h, story in enumerate(stories):
-        best = None
         for o, (article_id, earlier_story) in enumerate(earlier):
             signals = dd.pair_signals(heads[h], items[article_id], float(sims[h, o]), orgs=orgs)
             link, _, score = dd.decide(signals, policy)
-            if link and (best is None or score > best[0]):
-                best = (score, earlier_story)
-        if best:
-            out[story.story_id] = best[1]
+            if link:
+                candidates.append((-score, story.story_id, earlier_story))
+    # One new story continues one earlier story, strongest link first: two of today's stories
+    # never take the same id (the others stay stories of their own).
+    out: dict[str, str] = {}
+    for _, story_id, earlier_story in sorted(candidates):
+        if story_id not in out and earlier_story not in out.values():
+            out[story_id] = earlier_story
     return out

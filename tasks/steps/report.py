@@ -18,6 +18,7 @@ class RunReport:
         self.sources: list[SourceOutcome] = []
         self.outcome: DedupOutcome | None = None
         self.published: Published | None = None
+        self.off_topic = 0  # stories the topic filter left out
 
     def start(self) -> None:
         import time
@@ -66,6 +67,7 @@ class RunReport:
             **self.ctx.counts,
             "news": outcome.news,
             "stories": len(outcome.stories),
+            "off_topic": self.off_topic,
             "items": published.items,
             "version": published.version,
             "embeddings_computed": self.ctx.embedder.computed,
@@ -99,7 +101,7 @@ class RunReport:
         if self.outcome is not None:
             dedup = (
                 f"; {self.outcome.news} new articles in {len(self.outcome.stories)} stories, "
-                f"{self.outcome.duplicates} duplicates dropped"
+                f"{self.outcome.duplicates} duplicates dropped, {self.off_topic} off-topic stories left out"
             )
         return (
             f"{self.ctx.day}: {len(self.sources) - len(failed)}/{len(self.sources)} sources ok"

@@ -11,7 +11,7 @@ from storage.projections import materialize
 from tasks import factcheck as fc
 from tasks import review as rv
 from tasks.steps.answers import answered
-from tasks.steps.brief import Published, analyze_stories, compose, factcheck, gate, publish
+from tasks.steps.brief import Published, draft, gate, publish
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome, dedup_day
 
@@ -152,8 +152,7 @@ def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event
 def rebrief(ctx: RunContext) -> Published:
     """The day's brief again from stored facts and answers (no collection); a new version if it changed."""
     outcome = dedup_day(ctx)
-    analyses = analyze_stories(ctx, outcome)
-    document, findings = factcheck(ctx, outcome, compose(ctx, outcome, analyses))
+    document, findings, _ = draft(ctx, outcome)
     raise_questions(ctx, outcome, document, findings)
     document, _ = gate(ctx, outcome, document)
     return publish(ctx, document)

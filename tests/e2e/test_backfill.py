@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.settings import load_settings
+from tasks.settings import load_settings
 from storage.store import ParquetEventStore
 
 SOURCES = [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.settings import load_settings
+from tasks.settings import load_settings
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 

@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from flows.settings import load_settings
+from tasks.settings import load_settings
 from storage.export import export_events
 from storage.store import ParquetEventStore
 from tests.conftest import REPO

@@ -13,7 +13,7 @@ def test_a_failing_step_fails_the_run_with_an_explanation(tmp_path: Path, prefec
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     from flows.daily import daily_brief
-    from flows.settings import load_settings
+    from tasks.settings import load_settings
     from storage.store import ParquetEventStore
 
     shutil.copytree(REPO / "samples" / "feeds", tmp_path / "feeds")

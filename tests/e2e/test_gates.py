@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flows.settings import load_settings
+from tasks.settings import load_settings
 from storage.store import ParquetEventStore
 from tests.conftest import REPO
 

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from flows.settings import load_settings
+from tasks.settings import load_settings
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from tests.conftest import REPO

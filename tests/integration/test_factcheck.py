@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.settings import parse_settings
+from tasks.settings import parse_settings
 from storage.store import ParquetEventStore
 from tasks import factcheck as fc
 from tasks import steps
@@ -39,7 +39,8 @@ def draft(
     for source in sources:
         steps.collect_one(ctx, source)
     outcome = steps.dedup_day(ctx)
-    return steps.compose(ctx, outcome, steps.analyze_stories(ctx, outcome)), outcome, ctx.day
+    scores = steps.score_stories(ctx, outcome)
+    return steps.compose(ctx, outcome, steps.analyze_stories(ctx, outcome, scores)), outcome, ctx.day
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from flows.settings import parse_settings
+from tasks.settings import parse_settings
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.collect import Source, collect_source

@@ -140,10 +140,11 @@ def test_v1_article_is_upcast_on_read_and_frame_upcast_agrees(extra: dict) -> No
         "payload": __import__("json").dumps(payload),
     }
     event = event_from_row(row)
-    assert event.schema_version == 2
+    assert event.schema_version == 3
     assert event.payload["language"] == "und"
+    assert event.payload["tags"] == []
     assert "published" not in event.payload
-    REGISTRY.validate("article.collected", 2, event.payload)
+    REGISTRY.validate("article.collected", 3, event.payload)
 
     frame = pl.DataFrame(
         {
@@ -151,12 +152,14 @@ def test_v1_article_is_upcast_on_read_and_frame_upcast_agrees(extra: dict) -> No
             "published": [extra["published"]],
             "published_at": [None],
             "language": [None],
+            "tags": [None],
         },
-        schema_overrides={"published_at": pl.String, "language": pl.String},
+        schema_overrides={"published_at": pl.String, "language": pl.String, "tags": pl.List(pl.String)},
     )
     up = upcast_collected_frame(frame.lazy()).with_columns(parse_utc(pl.col("published_at"))).collect()
     expected = event.payload["published_at"]
     got = up["published_at"][0]
+    assert up["tags"].to_list() == [[]]
     if expected is None:
         assert got is None
     else:

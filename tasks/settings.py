@@ -47,6 +47,9 @@ class SourceSettings(Section):
     url: str = Field(description="Feed URL; '{date}' in it makes a dated archive (file:// or http(s)://)")
     weight: float = Field(default=1.0, ge=0, le=10)
     language: str | None = None
+    on_topic: bool = Field(
+        default=False, description="everything this source publishes is on the topic (a lab's own blog)"
+    )
 
     @field_validator("url")
     @classmethod
@@ -239,6 +242,162 @@ DEFAULT_CATEGORIES = [
 ]
 
 
+DEFAULT_TOPIC_KEYWORDS = [
+    "AI",
+    "A.I.",
+    "artificial intelligence",
+    "machine learning",
+    "deep learning",
+    "neural network",
+    "neural networks",
+    "LLM",
+    "LLMs",
+    "large language model",
+    "language model",
+    "language models",
+    "generative AI",
+    "GenAI",
+    "chatbot",
+    "chatbots",
+    "AGI",
+    "superintelligence",
+    "deepfake",
+    "deepfakes",
+    "foundation model",
+    "reasoning model",
+    "open-weight",
+    "world model",
+    "AI agent",
+    "AI agents",
+    "prompt injection",
+    "vibe coding",
+    "kunstmatige intelligentie",
+    "taalmodel",
+    "taalmodellen",
+    "人工智能",
+    "大模型",
+    "机器学习",
+    "深度学习",
+    "神经网络",
+]
+DEFAULT_TOPIC_ENTITIES = [
+    "OpenAI",
+    "Anthropic",
+    "DeepMind",
+    "xAI",
+    "Mistral",
+    "Cohere",
+    "Hugging Face",
+    "Perplexity",
+    "Midjourney",
+    "Stability AI",
+    "Character.AI",
+    "Scale AI",
+    "Nvidia",
+    "NVIDIA",
+    "Cerebras",
+    "CoreWeave",
+    "Windsurf",
+    "Cursor",
+    "Anysphere",
+    "Cognition",
+    "Replit",
+    "Runway",
+    "ElevenLabs",
+    "DeepSeek",
+    "Moonshot",
+    "Zhipu",
+    "ChatGPT",
+    "GPT",
+    "gpt-oss",
+    "Claude",
+    "Gemini",
+    "Gemma",
+    "Llama",
+    "Grok",
+    "Copilot",
+    "Sora",
+    "DALL-E",
+    "Qwen",
+    "Kimi",
+    "Genie",
+    "Veo",
+    "NotebookLM",
+    "Alexa+",
+    "Apple Intelligence",
+    "Codex",
+    "Jules",
+    "PyTorch",
+    "TensorFlow",
+]
+DEFAULT_LEADING = ["OpenAI", "Anthropic", "Google DeepMind", "DeepMind", "Google", "Meta", "xAI", "Microsoft"]
+DEFAULT_NOT_NEWS = [
+    r"^\d+ Best\b",
+    r"\bBest\b.*\(20\d\d\)",
+    r"\bBest .* of 20\d\d\b",
+    r"\bPromo Codes?\b",
+    r"\bCoupons?\b",
+    r"\bCoupon Codes?\b",
+    r"\d+% Off\b",
+    r"\bDeals?\b",
+    r"\btickets?\b",
+    r"\bDisrupt 20\d\d\b",
+    r"\b[Ss]ave \$\d",
+    r"^How to\b",
+    r"\bReview:",
+    r"\bReview$",
+    r"\bGift Guide\b",
+    r"\bRight Now\b",
+    r"\bFinal call\b",
+    r"\bdays? left\b",
+]
+
+
+class TopicSettings(Section):
+    """What the brief is about, and the evidence that says a story is (or is not news at all)."""
+
+    name: str = Field(default="AI", min_length=1)
+    description: str = Field(
+        default="News about artificial intelligence: AI models and their releases, AI products and "
+        "features, AI companies, their funding and business, AI research, AI policy, regulation "
+        "and lawsuits, chips and compute for AI, AI safety and security.",
+        min_length=1,
+    )
+    keywords: list[str] = Field(default_factory=lambda: list(DEFAULT_TOPIC_KEYWORDS))
+    entities: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_TOPIC_ENTITIES),
+        description="labs, companies, models and products whose name signals the topic",
+    )
+    leading: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_LEADING),
+        description="organisations whose own announcements are headline news",
+    )
+    sections: list[str] = Field(
+        default_factory=lambda: ["ai", "artificial-intelligence"],
+        description="URL path segments of an outlet's section on the topic (/ai/ …)",
+    )
+    not_news: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_NOT_NEWS),
+        description="title patterns (regular expressions) of items that are not news for any topic",
+    )
+    not_news_tags: list[str] = Field(
+        default_factory=lambda: ["deals", "coupons", "buying guides", "shopping"],
+        description="feed categories of items that are not news (buying guides, deals)",
+    )
+
+    @field_validator("not_news")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        import re
+
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"not_news pattern {pattern!r} is not a regular expression ({exc})") from None
+        return value
+
+
 class PolicySettings(Section):
     lookback_hours: int = Field(default=48, ge=1, le=24 * 14)
     near_duplicate_threshold: float = Field(default=0.60, ge=0, le=1)
@@ -255,12 +414,24 @@ class PolicySettings(Section):
         default="mark", description="what the fact-check does to an item"
     )
     categories: list[CategorySettings] = Field(default_factory=lambda: list(DEFAULT_CATEGORIES))
+    topic: TopicSettings = Field(default_factory=TopicSettings)
+    editorial_model: str = Field(
+        default="builtin:ai",
+        description="fitted relevance and importance weights: 'builtin:<name>' (shipped) or a JSON file "
+        "written by 'brief learn'; 'rules' keeps the unfitted keyword ranking of earlier versions",
+    )
+    relevance_margin: float = Field(
+        default=0.15, ge=0, le=0.5, description="how close to a decision a story's relevance is asked about"
+    )
 
     def version(self) -> str:
-        """A short hash of the policy: every derivation it produced carries it."""
+        """A short hash of the policy and of the fitted model it names: every derivation carries it."""
         import hashlib
 
-        return hashlib.blake2b(self.model_dump_json().encode(), digest_size=6).hexdigest()
+        from tasks.editorial import model_digest
+
+        text = self.model_dump_json() + model_digest(self.editorial_model)
+        return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
 GateMode = Literal["blocking", "warning", "off"]

@@ -1,0 +1,351 @@
+"""The editor's judgement: is a story on the brief's topic, and how much does it matter?
+
+Both are policy. The evidence is computed here by plain functions of a story's articles
+(titles, summaries, the feed's own categories, URL sections, the source) and of the
+sentence embedding the run already has; the weights that combine it are *fitted*
+(``brief learn``, scikit-learn) and shipped as a small JSON artefact with a card
+(``tasks/models/<name>.json``). A daily run only applies a model; it never fits one.
+
+Model kinds (all go through the same pipeline, which is what makes them comparable):
+
+- ``fitted``: logistic regressions for "on topic" and "core", a linear head over the
+  embedding, and a linear importance ranking; the shipped default;
+- ``rules``: every story is core and importance is the unfitted keyword formula of earlier
+  versions (kept as the baseline the benchmark compares against);
+- ``keywords``: on topic when a title or a feed category names a topic keyword or entity;
+- ``embedding``: on topic when the cosine to the topic description reaches a threshold.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from storage.errors import ConfigError
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+
+RELEVANCE_FEATURES = (
+    "kw_title",
+    "entity_title",
+    "kw_summary",
+    "entity_summary",
+    "tags",
+    "section",
+    "on_topic_source",
+    "not_news",
+    "emb_topic",
+    "emb_head",
+)
+IMPORTANCE_FEATURES = (
+    "core",
+    "outlets",
+    "first_party",
+    "leading",
+    "product",
+    "novel",
+    "recency",
+    "not_news",
+    "amount",
+)
+Outcome = Literal["core", "related", "off-topic"]
+
+
+# -- the artefact ------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Linear(_Strict):
+    features: list[str]
+    coef: list[float]
+    intercept: float
+
+    def value(self, x: Mapping[str, float]) -> float:
+        return float(sum(c * x.get(f, 0.0) for f, c in zip(self.features, self.coef, strict=True)))
+
+    def check(self, known: Sequence[str], where: str) -> None:
+        unknown = [f for f in self.features if f not in known]
+        if unknown or len(self.features) != len(self.coef):
+            raise ValueError(f"{where}: unknown features {unknown} or coef length {len(self.coef)}")
+
+
+class EmbeddingHead(_Strict):
+    coef: list[float]
+    intercept: float
+
+
+class EditorialModel(_Strict):
+    name: str
+    kind: Literal["fitted", "rules", "keywords", "embedding"]
+    topic: str = "AI"
+    embedding_model: str = "all-MiniLM-L6-v2"
+    relevance: Linear | None = None
+    core: Linear | None = None
+    embedding_head: EmbeddingHead | None = None
+    importance: Linear | None = None
+    threshold: float = Field(default=0.5, ge=-1, le=1)
+    card: dict = Field(default_factory=dict)
+
+    def model_post_init(self, _context: object) -> None:
+        if self.kind == "fitted":
+            for part in ("relevance", "core", "importance"):
+                if getattr(self, part) is None:
+                    raise ValueError(f"a fitted model needs '{part}' weights")
+            assert self.relevance and self.core and self.importance
+            self.relevance.check(RELEVANCE_FEATURES, "relevance")
+            self.core.check(RELEVANCE_FEATURES, "core")
+            self.importance.check(IMPORTANCE_FEATURES, "importance")
+
+
+RULES = EditorialModel(name="rules", kind="rules")
+
+
+def _model_file(ref: str) -> Path | None:
+    if ref == "rules":
+        return None
+    if ref.startswith("builtin:"):
+        return MODELS_DIR / f"{ref.removeprefix('builtin:')}.json"
+    return Path(ref).expanduser()
+
+
+@functools.lru_cache(maxsize=32)
+def _load(path: str, mtime_ns: int) -> EditorialModel:
+    try:
+        return EditorialModel.model_validate_json(Path(path).read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(
+            f"editorial model {path!r}: {where}: {first['msg']}; write it with 'brief learn --out FILE'"
+        ) from None
+
+
+def load_model(ref: str) -> EditorialModel:
+    """The model a policy names: ``builtin:<name>``, ``rules`` or a JSON file from ``brief learn``."""
+    path = _model_file(ref)
+    if path is None:
+        return RULES
+    try:
+        stat = path.stat()
+    except OSError:
+        known = ", ".join(f"builtin:{p.stem}" for p in sorted(MODELS_DIR.glob("*.json")))
+        raise ConfigError(
+            f"editorial model {ref!r}: no such file; use one of {known}, 'rules', or a file from 'brief learn'"
+        ) from None
+    return _load(str(path), stat.st_mtime_ns)
+
+
+def model_digest(ref: str) -> str:
+    """What the policy version hashes for its model: the artefact's content, not its path."""
+    path = _model_file(ref)
+    if path is None:
+        return "rules"
+    try:
+        return _digest(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return f"missing:{ref}"
+
+
+@functools.lru_cache(maxsize=32)
+def _digest(path: str, mtime_ns: int) -> str:
+    return hashlib.blake2b(Path(path).read_bytes(), digest_size=8).hexdigest()
+
+
+# -- evidence ----------------------------------------------------------------------------
+
+
+def _term_pattern(term: str) -> re.Pattern[str]:
+    if not term.isascii():  # CJK terms have no word boundaries
+        return re.compile(re.escape(term))
+    flags = 0 if term.upper() == term or any(c.isupper() for c in term[1:]) else re.IGNORECASE
+    return re.compile(r"(?<![\w-])" + re.escape(term) + r"(?![\w])", flags)
+
+
+@dataclass(frozen=True)
+class TopicEvidence:
+    """The topic's vocabulary, compiled once per run."""
+
+    name: str
+    keywords: tuple[re.Pattern[str], ...]
+    entities: tuple[re.Pattern[str], ...]
+    leading: tuple[re.Pattern[str], ...]
+    sections: frozenset[str]
+    not_news: tuple[re.Pattern[str], ...]
+    not_news_tags: frozenset[str]
+    on_topic_sources: frozenset[str] = frozenset()
+
+    @classmethod
+    def build(cls, topic, on_topic_sources: Sequence[str] = ()) -> TopicEvidence:
+        return cls(
+            topic.name,
+            tuple(_term_pattern(k) for k in topic.keywords),
+            tuple(_term_pattern(e) for e in topic.entities),
+            tuple(_term_pattern(e) for e in topic.leading),
+            frozenset(s.strip("/").lower() for s in topic.sections),
+            tuple(re.compile(p, re.IGNORECASE) for p in topic.not_news),
+            frozenset(t.lower() for t in topic.not_news_tags),
+            frozenset(on_topic_sources),
+        )
+
+
+def _hits(patterns: Sequence[re.Pattern[str]], text: str, cap: int = 3) -> float:
+    return float(min(sum(1 for p in patterns if p.search(text)), cap))
+
+
+def _not_news(topic: TopicEvidence, title: str, tags: Sequence[str]) -> float:
+    tag_hit = any(t.lower().rsplit(" / ", 1)[-1] in topic.not_news_tags for t in tags)
+    return float(min(_hits(topic.not_news, title, 2) + tag_hit, 2))
+
+
+def _section(topic: TopicEvidence, url: str) -> float:
+    path = re.sub(r"^[a-z]+://[^/]+", "", url.lower())
+    return float(any(segment in topic.sections for segment in path.split("/")))
+
+
+def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict[str, float]:
+    """Topic evidence of one article (``tasks.dedup.Item``), before the embedding head."""
+    summary = article.summary[:600]
+    tags = " | ".join(article.tags)
+    return {
+        "kw_title": _hits(topic.keywords, article.title),
+        "entity_title": _hits(topic.entities, article.title),
+        "kw_summary": _hits(topic.keywords, summary),
+        "entity_summary": _hits(topic.entities, summary),
+        "tags": min(_hits(topic.keywords, tags) + _hits(topic.entities, tags), 3.0),
+        "section": _section(topic, article.url or article.canonical_url),
+        "on_topic_source": float(article.source in topic.on_topic_sources),
+        "not_news": _not_news(topic, article.title, article.tags),
+        "emb_topic": round(float(topic_cosine), 4),
+    }
+
+
+def story_evidence(per_article: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """A story's evidence: the strongest of its articles, feature by feature."""
+    return {k: max(e[k] for e in per_article) for k in per_article[0]}
+
+
+# -- decisions ---------------------------------------------------------------------------
+
+
+def _sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-max(min(z, 40.0), -40.0)))
+
+
+@dataclass(frozen=True)
+class Relevance:
+    relevance: float
+    core: float
+    outcome: Outcome
+    reasons: tuple[str, ...] = ()
+
+
+def head_value(model: EditorialModel, vector: np.ndarray | None) -> float:
+    if model.embedding_head is None or vector is None:
+        return 0.0
+    coef = np.asarray(model.embedding_head.coef, dtype=np.float32)
+    if coef.shape[0] != vector.shape[0]:
+        return 0.0
+    return round(float(vector @ coef + model.embedding_head.intercept), 4)
+
+
+def judge(model: EditorialModel, evidence: Mapping[str, float]) -> Relevance:
+    """On topic (core / related) or off-topic, with the probabilities and the reasons in words."""
+    reasons = explain(evidence)
+    if model.kind == "rules":
+        return Relevance(1.0, 1.0, "core", ("no topic filter (rules)",))
+    if model.kind == "keywords":
+        hit = evidence["kw_title"] + evidence["entity_title"] + evidence["tags"] > 0
+        p = 1.0 if hit else 0.0
+        return Relevance(p, p, "core" if hit else "off-topic", reasons)
+    if model.kind == "embedding":
+        hit = evidence["emb_topic"] >= model.threshold
+        p = round(min(max((evidence["emb_topic"] + 1) / 2, 0.0), 1.0), 4)
+        return Relevance(p, p, "core" if hit else "off-topic", reasons)
+    assert model.relevance and model.core
+    p_rel = _sigmoid(model.relevance.value(evidence) + model.relevance.intercept)
+    p_core = _sigmoid(model.core.value(evidence) + model.core.intercept)
+    if evidence.get("on_topic_source"):  # declared: never filtered, and a lab's own post is core
+        return Relevance(round(max(p_rel, 0.5), 4), round(max(p_core, 0.5), 4), "core", reasons)
+    outcome: Outcome = "off-topic"
+    if p_rel >= 0.5:
+        outcome = "core" if p_core >= 0.5 else "related"
+    return Relevance(round(p_rel, 4), round(p_core, 4), outcome, reasons)
+
+
+def explain(evidence: Mapping[str, float]) -> tuple[str, ...]:
+    words = {
+        "kw_title": "topic words in the title",
+        "entity_title": "topic names in the title",
+        "kw_summary": "topic words in the summary",
+        "entity_summary": "topic names in the summary",
+        "tags": "the feed files it under the topic",
+        "section": "published in the outlet's topic section",
+        "on_topic_source": "declared on-topic source",
+        "not_news": "looks like a buying guide, deal or promotion",
+    }
+    return tuple(text for key, text in words.items() if evidence.get(key))
+
+
+@dataclass
+class ImportanceInputs:
+    """What importance looks at beyond relevance, gathered by the scoring step."""
+
+    sources: set[str]
+    earlier_sources: set[str] = field(default_factory=set)
+    first_party: bool = False
+    titles: Sequence[str] = ()
+    products: set[str] = field(default_factory=set)
+    novel_products: set[str] = field(default_factory=set)
+    newest: datetime | None = None
+    largest_amount_usd: float = 0.0
+
+
+def importance_features(
+    topic: TopicEvidence,
+    inputs: ImportanceInputs,
+    relevance: Relevance,
+    evidence: Mapping[str, float],
+    window_end: datetime,
+    lookback_hours: int,
+) -> dict[str, float]:
+    recency = 0.0
+    if inputs.newest is not None:
+        age_h = max((window_end - inputs.newest).total_seconds() / 3600, 0.0)
+        recency = max(0.0, 1 - age_h / lookback_hours)
+    titles = " | ".join(inputs.titles)
+    amount = 0.0
+    if inputs.largest_amount_usd > 0:
+        amount = min(max((math.log10(inputs.largest_amount_usd) - 7) / 3, 0.0), 1.0)  # $10M → 0, $10B → 1
+    return {
+        "core": relevance.core,
+        "outlets": round(math.log2(1 + len(inputs.sources | inputs.earlier_sources)), 4),
+        "first_party": float(inputs.first_party),
+        "leading": _hits(topic.leading, titles, 1),
+        "product": float(bool(inputs.products)),
+        "novel": float(bool(inputs.novel_products)),
+        "recency": round(recency, 4),
+        "not_news": evidence.get("not_news", 0.0),
+        "amount": round(amount, 4),
+    }
+
+
+def importance(model: EditorialModel, features: Mapping[str, float], legacy: float) -> float:
+    """In [0, 1]; ``legacy`` is the unfitted formula, used by the baseline model kinds."""
+    if model.kind != "fitted":
+        return legacy
+    assert model.importance
+    value = model.importance.value(features) + model.importance.intercept
+    return round(min(max(value, 0.0), 1.0), 4)

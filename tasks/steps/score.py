@@ -1,0 +1,138 @@
+"""Score the day's stories: on the topic or not (core / related / off-topic), and how much each matters.
+
+Every decision is a ``story.scored`` derivation with the scores, the evidence and the reasons,
+so "why is X missing from the brief" is one ``brief events --type story.scored`` away. A
+person's mark (``article.corrected`` of the field ``relevance``) overrides the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tasks import analyze
+from tasks import editorial
+from tasks.steps.context import RunContext
+from tasks.steps.dedup import DedupOutcome
+
+
+@dataclass(frozen=True)
+class Scored:
+    story_id: str  # the id the story goes by in the brief (an earlier story's id for a follow-up)
+    relevance: float
+    core: float
+    outcome: editorial.Outcome
+    importance: float
+    lead: bool = False  # a person said it should lead
+    evidence: dict | None = None
+
+    @property
+    def kept(self) -> bool:
+        return self.outcome != "off-topic"
+
+
+def topic_evidence(ctx: RunContext) -> editorial.TopicEvidence:
+    on_topic = [s.name for s in ctx.settings.sources if s.on_topic]
+    return editorial.TopicEvidence.build(ctx.settings.policy.topic, on_topic)
+
+
+def known_products(outcome: DedupOutcome) -> set[str]:
+    """Product and model names in the titles of articles published before the window."""
+    start = outcome.window[0]
+    names: set[str] = set()
+    for item in outcome.items.values():
+        if item.published_at is not None and item.published_at < start:
+            names.update(m.group(1).lower() for m in analyze.PRODUCT.finditer(item.title))
+    return names
+
+
+def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
+    """Story (clustering id) -> its score; appends one ``story.scored`` per story."""
+    policy = ctx.settings.policy
+    model = editorial.load_model(policy.editorial_model)
+    topic = topic_evidence(ctx)
+    if not outcome.stories:
+        return {}
+    members = {a for s in outcome.stories for a in s.members}
+    order = sorted(members)
+    vectors = ctx.embedder.encode([outcome.items[a].text for a in order] + [policy.topic.description])
+    topic_vector = vectors[-1]
+    vector_of = dict(zip(order, vectors[:-1], strict=True))
+    seen_products = known_products(outcome)
+    source_weights = {s.name: s.weight for s in ctx.settings.sources}
+    category_rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
+    category_weights = {c.name: c.weight for c in policy.categories}
+    scores: dict[str, Scored] = {}
+    events = []
+    for story in outcome.stories:
+        items = [outcome.items[a] for a in story.members]
+        per_article = []
+        for item in items:
+            vector = vector_of[item.article_id]
+            evidence = editorial.article_evidence(topic, item, float(vector @ topic_vector))
+            evidence["emb_head"] = editorial.head_value(model, vector)
+            per_article.append(evidence)
+        evidence = editorial.story_evidence(per_article)
+        judged = editorial.judge(model, evidence)
+        story_id = outcome.follow_up_of.get(story.story_id, story.story_id)
+        products = {m.group(1).lower() for i in items for m in analyze.PRODUCT.finditer(i.title)}
+        amounts = [
+            float(f.value.split()[1])
+            for i in items
+            for f in analyze.extract_facts(i, ctx.day.year)
+            if f.kind == "amount" and f.value.startswith("USD ")
+        ]
+        inputs = editorial.ImportanceInputs(
+            sources={i.source for i in items},
+            earlier_sources=outcome.earlier_sources.get(story_id, set()),
+            first_party=any(i.source in topic.on_topic_sources for i in items),
+            titles=[i.title for i in items],
+            products=products,
+            novel_products=products - seen_products,
+            newest=max((i.published_at for i in items if i.published_at), default=None),
+            largest_amount_usd=max(amounts, default=0.0),
+        )
+        features = editorial.importance_features(
+            topic, inputs, judged, evidence, outcome.window[1], policy.lookback_hours
+        )
+        category, _ = analyze.categorise(" ".join(f"{i.title} {i.title} {i.summary}" for i in items), category_rules)
+        legacy = analyze.importance(
+            [i.source for i in items],
+            source_weights,
+            category_weights.get(category, 0.8),
+            inputs.newest,
+            outcome.window[1],
+            policy.lookback_hours,
+        )
+        rank = editorial.importance(model, features, legacy)
+        marked = next((outcome.corrected_relevance[a] for a in story.members if a in outcome.corrected_relevance), None)
+        outcome_, lead, reasons = judged.outcome, False, list(judged.reasons)
+        if marked is not None:
+            outcome_ = "core" if marked == "lead" else marked  # type: ignore[assignment]
+            lead = marked == "lead"
+            reasons.insert(0, f"a person marked it {marked}")
+        scores[story.story_id] = Scored(
+            story_id, judged.relevance, judged.core, outcome_, rank, lead, {**evidence, **features}
+        )
+        events.append(
+            ctx.emit(
+                "story.scored",
+                {
+                    "story_id": story_id,
+                    "topic": topic.name,
+                    "relevance": judged.relevance,
+                    "core": judged.core,
+                    "outcome": outcome_,
+                    "importance": rank,
+                    "evidence": {**evidence, **{f"importance.{k}": v for k, v in features.items()}},
+                    "reasons": reasons,
+                    "marked_by": "human" if marked else None,
+                    "model": model.name,
+                    "representative": story.representative,
+                    "title": outcome.items[story.representative].title,
+                },
+                subject=story_id,
+                producer=f"score.{model.kind}@1:{model.name}",
+            )
+        )
+    ctx.append(events)
+    return scores
