@@ -171,7 +171,8 @@ def _term_pattern(term: str) -> re.Pattern[str]:
     if not term.isascii():  # CJK terms have no word boundaries
         return re.compile(re.escape(term))
     flags = 0 if term.upper() == term or any(c.isupper() for c in term[1:]) else re.IGNORECASE
-    return re.compile(r"(?<![\w-])" + re.escape(term) + r"(?![\w])", flags)
+    # ASCII word boundaries: "AI" inside Chinese or Dutch text ("用AI打造", "AI-model") still counts
+    return re.compile(r"(?<![A-Za-z0-9-])" + re.escape(term) + r"(?![A-Za-z0-9])", flags)
 
 
 @dataclass(frozen=True)
@@ -215,8 +216,16 @@ def _section(topic: TopicEvidence, url: str) -> float:
     return float(any(segment in topic.sections for segment in path.split("/")))
 
 
+ENGLISH = frozenset({"en", "und"})
+
+
 def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict[str, float]:
-    """Topic evidence of one article (``tasks.dedup.Item``), before the embedding head."""
+    """Topic evidence of one article (``tasks.dedup.Item``), before the embedding head.
+
+    The offline embedding model reads English: for other languages its cosine says nothing,
+    so ``emb_topic`` is left at 0 there (names, numbers, the feed's categories and the source
+    remain the evidence).
+    """
     summary = article.summary[:600]
     tags = " | ".join(article.tags)
     return {
@@ -228,7 +237,7 @@ def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict
         "section": _section(topic, article.url or article.canonical_url),
         "on_topic_source": float(article.source in topic.on_topic_sources),
         "not_news": _not_news(topic, article.title, article.tags),
-        "emb_topic": round(float(topic_cosine), 4),
+        "emb_topic": round(float(topic_cosine), 4) if article.language in ENGLISH else 0.0,
     }
 
 
@@ -252,8 +261,11 @@ class Relevance:
     reasons: tuple[str, ...] = ()
 
 
-def head_value(model: EditorialModel, vector: np.ndarray | None) -> float:
+def head_value(model: EditorialModel, vector: np.ndarray | None, embedder: str, language: str) -> float:
+    """The embedding head's logit; 0 (undecided) for another embedder's vectors or non-English text."""
     if model.embedding_head is None or vector is None:
+        return 0.0
+    if embedder != model.embedding_model or language not in ENGLISH:
         return 0.0
     coef = np.asarray(model.embedding_head.coef, dtype=np.float32)
     if coef.shape[0] != vector.shape[0]:

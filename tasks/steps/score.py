@@ -69,7 +69,7 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
         for item in items:
             vector = vector_of[item.article_id]
             evidence = editorial.article_evidence(topic, item, float(vector @ topic_vector))
-            evidence["emb_head"] = editorial.head_value(model, vector)
+            evidence["emb_head"] = editorial.head_value(model, vector, ctx.embedder.name, item.language)
             per_article.append(evidence)
         evidence = editorial.story_evidence(per_article)
         judged = editorial.judge(model, evidence)

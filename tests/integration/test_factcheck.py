@@ -16,6 +16,18 @@ from tasks import steps
 from tasks.embed import CachedEmbedder, HashingEmbedder
 
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
+# the labs' own feeds and the AI-focused Chinese accounts are declared on-topic, as a user would
+ON_TOPIC = {
+    "openai_research",
+    "anthropic_news",
+    "openai_news",
+    "google_ai_blog",
+    "deepmind_blog",
+    "microsoft_ai_blog",
+    "jiqizhixin",
+    "qbitai",
+    "xinzhiyuan",
+}
 
 
 def draft(
@@ -25,7 +37,12 @@ def draft(
         {
             "storage": {"root": str(root)},
             "sources": [
-                {"name": s, "url": f"{(shared_data / 'feeds' / s).as_uri()}/{{date}}.xml"} for s in sources
+                {
+                    "name": s,
+                    "url": f"{(shared_data / 'feeds' / s).as_uri()}/{{date}}.xml",
+                    "on_topic": s in ON_TOPIC,
+                }
+                for s in sources
             ],
         }
     )
