@@ -8,6 +8,7 @@ person's mark (``article.corrected`` of the field ``relevance``) overrides the m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, timedelta
 
 from tasks import analyze
 from tasks import editorial
@@ -35,12 +36,30 @@ def topic_evidence(ctx: RunContext) -> editorial.TopicEvidence:
     return editorial.TopicEvidence.build(ctx.settings.policy.topic, on_topic)
 
 
-def known_products(outcome: DedupOutcome) -> set[str]:
-    """Product and model names in the titles of articles published before the window."""
+NOVELTY_DAYS = 7
+
+
+def known_products(ctx: RunContext, outcome: DedupOutcome) -> set[str]:
+    """Product and model names in the titles of articles published before the window.
+
+    Only articles collected on the last ``NOVELTY_DAYS`` brief dates count (a partition-pruned
+    read; feeds carry years of archive, so that is deep history). A far-away date backfilled
+    later therefore does not change a day's brief.
+    """
+    import polars as pl
+
+    since = ctx.day - timedelta(days=NOVELTY_DAYS)
+    days = [d for d in ctx.store.days() if since <= d <= ctx.day]
+    recent = set(
+        ctx.store.query(
+            lambda: ctx.store.scan(days, event_types=["article.collected"]).select(pl.col("subject_id").unique())
+        )["subject_id"].to_list()
+    )
     start = outcome.window[0]
     names: set[str] = set()
-    for item in outcome.items.values():
-        if item.published_at is not None and item.published_at < start:
+    for article_id in recent:
+        item = outcome.items.get(article_id)
+        if item is not None and item.published_at is not None and item.published_at < start:
             names.update(m.group(1).lower() for m in analyze.PRODUCT.finditer(item.title))
     return names
 
@@ -57,7 +76,7 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
     vectors = ctx.embedder.encode([outcome.items[a].text for a in order] + [policy.topic.description])
     topic_vector = vectors[-1]
     vector_of = dict(zip(order, vectors[:-1], strict=True))
-    seen_products = known_products(outcome)
+    seen_products = known_products(ctx, outcome)
     source_weights = {s.name: s.weight for s in ctx.settings.sources}
     category_rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
     category_weights = {c.name: c.weight for c in policy.categories}

@@ -22,6 +22,7 @@ SOURCES = [
     "microsoft_ai_blog",
 ]
 FACTS = {"article.collected", "feed.fetched"}
+LABS = {"openai_research", "anthropic_news", "openai_news", "google_ai_blog", "deepmind_blog", "microsoft_ai_blog"}
 
 
 def test_backfill_twice_is_idempotent(shared_data: Path, tmp_path: Path, prefect_harness: None) -> None:
@@ -32,6 +33,7 @@ def test_backfill_twice_is_idempotent(shared_data: Path, tmp_path: Path, prefect
         '[storage]\nroot = "store"\n'
         + "".join(
             f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n'
+            + ("on_topic = true\n" if s in LABS else "")
             for s in SOURCES
         )
     )
@@ -50,7 +52,7 @@ def test_backfill_twice_is_idempotent(shared_data: Path, tmp_path: Path, prefect
     assert [o["changed"] for o in second] == [False] * 4  # same briefs, no new versions
     briefs = sorted(p.name for p in (Path(store.base) / "briefs").glob("*.json"))
     assert briefs == ["2025-07-28.json", "2025-08-05.json", "2025-08-06.json", "2025-08-07.json"]
-    assert all(o["items"] > 5 for o in first)
+    assert all(o["items"] >= 5 for o in first), first  # AI stories only: 07-28 is a quiet day
 
 
 def test_bad_range_is_refused_at_once() -> None:

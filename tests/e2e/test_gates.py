@@ -16,7 +16,7 @@ def config(tmp_path: Path, articles_mode: str) -> Path:
     path = tmp_path / "brief.toml"
     path.write_text(
         f'[storage]\nroot = "store"\n[gates]\narticles = "{articles_mode}"\n'
-        f'[[sources]]\nname = "mixed"\nurl = "{FEEDS}/{{date}}.xml"\n'
+        f'[[sources]]\nname = "mixed"\nurl = "{FEEDS}/{{date}}.xml"\non_topic = true\n'
     )
     return path
 
