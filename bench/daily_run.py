@@ -32,9 +32,9 @@ def child(config: str, day: str) -> None:
     import_s = time.perf_counter() - t0
     result = daily_brief(day, config)
     total = time.perf_counter() - t0
-    from tasks.settings import load_settings
     from storage.projections import materialize
     from storage.store import ParquetEventStore
+    from tasks.settings import load_settings
 
     store = ParquetEventStore(load_settings(config).storage.root)
     runs = materialize(store, "runs").filter(lambda_run_id(result["run_id"]))

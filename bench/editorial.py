@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,7 +123,9 @@ def score(briefs: dict[date, dict], labels: list[dict]) -> dict[str, dict]:
                 top_n += 1
                 top_hits += best["relevance"] == "core"
         start, end = window(day)
-        in_window = [lab for lab in labels if start <= published_at(lab) < end and day.isoformat() in lab["snapshots"]]
+        in_window = [
+            lab for lab in labels if start <= published_at(lab) < end and day.isoformat() in lab["snapshots"]
+        ]
         important = [lab for lab in in_window if lab["relevance"] == "core" and lab["importance"] >= 2]
         headlines = [lab for lab in in_window if lab["importance"] == 3]
         recall_hits = sum(lab["id"] in cited_any and cited_any[lab["id"]] <= day for lab in important)
@@ -204,7 +206,9 @@ def fmt(pair: tuple[int, int]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
-    parser.add_argument("--write-model", default=None, help="fit on all labelled days and write the artefact here")
+    parser.add_argument(
+        "--write-model", default=None, help="fit on all labelled days and write the artefact here"
+    )
     args = parser.parse_args()
     data = Path(args.data).resolve()
     labels_dir = data / "labels"
@@ -213,7 +217,10 @@ def main() -> None:
     t0 = time.perf_counter()
     base = work / "base"
     collect_all(base, data)
-    print(f"collected {len(DAYS)} days x {len(SOURCES)} sources in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    print(
+        f"collected {len(DAYS)} days x {len(SOURCES)} sources in {time.perf_counter() - t0:.1f}s",
+        file=sys.stderr,
+    )
 
     if args.write_model:
         out = Path(args.write_model).resolve()
@@ -242,8 +249,13 @@ def main() -> None:
         if day == DAYS[0]:
             results["keywords"] = variant("keywords", str(paths["keywords"]))
         emb = variant(f"embedding-{day}", str(paths["embedding"]))
-        results.setdefault("embedding only", {})[day.isoformat()] = {**emb[day.isoformat()], "threshold": threshold}
-        model = fit_model(base, data, labels_dir, {day}, work / f"fitted-without-{day}.json", f"without {day}")
+        results.setdefault("embedding only", {})[day.isoformat()] = {
+            **emb[day.isoformat()],
+            "threshold": threshold,
+        }
+        model = fit_model(
+            base, data, labels_dir, {day}, work / f"fitted-without-{day}.json", f"without {day}"
+        )
         fitted = variant(f"fitted-{day}", str(model))
         results.setdefault("fitted (day left out)", {})[day.isoformat()] = fitted[day.isoformat()]
     for name in ("embedding only", "fitted (day left out)"):
@@ -254,7 +266,7 @@ def main() -> None:
                 pooled[k][1] += results[name][day.isoformat()][k][1]
         results[name]["pooled"] = {k: tuple(v) for k, v in pooled.items()}
 
-    header = f"| variant | day | precision | top core | recall (core, imp>=2) | headline lead |"
+    header = "| variant | day | precision | top core | recall (core, imp>=2) | headline lead |"
     print(header)
     print("|---|---|---|---|---|---|")
     for name, per_day in results.items():
@@ -270,8 +282,10 @@ def main() -> None:
             missed = per_day[day].get("missed_headlines")
             if missed:
                 print(f"{name} {day}: headlines not in the top section: {'; '.join(missed)}")
-    print(f"\ntotal {time.perf_counter() - t0:.0f}s; targets (fitted, day left out): precision >= 0.90, "
-          "top core >= 0.90, recall >= 0.95, headline lead >= 0.90")
+    print(
+        f"\ntotal {time.perf_counter() - t0:.0f}s; targets (fitted, day left out): precision >= 0.90, "
+        "top core >= 0.90, recall >= 0.95, headline lead >= 0.90"
+    )
     shutil.rmtree(work, ignore_errors=True)
 
 

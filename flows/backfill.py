@@ -20,8 +20,8 @@ from prefect.artifacts import create_progress_artifact, create_table_artifact, u
 from prefect.cache_policies import NO_CACHE
 
 from flows.daily import current_run_id, daily_brief
-from tasks.settings import load_settings
 from storage.errors import InputError
+from tasks.settings import load_settings
 
 MAX_DAYS = 366
 

@@ -138,6 +138,7 @@ DISPLAY_COLUMNS = {
     "stories": ["story_id", "first_brief_date", "last_brief_date", "articles", "follow_up_of"],
     "questions": ["question_id", "type", "status", "answer", "by", "prompt"],
     "briefs": ["date", "version", "items", "published_at", "markdown"],
+    "scores": ["story_id", "title", "outcome", "relevance", "importance", "reasons", "marked_by"],
 }
 
 
@@ -146,7 +147,7 @@ def replay(
     day: Annotated[str, typer.Option("--date", help="Brief date whose events to fold (YYYY-MM-DD).")],
     as_of: Annotated[str | None, typer.Option("--as-of", help="Only events up to this UTC time.")] = None,
     projection: Annotated[
-        str, typer.Option("--projection", help="articles, seen, runs, stories, questions or briefs.")
+        str, typer.Option("--projection", help="articles, seen, runs, stories, questions, briefs or scores.")
     ] = "articles",
     fmt: Annotated[Format, typer.Option("--format")] = Format.table,
     config: ConfigOption = None,
@@ -326,27 +327,44 @@ def review(
     ] = None,
     answers: Annotated[
         str | None,
-        typer.Option("--answers", help='JSON file {"<question_id>": "<answer>"}: answer without asking.'),
+        typer.Option(
+            "--answers",
+            help='JSON file {"<question_id>": "<answer>", "marks": {"<story>": "<mark>"}}: '
+            "answer without asking.",
+        ),
+    ] = None,
+    mark: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mark",
+            help="STORY=MARK without being asked: a story id, article id or link, and off-topic, related, "
+            "core or lead (repeatable).",
+        ),
     ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
-    from flows.review import answer_from_file, answer_interactively
-    from tasks.settings import load_settings
+    from flows.review import answer_from_file, answer_interactively, apply_marks, parse_marks
     from tasks import steps
+    from tasks.settings import load_settings
 
     settings = load_settings(config)
     wanted = parse_day(day) or steps.today(settings)
     open_store(config)  # a missing store is one clear line
     ctx = steps.make_context(settings, wanted, f"review-{utcnow_tag()}")
+    marks = parse_marks(mark or [])
     questions = steps.open_questions(ctx)
-    if questions.height == 0:
-        out.print(f"No open questions for {wanted}.")
-        return
     if answers:
-        given = answer_from_file(ctx, questions, answers)
+        given = answer_from_file(ctx, questions, answers, marks)
     else:
-        given = answer_interactively(ctx, questions, out)
+        marking = apply_marks(ctx, marks)
+        ctx.store.append(marking)
+        given = len(marking)
+        if questions.height == 0 and not marking:
+            out.print(f"No open questions for {wanted}.")
+            return
+        if questions.height:
+            given += answer_interactively(ctx, questions, out)
     if not given:
         out.print("No answers given; the brief is unchanged.")
         return
@@ -481,7 +499,7 @@ def export_events_command(
 
 @export_app.command("finetune")
 def export_finetune_command(
-    task: Annotated[str, typer.Option("--task", help="classify, extract, summarize or dedup.")],
+    task: Annotated[str, typer.Option("--task", help="classify, extract, summarize, dedup or relevance.")],
     out_path: Annotated[
         str, typer.Option("--out", help="The JSONL file to write (a dataset card goes beside it).")
     ],
@@ -522,8 +540,8 @@ def evaluate(
     from pathlib import Path
 
     from flows.backfill import date_range
-    from tasks.settings import load_settings
     from tasks.evaluate import evaluate_policy, load_policy, record, table
+    from tasks.settings import load_settings
 
     settings = load_settings(config)
     candidate = load_policy(policy)
@@ -547,6 +565,78 @@ def evaluate(
         result.add_row(*row)
     out.print(result)
     out.print("recorded as a policy.evaluated event")
+
+
+@app.command()
+def learn(
+    out_path: Annotated[
+        str,
+        typer.Option(
+            "--out", help="Candidate policy TOML (its model JSON is written beside it), or a .json model."
+        ),
+    ],
+    start: Annotated[
+        str | None, typer.Option("--start", help="First brief date (default: the first stored).")
+    ] = None,
+    end: Annotated[
+        str | None, typer.Option("--end", help="Last brief date, inclusive (default: the last).")
+    ] = None,
+    labels: Annotated[
+        str | None, typer.Option("--labels", help="Folder of relevance-*.json hand labels to fit on as well.")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="The model's name (default: the file's).")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Fit a candidate relevance and importance model from answers and hand labels; print its card."""
+    from pathlib import Path
+
+    from tasks.editorial import load_model
+    from tasks.learn import card_text, collect_examples, fit, read_labels, write
+    from tasks.settings import load_settings
+
+    settings = load_settings(config)
+    out_file = Path(out_path)
+    if out_file.suffix not in (".toml", ".json"):
+        raise InputError(f"--out {out_path!r}: give a .toml (candidate policy) or a .json (model) file name")
+    given = read_labels(Path(labels)) if labels else {}
+    _, store = open_store(config)
+    stored = store.days()
+    first, last = parse_day(start, "--start") or (stored[0] if stored else None), parse_day(end, "--end")
+    days = [d for d in stored if (first is None or d >= first) and (last is None or d <= last)]
+    if not days:
+        raise InputError("no stored days in that range; run or backfill them first")
+
+    def progress(day, n):
+        err.print(f"  {day}: {n} example(s) so far")
+
+    with err.status(f"replaying {len(days)} day(s) for examples …"):
+        examples = collect_examples(settings, days, given, progress)
+    if not examples:
+        raise InputError(
+            "no labelled or marked story in that range; mark stories in 'brief review' or give --labels"
+        )
+    base = None
+    if not labels:  # people's answers refine the current model (its training stories come along)
+        base = load_model(settings.policy.editorial_model)
+        if base.kind != "fitted" or not base.training:
+            raise InputError(
+                f"the current model {settings.policy.editorial_model!r} keeps no training stories to "
+                "refine; give --labels to fit from hand labels"
+            )
+    fitted = fit(
+        examples,
+        name or out_file.stem,
+        settings.policy.topic.name,
+        settings.embedding.model,
+        note=f"brief learn over {days[0]} .. {days[-1]}" + (f" with labels from {labels}" if labels else ""),
+        base=base,
+    )
+    model_path = write(fitted, out_file, settings.policy)
+    out.print(card_text(fitted.model), markup=False, highlight=False)
+    where = f"{out_path} (model {model_path})" if out_file.suffix == ".toml" else str(model_path)
+    out.print(f"candidate written: {where}; compare it with 'brief evaluate --policy …'", markup=False)
 
 
 def main() -> None:

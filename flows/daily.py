@@ -13,9 +13,9 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
-from tasks.settings import load_settings
 from tasks import factcheck as fc
 from tasks import steps
+from tasks.settings import load_settings
 
 
 @task(name="collect-source", task_run_name="collect {source_name}", cache_policy=NO_CACHE)
@@ -52,9 +52,13 @@ def factcheck_task(
 
 @task(name="questions", cache_policy=NO_CACHE)
 def questions_task(
-    ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict, findings: list[fc.Finding]
+    ctx: steps.RunContext,
+    outcome: steps.DedupOutcome,
+    document: dict,
+    findings: list[fc.Finding],
+    scores: dict[str, steps.Scored],
 ) -> dict:
-    return steps.raise_questions(ctx, outcome, document, findings)
+    return steps.raise_questions(ctx, outcome, document, findings, scores)
 
 
 @task(name="gate", cache_policy=NO_CACHE)
@@ -140,13 +144,16 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
     with report.step("score"):
         scores = score_task(ctx, outcome)
         report.off_topic = steps.left_out(scores)
-        say(f"{len(scores) - report.off_topic} stories on {settings.policy.topic.name}, {report.off_topic} left out")
+        say(
+            f"{len(scores) - report.off_topic} stories on {settings.policy.topic.name}, "
+            f"{report.off_topic} left out"
+        )
     with report.step("analyze"):
         analyses = analyze_task(ctx, outcome, scores)
     with report.step("factcheck"):
         document, findings = factcheck_task(ctx, outcome, analyses, report.off_topic)
     with report.step("questions"):
-        asked = questions_task(ctx, outcome, document, findings)
+        asked = questions_task(ctx, outcome, document, findings, scores)
         say(f"{asked['asked']} question(s) for review, {asked['applied']} answered before")
     with report.step("gate"):
         document = gate_task(ctx, outcome, document)

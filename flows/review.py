@@ -14,8 +14,8 @@ from tasks import review as rv
 from tasks import steps
 
 
-def answer_from_file(ctx: steps.RunContext, questions: pl.DataFrame, path: str) -> int:
-    """Answers from ``{"<question_id>": "<answer>"}``; all checked before any is written."""
+def read_answers(path: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``{"<question_id>": "<answer>", …, "marks": {"<story id | article id | link>": "<mark>"}}``."""
     try:
         given = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -24,8 +24,42 @@ def answer_from_file(ctx: steps.RunContext, questions: pl.DataFrame, path: str) 
         raise InputError(
             f"--answers {path!r} is not JSON ({exc}); give an object of question id -> answer"
         ) from None
-    if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
+    if not isinstance(given, dict):
         raise InputError(f"--answers {path!r} must be a JSON object mapping question ids to answer strings")
+    marks = given.pop("marks", {})
+    if not isinstance(marks, dict) or not all(isinstance(v, str) for v in marks.values()):
+        raise InputError(f'--answers {path!r}: "marks" must map story ids (or links) to a mark string')
+    if not all(isinstance(v, str) for v in given.values()):
+        raise InputError(f"--answers {path!r} must be a JSON object mapping question ids to answer strings")
+    return given, marks
+
+
+def parse_marks(texts: list[str]) -> dict[str, str]:
+    """``--mark STORY=MARK`` options."""
+    marks = {}
+    for text in texts:
+        story, sep, mark = text.rpartition("=")
+        if not sep or not story:
+            raise InputError(f"--mark {text!r}: use STORY=MARK, e.g. st-1a2b=off-topic")
+        marks[story] = mark
+    return marks
+
+
+def apply_marks(ctx: steps.RunContext, marks: dict[str, str]) -> list[Event]:
+    """People's relevance marks (off-topic, related, core, lead), checked before anything is written."""
+    return [
+        e
+        for story, mark in marks.items()
+        for e in steps.mark_story(ctx, story, mark, "human", "marked in review")
+    ]
+
+
+def answer_from_file(
+    ctx: steps.RunContext, questions: pl.DataFrame, path: str, marks: dict[str, str] | None = None
+) -> int:
+    """Answers (and marks) from a file; all checked before any is written."""
+    given, from_file = read_answers(path)
+    marking = apply_marks(ctx, {**from_file, **(marks or {})})
     by_id = {q["question_id"]: q for q in questions.iter_rows(named=True)}
     unknown = sorted(set(given) - set(by_id))
     if unknown:
@@ -38,8 +72,8 @@ def answer_from_file(ctx: steps.RunContext, questions: pl.DataFrame, path: str) 
         if problem:
             raise InputError(f"--answers: question {question_id}: {problem}")
     events = [e for qid, answer in given.items() for e in steps.resolve(ctx, by_id[qid], answer, "human")]
-    ctx.store.append(events)
-    return len(given)
+    ctx.store.append(events + marking)
+    return len(given) + len(marking)
 
 
 def answer_interactively(ctx: steps.RunContext, questions: pl.DataFrame, out: Console) -> int:

@@ -228,6 +228,7 @@ class StoryScored(Payload):
     relevance: float = Field(ge=0, le=1)
     core: float = Field(ge=0, le=1)
     outcome: Literal["core", "related", "off-topic"]
+    model_outcome: Literal["core", "related", "off-topic"] | None = None  # before a person's mark
     importance: float = Field(ge=0, le=1)
     evidence: dict[str, float]
     reasons: list[str] = Field(default_factory=list)

@@ -87,6 +87,18 @@ class EmbeddingHead(_Strict):
     intercept: float
 
 
+class TrainingRow(_Strict):
+    """One story a model was fitted on: its evidence and its label (numbers only, no feed text)."""
+
+    day: str
+    story_id: str
+    evidence: dict[str, float]
+    importance_inputs: dict[str, float]
+    relevance: Literal["core", "related", "none"]
+    importance: int = Field(ge=0, le=3)
+    by: Literal["label", "human"]
+
+
 class EditorialModel(_Strict):
     name: str
     kind: Literal["fitted", "rules", "keywords", "embedding"]
@@ -98,6 +110,7 @@ class EditorialModel(_Strict):
     importance: Linear | None = None
     threshold: float = Field(default=0.5, ge=-1, le=1)
     card: dict = Field(default_factory=dict)
+    training: list[TrainingRow] = Field(default_factory=list)
 
     def model_post_init(self, _context: object) -> None:
         if self.kind == "fitted":
@@ -143,7 +156,8 @@ def load_model(ref: str) -> EditorialModel:
     except OSError:
         known = ", ".join(f"builtin:{p.stem}" for p in sorted(MODELS_DIR.glob("*.json")))
         raise ConfigError(
-            f"editorial model {ref!r}: no such file; use one of {known}, 'rules', or a file from 'brief learn'"
+            f"editorial model {ref!r}: no such file; use one of {known}, 'rules', "
+            "or a file from 'brief learn'"
         ) from None
     return _load(str(path), stat.st_mtime_ns)
 

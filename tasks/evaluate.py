@@ -18,28 +18,38 @@ from pathlib import Path
 import polars as pl
 from pydantic import ValidationError
 
-from tasks.settings import PolicySettings, Settings
 from storage.errors import ConfigError
 from tasks import analyze as an
 from tasks import dedup as dd
 from tasks import steps
+from tasks.editorial import load_model
+from tasks.settings import PolicySettings, Settings, resolve_model_path
 
 
 def load_policy(path: str) -> PolicySettings:
-    """A candidate policy: a TOML file with a ``[policy]`` table (the config's schema)."""
+    """A candidate policy: a TOML file with a ``[policy]`` table (the config's schema).
+
+    A relative ``editorial_model`` file is taken relative to the policy file, and loaded at once:
+    a bad model file is one clear error before anything is replayed.
+    """
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"--policy {path!r}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--policy {path!r}: not valid TOML ({exc})") from None
     try:
-        return PolicySettings.model_validate(data.get("policy", data))
+        policy = PolicySettings.model_validate(data.get("policy", data))
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(
-            f"--policy {path!r}: policy.{'.'.join(map(str, first['loc']))} {first['msg']}"
-        ) from None
+        message = "is not a known setting" if first["type"] == "extra_forbidden" else first["msg"]
+        raise ConfigError(f"--policy {path!r}: policy.{'.'.join(map(str, first['loc']))} {message}") from None
+    policy = resolve_model_path(policy, Path(path).resolve().parent)
+    try:
+        load_model(policy.editorial_model)
+    except ConfigError as exc:
+        raise ConfigError(f"--policy {path!r}: {exc}") from None
+    return policy
 
 
 def _prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
@@ -54,6 +64,9 @@ def evaluate_policy(
     settings: Settings, policy: PolicySettings, days: Sequence[date], labels: Path | None = None
 ) -> dict[str, float | int | None]:
     trial = settings.model_copy(update={"policy": policy})
+    relevance_labels = _relevance_labels(labels)
+    editorial = {k: [0, 0] for k in ("precision", "top_core", "recall", "headline", "marks", "toward")}
+    left_out = 0
     human_tp = human_fp = human_fn = 0
     label_scores = [0, 0, 0]
     category_hits = category_total = 0
@@ -61,8 +74,11 @@ def evaluate_policy(
     for day in days:
         ctx = steps.make_context(trial, day, f"evaluate-{policy.version()}")
         ctx.dry_run = True
+        ctx.apply_marks = False  # people's marks are what the policy is scored against, not given to it
         outcome = steps.dedup_day(ctx)
-        document, findings, _ = steps.draft(ctx, outcome)
+        document, findings, scores = steps.draft(ctx, outcome)
+        left_out += steps.left_out(scores)
+        _score_editorial(editorial, document, outcome, scores, relevance_labels, ctx)
         questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
         story_of = {a: k for k, s in enumerate(outcome.stories) for a in s.members}
         must, cannot = steps.human_links(ctx, [d for d in ctx.store.days() if d <= day])
@@ -114,9 +130,84 @@ def evaluate_policy(
         "factcheck_pass_rate": round(passed / items, 4) if items else None,
         "citation_coverage": round(cited / news, 4) if news else None,
         "questions_raised": questions,
+        "off_topic_left_out": left_out,
+        "relevance_marks": editorial["marks"][1],
+        "relevance_agreement": _share(editorial["marks"]),
+        "relevance_toward_marks": _share(editorial["toward"]),
+        "brief_precision": _share(editorial["precision"]),
+        "top_core": _share(editorial["top_core"]),
+        "recall_core_important": _share(editorial["recall"]),
+        "headline_lead": _share(editorial["headline"]),
         "items": items,
         "news_articles": news,
     }
+
+
+def _share(pair: list) -> float | None:
+    return round(pair[0] / pair[1], 4) if pair[1] else None
+
+
+def _relevance_labels(folder: Path | None) -> dict:
+    if folder is None or not any(folder.glob("relevance-*.json")):
+        return {}
+    from tasks.learn import read_labels
+
+    return read_labels(folder)
+
+
+def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict, ctx) -> None:
+    """Relevance figures of one replayed day: against people's marks (held out) and hand labels.
+
+    Marks: a marked story agrees when the policy's own outcome is the mark (``lead`` counts as
+    core); ``relevance_toward_marks`` is the mean on-topic probability the policy gives the
+    person's answer (1 - p for an off-topic mark), which moves before an outcome flips. Labels: brief precision (items core or related), top core, recall of the day's news
+    that is core with importance >= 2, and importance-3 news in the top section.
+    """
+    from storage.projections import materialize
+
+    marks = {
+        r["article_id"]: r["relevance"]
+        for r in materialize(ctx.store, "articles", days=[d for d in ctx.store.days() if d <= ctx.day])
+        .filter(pl.col("relevance").is_not_null())
+        .iter_rows(named=True)
+    }
+    for story in outcome.stories:
+        mark = next((marks[a] for a in story.members if a in marks), None)
+        if mark is not None:
+            wanted = "core" if mark == "lead" else mark
+            scored = scores[story.story_id]
+            totals["marks"][0] += scored.outcome == wanted
+            totals["marks"][1] += 1
+            totals["toward"][0] += scored.relevance if wanted != "off-topic" else 1 - scored.relevance
+            totals["toward"][1] += 1
+    if not labels:
+        return
+    rank = {"none": 0, "related": 1, "core": 2}
+    cited: set[str] = set()
+    top: set[str] = set()
+    for item in document["items"]:
+        found = [labels[c["url"]] for c in item["citations"] if c["url"] in labels]
+        cited.update(c["url"] for c in item["citations"])
+        if item["section"] == "top":
+            top.update(c["url"] for c in item["citations"])
+        if found:
+            best = max(found, key=lambda lab: rank[lab.relevance])
+            totals["precision"][0] += best.relevance != "none"
+            totals["precision"][1] += 1
+            if item["section"] == "top":
+                totals["top_core"][0] += best.relevance == "core"
+                totals["top_core"][1] += 1
+    news = [outcome.items[a].url for s in outcome.stories for a in s.members]
+    for url in news:
+        label = labels.get(url)
+        if label is None:
+            continue
+        if label.relevance == "core" and label.importance >= 2:
+            totals["recall"][0] += url in cited
+            totals["recall"][1] += 1
+        if label.importance == 3:
+            totals["headline"][0] += url in top
+            totals["headline"][1] += 1
 
 
 def record(

@@ -7,8 +7,8 @@ import shlex
 
 import polars as pl
 
-from tasks.settings import load_settings
 from storage.events import new_event, utcnow
+from tasks.settings import load_settings
 from tasks.steps import resolve_day
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
@@ -32,7 +32,7 @@ from storage.projections import materialize
 from storage.store import EventStore
 from tasks.factcheck import looks_like_instructions
 
-TASKS = ("classify", "extract", "summarize", "dedup")
+TASKS = ("classify", "extract", "summarize", "dedup", "relevance")
 SYSTEM = {
     "classify": 'Classify the AI-news article into one category. Answer with JSON {"category": string}.',
     "extract": 'List the facts the article states. Answer with JSON {"organizations": [], "people": [], '
@@ -41,6 +41,9 @@ SYSTEM = {
     '{"title": string, "summary": string}.',
     "dedup": "Do the two articles report the same real-world event? "
     'Answer with JSON {"same_story": boolean}.',
+    "relevance": "Is the story news on the brief's topic? core: primarily about it and may lead; related: "
+    "the topic is a significant but secondary element; off-topic: leave it out. "
+    'Answer with JSON {"relevance": "core" | "related" | "off-topic", "lead": boolean}.',
 }
 
 
@@ -69,11 +72,18 @@ class DedupOutput(BaseModel):
     same_story: bool
 
 
+class RelevanceOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    relevance: Literal["core", "related", "off-topic"]
+    lead: bool = False
+
+
 OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     "classify": ClassifyOutput,
     "extract": ExtractOutput,
     "summarize": SummarizeOutput,
     "dedup": DedupOutput,
+    "relevance": RelevanceOutput,
 }
 
 
@@ -116,6 +126,9 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
     articles = {r["article_id"]: r for r in materialize(store, "articles").iter_rows(named=True)}
     events = store.query(lambda: store.scan(days))
     payload = pl.col("payload")
+    if task == "relevance":
+        yield from _relevance(events, articles)
+        return
     if task in ("classify", "extract", "summarize"):
         clustered = _latest(
             events.filter(pl.col("event_type") == "story.clustered").with_columns(
@@ -177,6 +190,34 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
             yield from _summaries(events, articles, representative)
     else:
         yield from _pairs(events, articles)
+
+
+def _relevance(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
+    """The topic decisions (``story.scored``), with people's marks as the preferred answer."""
+    scored = _latest(
+        events.filter(pl.col("event_type") == "story.scored").with_columns(
+            pl.col("payload").str.json_path_match("$.story_id").alias("story")
+        ),
+        ["story", "brief_date"],
+    )
+    for row in scored.iter_rows(named=True):
+        decision = json.loads(row["payload"])
+        article = articles.get(decision["representative"])
+        if article is None:
+            continue
+        machine = {"relevance": decision.get("model_outcome") or decision["outcome"], "lead": False}
+        mark = article.get("relevance")
+        human = {"relevance": "core" if mark == "lead" else mark, "lead": mark == "lead"} if mark else None
+        yield Example(
+            "relevance",
+            decision["representative"],
+            str(row["brief_date"]),
+            {**_article_input(article), "tags": list(article.get("tags") or [])},
+            machine,
+            human,
+            [row["event_id"]],
+            row["policy_version"],
+        )
 
 
 def _answers(events: pl.DataFrame) -> dict[tuple[str, str, str], str]:

@@ -93,8 +93,14 @@ class Example:
 MARK_LABEL = {"off-topic": ("none", 0), "related": ("related", 1), "core": ("core", 2), "lead": ("core", 3)}
 
 
+WEIGHT = {"label": 1.0, "human": 5.0}  # a person's answer weighs five labelled stories
+
+
 def collect_examples(
-    settings: Settings, days: Sequence[date], labels: dict[str, RelevanceLabel], progress=None
+    settings: Settings,
+    days: Sequence[date],
+    labels: dict[str, RelevanceLabel],
+    progress=None,
 ) -> list[Example]:
     """Replay each day (dry run) and pair its stories' evidence with labels and people's marks."""
     from tasks import steps
@@ -160,94 +166,162 @@ def _matrix(rows: Iterable[dict[str, float]], names: Sequence[str]) -> np.ndarra
     return np.array([[r.get(n, 0.0) for n in names] for r in rows], dtype=float)
 
 
-def _fit_parts(train: Sequence[Example], seed: int = 0):
-    """The three fits on ``train``; returns a function that scores examples with them."""
+def _head(vectors: np.ndarray, targets: np.ndarray, weights: np.ndarray):
+    from sklearn.linear_model import LogisticRegression
+
+    if len(set(targets.tolist())) < 2:
+        return None
+    return LogisticRegression(C=0.5, max_iter=5000, class_weight="balanced").fit(
+        vectors, targets, sample_weight=weights
+    )
+
+
+def _head_values(train: Sequence[Example], refit_head: bool) -> list[float]:
+    """The ``emb_head`` feature of each example: out-of-fold (by day) when the head is refitted,
+    else the value the current head gave when the story was scored."""
+    if not refit_head:
+        return [e.evidence.get("emb_head", 0.0) for e in train]
+    days = sorted({e.day for e in train})
+    folds = [[k for k, e in enumerate(train) if e.day == d] for d in days] if len(days) > 1 else [[]]
+    out = [0.0] * len(train)
+    for fold in folds:
+        held = set(fold)
+        rest = [k for k in range(len(train)) if k not in held]
+        head = _head(
+            np.vstack([train[k].vectors for k in rest]),
+            np.array([t for k in rest for t in train[k].article_relevant]),
+            np.array([WEIGHT[train[k].by] for k in rest for _ in train[k].article_relevant]),
+        )
+        for k in fold or range(len(train)):
+            out[k] = float(head.decision_function(train[k].vectors).max()) if head is not None else 0.0
+    return out
+
+
+def _fit_parts(train: Sequence[Example], refit_head: bool):
+    """The fits on ``train``: embedding head (or None), on-topic and core LRs, ranker, head values."""
     from sklearn.linear_model import LogisticRegression, Ridge
 
-    vectors = np.vstack([e.vectors for e in train])
-    targets = np.array([t for e in train for t in e.article_relevant])
+    weights = np.array([WEIGHT[e.by] for e in train])
     head = None
-    if len(set(targets)) == 2:
-        head = LogisticRegression(C=0.5, max_iter=5000, class_weight="balanced").fit(vectors, targets)
-
-    def head_of(e: Example) -> float:
-        return float(head.decision_function(e.vectors).max()) if head is not None else 0.0
-
-    # out-of-fold head values for the stacked fits (by day where there are several days)
-    oof = _out_of_fold_head(train)
+    if refit_head:
+        head = _head(
+            np.vstack([e.vectors for e in train]),
+            np.array([t for e in train for t in e.article_relevant]),
+            np.array([WEIGHT[e.by] for e in train for _ in e.article_relevant]),
+        )
+    values = _head_values(train, refit_head)
     names = list(editorial.RELEVANCE_FEATURES)
-    x = _matrix([{**e.evidence, "emb_head": oof[k]} for k, e in enumerate(train)], names)
+    x = _matrix([{**e.evidence, "emb_head": values[k]} for k, e in enumerate(train)], names)
     y_rel = np.array([e.relevance != "none" for e in train], dtype=int)
     y_core = np.array([e.relevance == "core" for e in train], dtype=int)
-    rel = LogisticRegression(C=1.0, max_iter=5000, class_weight="balanced").fit(x, y_rel)
-    core = LogisticRegression(C=1.0, max_iter=5000, class_weight="balanced").fit(x, y_core)
+    rel = LogisticRegression(C=1.0, max_iter=5000, class_weight="balanced").fit(
+        x, y_rel, sample_weight=weights
+    )
+    core = LogisticRegression(C=1.0, max_iter=5000, class_weight="balanced").fit(
+        x, y_core, sample_weight=weights
+    )
     p_core = core.predict_proba(x)[:, 1]
     on_topic = [k for k, e in enumerate(train) if e.relevance != "none"]
     inames = list(editorial.IMPORTANCE_FEATURES)
     xi = _matrix([{**train[k].importance_inputs, "core": float(p_core[k])} for k in on_topic], inames)
     yi = np.array([train[k].importance / 3 for k in on_topic])
-    ranker = Ridge(alpha=1.0).fit(xi, yi)
-    return head, names, rel, core, inames, ranker, head_of
+    ranker = Ridge(alpha=1.0).fit(xi, yi, sample_weight=weights[on_topic])
+    return head, rel, core, ranker, values
 
 
-def _out_of_fold_head(train: Sequence[Example]) -> list[float]:
-    from sklearn.linear_model import LogisticRegression
-
-    days = sorted({e.day for e in train})
-    groups = days if len(days) > 1 else None
-    out = [0.0] * len(train)
-    folds = [[k for k, e in enumerate(train) if e.day == d] for d in groups] if groups else [list(range(len(train)))]
-    for fold in folds:
-        rest = [k for k in range(len(train)) if k not in set(fold)] or fold
-        vectors = np.vstack([train[k].vectors for k in rest])
-        targets = np.array([t for k in rest for t in train[k].article_relevant])
-        if len(set(targets)) < 2:
-            continue
-        head = LogisticRegression(C=0.5, max_iter=5000, class_weight="balanced").fit(vectors, targets)
-        for k in fold:
-            out[k] = float(head.decision_function(train[k].vectors).max())
-    return out
+def _linear(names: Sequence[str], coef, intercept) -> editorial.Linear:
+    return editorial.Linear(
+        features=list(names), coef=[round(float(c), 5) for c in coef], intercept=float(intercept)
+    )
 
 
-def fit(examples: Sequence[Example], name: str, topic: str, embedding_model: str, note: str = "") -> Fitted:
-    """Fit on every example; the card reports leave-one-day-out figures."""
-    if len({e.relevance != "none" for e in examples}) < 2 or len({e.relevance == "core" for e in examples}) < 2:
+def base_examples(model: editorial.EditorialModel) -> list[Example]:
+    """The stories a model was fitted on, as its artefact keeps them (evidence and labels, no text)."""
+    return [
+        Example(
+            date.fromisoformat(row.day),
+            row.story_id,
+            dict(row.evidence),
+            dict(row.importance_inputs),
+            np.zeros((0, 0)),
+            [],
+            row.relevance,
+            row.importance,
+            row.by,
+        )
+        for row in model.training
+    ]
+
+
+def fit(
+    examples: Sequence[Example],
+    name: str,
+    topic: str,
+    embedding_model: str,
+    note: str = "",
+    base: editorial.EditorialModel | None = None,
+) -> Fitted:
+    """Fit a model; the card reports leave-one-day-out figures.
+
+    Without ``base``, everything is fitted on ``examples`` (which carry their embeddings). With a
+    ``base`` model, its embedding head is kept and its own training stories join the new ones:
+    a few answers then move the weights without throwing away what the base model learnt.
+    """
+    refit_head = base is None
+    train = [*(base_examples(base) if base else []), *examples]
+    if len({e.relevance != "none" for e in train}) < 2 or len({e.relevance == "core" for e in train}) < 2:
         raise InputError(
             "need labelled examples both on and off the topic, and core and not core, to fit; "
             "label more stories (--labels) or mark some in 'brief review'"
         )
-    head, names, rel, core, inames, ranker, _ = _fit_parts(examples)
+    head, rel, core, ranker, values = _fit_parts(train, refit_head)
+    if refit_head:
+        embedding_head = (
+            editorial.EmbeddingHead(
+                coef=[round(float(c), 6) for c in head.coef_[0]], intercept=float(head.intercept_[0])
+            )
+            if head is not None
+            else None
+        )
+    else:
+        assert base is not None
+        embedding_head = base.embedding_head
+    names, inames = editorial.RELEVANCE_FEATURES, editorial.IMPORTANCE_FEATURES
+    training = [
+        editorial.TrainingRow(
+            day=e.day.isoformat(),
+            story_id=e.story_id,
+            evidence={**{k: round(v, 4) for k, v in e.evidence.items()}, "emb_head": round(values[k], 4)},
+            importance_inputs={k: round(v, 4) for k, v in e.importance_inputs.items()},
+            relevance=e.relevance,  # type: ignore[arg-type]
+            importance=e.importance,
+            by=e.by,  # type: ignore[arg-type]
+        )
+        for k, e in enumerate(train)
+    ]
     model = editorial.EditorialModel(
         name=name,
         kind="fitted",
         topic=topic,
         embedding_model=embedding_model,
-        relevance=editorial.Linear(
-            features=names, coef=[round(float(c), 5) for c in rel.coef_[0]], intercept=float(rel.intercept_[0])
-        ),
-        core=editorial.Linear(
-            features=names, coef=[round(float(c), 5) for c in core.coef_[0]], intercept=float(core.intercept_[0])
-        ),
-        embedding_head=editorial.EmbeddingHead(
-            coef=[round(float(c), 6) for c in head.coef_[0]], intercept=float(head.intercept_[0])
-        )
-        if head is not None
-        else None,
-        importance=editorial.Linear(
-            features=inames, coef=[round(float(c), 5) for c in ranker.coef_], intercept=float(ranker.intercept_)
-        ),
+        relevance=_linear(names, rel.coef_[0], rel.intercept_[0]),
+        core=_linear(names, core.coef_[0], core.intercept_[0]),
+        embedding_head=embedding_head,
+        importance=_linear(inames, ranker.coef_, ranker.intercept_),
+        training=training,
     )
-    figures = cross_validate(examples)
-    days = sorted({e.day for e in examples})
+    figures = cross_validate(train, refit_head)
+    days = sorted({e.day for e in train})
     card = {
         "fitted_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "fitted_on": {
             "days": [d.isoformat() for d in days],
-            "stories": len(examples),
-            "from_labels": sum(e.by == "label" for e in examples),
-            "from_people": sum(e.by == "human" for e in examples),
-            "on_topic": sum(e.relevance != "none" for e in examples),
-            "core": sum(e.relevance == "core" for e in examples),
+            "stories": len(train),
+            "from_labels": sum(e.by == "label" for e in train),
+            "from_people": sum(e.by == "human" for e in train),
+            "on_topic": sum(e.relevance != "none" for e in train),
+            "core": sum(e.relevance == "core" for e in train),
+            "base_model": base.name if base else None,
         },
         "leave_one_day_out": figures,
         "library": _library(),
@@ -262,25 +336,28 @@ def _library() -> str:
     return f"scikit-learn {sklearn.__version__}"
 
 
-def cross_validate(examples: Sequence[Example]) -> dict:
+def cross_validate(examples: Sequence[Example], refit_head: bool) -> dict:
     """Leave one day out: fit on the other days, decide the held-out day's stories, pool the counts."""
     days = sorted({e.day for e in examples})
     if len(days) < 2:
         return {"note": "one day only: no held-out figures"}
     tp = fp = fn = tn = core_tp = core_fp = 0
     important_kept = important = 0
+    names = list(editorial.RELEVANCE_FEATURES)
     for day in days:
         train = [e for e in examples if e.day != day]
         test = [e for e in examples if e.day == day]
         if len({e.relevance != "none" for e in train}) < 2 or len({e.relevance == "core" for e in train}) < 2:
             continue
-        head, names, rel, core, *_ = _fit_parts(train)
+        head, rel, core, *_ = _fit_parts(train, refit_head)
         for e in test:
-            x = {**e.evidence}
-            x["emb_head"] = float(head.decision_function(e.vectors).max()) if head is not None else 0.0
+            x = dict(e.evidence)
+            if refit_head:
+                x["emb_head"] = float(head.decision_function(e.vectors).max()) if head is not None else 0.0
             row = _matrix([x], names)
-            kept = rel.predict_proba(row)[0, 1] >= 0.5 or bool(e.evidence.get("on_topic_source"))
-            is_core = kept and (core.predict_proba(row)[0, 1] >= 0.5 or bool(e.evidence.get("on_topic_source")))
+            declared = bool(e.evidence.get("on_topic_source"))
+            kept = rel.predict_proba(row)[0, 1] >= 0.5 or declared
+            is_core = kept and (core.predict_proba(row)[0, 1] >= 0.5 or declared)
             truth = e.relevance != "none"
             tp += kept and truth
             fp += kept and not truth
@@ -321,7 +398,13 @@ def policy_toml(base_policy, model_ref: str) -> str:
         f"editorial_model = {json.dumps(model_ref)}",
     ]
     defaults = type(base_policy)()
-    for key in ("lookback_hours", "near_duplicate_threshold", "same_source_threshold", "top_stories", "quick_links"):
+    for key in (
+        "lookback_hours",
+        "near_duplicate_threshold",
+        "same_source_threshold",
+        "top_stories",
+        "quick_links",
+    ):
         value = getattr(base_policy, key)
         if value != getattr(defaults, key):
             lines.append(f"{key} = {json.dumps(value)}")
@@ -349,11 +432,15 @@ def card_text(model: editorial.EditorialModel) -> str:
     if model.relevance:
         rows.append(
             "on-topic weights: "
-            + ", ".join(f"{f} {c:+.2f}" for f, c in zip(model.relevance.features, model.relevance.coef, strict=True))
+            + ", ".join(
+                f"{f} {c:+.2f}" for f, c in zip(model.relevance.features, model.relevance.coef, strict=True)
+            )
         )
     if model.importance:
         rows.append(
             "importance weights: "
-            + ", ".join(f"{f} {c:+.2f}" for f, c in zip(model.importance.features, model.importance.coef, strict=True))
+            + ", ".join(
+                f"{f} {c:+.2f}" for f, c in zip(model.importance.features, model.importance.coef, strict=True)
+            )
         )
     return "\n".join(rows)

@@ -103,6 +103,24 @@ def claim_question(story_id: str, title: str, kind: str, claim: str, reason: str
     )
 
 
+RELEVANCE_CHOICES = ("core", "related", "off-topic", "lead")
+
+
+def relevance_question(story_id: str, title: str, topic: str, outcome: str, score: float) -> Question:
+    """Is the story on the topic? Asked when the model's score is near its decision."""
+    return Question(
+        "confirmation",
+        story_id,
+        "relevance",
+        outcome,
+        f"Is “{title}” {topic} news? The model says {outcome} (score {score:.2f}). "
+        "core: yes, it may lead · related: partly · off-topic: leave it out · lead: it should lead",
+        (outcome, *[c for c in RELEVANCE_CHOICES if c != outcome]),
+        outcome,
+        50 + int(40 * (1 - 2 * abs(score - 0.5))),  # the closer to the decision, the sooner
+    )
+
+
 def publish_time_question(article_id: str, title: str) -> Question:
     return Question(
         "completion",

@@ -24,6 +24,15 @@ CONFIG_ENV = "BRIEF_CONFIG"
 DEFAULT_CONFIG = "brief.toml"
 
 
+def _check_model(settings: Settings, where: str) -> None:
+    from tasks.editorial import load_model
+
+    try:
+        load_model(settings.policy.editorial_model)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: policy.{exc}") from None
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -417,7 +426,9 @@ class TopicSettings(Section):
             try:
                 re.compile(pattern)
             except re.error as exc:
-                raise ValueError(f"not_news pattern {pattern!r} is not a regular expression ({exc})") from None
+                raise ValueError(
+                    f"not_news pattern {pattern!r} is not a regular expression ({exc})"
+                ) from None
         return value
 
 
@@ -515,6 +526,14 @@ class Settings(Section):
         return ZoneInfo(self.timezone)
 
 
+def resolve_model_path(policy: PolicySettings, base: Path) -> PolicySettings:
+    """A relative ``editorial_model`` file is relative to the file that names it."""
+    ref = policy.editorial_model
+    if ref == "rules" or ref.startswith("builtin:") or Path(ref).expanduser().is_absolute():
+        return policy
+    return policy.model_copy(update={"editorial_model": os.path.normpath(base / ref)})
+
+
 def config_path(explicit: str | os.PathLike[str] | None) -> Path:
     """The config file to use: the option, else ``BRIEF_CONFIG``, else ``./brief.toml``."""
     chosen = explicit or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG
@@ -550,12 +569,15 @@ def parse_settings(data: dict, path: Path | None = None) -> Settings:
             message = "is not a known setting (check its spelling and section)"
         raise ConfigError(f"{where}: {field} {message}") from None
     if path is None:
+        _check_model(settings, where)
         return settings
     base = path.parent.resolve()
+    settings = settings.model_copy(update={"policy": resolve_model_path(settings.policy, base)})
+    _check_model(settings, where)
     root = settings.storage.root
     if "://" not in root and not Path(root).expanduser().is_absolute():
         settings = settings.model_copy(
-            update={"storage": StorageSettings(root=os.path.normpath(base / root))}
+            update={"storage": settings.storage.model_copy(update={"root": os.path.normpath(base / root)})}
         )
     sources = [
         s.model_copy(update={"url": "file://" + os.path.normpath(base / s.url[len("file://") :])})

@@ -29,8 +29,8 @@ LABELS = {
         "unverified": "unverified",
         "flag": "Its source text contains instructions addressed to AI systems; "
         "it is shown only as quoted data.",
-        "left_out": "{n} stories off the topic ({topic}) were left out; "
-        "'brief events --type story.scored' says why.",
+        "left_out": "{n} {stories} off the topic ({topic}) left out; "
+        "'brief replay --projection scores' says why.",
     },
     "zh": {
         "title": "AI 简报",
@@ -46,7 +46,7 @@ LABELS = {
         "window": "发布时间",
         "unverified": "未核实",
         "flag": "原文含有针对 AI 系统的指令，仅作为引用数据显示。",
-        "left_out": "{n} 条与主题（{topic}）无关的新闻未收录；原因见 'brief events --type story.scored'。",
+        "left_out": "{n} 条与主题（{topic}）无关的新闻未收录；原因见 'brief replay --projection scores'。",
     },
 }
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
@@ -177,7 +177,8 @@ def left_out_line(doc: Mapping[str, Any]) -> str:
     n = (doc.get("left_out") or {}).get("off_topic", 0)
     if not n:
         return ""
-    return LABELS[doc["language"]]["left_out"].format(n=n, topic=doc.get("topic", "AI"))
+    stories = "story" if n == 1 else "stories"
+    return LABELS[doc["language"]]["left_out"].format(n=n, stories=stories, topic=doc.get("topic", "AI"))
 
 
 _CSS = """body{font:16px/1.55 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;

@@ -99,7 +99,8 @@ def validate(suites: Mapping[str, tuple[str, pd.DataFrame, str, list[Expectation
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)  # a run's log tells the run    source = context.data_sources.add_pandas("brief")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)  # a run's log tells the run
+    source = context.data_sources.add_pandas("brief")
     results = []
     for name, (mode, frame, id_column, expectations) in suites.items():
         if mode == "off":

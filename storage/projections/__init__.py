@@ -12,6 +12,7 @@ from storage.projections.base import Projection, project
 from storage.projections.briefs import BriefsProjection
 from storage.projections.questions import QuestionsProjection
 from storage.projections.runs import RunsProjection
+from storage.projections.scores import ScoresProjection
 from storage.projections.seen import SeenProjection
 from storage.projections.stories import StoriesProjection
 from storage.store import EventStore
@@ -25,6 +26,7 @@ PROJECTIONS: dict[str, Projection] = {
         StoriesProjection(),
         QuestionsProjection(),
         BriefsProjection(),
+        ScoresProjection(),
     )
 }
 

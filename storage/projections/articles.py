@@ -26,7 +26,7 @@ FIELDS = (
 )
 CORRECTABLE = ("title", "summary", "published_at", "language", "source", "category", "relevance")
 
-_COLLECTED = {
+_COLLECTED: dict[str, pl.DataType | type[pl.DataType]] = {
     "article_id": pl.String,
     "source": pl.String,
     "url": pl.String,
@@ -43,7 +43,7 @@ _CORRECTED = {"article_id": pl.String, "field": pl.String, "value": pl.String}
 
 
 def upcast_collected_frame(decoded: pl.LazyFrame) -> pl.LazyFrame:
-    """Frame twin of the upcasters: v1 ``published`` -> ``published_at``, language 'und'; before v3 no tags."""
+    """Frame twin of the upcasters: v1 ``published`` -> ``published_at`` and 'und'; no tags before v3."""
     v1 = pl.col("schema_version") == 1
     return decoded.with_columns(
         pl.when(v1).then(pl.col("published")).otherwise(pl.col("published_at")).alias("published_at"),

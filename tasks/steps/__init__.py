@@ -20,8 +20,8 @@ from tasks.steps.collect import SourceOutcome, collect_lookback, collect_one, la
 from tasks.steps.context import RunContext, make_context, resolve_day, today
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, follow_ups, human_links
 from tasks.steps.report import RunReport
+from tasks.steps.review import mark_story, open_questions, raise_questions, rebrief, resolve
 from tasks.steps.score import Scored, score_stories
-from tasks.steps.review import open_questions, raise_questions, rebrief, resolve
 
 __all__ = [
     "DedupOutcome",
@@ -36,8 +36,8 @@ __all__ = [
     "collect_lookback",
     "collect_one",
     "compose",
-    "draft",
     "dedup_day",
+    "draft",
     "factcheck",
     "follow_ups",
     "gate",
@@ -46,6 +46,7 @@ __all__ = [
     "last_validators",
     "left_out",
     "make_context",
+    "mark_story",
     "open_questions",
     "publish",
     "raise_questions",

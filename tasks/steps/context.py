@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from tasks.settings import Settings
 from storage.events import Event, new_event, utcnow
 from storage.store import ParquetEventStore
 from tasks.embed import CachedEmbedder
+from tasks.settings import Settings
 
 
 @dataclass
@@ -21,6 +21,7 @@ class RunContext:
     embedder: CachedEmbedder
     counts: dict[str, int] = field(default_factory=dict)
     dry_run: bool = False  # evaluate a policy: decide everything, record nothing
+    apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
     memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
 
     @property

@@ -142,7 +142,11 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         .to_list()
     )
     corrected = {r["article_id"]: r["category"] for r in articles.iter_rows(named=True) if r["category"]}
-    marked = {r["article_id"]: r["relevance"] for r in articles.iter_rows(named=True) if r["relevance"]}
+    marked = (
+        {r["article_id"]: r["relevance"] for r in articles.iter_rows(named=True) if r["relevance"]}
+        if ctx.apply_marks
+        else {}
+    )
     return DedupOutcome(
         items,
         clustering.stories,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from storage.errors import InputError
 from storage.events import Event, new_event, utcnow
 from storage.projections import materialize
 from tasks import factcheck as fc
@@ -14,13 +15,19 @@ from tasks.steps.answers import answered
 from tasks.steps.brief import Published, draft, gate, publish
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome, dedup_day
+from tasks.steps.score import Scored
 
 
 def raise_questions(
-    ctx: RunContext, outcome: DedupOutcome, document: dict, findings: Sequence[fc.Finding]
+    ctx: RunContext,
+    outcome: DedupOutcome,
+    document: dict,
+    findings: Sequence[fc.Finding],
+    scores: Mapping[str, Scored] | None = None,
 ) -> dict:
     """Ask what the run could not settle; apply earlier answers to questions asked before."""
     titles = {i["story_id"]: i["title"] for i in document["items"]}
+    policy = ctx.settings.policy
     categories = [c.name for c in ctx.settings.policy.categories]
     questions = [
         rv.same_story_question(a, outcome.items[a].title, b, outcome.items[b].title, s)
@@ -37,6 +44,18 @@ def raise_questions(
         if f.kind != "citation"
     ]
     questions += [rv.publish_time_question(a, outcome.items[a].title) for a in outcome.undated]
+    stories = {s.story_id: s for s in outcome.stories}
+    questions += [
+        rv.relevance_question(
+            s.story_id,
+            outcome.items[stories[key].representative].title,
+            policy.topic.name,
+            s.outcome,
+            s.relevance,
+        )
+        for key, s in (scores or {}).items()
+        if abs(s.relevance - 0.5) < policy.relevance_margin and not s.marked
+    ]
     earlier = answered(ctx)
     today = {r["question_id"] for r in earlier.values() if r["brief_date"] == ctx.day}
     events, counts = [], {"asked": 0, "applied": 0}
@@ -132,6 +151,10 @@ def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event
                     article,
                 )
             )
+    elif field_ == "relevance" and answer != question["value"]:
+        events += mark_story(
+            ctx, question["subject"], answer, by, f"answer to {question['question_id']}", events[0]
+        )
     elif field_ == "published_at" and answer not in ("", "skip"):
         events.append(
             fact(
@@ -149,10 +172,54 @@ def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event
     return events
 
 
+def mark_story(
+    ctx: RunContext, story: str, mark: str, by: str, reason: str, cause: Event | None = None
+) -> list[Event]:
+    """A person's relevance mark on a story (off-topic, related, core, lead), as a correction of its
+    representative article; the next brief applies it."""
+    from storage.payloads import RELEVANCE_MARKS
+
+    if mark not in RELEVANCE_MARKS:
+        raise InputError(f"mark {mark!r} is not one of {', '.join(RELEVANCE_MARKS)}")
+    article = find_representative(ctx, story)
+    return [
+        new_event(
+            "article.corrected",
+            {"article_id": article, "field": "relevance", "value": mark, "reason": reason, "by": by},
+            brief_date=ctx.day,
+            run_id=ctx.run_id,
+            subject_id=article,
+            produced_by=f"review@1:{by}",
+            occurred_at=utcnow(),
+            source_event_ids=[cause.event_id] if cause else [],
+        )
+    ]
+
+
+def find_representative(ctx: RunContext, story: str) -> str:
+    """The representative article of a story named by its story id, an article id or a link."""
+    stories = materialize(ctx.store, "stories", days=[ctx.day])
+    rows = stories.filter(pl.col("story_id") == story)
+    if rows.height:
+        return rows["representative"][0]
+    articles = materialize(ctx.store, "articles", days=[d for d in ctx.store.days() if d <= ctx.day])
+    hit = articles.filter(
+        (pl.col("article_id") == story) | (pl.col("url") == story) | (pl.col("canonical_url") == story)
+    )
+    if hit.height:
+        article = hit["article_id"][0]
+        member = stories.filter(pl.col("members").list.contains(article))
+        return member["representative"][0] if member.height else article
+    raise InputError(
+        f"no story, article or link {story!r} on {ctx.day}; "
+        "'brief events --type story.scored --date D' lists the day's stories"
+    )
+
+
 def rebrief(ctx: RunContext) -> Published:
     """The day's brief again from stored facts and answers (no collection); a new version if it changed."""
     outcome = dedup_day(ctx)
-    document, findings, _ = draft(ctx, outcome)
-    raise_questions(ctx, outcome, document, findings)
+    document, findings, scores = draft(ctx, outcome)
+    raise_questions(ctx, outcome, document, findings, scores)
     document, _ = gate(ctx, outcome, document)
     return publish(ctx, document)

@@ -8,10 +8,9 @@ person's mark (``article.corrected`` of the field ``relevance``) overrides the m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import timedelta
 
-from tasks import analyze
-from tasks import editorial
+from tasks import analyze, editorial
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
 
@@ -25,6 +24,7 @@ class Scored:
     importance: float
     lead: bool = False  # a person said it should lead
     evidence: dict | None = None
+    marked: bool = False  # a person's mark decided it
 
     @property
     def kept(self) -> bool:
@@ -52,7 +52,9 @@ def known_products(ctx: RunContext, outcome: DedupOutcome) -> set[str]:
     days = [d for d in ctx.store.days() if since <= d <= ctx.day]
     recent = set(
         ctx.store.query(
-            lambda: ctx.store.scan(days, event_types=["article.collected"]).select(pl.col("subject_id").unique())
+            lambda: ctx.store.scan(days, event_types=["article.collected"]).select(
+                pl.col("subject_id").unique()
+            )
         )["subject_id"].to_list()
     )
     start = outcome.window[0]
@@ -113,7 +115,9 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
         features = editorial.importance_features(
             topic, inputs, judged, evidence, outcome.window[1], policy.lookback_hours
         )
-        category, _ = analyze.categorise(" ".join(f"{i.title} {i.title} {i.summary}" for i in items), category_rules)
+        category, _ = analyze.categorise(
+            " ".join(f"{i.title} {i.title} {i.summary}" for i in items), category_rules
+        )
         legacy = analyze.importance(
             [i.source for i in items],
             source_weights,
@@ -123,14 +127,25 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
             policy.lookback_hours,
         )
         rank = editorial.importance(model, features, legacy)
-        marked = next((outcome.corrected_relevance[a] for a in story.members if a in outcome.corrected_relevance), None)
+        marked = next(
+            (outcome.corrected_relevance[a] for a in story.members if a in outcome.corrected_relevance), None
+        )
         outcome_, lead, reasons = judged.outcome, False, list(judged.reasons)
+        if judged.outcome == "off-topic":
+            reasons.append(f"on-topic score {judged.relevance:.2f}, under 0.50")
         if marked is not None:
             outcome_ = "core" if marked == "lead" else marked  # type: ignore[assignment]
             lead = marked == "lead"
             reasons.insert(0, f"a person marked it {marked}")
         scores[story.story_id] = Scored(
-            story_id, judged.relevance, judged.core, outcome_, rank, lead, {**evidence, **features}
+            story_id,
+            judged.relevance,
+            judged.core,
+            outcome_,
+            rank,
+            lead,
+            {**evidence, **features},
+            marked is not None,
         )
         events.append(
             ctx.emit(
@@ -141,6 +156,7 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
                     "relevance": judged.relevance,
                     "core": judged.core,
                     "outcome": outcome_,
+                    "model_outcome": judged.outcome,
                     "importance": rank,
                     "evidence": {**evidence, **{f"importance.{k}": v for k, v in features.items()}},
                     "reasons": reasons,

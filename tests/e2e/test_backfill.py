@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.settings import load_settings
 from storage.store import ParquetEventStore
+from tasks.settings import load_settings
 
 SOURCES = [
     "arstechnica",
@@ -22,7 +22,14 @@ SOURCES = [
     "microsoft_ai_blog",
 ]
 FACTS = {"article.collected", "feed.fetched"}
-LABS = {"openai_research", "anthropic_news", "openai_news", "google_ai_blog", "deepmind_blog", "microsoft_ai_blog"}
+LABS = {
+    "openai_research",
+    "anthropic_news",
+    "openai_news",
+    "google_ai_blog",
+    "deepmind_blog",
+    "microsoft_ai_blog",
+}
 
 
 def test_backfill_twice_is_idempotent(shared_data: Path, tmp_path: Path, prefect_harness: None) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.settings import load_settings
 from storage.projections import materialize
 from storage.store import ParquetEventStore
+from tasks.settings import load_settings
 
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]

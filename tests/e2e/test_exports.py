@@ -13,9 +13,9 @@ import duckdb
 import polars as pl
 import pytest
 
-from tasks.settings import load_settings
 from storage.export import export_events
 from storage.store import ParquetEventStore
+from tasks.settings import load_settings
 from tests.conftest import REPO
 
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]

@@ -13,8 +13,8 @@ def test_a_failing_step_fails_the_run_with_an_explanation(tmp_path: Path, prefec
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     from flows.daily import daily_brief
-    from tasks.settings import load_settings
     from storage.store import ParquetEventStore
+    from tasks.settings import load_settings
 
     shutil.copytree(REPO / "samples" / "feeds", tmp_path / "feeds")
     config = tmp_path / "brief.toml"

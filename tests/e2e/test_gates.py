@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tasks.settings import load_settings
 from storage.store import ParquetEventStore
+from tasks.settings import load_settings
 from tests.conftest import REPO
 
 FEEDS = (REPO / "tests" / "fixtures" / "feeds" / "mixed").as_uri()

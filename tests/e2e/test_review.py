@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from tasks.settings import load_settings
 from storage.projections import materialize
 from storage.store import ParquetEventStore
+from tasks.settings import load_settings
 from tests.conftest import REPO
 
 DAY = "2025-08-06"

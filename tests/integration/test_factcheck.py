@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tasks.settings import parse_settings
 from storage.store import ParquetEventStore
 from tasks import factcheck as fc
 from tasks import steps
 from tasks.embed import CachedEmbedder, HashingEmbedder
+from tasks.settings import parse_settings
 
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
 # the labs' own feeds and the AI-focused Chinese accounts are declared on-topic, as a user would

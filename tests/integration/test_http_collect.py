@@ -12,11 +12,11 @@ from typing import ClassVar
 
 import pytest
 
-from tasks.settings import parse_settings
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.collect import Source, collect_source
 from tasks.embed import CachedEmbedder, HashingEmbedder
+from tasks.settings import parse_settings
 
 FEED = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title>
 <item><title>Local model launch</title><link>http://127.0.0.1/a</link>
