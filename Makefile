@@ -37,6 +37,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/eventstore.py
 	$(BIN)/python bench/dedup_quality.py
+	$(BIN)/python bench/editorial.py
 	$(BIN)/python bench/daily_run.py
 	$(BIN)/python bench/export.py
 

@@ -30,7 +30,7 @@ def _check_model(settings: Settings, where: str) -> None:
     try:
         load_model(settings.policy.editorial_model)
     except ConfigError as exc:
-        raise ConfigError(f"{where}: policy.{exc}") from None
+        raise ConfigError(f"{where}: policy.editorial_model: {exc}") from None
 
 
 class Section(BaseModel):

@@ -195,6 +195,7 @@ def test_stats_per_day_from_the_runs_projection(real_run: dict) -> None:
         assert rows[day]["last_status"] == "completed" and rows[day]["failed"] == 0
         assert rows[day]["feeds_failed"] == 1  # the broken source, every run
         assert rows[day]["versions_published"] == 1
+        assert rows[day]["off_topic"] > 0  # stories the topic filter left out, counted per day
 
 
 def test_the_real_days_pass_the_fact_check(real_run: dict) -> None:

@@ -140,6 +140,69 @@ def test_bad_config_names_the_field(tmp_path: Path, toml: str, message: str) -> 
     assert not (tmp_path / "x").exists()
 
 
+BAD_MODEL = '{"name": "x", "kind": "fitted", "relevance": {"features": ["kw_title"], "coef": [1.0]}}'
+BAD_LABELS = '[{"id": "https://a.example/1", "relevance": "maybe", "importance": 1}]'
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "message"),
+    [
+        (
+            {"policy.toml": "[policy]\neditorial_model = 'm.json'\n", "m.json": BAD_MODEL},
+            ["evaluate", "--policy", "{dir}/policy.toml", "--start", "2025-08-06", "--end", "2025-08-06"],
+            "relevance.intercept: Field required",
+        ),
+        (
+            {"policy.toml": "[policy]\neditorial_model = 'builtin:nope'\n"},
+            ["evaluate", "--policy", "{dir}/policy.toml", "--start", "2025-08-06", "--end", "2025-08-06"],
+            "no such file; use one of builtin:ai",
+        ),
+        (
+            {"policy.toml": "[policy]\ntopic = {name = 'AI', not_news = ['(unclosed']}\n"},
+            ["evaluate", "--policy", "{dir}/policy.toml", "--start", "2025-08-06", "--end", "2025-08-06"],
+            "is not a regular expression",
+        ),
+        (
+            {"labels/relevance-x.json": BAD_LABELS},
+            ["learn", "--out", "{dir}/out.toml", "--labels", "{dir}/labels"],
+            "item 0: relevance: Input should be 'core', 'related' or 'none'",
+        ),
+        (
+            {"labels/relevance-x.json": '[{"link": "https://a.example/1"}]'},
+            ["learn", "--out", "{dir}/out.toml", "--labels", "{dir}/labels"],
+            "item 0: id: Field required",
+        ),
+    ],
+)
+def test_bad_policy_model_or_labels_file_is_one_line_and_nothing_is_written(
+    sample: Path, tmp_path: Path, files: dict[str, str], args: list[str], message: str
+) -> None:
+    assert brief("collect", "--config", str(sample), "--date", "2025-08-06").returncode == 0
+    store = sample.parent / "store"
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    folder = tmp_path / "given"
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    done = brief(*[a.replace("{dir}", str(folder)) for a in args], "--config", str(sample))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before  # nothing written
+    assert not (folder / "out.toml").exists() and not (folder / "out.model.json").exists()
+
+
+def test_a_config_naming_a_missing_model_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "brief.toml"
+    config.write_text("[storage]\nroot = 'x'\n[policy]\neditorial_model = 'nowhere.json'\n")
+    done = brief("collect", "--config", str(config), "--date", "2025-08-06")
+    assert (
+        done.returncode == 2
+        and "policy.editorial_model: editorial model" in done.stderr
+        and "no such file" in done.stderr
+    )
+    assert not (tmp_path / "x").exists()
+
+
 def test_missing_config_says_how_to_fix(tmp_path: Path) -> None:
     done = brief("events", cwd=tmp_path)
     assert done.returncode == 2
@@ -159,6 +222,7 @@ COMMANDS = [
     "compact",
     "serve",
     "collect",
+    "learn",
 ]
 
 

@@ -1,0 +1,147 @@
+"""The editor's judgement: evidence, decisions, the shipped model and its artefact contract."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from storage.errors import ConfigError
+from tasks import editorial
+from tasks.dedup import Item
+from tasks.settings import TopicSettings
+from tasks.write import arrange
+
+TOPIC = editorial.TopicEvidence.build(TopicSettings(), ["lab"])
+
+
+def item(
+    title: str,
+    summary: str = "",
+    *,
+    source: str = "wire",
+    url: str = "https://wire.example/x",
+    tags: tuple[str, ...] = (),
+    language: str = "en",
+) -> Item:
+    return Item("a1", source, title, summary, url, "h", datetime(2025, 8, 6, tzinfo=UTC), language, url, tags)
+
+
+def evidence(article: Item, cosine: float = 0.0) -> dict[str, float]:
+    found = editorial.article_evidence(TOPIC, article, cosine)
+    return {**found, "emb_head": 0.0}
+
+
+def test_evidence_reads_titles_tags_sections_sources_and_not_news_patterns() -> None:
+    e = evidence(item("OpenAI ships GPT-5 to every ChatGPT user", tags=("AI", "Apps")))
+    assert e["entity_title"] >= 2 and e["tags"] >= 1 and e["not_news"] == 0
+    guide = evidence(item("The 12 Best Chef's Knives (2025), Tested", tags=("Gear / Buying Guides",)))
+    assert guide["not_news"] == 2 and guide["kw_title"] == guide["entity_title"] == 0
+    promo = evidence(item("LG Promo Codes: 20% Off | August 2025"))
+    assert promo["not_news"] >= 1
+    assert evidence(item("x", url="https://arstechnica.com/ai/2025/08/x/"))["section"] == 1
+    assert evidence(item("x", url="https://arstechnica.com/gadgets/2025/08/x/"))["section"] == 0
+    assert evidence(item("x", source="lab"))["on_topic_source"] == 1
+
+
+def test_ascii_names_count_inside_chinese_and_dutch_text_and_words_keep_their_boundaries() -> None:
+    assert evidence(item("微视用AI打造你我的舞林大会", language="zh"))["kw_title"] == 1
+    assert evidence(item("OpenAI maakt GPT-5 beschikbaar", language="nl"))["entity_title"] >= 2
+    assert evidence(item("Mountain trails for the rainy season"))["kw_title"] == 0  # "ai" in "trails"
+    assert evidence(item("Paint your room"))["kw_title"] == 0
+
+
+def test_the_embedding_says_nothing_for_other_languages_or_another_embedder() -> None:
+    assert evidence(item("新模型发布", language="zh"), cosine=0.9)["emb_topic"] == 0.0
+    model = editorial.load_model("builtin:ai")
+    import numpy as np
+
+    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    assert editorial.head_value(model, vector, "all-MiniLM-L6-v2", "en") != 0.0
+    assert editorial.head_value(model, vector, "hashing-384", "en") == 0.0
+    assert editorial.head_value(model, vector, "all-MiniLM-L6-v2", "zh") == 0.0
+
+
+def test_shipped_model_keeps_an_ai_launch_drops_a_buying_guide_and_never_filters_a_declared_source() -> None:
+    model = editorial.load_model("builtin:ai")
+    launch = editorial.judge(model, evidence(item("OpenAI launches GPT-5", tags=("AI",)), 0.4))
+    guide = editorial.judge(model, evidence(item("19 Best Barefoot Shoes (2025)", tags=("Shopping",)), 0.05))
+    declared = editorial.judge(model, evidence(item("Our approach to partnerships", source="lab"), 0.05))
+    assert launch.outcome == "core" and launch.relevance > 0.9
+    assert guide.outcome == "off-topic" and guide.relevance < 0.1
+    assert declared.outcome == "core" and "declared on-topic source" in declared.reasons
+
+
+def test_baseline_kinds_decide_as_documented() -> None:
+    e = evidence(item("OpenAI launches GPT-5"), cosine=0.1)
+    assert editorial.judge(editorial.RULES, e).outcome == "core"
+    keywords = editorial.EditorialModel(name="k", kind="keywords")
+    assert editorial.judge(keywords, e).outcome == "core"
+    assert editorial.judge(keywords, evidence(item("Cockatoos dance"))).outcome == "off-topic"
+    embedding = editorial.EditorialModel(name="e", kind="embedding", threshold=0.3)
+    assert editorial.judge(embedding, e).outcome == "off-topic"
+
+
+def test_shipped_card_says_what_it_was_fitted_on_and_how_it_scored() -> None:
+    model = editorial.load_model("builtin:ai")
+    card = model.card
+    assert card["fitted_on"]["days"] == ["2025-08-05", "2025-08-06", "2025-08-07"]
+    assert card["fitted_on"]["stories"] == len(model.training) > 100
+    assert {"precision", "recall", "recall_important"} <= set(card["leave_one_day_out"])
+    weights = dict(zip(model.relevance.features, model.relevance.coef, strict=True))  # type: ignore[union-attr]
+    assert weights["tags"] > 0 and weights["not_news"] < 0  # fitted, and in the direction evidence points
+
+
+def test_a_bad_model_file_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    weights = {"features": ["nope"], "coef": [1], "intercept": 0}
+    path.write_text(
+        json.dumps(
+            {"name": "m", "kind": "fitted", "relevance": weights, "core": weights, "importance": weights}
+        )
+    )
+    with pytest.raises(ConfigError, match="unknown features"):
+        editorial.load_model(str(path))
+    with pytest.raises(ConfigError, match="no such file; use one of builtin:ai"):
+        editorial.load_model(str(tmp_path / "absent.json"))
+    assert editorial.model_digest("builtin:ai") != editorial.model_digest("rules")
+
+
+def test_fitted_importance_is_clipped_and_baselines_keep_the_legacy_formula() -> None:
+    model = editorial.load_model("builtin:ai")
+    features = {f: 0.0 for f in editorial.IMPORTANCE_FEATURES}
+    low = editorial.importance(model, features, legacy=0.7)
+    high = editorial.importance(
+        model,
+        {**features, "core": 1, "outlets": 2, "first_party": 1, "novel": 1, "product": 1, "recency": 1},
+        0.7,
+    )
+    assert 0 <= low < high <= 1
+    assert editorial.importance(editorial.RULES, features, legacy=0.7) == 0.7
+
+
+def story(
+    story_id: str, importance: float, relevance: str, lead: bool = False, category: str = "models"
+) -> dict:
+    return {
+        "story_id": story_id,
+        "importance": importance,
+        "relevance": relevance,
+        "lead": lead,
+        "category": category,
+    }
+
+
+def test_only_core_stories_lead_and_a_story_marked_to_lead_comes_first() -> None:
+    items = [
+        story("a", 0.9, "related"),
+        story("b", 0.5, "core"),
+        story("c", 0.4, "core"),
+        story("d", 0.1, "core", lead=True),
+    ]
+    out = arrange(items, top=2, quotas={"models": 5}, quick_links=5)
+    top = [i["story_id"] for i in out if i["section"] == "top"]
+    assert top == ["d", "b"]
+    assert {i["story_id"]: i["section"] for i in out}["a"] == "category"  # related: below the top
