@@ -22,6 +22,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+LABS = {
+    "openai_research",
+    "anthropic_news",
+    "openai_news",
+    "google_ai_blog",
+    "deepmind_blog",
+    "microsoft_ai_blog",
+}
 sys.path.insert(0, str(REPO))
 
 
@@ -81,7 +89,9 @@ def main() -> None:
     config.write_text(
         '[storage]\nroot = "store"\n'
         + "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n' for s in sources
+            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n'
+            + ("on_topic = true\n" if s in LABS else "")
+            for s in sources
         )
     )
     env = {

@@ -19,7 +19,8 @@ Three layers, each a plain function:
      ``same_source_threshold`` (an update of a developing story);
    - *shared names* for non-English text (the embedding model is English): two items of
      different outlets that share ``min_shared_names`` Latin-script names or numbers
-     (``PyTorch 1.9``) are linked.
+     (``PyTorch 1.9``) are linked; between two Latin-script languages (a Dutch and an
+     English title) only capitalised names and numbers count (``xAI``, ``Grok``, ``4``).
 
    Links are taken strongest first and a link that would put two forbidden items in one
    story is skipped (constrained single linkage), so one weak bridge cannot chain stories.
@@ -199,8 +200,22 @@ def latin_names(text: str) -> set[str]:
     }
 
 
-def is_non_english(item: Item) -> bool:
+def proper_names(text: str) -> set[str]:
+    """Capitalised words and numbers: the names a Dutch and an English title can share."""
+    return {
+        w.lower()
+        for w in _LATIN_NAME.findall(text)
+        if (w[0].isupper() or w.isdigit()) and w.lower() not in _COMMON_NAMES and (len(w) > 1 or w.isdigit())
+    }
+
+
+def is_cjk(item: Item) -> bool:
     return item.language in {"zh", "ja", "ko"} or len(_CJK.findall(item.title)) >= 2
+
+
+def is_non_english(item: Item) -> bool:
+    """Text the English embedding model cannot compare: CJK, or another language the feed declares."""
+    return is_cjk(item) or item.language not in {"en", "und"}
 
 
 @dataclass(frozen=True)
@@ -217,9 +232,18 @@ def pair_signals(
 ) -> PairSignals:
     title_a, text_a = orgs[a.article_id]
     title_b, text_b = orgs[b.article_id]
-    conflict = bool((title_a - text_b) or (title_b - text_a))
     non_english = is_non_english(a) or is_non_english(b)
-    shared = len(latin_names(a.title) & latin_names(b.title)) if non_english else 0
+    if non_english:  # another language capitalises otherwise ("XAI claimt …"): compare names without case
+        text_a, text_b = {o.lower() for o in text_a}, {o.lower() for o in text_b}
+        title_a, title_b = {o.lower() for o in title_a}, {o.lower() for o in title_b}
+        text_a |= {o.lower() for o in ORGANISATIONS if o.lower() in f"{a.title} {a.summary}".lower()}
+        text_b |= {o.lower() for o in ORGANISATIONS if o.lower() in f"{b.title} {b.summary}".lower()}
+    conflict = bool((title_a - text_b) or (title_b - text_a))
+    shared = 0
+    if is_cjk(a) or is_cjk(b):
+        shared = len(latin_names(a.title) & latin_names(b.title))
+    elif non_english:  # Latin script on both sides: only names count, not shared words
+        shared = len(proper_names(a.title) & proper_names(b.title))
     return PairSignals(cosine, conflict, a.source == b.source, shared, non_english)
 
 

@@ -160,8 +160,9 @@ def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict
 
     Marks: a marked story agrees when the policy's own outcome is the mark (``lead`` counts as
     core); ``relevance_toward_marks`` is the mean on-topic probability the policy gives the
-    person's answer (1 - p for an off-topic mark), which moves before an outcome flips. Labels: brief precision (items core or related), top core, recall of the day's news
-    that is core with importance >= 2, and importance-3 news in the top section.
+    person's answer (1 - p for an off-topic mark), which moves before an outcome flips.
+    Labels: brief precision (items core or related), top core, recall of the day's news that
+    is core with importance >= 2, and importance-3 news in the top section.
     """
     from storage.projections import materialize
 

@@ -36,19 +36,18 @@ def topic_evidence(ctx: RunContext) -> editorial.TopicEvidence:
     return editorial.TopicEvidence.build(ctx.settings.policy.topic, on_topic)
 
 
-NOVELTY_DAYS = 7
-
-
 def known_products(ctx: RunContext, outcome: DedupOutcome) -> set[str]:
-    """Product and model names in the titles of articles published before the window.
+    """Product and model names in titles the feeds still carry from before the window.
 
-    Only articles collected on the last ``NOVELTY_DAYS`` brief dates count (a partition-pruned
-    read; feeds carry years of archive, so that is deep history). A far-away date backfilled
-    later therefore does not change a day's brief.
+    The memory is what was collected for this brief date and the days its lookback reaches
+    (a partition-pruned read): feeds carry days to years of archive, and a lab's feed most of
+    all. It does not reach further back on purpose: a day's brief then does not depend on
+    which other dates happen to be in the log, so backfilling older dates later (or running
+    dates out of order) gives the same brief.
     """
     import polars as pl
 
-    since = ctx.day - timedelta(days=NOVELTY_DAYS)
+    since = ctx.day - timedelta(days=-(-ctx.settings.policy.lookback_hours // 24))
     days = [d for d in ctx.store.days() if since <= d <= ctx.day]
     recent = set(
         ctx.store.query(
