@@ -93,3 +93,31 @@ def test_marks_make_a_new_version_and_learn_gives_a_candidate_evaluate_tells_apa
     assert candidate["relevance_toward_marks"] > current["relevance_toward_marks"]
     published = store.read(event_types=["brief.published"])
     assert sorted(e.payload["version"] for e in published) == [1, 2]  # evaluate published nothing
+
+
+def test_a_relevance_question_at_the_margin_is_asked_and_its_answer_applies(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    from flows.daily import daily_brief
+
+    config = setup(tmp_path)
+    config.write_text(config.read_text() + "[policy]\nrelevance_margin = 0.5\nmax_questions = 20\n")
+    daily_brief(DAY, str(config))
+    lines = cli("events", "--config", str(config), "--type", "confirmation.requested", "--format", "jsonl")
+    asked = [json.loads(line)["payload"] for line in lines.stdout.splitlines()]
+    about = {q["prompt"].split("”")[0].lstrip("Is “"): q for q in asked if q["field"] == "relevance"}
+    question = about["City of Brightwater pilots AI triage in its emergency line"]
+    assert question["default"] == "core" and set(question["candidates"]) == {
+        "core",
+        "related",
+        "off-topic",
+        "lead",
+    }
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({question["question_id"]: "off-topic"}))
+    done = cli("review", "--config", str(config), "--date", DAY, "--answers", str(answers))
+    assert done.returncode == 0 and "new version v2" in done.stdout, done.stderr
+    v2 = json.loads((Path(store_of(config).base) / "briefs" / DAY / "v2.json").read_text())
+    assert "City of Brightwater pilots AI triage in its emergency line" not in [
+        i["title"] for i in v2["items"]
+    ]

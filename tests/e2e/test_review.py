@@ -26,7 +26,7 @@ def setup(tmp_path: Path) -> Path:
     config.write_text(
         '[storage]\nroot = "store"\n'
         "[policy]\nnear_duplicate_threshold = 0.95\nquestion_margin = 0.6\nmin_category_confidence = 0.99\n"
-        "max_questions = 3\n"
+        "max_questions = 3\nrelevance_margin = 0.0\n"
         '[[sources]]\nname = "labnotes"\nurl = "file://feeds/labnotes/{date}.xml"\non_topic = true\n'
         '[[sources]]\nname = "techwire"\nurl = "file://feeds/techwire/{date}.xml"\n'
     )
