@@ -384,6 +384,7 @@ def write(fitted: Fitted, out: Path, base_policy) -> Path:
     from storage.atomic import write_text
 
     write_text(model_path, fitted.model.model_dump_json(indent=2) + "\n")
+    write_text(model_path.with_suffix(".card.md"), card_markdown(fitted.model))
     if out.suffix == ".toml":
         write_text(out, policy_toml(base_policy, model_path.name))
     return model_path
@@ -408,6 +409,46 @@ def policy_toml(base_policy, model_ref: str) -> str:
         value = getattr(base_policy, key)
         if value != getattr(defaults, key):
             lines.append(f"{key} = {json.dumps(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def card_markdown(model: editorial.EditorialModel) -> str:
+    """The model card as a page a person reads beside the artefact."""
+    card = model.card
+    on = card.get("fitted_on", {})
+    cv = card.get("leave_one_day_out", {})
+    lines = [
+        f"# Editorial model `{model.name}`",
+        "",
+        f"Topic **{model.topic}**; kind `{model.kind}`; embedding `{model.embedding_model}`; "
+        f"fitted {card.get('fitted_at', '?')} with {card.get('library', '?')}.",
+        "",
+        "## Fitted on",
+        "",
+        f"- days: {', '.join(on.get('days', []))}",
+        f"- stories: {on.get('stories', 0)} ({on.get('from_labels', 0)} from hand labels, "
+        f"{on.get('from_people', 0)} from people's answers); {on.get('on_topic', 0)} on topic, "
+        f"{on.get('core', 0)} core",
+        f"- refines: {on.get('base_model') or 'nothing (fitted afresh)'}",
+        f"- note: {card.get('note', '')}",
+        "",
+        "## Leave one day out",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        *[f"| {k} | {v} |" for k, v in cv.items()],
+        "",
+        "## Weights",
+        "",
+    ]
+    for part in ("relevance", "core", "importance"):
+        linear = getattr(model, part)
+        if linear is not None:
+            lines.append(
+                f"- {part}: "
+                + ", ".join(f"{f} {c:+.3f}" for f, c in zip(linear.features, linear.coef, strict=True))
+                + f"; intercept {linear.intercept:+.3f}"
+            )
     return "\n".join(lines) + "\n"
 
 

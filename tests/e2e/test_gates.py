@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
 from tests.conftest import REPO
@@ -47,12 +49,14 @@ def test_a_failed_blocking_suite_fails_the_run_naming_expectation_and_rows(
 
 
 def test_a_failed_warning_suite_quarantines_and_the_run_completes(
-    tmp_path: Path, prefect_harness: None
+    tmp_path: Path, prefect_harness: None, capfd: pytest.CaptureFixture[str]
 ) -> None:
     from flows.daily import daily_brief
 
     cfg = config(tmp_path, "warning")
     result = daily_brief("2025-08-06", str(cfg))
+    logged = capfd.readouterr()
+    assert "Calculating Metrics" not in logged.err + logged.out  # no progress bars in the run's log
     brief = json.loads(Path(result["files"]["json"]).read_text())
     cited = [c["url"] for i in brief["items"] for c in i["citations"]]
     assert cited == ["https://mixed.example/2025/08/harbor-arm"]  # the ftp item was quarantined

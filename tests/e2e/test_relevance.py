@@ -67,6 +67,32 @@ def test_marks_make_a_new_version_and_learn_gives_a_candidate_evaluate_tells_apa
         "off-topic",
     ]
 
+    exported = cli(
+        "export",
+        "finetune",
+        "--config",
+        str(config),
+        "--task",
+        "relevance",
+        "--format",
+        "preference",
+        "--out",
+        str(tmp_path / "relevance.jsonl"),
+    )
+    assert exported.returncode == 0, exported.stderr
+    pairs = [json.loads(line) for line in (tmp_path / "relevance.jsonl").read_text().splitlines()]
+    flips = {
+        (
+            json.loads(p["non_preferred_output"][0]["content"])["relevance"],
+            json.loads(p["preferred_output"][0]["content"])["relevance"],
+        )
+        for p in pairs
+    }
+    assert flips == {
+        ("core", "off-topic"),
+        ("off-topic", "core"),
+    }  # the model's call, and the person's over it
+
     learned = cli("learn", "--config", str(config), "--out", str(tmp_path / "cand" / "candidate.toml"))
     assert learned.returncode == 0, learned.stderr
     assert "2 from people's answers" in learned.stdout.replace("\n", " ")
