@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow.parquet as pq
 from polars._typing import EngineType
 
+from storage.atomic import write_bytes
 from storage.projections import get_projection
 from storage.projections.base import Folded, Projection, collect_state
 from storage.store import EventStore, ParquetEventStore, dedup_ordered
@@ -257,8 +258,9 @@ def save_snapshot(store: ParquetEventStore, snapshot: Snapshot) -> str:
     names = {}
     for key, frame in frames.items():
         path = f"{directory}/{key}-{tag}.parquet"
-        with store.fs.open_output_stream(path) as out:
-            pq.write_table(frame.to_arrow(), out, compression="zstd")
+        sink = io.BytesIO()
+        pq.write_table(frame.to_arrow(), sink, compression="zstd")
+        write_bytes(store.fs, path, sink.getvalue())
         names[key] = path
     manifest = {
         "format": SNAPSHOT_FORMAT,
@@ -266,10 +268,7 @@ def save_snapshot(store: ParquetEventStore, snapshot: Snapshot) -> str:
         "frames": names,
         "position": {k: list(v) for k, v in snapshot.position.items()},
     }
-    temporary = f"{directory}/.manifest.json.tmp"
-    with store.fs.open_output_stream(temporary) as out:
-        out.write(json.dumps(manifest).encode())
-    store.fs.move(temporary, f"{directory}/manifest.json")
+    write_bytes(store.fs, f"{directory}/manifest.json", json.dumps(manifest).encode())
     return f"{directory}/manifest.json"
 
 

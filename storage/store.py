@@ -36,6 +36,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from polars._typing import EngineType
 
+from storage.atomic import write_bytes
 from storage.errors import StoreError
 from storage.events import Event, canonical_json, event_from_row
 
@@ -359,23 +360,9 @@ class ParquetEventStore(EventStore):
 
     def _put(self, day: date, suffix: str, data: bytes | pa.Buffer) -> str:
         """Make ``data`` visible under a new part name all at once (rename, or one PUT)."""
-        directory = self.day_dir(day)
         name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:16]}{suffix}"
-        final = f"{directory}/{name}"
-        if not self.is_local:
-            self.fs.create_dir(directory, recursive=True)
-            with self.fs.open_output_stream(final) as out:  # one PUT on object stores
-                out.write(data)
-            return final
-        temporary = f"{directory}/.{name}.tmp"
-        try:
-            handle = open(temporary, "wb")  # noqa: SIM115 - closed below, before the rename
-        except FileNotFoundError:
-            os.makedirs(directory, exist_ok=True)
-            handle = open(temporary, "wb")  # noqa: SIM115
-        with handle:
-            handle.write(data)
-        os.replace(temporary, final)
+        final = f"{self.day_dir(day)}/{name}"
+        write_bytes(self.fs, final, data)
         return final
 
     # -- reading -----------------------------------------------------------------------

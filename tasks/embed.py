@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from storage.atomic import write_with
 from storage.errors import ConfigError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -143,10 +144,8 @@ class CachedEmbedder:
     def _persist(self, keys: list[str], vectors: np.ndarray) -> None:
         if self.fs is None or self.directory is None:
             return
-        self.fs.create_dir(self.directory, recursive=True)
         table = pa.table({"key": keys, "vector": [v.tolist() for v in vectors]})
         name = f"part-{uuid.uuid4().hex}.parquet"
-        temporary = f"{self.directory}/.{name}.tmp"
-        with self.fs.open_output_stream(temporary) as out:
-            pq.write_table(table, out, compression="zstd")
-        self.fs.move(temporary, f"{self.directory}/{name}")
+        write_with(
+            self.fs, f"{self.directory}/{name}", lambda out: pq.write_table(table, out, compression="zstd")
+        )

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from storage.atomic import write_text
 from storage.errors import InputError
 from storage.projections import materialize
 from storage.store import EventStore
@@ -379,15 +380,10 @@ def build(store: EventStore, task: str, fmt: str, out: Path, start: date, end: d
             "policy_version": example.policy_version,
         }
         records.append(record)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_name(f".{out.name}.tmp")
-    with open(temporary, "w", encoding="utf-8") as f:
-        for record in records:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    temporary.replace(out)
+    write_text(out, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
     card = dataset_card(task, fmt, records, start, end)
-    out.with_suffix(".card.json").write_text(json.dumps(card, indent=2) + "\n")
-    out.with_suffix(".card.md").write_text(card_markdown(card))
+    write_text(out.with_suffix(".card.json"), json.dumps(card, indent=2) + "\n")
+    write_text(out.with_suffix(".card.md"), card_markdown(card))
     return card
 
 

@@ -9,6 +9,7 @@ from datetime import UTC
 
 import polars as pl
 
+from storage.atomic import exclusive, write_bytes
 from storage.store import ParquetEventStore
 from tasks import analyze as an
 from tasks import dedup as dd
@@ -273,49 +274,47 @@ def publish(ctx: RunContext, document: dict) -> Published:
         c.name: (c.label_zh if ctx.settings.language == "zh" else c.label_en) or c.name
         for c in ctx.settings.policy.categories
     }
-    previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
-    versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
-    digest = wr.content_hash(document)
-    same = [v for v in versions if v["content_hash"] == digest]
-    version = same[0]["version"] if same else max((v["version"] for v in versions), default=0) + 1
-    document = {**document, "version": version}
-    markdown = wr.render_markdown(document, labels)
-    rendered = {
-        "md": markdown,
-        "html": wr.render_html(document, labels),
-        "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n",
-    }
     base = f"{ctx.store.base.rstrip('/')}/briefs"
-    files = {}
-    for ext, text in rendered.items():
-        for path in (f"{base}/{ctx.day.isoformat()}/v{version}.{ext}", f"{base}/{ctx.day.isoformat()}.{ext}"):
-            _write_text(ctx.store, path, text)
-        files[ext] = f"{base}/{ctx.day.isoformat()}.{ext}"
-    if not same:
-        ctx.append(
-            [
-                ctx.emit(
-                    "brief.published",
-                    {
-                        "brief_date": ctx.day.isoformat(),
-                        "version": version,
-                        "items": len(document["items"]),
-                        "stories": [i["story_id"] for i in document["items"]],
-                        "files": files,
-                        "content_hash": digest,
-                    },
-                    subject=f"brief-{ctx.day.isoformat()}",
-                    producer="write@1",
-                )
-            ]
-        )
+    # Reading the versions, writing the files and recording the version is one critical section:
+    # two publishers of one day (a review re-render while a run publishes) take distinct versions.
+    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.lock"):
+        previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
+        versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
+        digest = wr.content_hash(document)
+        same = [v for v in versions if v["content_hash"] == digest]
+        version = same[0]["version"] if same else max((v["version"] for v in versions), default=0) + 1
+        document = {**document, "version": version}
+        markdown = wr.render_markdown(document, labels)
+        rendered = {
+            "md": markdown,
+            "html": wr.render_html(document, labels),
+            "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n",
+        }
+        files = {}
+        for ext, text in rendered.items():
+            for path in (f"{base}/{ctx.day.isoformat()}/v{version}.{ext}", f"{base}/{ctx.day.isoformat()}.{ext}"):
+                _write_text(ctx.store, path, text)
+            files[ext] = f"{base}/{ctx.day.isoformat()}.{ext}"
+        if not same:
+            ctx.append(
+                [
+                    ctx.emit(
+                        "brief.published",
+                        {
+                            "brief_date": ctx.day.isoformat(),
+                            "version": version,
+                            "items": len(document["items"]),
+                            "stories": [i["story_id"] for i in document["items"]],
+                            "files": files,
+                            "content_hash": digest,
+                        },
+                        subject=f"brief-{ctx.day.isoformat()}",
+                        producer="write@1",
+                    )
+                ]
+            )
     return Published(version, files, not same, markdown, len(document["items"]))
 
 
 def _write_text(store: ParquetEventStore, path: str, text: str) -> None:
-    directory = path.rsplit("/", 1)[0]
-    store.fs.create_dir(directory, recursive=True)
-    temporary = f"{directory}/.{path.rsplit('/', 1)[1]}.tmp"
-    with store.fs.open_output_stream(temporary) as out:
-        out.write(text.encode())
-    store.fs.move(temporary, path)
+    write_bytes(store.fs, path, text.encode())

@@ -4,7 +4,7 @@ usage: python -m tests.integration.writer ROOT START COUNT BATCH [PAUSE_S [FORMA
 
 CRASH_AT=N makes the process die by SIGKILL in the middle of its N-th file write: half the
 bytes are on disk under the temporary name, the rest never come. The kill is real; only
-its moment is chosen, by wrapping ``open`` for the store module.
+its moment is chosen, by wrapping ``open`` for the atomic-write module.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def crash_at(n: int) -> None:
                 return _DiesMidWrite(handle)
         return handle
 
-    storage.store.open = opening  # type: ignore[attr-defined]
+    storage.atomic.open = opening  # type: ignore[attr-defined]
 
 
 def main() -> None:
