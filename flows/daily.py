@@ -6,7 +6,6 @@ The flow body only sequences tasks; every decision lives in ``tasks/``.
 from __future__ import annotations
 
 import time
-import uuid
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -103,10 +102,12 @@ def compact_task(ctx: steps.RunContext) -> tuple[int, int]:
 
 
 def current_run_id() -> str:
-    try:
-        return str(get_run_context().flow_run.id)  # type: ignore[union-attr]
-    except Exception:
-        return f"local-{uuid.uuid4().hex[:12]}"
+    """The Prefect flow run's id: every event a run writes carries it (there is always one in a flow)."""
+    context = get_run_context()
+    flow_run = getattr(context, "flow_run", None)
+    if flow_run is None:
+        raise RuntimeError("current_run_id() is called outside a flow run; call it from a Prefect flow")
+    return str(flow_run.id)
 
 
 def on_daily_failure(flow, flow_run, state) -> None:
@@ -114,13 +115,13 @@ def on_daily_failure(flow, flow_run, state) -> None:
     from tasks.failure import explain_failure
 
     params = flow_run.parameters or {}
-    day_key = (params.get("date_") or "today").replace("_", "-")
-    markdown = explain_failure(
+    markdown, day = explain_failure(
         params.get("config"), params.get("date_"), str(flow_run.id), state.message or ""
     )
-    create_markdown_artifact(
-        key=f"failed-run-{day_key}", markdown=markdown, description="Why this run failed"
-    )
+    # keyed by the day the run was for (a scheduled run records it when it starts), so each
+    # day's failure has its own artifact history in the UI
+    key = f"failed-run-{day.isoformat()}" if day else f"failed-run-unresolved-{flow_run.name}"
+    create_markdown_artifact(key=key, markdown=markdown, description="Why this run failed")
 
 
 @flow(name="daily-brief", log_prints=True, on_failure=[on_daily_failure])

@@ -456,9 +456,19 @@ def resolve_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
 
 
+_VANISHED = ("no such file", "not found", "does not exist", "nosuchkey", "404", "path does not exist")
+
+
 def _vanished(exc: Exception) -> bool:
-    """Whether an error says a file was not there (compaction removed it under a reader)."""
-    return isinstance(exc, FileNotFoundError) or "No such file" in str(exc)
+    """Whether an error says a file was not there (compaction removed it under a reader).
+
+    Local disks raise ``FileNotFoundError``; object stores say it in words (S3 ``NoSuchKey``,
+    HTTP 404, fsspec's "not found"), which reach us as ``OSError`` or a Polars compute error.
+    """
+    if isinstance(exc, FileNotFoundError):
+        return True
+    text = str(exc).lower()
+    return any(marker in text for marker in _VANISHED)
 
 
 def _rereading(read: Callable[[], T], attempts: int = 8) -> T:

@@ -4,21 +4,49 @@ from __future__ import annotations
 
 import re
 import shlex
+from datetime import date, timedelta
 
 import polars as pl
 
 from storage.events import new_event, utcnow
 from tasks.settings import load_settings
-from tasks.steps import resolve_day
+from tasks.steps import resolve_day, today
 
 
-def explain_failure(config: str | None, date_text: str | None, run_id: str, message: str) -> str:
-    """Record ``run.failed`` for the run and return the Markdown explanation (step, error, rerun)."""
+def recorded_day(store, settings, run_id: str) -> date | None:
+    """The brief date a run resolved when it started (its ``run.started`` event), if it got that far.
+
+    A scheduled run has no date parameter: it resolves "today" when it starts, and a failure
+    hours later (past midnight) must speak of that day, not of the day it fails on. Only the
+    days around today are read (partition-pruned).
+    """
+    now = today(settings)
+    days = [d for d in store.days() if now - timedelta(days=2) <= d <= now + timedelta(days=1)]
+    started = store.query(
+        lambda: store.scan(days, event_types=["run.started"]).filter(pl.col("run_id") == run_id)
+    )
+    return started["brief_date"][0] if started.height else None
+
+
+def explain_failure(
+    config: str | None, date_text: str | None, run_id: str, message: str
+) -> tuple[str, date | None]:
+    """Record ``run.failed`` for the run; return the Markdown explanation and the run's brief date.
+
+    The date is the parameter, else the day the run recorded when it started; None when the run
+    failed before it knew its day (then nothing is recorded in the log, which has no day for it).
+    """
     settings = load_settings(config)
-    day = resolve_day(date_text, settings)
     store = settings.storage.event_store()
+    day = resolve_day(date_text, settings) if date_text else recorded_day(store, settings, run_id)
     match = re.search(r"step '([a-z_-]+)' failed: (.*)", message, re.DOTALL)
     step, error = (match.group(1), match.group(2).strip()) if match else ("flow", message.strip())
+    if day is None:
+        return (
+            f"# Daily brief failed before it resolved its date\n\n**Why:** {error}\n\n"
+            "Fix the cause above and run it again (`brief run`).\n",
+            None,
+        )
     written = dict(
         store.query(
             lambda: store.scan([day]).filter(pl.col("run_id") == run_id).group_by("event_type").len()
@@ -45,4 +73,4 @@ def explain_failure(config: str | None, date_text: str | None, run_id: str, mess
         f"## Events this run wrote before it stopped\n\n| event type | count |\n|---|---|\n{rows}\n\n"
         f"## How to rerun\n\nFix the cause above, then run:\n\n```\n{rerun}\n```\n\n"
         "Rerunning is safe: facts already in the log are not written again.\n"
-    )
+    ), day

@@ -28,7 +28,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from storage.atomic import write_text
-from storage.errors import InputError
+from storage.errors import InputError, StoreError
 from storage.projections import materialize
 from storage.store import EventStore
 from tasks.factcheck import looks_like_instructions
@@ -188,7 +188,7 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
                     row["policy_version"],
                 )
         if task == "summarize":
-            yield from _summaries(events, articles, representative)
+            yield from _summaries(store, events, articles, representative)
     else:
         yield from _pairs(events, articles)
 
@@ -219,6 +219,20 @@ def _relevance(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
             [row["event_id"]],
             row["policy_version"],
         )
+
+
+def _read_published(store: EventStore, path: str) -> bytes:
+    """A published brief file, through the store's filesystem (local disk or object store)."""
+    fs = getattr(store, "fs", None)
+    try:
+        if fs is None:
+            return Path(path).read_bytes()
+        with fs.open_input_stream(path) as handle:
+            return handle.read()
+    except (FileNotFoundError, OSError) as exc:
+        raise StoreError(
+            f"published brief {path!r} cannot be read ({exc}); rerun 'brief run --date D' to write it again"
+        ) from None
 
 
 def _answers(events: pl.DataFrame) -> dict[tuple[str, str, str], str]:
@@ -257,14 +271,13 @@ def _facts(facts: list[dict], article_id: str, removed: set[tuple[str, str]]) ->
     return out
 
 
-def _summaries(events: pl.DataFrame, articles: dict, representative: dict) -> Iterator[Example]:
+def _summaries(
+    store: EventStore, events: pl.DataFrame, articles: dict, representative: dict
+) -> Iterator[Example]:
     published = events.filter(pl.col("event_type") == "brief.published")
     for r in _latest(published, ["brief_date"]).iter_rows(named=True):
         files = json.loads(r["payload"])["files"]
-        try:
-            brief = json.loads(Path(files["json"]).read_text())
-        except OSError:
-            continue
+        brief = json.loads(_read_published(store, files["json"]))
         for item in brief["items"]:
             rep = representative.get((item["story_id"], r["brief_date"]))
             if rep is None or rep[0] not in articles:

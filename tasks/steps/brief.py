@@ -291,8 +291,9 @@ def publish(ctx: RunContext, document: dict) -> Published:
             "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n",
         }
         files = {}
+        day = ctx.day.isoformat()
         for ext, text in rendered.items():
-            for path in (f"{base}/{ctx.day.isoformat()}/v{version}.{ext}", f"{base}/{ctx.day.isoformat()}.{ext}"):
+            for path in (f"{base}/{day}/v{version}.{ext}", f"{base}/{day}.{ext}"):
                 _write_text(ctx.store, path, text)
             files[ext] = f"{base}/{ctx.day.isoformat()}.{ext}"
         if not same:

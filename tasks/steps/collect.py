@@ -54,7 +54,7 @@ def collect_lookback(ctx: RunContext, source: Source) -> int:
         events = collect_source(source, day, ctx.run_id, retries=1)
         if any(e.event_type == "feed.failed" for e in events):
             continue
-        written += ctx.store.append(events).written
+        written += ctx.append(events)  # counted in the run, and nothing written in a dry run
     return written
 
 

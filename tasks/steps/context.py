@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -23,6 +24,7 @@ class RunContext:
     dry_run: bool = False  # evaluate a policy: decide everything, record nothing
     apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
     memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
+    _counts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def policy_version(self) -> str:
@@ -52,8 +54,9 @@ class RunContext:
         )
 
     def append(self, events: Sequence[Event]) -> int:
-        for e in events:
-            self.counts[e.event_type] = self.counts.get(e.event_type, 0) + 1
+        with self._counts_lock:  # collect tasks of several sources append at once
+            for e in events:
+                self.counts[e.event_type] = self.counts.get(e.event_type, 0) + 1
         if self.dry_run:
             return 0
         return self.store.append(events).written

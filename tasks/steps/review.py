@@ -162,7 +162,7 @@ def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event
                 {
                     "article_id": question["subject"],
                     "field": "published_at",
-                    "value": f"{answer}T00:00:00+00:00",
+                    "value": _start_of(answer, ctx),
                     "reason": f"answer to {question['question_id']}",
                     "by": by,
                 },
@@ -170,6 +170,14 @@ def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event
             )
         )
     return events
+
+
+def _start_of(day_text: str, ctx: RunContext) -> str:
+    """A publish date a person typed: the start of that day in the configured timezone, in UTC."""
+    from datetime import UTC, date, datetime, time
+
+    start = datetime.combine(date.fromisoformat(day_text), time(0), tzinfo=ctx.settings.zone)
+    return start.astimezone(UTC).isoformat()
 
 
 def mark_story(

@@ -39,3 +39,44 @@ def test_a_failing_step_fails_the_run_with_an_explanation(tmp_path: Path, prefec
     assert "**Step:** `dedup`" in text and "cannot be loaded offline" in text
     assert f"brief run --date 2025-08-06 --config {config}" in text
     assert "| `article.collected` | 4 |" in text  # what it wrote before it stopped
+
+
+def test_a_scheduled_run_without_a_date_that_fails_speaks_of_the_day_it_resolved(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """A scheduled run has no date parameter: its failure page and events name the day it ran for."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from flows.daily import daily_brief
+    from storage.store import ParquetEventStore
+    from tasks.settings import load_settings
+    from tasks.steps import today
+
+    shutil.copytree(REPO / "samples" / "feeds", tmp_path / "feeds")
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        '[[sources]]\nname = "techwire"\nurl = "file://feeds/techwire/2025-08-06.xml"\n'  # a live feed
+    )
+    settings = load_settings(str(config))
+    (Path(settings.storage.root)).mkdir(parents=True)
+    (Path(settings.storage.root) / "briefs").write_text("a file where the briefs folder should be")
+    state = daily_brief(config=str(config), return_state=True)  # no date, as a schedule runs it
+    assert state.is_failed() and "step 'publish' failed" in state.message
+    day = today(settings)
+
+    store = ParquetEventStore(settings.storage.root)
+    [failed] = store.read(event_types=["run.failed"])
+    assert failed.brief_date == day and failed.payload["step"] == "publish"
+    [started] = store.read(event_types=["run.started"])
+    assert started.run_id == failed.run_id and started.brief_date == day
+    with get_client(sync_client=True) as client:
+        [artifact] = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[f"failed-run-{day.isoformat()}"]))
+        )
+        assert not client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["failed-run-today"]))
+        )
+    assert f"# Daily brief of {day.isoformat()} failed" in artifact.data
+    assert f"brief run --date {day.isoformat()}" in artifact.data

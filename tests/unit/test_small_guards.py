@@ -1,0 +1,84 @@
+"""Small guards: how the store recognises a vanished file, the timezone of a typed publish date,
+a dry run that writes nothing, counts kept by concurrent collectors."""
+
+from __future__ import annotations
+
+import threading
+from datetime import date
+from pathlib import Path
+
+from storage.events import new_event, utcnow
+from storage.store import ParquetEventStore, _vanished
+from tasks import steps
+from tasks.embed import CachedEmbedder, HashingEmbedder
+from tasks.settings import parse_settings
+from tests.conftest import REPO
+
+
+def context(tmp_path: Path, **settings: object) -> steps.RunContext:
+    parsed = parse_settings({"storage": {"root": str(tmp_path / "store")}, **settings})
+    return steps.RunContext(
+        ParquetEventStore(str(tmp_path / "store")),
+        parsed,
+        date(2025, 8, 6),
+        "r",
+        CachedEmbedder(HashingEmbedder(), None, None),
+    )
+
+
+def test_a_vanished_file_is_recognised_in_the_words_object_stores_use() -> None:
+    assert _vanished(FileNotFoundError("x"))
+    assert _vanished(OSError("When reading information for key 'events/part-1': AWS Error NoSuchKey"))
+    assert _vanished(OSError("GCS: 404 Not Found"))
+    assert not _vanished(OSError("Permission denied"))
+    assert not _vanished(OSError("Connection reset by peer"))
+
+
+def test_a_publish_date_typed_in_review_is_the_start_of_that_day_in_the_configured_timezone(
+    tmp_path: Path,
+) -> None:
+    ctx = context(tmp_path, timezone="Europe/Amsterdam")
+    question = {
+        "question_id": "q-1",
+        "type": "completion",
+        "subject": "art-1",
+        "field": "published_at",
+        "value": "",
+    }
+    events = steps.resolve(ctx, question, "2025-08-06", "human")
+    [correction] = [e for e in events if e.event_type == "article.corrected"]
+    assert correction.payload["value"] == "2025-08-05T22:00:00+00:00"  # midnight in Amsterdam (CEST)
+
+
+def test_a_dry_run_collects_nothing_into_the_log_and_counts_what_it_would_have(tmp_path: Path) -> None:
+    feeds = (REPO / "samples" / "feeds").as_uri()
+    ctx = context(tmp_path, sources=[{"name": "labnotes", "url": f"{feeds}/labnotes/{{date}}.xml"}])
+    ctx.dry_run = True
+    steps.collect_one(ctx, "labnotes")
+    assert ctx.store.days() == []
+    assert ctx.counts["article.collected"] >= 4
+
+
+def test_counts_are_exact_when_collectors_append_at_once(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    ctx.dry_run = True
+    event = new_event(
+        "run.started",
+        {"flow": "daily-brief", "parameters": {}},
+        brief_date=ctx.day,
+        run_id="r",
+        subject_id="r",
+        produced_by="t",
+        occurred_at=utcnow(),
+    )
+
+    def work() -> None:
+        for _ in range(2000):
+            ctx.append([event])
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert ctx.counts["run.started"] == 16000
