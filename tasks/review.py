@@ -142,13 +142,6 @@ def batch(questions: Iterable[Question], day: date, size: int = BATCH_SIZE) -> l
     return [(f"{day.isoformat()}-b{k // size + 1}", q) for k, q in enumerate(ranked)]
 
 
-def earlier_answer(
-    question: Question, answered: Mapping[tuple[str, str, str], tuple[str, str]]
-) -> tuple[str, str] | None:
-    """(answer, question id) when the same subject, field and value was answered before."""
-    return answered.get(question.key)
-
-
 def check_answer(question: Mapping, answer: str) -> str | None:
     """Why ``answer`` is not acceptable for ``question`` (None when it is)."""
     if question["type"] == "completion":

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import polars as pl
+
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
@@ -160,9 +162,41 @@ def test_review_from_an_answers_file(tmp_path: Path, prefect_harness: None) -> N
     assert left.returncode == 2 and "is not an open question" in left.stderr
 
 
-def test_an_answer_is_applied_to_the_same_question_on_another_day(tmp_path: Path) -> None:
+def test_an_answer_is_applied_to_the_same_question_on_another_day(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """Answered on one day, the same question (subject, field, value) raised by another day's run is
+    not asked again: that run records the earlier answer as applied."""
+    from flows.daily import daily_brief
+
+    feeds = (REPO / "tests" / "fixtures" / "feeds" / "undated").as_uri()
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        f'[storage]\nroot = "store"\n[[sources]]\nname = "undated"\nurl = "{feeds}/{{date}}.xml"\n'
+    )
+    daily_brief("2025-08-06", str(config))
+    [asked] = [q for q in questions(config) if q["field"] == "published_at"]
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({asked["question_id"]: "skip"}))
+    done = cli("review", "--date", "2025-08-06", "--config", str(config), "--answers", str(answers))
+    assert done.returncode == 0, done.stderr
+
+    daily_brief("2025-08-07", str(config))  # the undated item is in the feed again
+    store = store_of(config)
+    applied = [
+        e
+        for e in store.read(event_types=["confirmation.resolved"])
+        if e.brief_date.isoformat() == "2025-08-07"
+    ]
+    assert [(e.payload["by"], e.payload["answer"], e.payload["applied_from"]) for e in applied] == [
+        ("earlier-answer", "skip", asked["question_id"])
+    ]
+    open_now = materialize(store, "questions", days=store.days()).filter(pl.col("status") == "open")
+    assert "published_at" not in open_now["field"].to_list()  # nothing about it is asked on the 7th
+
+
+def test_an_answer_outside_the_candidates_is_refused() -> None:
     from tasks import review as rv
 
     q = rv.same_story_question("a", "A", "b", "B", 0.5)
-    assert rv.earlier_answer(q, {q.key: ("yes", "q-1")}) == ("yes", "q-1")
     assert rv.check_answer(q.payload("b1"), "maybe") == "'maybe' is not one of no, yes"

@@ -61,11 +61,24 @@ def test_non_english_items_join_on_shared_names() -> None:
 
 
 def test_clustering_is_deterministic_and_idempotent() -> None:
-    items = [item(str(i), f"s{i % 3}", f"Story about topic {i // 2}") for i in range(12)]
+    topics = [
+        "Orchard Labs releases the Pippin-2 language model",
+        "Harbor Robotics ships its first warehouse arm",
+        "Brightwater council pilots emergency call triage",
+        "Lakeside University publishes a benchmark of tiny models",
+        "Northwind raises a Series B round from Harbor Ventures",
+        "Solar farm opens on the old airfield in Kestrel Bay",
+    ]
+    items = [item(str(i), f"s{i % 3}", topics[i // 2] + (" today" if i % 2 else "")) for i in range(12)]
     first = run(items)
+    assert len(first) == len(topics)  # one story per topic: the data can tell a second pass apart
     assert run(list(reversed(items))) == first
-    merged = [item("+".join(m), "x", "t") for m in first]
-    assert len(merged) == len(first)
+    # idempotent: clustering the stories' representatives again finds nothing more to join
+    by_id = {i.article_id: i for i in items}
+    representatives = [by_id[members[0]] for members in first]
+    assert run(representatives) == [
+        (r.article_id,) for r in sorted(representatives, key=lambda i: i.article_id)
+    ]
 
 
 def test_window_is_hours_before_the_end_of_the_day_in_the_zone() -> None:
