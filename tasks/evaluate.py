@@ -1,8 +1,10 @@
 """Replay stored facts through a candidate policy, beside the current one, and compare.
 
 Nothing is published: each day is decided in a dry run (``RunContext.dry_run``) from the
-facts already in the log. Figures per policy: story-clustering precision / recall / F1
-against people's answers (``story.merged`` / ``story.split``) and, given a labels folder,
+facts already in the log, and without people's answers (same-story links, relevance marks):
+those are held out and the policy is scored against them, so the figures can move. Figures
+per policy: story-clustering precision / recall / F1 against people's answers
+(``story.merged`` / ``story.split``) and, given a labels folder,
 against the hand-made story labels; category accuracy against corrections; fact-check
 pass rate; citation coverage (news articles cited by an item); questions raised.
 """
@@ -74,7 +76,9 @@ def evaluate_policy(
     for day in days:
         ctx = steps.make_context(trial, day, f"evaluate-{policy.version()}")
         ctx.dry_run = True
-        ctx.apply_marks = False  # people's marks are what the policy is scored against, not given to it
+        # people's answers are what the policy is scored against, so the replay is not given them
+        ctx.apply_marks = False
+        ctx.apply_links = False
         outcome = steps.dedup_day(ctx)
         document, findings, scores = steps.draft(ctx, outcome)
         left_out += steps.left_out(scores)

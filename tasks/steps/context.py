@@ -23,6 +23,7 @@ class RunContext:
     counts: dict[str, int] = field(default_factory=dict)
     dry_run: bool = False  # evaluate a policy: decide everything, record nothing
     apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
+    apply_links: bool = True  # people's same-story answers bind clustering (evaluate holds them out)
     memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
     _counts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

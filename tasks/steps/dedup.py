@@ -100,7 +100,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     dedup_policy = dd.DedupPolicy(
         policy.near_duplicate_threshold, policy.same_source_threshold, policy.min_shared_names
     )
-    must, cannot = human_links(ctx, days)
+    must, cannot = human_links(ctx, days) if ctx.apply_links else (frozenset(), frozenset())
     clustering = dd.cluster(news, vectors, dedup_policy, must, cannot, policy.question_margin)
     for dup in clustering.duplicates:
         events.append(

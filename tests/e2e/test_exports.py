@@ -44,6 +44,31 @@ def log(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefect_har
     question = next(q for q in steps.open_questions(ctx).iter_rows(named=True) if q["field"] == "category")
     other = next(c for c in question["candidates"] if c != question["value"])
     ctx.store.append(steps.resolve(ctx, question, other, "human"))
+    # and says two outlets' gpt-oss reports are one story (a pair the clustering threshold decides)
+    from storage.events import new_event, utcnow
+    from storage.projections import materialize
+
+    articles = materialize(ctx.store, "articles")
+    pair = [
+        articles.filter(pl.col("title").str.starts_with(t))["article_id"][0]
+        for t in (
+            "OpenAI launches two ‘open’ AI reasoning models",
+            "OpenAI announces two “gpt-oss” open AI models",
+        )
+    ]
+    ctx.store.append(
+        [
+            new_event(
+                "story.merged",
+                {"article_ids": sorted(pair)},
+                brief_date=date(2025, 8, 6),
+                run_id="review-test",
+                subject_id=sorted(pair)[0],
+                produced_by="review@1:human",
+                occurred_at=utcnow(),
+            )
+        ]
+    )
     return {
         "config": config,
         "store": ParquetEventStore(settings.storage.root),
@@ -235,5 +260,8 @@ def test_evaluate_two_policies_prints_different_figures_and_records_both(
         next(v for k, v in e.payload["figures"].items() if k.startswith("candidate")) for e in evaluated
     ]
     assert candidates[0]["label_f1"] != candidates[1]["label_f1"]
+    # people's answers are held out of the replay, so their figures move with the policy too
+    assert all(c["human_pairs"] == 1 for c in candidates)
+    assert {c["human_recall"] for c in candidates} == {0.0, 1.0}
     current = [next(v for k, v in e.payload["figures"].items() if k.startswith("current")) for e in evaluated]
     assert current[0] == current[1]  # the same current policy gives the same figures
