@@ -12,8 +12,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
-from tasks import factcheck as fc
-from tasks import steps
+from tasks import factcheck, steps
 from tasks.settings import load_settings
 
 
@@ -42,8 +41,8 @@ def analyze_task(
 @task(name="write-and-factcheck", cache_policy=NO_CACHE)
 def factcheck_task(
     ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict], off_topic: int
-) -> tuple[dict, list[fc.Finding]]:
-    document, findings = steps.factcheck(ctx, outcome, steps.compose(ctx, outcome, analyses, off_topic))
+) -> tuple[dict, list[factcheck.Finding]]:
+    document, findings = steps.check_draft(ctx, outcome, steps.compose(ctx, outcome, analyses, off_topic))
     if findings:
         get_run_logger().warning(f"fact-check: {len(findings)} claim(s) not found in their sources")
     return document, findings
@@ -54,7 +53,7 @@ def questions_task(
     ctx: steps.RunContext,
     outcome: steps.DedupOutcome,
     document: dict,
-    findings: list[fc.Finding],
+    findings: list[factcheck.Finding],
     scores: dict[str, steps.Scored],
 ) -> dict:
     return steps.raise_questions(ctx, outcome, document, findings, scores)
@@ -62,7 +61,7 @@ def questions_task(
 
 @task(name="gate", cache_policy=NO_CACHE)
 def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict) -> dict:
-    checked, results = steps.gate(ctx, outcome, document)
+    checked, results = steps.run_gates(ctx, outcome, document)
     create_table_artifact(
         key=f"validation-{ctx.day.isoformat()}",
         table=[

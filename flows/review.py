@@ -10,8 +10,7 @@ from rich.console import Console
 
 from storage.errors import InputError
 from storage.events import Event
-from tasks import review as rv
-from tasks import steps
+from tasks import review, steps
 
 
 def read_answers(path: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -68,7 +67,7 @@ def answer_from_file(
             "'brief events --type confirmation.requested --format jsonl' lists them"
         )
     for question_id, answer in given.items():
-        problem = rv.check_answer(by_id[question_id], answer)
+        problem = review.check_answer(by_id[question_id], answer)
         if problem:
             raise InputError(f"--answers: question {question_id}: {problem}")
     events = [e for qid, answer in given.items() for e in steps.resolve(ctx, by_id[qid], answer, "human")]
@@ -119,7 +118,7 @@ def _ask(out: Console, number: int, question: dict) -> tuple[str, str]:
             return question["default"], "default"
         if reply.isdigit() and 1 <= int(reply) <= len(candidates):
             return candidates[int(reply) - 1], "human"
-        problem = rv.check_answer(question, reply)
+        problem = review.check_answer(question, reply)
         if problem is None:
             return reply, "human"
         out.print(f"   {problem}; try again", markup=False, highlight=False)

@@ -28,11 +28,3 @@ class StoreError(BriefError):
 
 class InputError(BriefError):
     """A command-line argument or other user input is malformed."""
-
-
-class StepFailed(BriefError):
-    """A step of a run failed; the message names the step, the cause and how to rerun."""
-
-    def __init__(self, step: str, cause: BaseException) -> None:
-        self.step, self.cause = step, cause
-        super().__init__(f"step '{step}' failed: {type(cause).__name__}: {cause}")

@@ -245,6 +245,7 @@ class BriefPublished(Payload):
     stories: list[str]
     files: dict[str, str]
     content_hash: str
+    version_files: dict[str, str] = Field(default_factory=dict)  # this version's own copies
 
 
 REGISTRY.register(

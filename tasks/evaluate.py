@@ -21,9 +21,7 @@ import polars as pl
 from pydantic import ValidationError
 
 from storage.errors import ConfigError
-from tasks import analyze as an
-from tasks import dedup as dd
-from tasks import steps
+from tasks import analyze, dedup, steps
 from tasks.editorial import load_model
 from tasks.settings import PolicySettings, Settings, resolve_model_path
 
@@ -104,14 +102,16 @@ def evaluate_policy(
                 for a in s.members
                 if outcome.items[a].url in by_link
             }
-            for k, v in enumerate(dd.pairwise_scores([s.members for s in outcome.stories], truth)):
+            for k, v in enumerate(dedup.pairwise_scores([s.members for s in outcome.stories], truth)):
                 label_scores[k] += v
-        rules = [an.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
+        rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
         for story in outcome.stories:
             corrected = outcome.corrected_category.get(story.representative)
             if corrected:
                 members = [outcome.items[a] for a in story.members]
-                guess, _ = an.categorise(" ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules)
+                guess, _ = analyze.categorise(
+                    " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
+                )
                 category_hits += guess == corrected
                 category_total += 1
         failed = {f.story_id for f in findings}

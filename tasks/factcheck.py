@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from tasks import analyze as an
+from tasks import analyze
 from tasks.dedup import Item
 
 INJECTION = re.compile(
@@ -50,7 +50,7 @@ def looks_like_instructions(text: str) -> bool:
 
 
 def _amounts(text: str) -> set[str]:
-    return {an.amount_value(m) for m in an._AMOUNT.finditer(text)}
+    return {analyze.amount_value(m) for m in analyze._AMOUNT.finditer(text)}
 
 
 def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) -> list[Finding]:
@@ -68,7 +68,9 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
     text = " \n ".join(f"{a.title} \n {a.summary}" for a in known)
     lowered = text.lower()
     source_amounts = _amounts(text)
-    source_dates = {f.value for a in known for f in an.extract_facts(a, brief_date.year) if f.kind == "date"}
+    source_dates = {
+        f.value for a in known for f in analyze.extract_facts(a, brief_date.year) if f.kind == "date"
+    }
     stated_amounts = set()
     for fact in item["facts"]:
         kind, value, shown = fact["kind"], fact["value"], fact["text"]

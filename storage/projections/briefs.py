@@ -14,6 +14,7 @@ _FIELDS: dict[str, pl.DataType | type[pl.DataType]] = {
     "items": pl.Int64,
     "content_hash": pl.String,
     "files": pl.Struct({"md": pl.String, "html": pl.String, "json": pl.String}),
+    "version_files": pl.Struct({"md": pl.String, "html": pl.String, "json": pl.String}),
 }
 
 
@@ -45,15 +46,10 @@ class BriefsProjection:
                 "content_hash",
                 pl.col("_ts").alias("published_at"),
                 "run_id",
-                pl.col("files").struct.field("md").alias("markdown"),
-            )
-            .with_columns(
-                pl.format(
-                    "{}/{}/v{}.md",
-                    pl.col("markdown").str.replace(r"/[^/]+$", ""),
-                    pl.col("date"),
-                    pl.col("version"),
-                ).alias("markdown")
+                # the version's own file as publish recorded it (older events only name the latest copy)
+                pl.coalesce(
+                    pl.col("version_files").struct.field("md"), pl.col("files").struct.field("md")
+                ).alias("markdown"),
             )
             .sort("date", "version")
         )

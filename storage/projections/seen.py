@@ -1,6 +1,7 @@
 """``seen``: every canonical URL and content hash ever collected, with when it was first seen.
 
-Dedup reads it to tell "already seen on an earlier day" from new.
+A view for people (``brief replay --projection seen``): "was this link collected before, and
+when". The daily run's dedup does not read it; it decides from the ``articles`` projection.
 """
 
 from __future__ import annotations

@@ -4,21 +4,16 @@ Each step reads what it needs from the event log, decides with the pure function
 ``tasks.dedup`` / ``tasks.analyze`` / ``tasks.factcheck`` / ``tasks.write``, and appends its events.
 """
 
+from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.answers import answered
-from tasks.steps.brief import (
-    Published,
-    analyze_stories,
-    compose,
-    draft,
-    factcheck,
-    gate,
-    injection_flags,
-    left_out,
-    publish,
-)
 from tasks.steps.collect import SourceOutcome, collect_lookback, collect_one, last_validators
+from tasks.steps.compose import compose, injection_flags
 from tasks.steps.context import RunContext, make_context, resolve_day, today
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, follow_ups, human_links
+from tasks.steps.draft import draft
+from tasks.steps.factcheck import check_draft
+from tasks.steps.gate import run_gates
+from tasks.steps.publish import Published, publish
 from tasks.steps.report import RunReport
 from tasks.steps.review import mark_story, open_questions, raise_questions, rebrief, resolve
 from tasks.steps.score import Scored, score_stories
@@ -33,14 +28,13 @@ __all__ = [
     "analyze_stories",
     "answered",
     "briefed_before",
+    "check_draft",
     "collect_lookback",
     "collect_one",
     "compose",
     "dedup_day",
     "draft",
-    "factcheck",
     "follow_ups",
-    "gate",
     "human_links",
     "injection_flags",
     "last_validators",
@@ -53,6 +47,7 @@ __all__ = [
     "rebrief",
     "resolve",
     "resolve_day",
+    "run_gates",
     "score_stories",
     "today",
 ]

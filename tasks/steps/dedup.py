@@ -11,7 +11,7 @@ import polars as pl
 
 from storage.events import Event
 from storage.projections import materialize
-from tasks import dedup as dd
+from tasks import dedup
 from tasks.steps.context import RunContext
 
 FOLLOW_UP_DAYS = 7
@@ -19,8 +19,8 @@ FOLLOW_UP_DAYS = 7
 
 @dataclass
 class DedupOutcome:
-    items: dict[str, dd.Item]
-    stories: list[dd.Story]
+    items: dict[str, dedup.Item]
+    stories: list[dedup.Story]
     follow_up_of: dict[str, str]
     window: tuple[datetime, datetime]
     duplicates: int = 0
@@ -32,9 +32,9 @@ class DedupOutcome:
     earlier_sources: dict[str, set[str]] = field(default_factory=dict)  # continued story -> its outlets
 
 
-def _items(frame: pl.DataFrame) -> dict[str, dd.Item]:
+def _items(frame: pl.DataFrame) -> dict[str, dedup.Item]:
     return {
-        r["article_id"]: dd.Item(
+        r["article_id"]: dedup.Item(
             r["article_id"],
             r["source"],
             r["title"],
@@ -74,34 +74,34 @@ def briefed_before(ctx: RunContext) -> dict[str, tuple[str, date]]:
 
 def dedup_day(ctx: RunContext) -> DedupOutcome:
     policy = ctx.settings.policy
-    window = dd.news_window(ctx.day, ctx.settings.zone, policy.lookback_hours)
+    window = dedup.news_window(ctx.day, ctx.settings.zone, policy.lookback_hours)
     days = [d for d in ctx.store.days() if d <= ctx.day]
     articles = materialize(ctx.store, "articles", days=days)
     items = _items(articles)
     briefed = briefed_before(ctx)
     events: list[Event] = []
-    news: list[dd.Item] = []
+    news: list[dedup.Item] = []
     first_day = dict(zip(articles["article_id"], articles["first_brief_date"], strict=True))
     for article_id in sorted(items):
         item = items[article_id]
-        if not dd.in_window(item.published_at, window):
+        if not dedup.in_window(item.published_at, window):
             continue  # archive items are facts in the log, not news
         first = first_day[article_id]
         if article_id in briefed:
             earlier_story, when = briefed[article_id]
             events.append(_not_news(ctx, article_id, earlier_story, "briefed_before", when))
             continue
-        earlier_window = dd.news_window(first, ctx.settings.zone, policy.lookback_hours)
-        if first < ctx.day and dd.in_window(item.published_at, earlier_window):
+        earlier_window = dedup.news_window(first, ctx.settings.zone, policy.lookback_hours)
+        if first < ctx.day and dedup.in_window(item.published_at, earlier_window):
             events.append(_not_news(ctx, article_id, article_id, "seen_before", first))
             continue
         news.append(item)
     vectors = ctx.embedder.encode([i.text for i in news])
-    dedup_policy = dd.DedupPolicy(
+    dedup_policy = dedup.DedupPolicy(
         policy.near_duplicate_threshold, policy.same_source_threshold, policy.min_shared_names
     )
     must, cannot = human_links(ctx, days) if ctx.apply_links else (frozenset(), frozenset())
-    clustering = dd.cluster(news, vectors, dedup_policy, must, cannot, policy.question_margin)
+    clustering = dedup.cluster(news, vectors, dedup_policy, must, cannot, policy.question_margin)
     for dup in clustering.duplicates:
         events.append(
             ctx.emit(
@@ -134,7 +134,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
             )
         )
     ctx.append(events)
-    today = set(
+    collected_today = set(
         ctx.store.query(
             lambda: ctx.store.scan([ctx.day], event_types=["article.collected"]).select("subject_id")
         )
@@ -157,7 +157,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         borderline=clustering.borderline,
         corrected_category=corrected,
         corrected_relevance=marked,
-        undated=sorted(a for a in today if items[a].published_at is None),
+        undated=sorted(a for a in collected_today if items[a].published_at is None),
         earlier_sources=earlier_sources,
     )
 
@@ -191,10 +191,10 @@ def human_links(ctx: RunContext, days: Sequence[date]) -> tuple[frozenset, froze
 
 def follow_ups(
     ctx: RunContext,
-    stories: Sequence[dd.Story],
-    items: dict[str, dd.Item],
+    stories: Sequence[dedup.Story],
+    items: dict[str, dedup.Item],
     briefed: dict[str, tuple[str, date]],
-    policy: dd.DedupPolicy,
+    policy: dedup.DedupPolicy,
 ) -> dict[str, str]:
     """Today's stories that continue a story briefed in the last days: new story id -> earlier story id."""
     since = ctx.day - timedelta(days=FOLLOW_UP_DAYS)
@@ -205,12 +205,12 @@ def follow_ups(
     old = [items[a] for a, _ in earlier]
     vectors = ctx.embedder.encode([i.text for i in heads + old])
     sims = vectors[: len(heads)] @ vectors[len(heads) :].T
-    orgs = dd.organisation_index(heads + old)
+    orgs = dedup.organisation_index(heads + old)
     candidates = []
     for h, story in enumerate(stories):
         for o, (article_id, earlier_story) in enumerate(earlier):
-            signals = dd.pair_signals(heads[h], items[article_id], float(sims[h, o]), orgs=orgs)
-            link, _, score = dd.decide(signals, policy)
+            signals = dedup.pair_signals(heads[h], items[article_id], float(sims[h, o]), orgs=orgs)
+            link, _, score = dedup.decide(signals, policy)
             if link:
                 candidates.append((-score, story.story_id, earlier_story))
     # One new story continues one earlier story, strongest link first: two of today's stories

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from tasks.steps.brief import Published
+from storage.errors import BriefError
 from tasks.steps.collect import SourceOutcome
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
+from tasks.steps.publish import Published
+
+
+class StepFailed(BriefError):
+    """A step of a run failed; the message names the step and the cause."""
+
+    def __init__(self, step: str, cause: BaseException) -> None:
+        self.step, self.cause = step, cause
+        super().__init__(f"step '{step}' failed: {type(cause).__name__}: {cause}")
 
 
 class RunReport:
@@ -47,8 +56,6 @@ class RunReport:
 
         @contextlib.contextmanager
         def timed():
-            from storage.errors import StepFailed
-
             t = time.perf_counter()
             try:
                 yield

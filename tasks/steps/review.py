@@ -9,12 +9,13 @@ import polars as pl
 from storage.errors import InputError
 from storage.events import Event, new_event, utcnow
 from storage.projections import materialize
-from tasks import factcheck as fc
-from tasks import review as rv
+from tasks import factcheck, review
 from tasks.steps.answers import answered
-from tasks.steps.brief import Published, draft, gate, publish
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome, dedup_day
+from tasks.steps.draft import draft
+from tasks.steps.gate import run_gates
+from tasks.steps.publish import Published, publish
 from tasks.steps.score import Scored
 
 
@@ -22,7 +23,7 @@ def raise_questions(
     ctx: RunContext,
     outcome: DedupOutcome,
     document: dict,
-    findings: Sequence[fc.Finding],
+    findings: Sequence[factcheck.Finding],
     scores: Mapping[str, Scored] | None = None,
 ) -> dict:
     """Ask what the run could not settle; apply earlier answers to questions asked before."""
@@ -30,23 +31,25 @@ def raise_questions(
     policy = ctx.settings.policy
     categories = [c.name for c in ctx.settings.policy.categories]
     questions = [
-        rv.same_story_question(a, outcome.items[a].title, b, outcome.items[b].title, s)
+        review.same_story_question(a, outcome.items[a].title, b, outcome.items[b].title, s)
         for a, b, s in outcome.borderline
     ]
     questions += [
-        rv.category_question(i["story_id"], i["title"], i["category"], i["category_confidence"], categories)
+        review.category_question(
+            i["story_id"], i["title"], i["category"], i["category_confidence"], categories
+        )
         for i in document["items"]
         if i["category"] != "other" and i["category_confidence"] < ctx.settings.policy.min_category_confidence
     ]
     questions += [
-        rv.claim_question(f.story_id, titles.get(f.story_id, f.story_id), f.kind, f.claim, f.reason)
+        review.claim_question(f.story_id, titles.get(f.story_id, f.story_id), f.kind, f.claim, f.reason)
         for f in findings
         if f.kind != "citation"
     ]
-    questions += [rv.publish_time_question(a, outcome.items[a].title) for a in outcome.undated]
+    questions += [review.publish_time_question(a, outcome.items[a].title) for a in outcome.undated]
     stories = {s.story_id: s for s in outcome.stories}
     questions += [
-        rv.relevance_question(
+        review.relevance_question(
             s.story_id,
             outcome.items[stories[key].representative].title,
             policy.topic.name,
@@ -59,7 +62,7 @@ def raise_questions(
     earlier = answered(ctx)
     today = {r["question_id"] for r in earlier.values() if r["brief_date"] == ctx.day}
     events, counts = [], {"asked": 0, "applied": 0}
-    for batch_id, q in rv.batch(questions, ctx.day)[: ctx.settings.policy.max_questions]:
+    for batch_id, q in review.batch(questions, ctx.day)[: ctx.settings.policy.max_questions]:
         if q.question_id in today:
             continue
         before = earlier.get(q.key)
@@ -229,5 +232,5 @@ def rebrief(ctx: RunContext) -> Published:
     outcome = dedup_day(ctx)
     document, findings, scores = draft(ctx, outcome)
     raise_questions(ctx, outcome, document, findings, scores)
-    document, _ = gate(ctx, outcome, document)
+    document, _ = run_gates(ctx, outcome, document)
     return publish(ctx, document)

@@ -196,7 +196,7 @@ def test_an_answer_is_applied_to_the_same_question_on_another_day(
 
 
 def test_an_answer_outside_the_candidates_is_refused() -> None:
-    from tasks import review as rv
+    from tasks import review
 
-    q = rv.same_story_question("a", "A", "b", "B", 0.5)
-    assert rv.check_answer(q.payload("b1"), "maybe") == "'maybe' is not one of no, yes"
+    q = review.same_story_question("a", "A", "b", "B", 0.5)
+    assert review.check_answer(q.payload("b1"), "maybe") == "'maybe' is not one of no, yes"

@@ -1,0 +1,107 @@
+"""The gate step: Great Expectations suites on the day's articles, brief items and events."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tasks.steps.context import RunContext
+from tasks.steps.dedup import DedupOutcome
+
+
+def run_gates(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[dict, list]:
+    """Great Expectations suites on the day's articles, the brief items and the day's events.
+
+    Results are ``validation.completed`` events. A failed blocking suite raises ``GateFailed``
+    (the run fails, naming suite, expectation and rows); a failed warning suite quarantines its
+    rows: quarantined articles are no longer cited, items left without a citation and
+    quarantined items leave the brief.
+    """
+    import pandas as pd
+
+    from storage.registry import REGISTRY
+    from validations import gate as gx_gate
+
+    today = ctx.store.query(lambda: ctx.store.scan([ctx.day]))
+    collected = set(today.filter(pl.col("event_type") == "article.collected")["subject_id"].to_list())
+    articles = pd.DataFrame(
+        [
+            {
+                "article_id": a.article_id,
+                "url": a.url or None,
+                "title": a.title,
+                "source": a.source,
+                "published_at": a.published_at,
+            }
+            for a in outcome.items.values()
+            if a.article_id in collected
+        ],
+        columns=["article_id", "url", "title", "source", "published_at"],
+    )
+    items = pd.DataFrame(
+        [
+            {
+                "story_id": i["story_id"],
+                "category": i["category"],
+                "category_confidence": i["category_confidence"],
+                "importance": i["importance"],
+                "citations": len(i["citations"]),
+                "title": i["title"],
+            }
+            for i in document["items"]
+        ],
+        columns=["story_id", "category", "category_confidence", "importance", "citations", "title"],
+    )
+    events = today.select(
+        "event_id", "event_type", pl.col("brief_date").cast(pl.String), "run_id"
+    ).to_pandas()
+    modes = ctx.settings.gates
+    suites = {
+        "articles": (
+            modes.articles,
+            articles,
+            "url",
+            gx_gate.article_suite([s.name for s in ctx.settings.sources], ctx.day),
+        ),
+        "items": (
+            modes.items,
+            items,
+            "story_id",
+            gx_gate.item_suite([c.name for c in ctx.settings.policy.categories]),
+        ),
+        "events": (modes.events, events, "event_id", gx_gate.event_suite(REGISTRY.types(), ctx.day)),
+    }
+    results = gx_gate.validate(suites)
+    ctx.append(
+        [
+            ctx.emit(
+                "validation.completed",
+                {
+                    "suite": r.suite,
+                    "mode": r.mode,
+                    "success": r.success,
+                    "rows": r.rows,
+                    "expectations": r.evaluated,
+                    "failures": [
+                        {"expectation": f.expectation, "column": f.column, "rows": list(f.rows)}
+                        for f in r.failures
+                    ],
+                    "quarantined": r.quarantined,
+                },
+                subject=f"suite-{r.suite}",
+                producer="gate.gx@1",
+            )
+            for r in results
+        ]
+    )
+    message = gx_gate.blocking_message(results)
+    if message:
+        raise gx_gate.GateFailed(message)
+    bad_urls = {u for r in results if r.suite == "articles" for u in r.quarantined}
+    dropped_articles = {a.article_id for a in outcome.items.values() if str(a.url or None) in bad_urls}
+    dropped_items = {s for r in results if r.suite == "items" for s in r.quarantined}
+    kept = []
+    for item in document["items"]:
+        citations = [c for c in item["citations"] if c["article_id"] not in dropped_articles]
+        if citations and item["story_id"] not in dropped_items:
+            kept.append({**item, "citations": citations})
+    return {**document, "items": kept}, results
