@@ -12,6 +12,9 @@ export HF_HUB_OFFLINE = 1
 
 .PHONY: setup run test lint bench clean
 
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+
 setup: $(STAMP)
 
 # torch first, pinned: 2.13.0 is the CPU build this machine keeps on disk (any other
@@ -34,12 +37,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check flows tasks storage validations tests bench
 	$(BIN)/mypy
 
+# Each script prints its table; the latest output of each is kept in docs/benchmarks/.
 bench: $(STAMP)
-	$(BIN)/python bench/eventstore.py
-	$(BIN)/python bench/dedup_quality.py
-	$(BIN)/python bench/editorial.py
-	$(BIN)/python bench/daily_run.py
-	$(BIN)/python bench/export.py
+	mkdir -p docs/benchmarks
+	$(BIN)/python bench/eventstore.py | tee docs/benchmarks/eventstore.md
+	$(BIN)/python bench/dedup_quality.py | tee docs/benchmarks/dedup_quality.md
+	$(BIN)/python bench/editorial.py | tee docs/benchmarks/editorial.md
+	$(BIN)/python bench/daily_run.py | tee docs/benchmarks/daily_run.md
+	$(BIN)/python bench/export.py | tee docs/benchmarks/export.md
 
 clean:
 	rm -rf $(VENV) var

@@ -76,9 +76,16 @@ def test_counts_are_exact_when_collectors_append_at_once(tmp_path: Path) -> None
         for _ in range(2000):
             ctx.append([event])
 
+    import sys
+
     threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, so an unlocked update loses counts
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
     assert ctx.counts["run.started"] == 16000
