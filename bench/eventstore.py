@@ -223,10 +223,11 @@ def step_duckdb(root: str) -> dict:
     files = [f for d in store.days() for f in store.files(d)]
     con = duckdb.connect()
     con.execute("SET threads = 2")
-    t = time.perf_counter()
     import polars as pl
 
-    table = con.execute(DUCKDB_ARTICLES, {"files": files}).fetch_arrow_table()
+    t = time.perf_counter()
+    listed = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+    table = con.sql(DUCKDB_ARTICLES.replace("$files", listed)).to_arrow_table()  # DuckDB's direct Arrow path
     frame = pl.from_arrow(table)  # Arrow into a Polars frame, as the fold returns one
     return {"seconds": time.perf_counter() - t, "rows": frame.height, "threads": 2}
 
