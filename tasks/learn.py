@@ -10,8 +10,8 @@ What is fitted, with scikit-learn, on those examples:
 1. an embedding head: logistic regression over the sentence embedding of each article
    (title + summary), "on topic or not"; its out-of-fold value is one feature of the next;
 2. "on topic" and "core": logistic regressions over the story's evidence;
-3. importance: ridge regression of the label (1–3, on-topic stories only) over the
-   importance features, with the out-of-fold core probability as the relevance feature.
+3. importance: ridge regression of the label (0–3, every story) over the importance
+   features, with the core probability as the relevance feature.
 
 The card holds the data it was fitted on and leave-one-day-out figures; a daily run never
 fits anything, it applies the artefact this writes.
@@ -221,11 +221,11 @@ def _fit_parts(train: Sequence[Example], refit_head: bool):
         x, y_core, sample_weight=weights
     )
     p_core = core.predict_proba(x)[:, 1]
-    on_topic = [k for k, e in enumerate(train) if e.relevance != "none"]
+    # every story, off-topic ones at importance 0 too: that is where a promotion's penalty is learnt
     inames = list(editorial.IMPORTANCE_FEATURES)
-    xi = _matrix([{**train[k].importance_inputs, "core": float(p_core[k])} for k in on_topic], inames)
-    yi = np.array([train[k].importance / 3 for k in on_topic])
-    ranker = Ridge(alpha=1.0).fit(xi, yi, sample_weight=weights[on_topic])
+    xi = _matrix([{**e.importance_inputs, "core": float(p_core[k])} for k, e in enumerate(train)], inames)
+    yi = np.array([e.importance / 3 for e in train])
+    ranker = Ridge(alpha=1.0).fit(xi, yi, sample_weight=weights)
     return head, rel, core, ranker, values
 
 

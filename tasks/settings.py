@@ -383,6 +383,8 @@ DEFAULT_NOT_NEWS = [
     r"\bGift Guide\b",
     r"\bRight Now\b",
     r"\bFinal call\b",
+    r"\bLivestream\b",
+    r"\bwebinar\b",
     r"\bdays? left\b",
 ]
 

@@ -81,13 +81,18 @@ def content_hash(document: Mapping[str, Any]) -> str:
 def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick_links: int) -> list[dict]:
     """Top stories first, then by category within quotas, then quick links; each gets a ``section``.
 
-    Only core stories lead (a story a person marked to lead comes first); related stories go to
-    the category sections and quick links.
+    Only core stories lead (a story a person marked to lead comes first), and never one that
+    looks like a promotion (an event, a livestream, a deal); related stories go to the category
+    sections and quick links.
     """
     ranked = sorted(items, key=lambda i: (not i.get("lead"), -i["importance"], i["story_id"]))
     out: list[dict] = []
     used: dict[str, int] = {}
-    leaders = [i for i in ranked if i.get("relevance", "core") == "core"][:top]
+    leaders = [
+        i
+        for i in ranked
+        if i.get("relevance", "core") == "core" and (i.get("lead") or not i.get("promotion"))
+    ][:top]
     chosen = {id(i) for i in leaders}
     for item in leaders:
         out.append({**item, "section": "top"})

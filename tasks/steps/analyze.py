@@ -38,7 +38,14 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str,
             "outcome": scored.outcome,
         }
         events.append(ctx.emit("story.analyzed", payload, subject=story_id, producer="analyze.rules@1"))
-        analyses.append({**payload, "story": story, "lead": scored.lead})
+        analyses.append(
+            {
+                **payload,
+                "story": story,
+                "lead": scored.lead,
+                "promotion": bool((scored.evidence or {}).get("not_news")),
+            }
+        )
     ctx.append(events)
     return analyses
 

@@ -49,6 +49,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                 "relevance": analysis["outcome"],
                 "relevance_score": analysis["relevance"],
                 "lead": analysis["lead"],
+                "promotion": analysis.get("promotion", False),
                 "summary": write.short_summary(rep.summary),
                 "facts": [
                     f

@@ -145,3 +145,6 @@ def test_only_core_stories_lead_and_a_story_marked_to_lead_comes_first() -> None
     top = [i["story_id"] for i in out if i["section"] == "top"]
     assert top == ["d", "b"]
     assert {i["story_id"]: i["section"] for i in out}["a"] == "category"  # related: below the top
+    promo = {**story("p", 0.99, "core"), "promotion": True}
+    out = arrange([promo, *items], top=2, quotas={"models": 5}, quick_links=5)
+    assert "p" not in [i["story_id"] for i in out if i["section"] == "top"]  # a promotion never leads
