@@ -43,7 +43,7 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str,
                 **payload,
                 "story": story,
                 "lead": scored.lead,
-                "promotion": bool((scored.evidence or {}).get("not_news")),
+                "promotion": scored.promotion,
             }
         )
     ctx.append(events)

@@ -25,6 +25,7 @@ class Scored:
     lead: bool = False  # a person said it should lead
     evidence: dict | None = None
     marked: bool = False  # a person's mark decided it
+    promotion: bool = False  # looks like an event, a livestream or a deal: never leads (fitted models)
 
     @property
     def kept(self) -> bool:
@@ -145,6 +146,7 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
             lead,
             {**evidence, **features},
             marked is not None,
+            bool(evidence["not_news"]) and model.kind == "fitted",
         )
         events.append(
             ctx.emit(
