@@ -67,6 +67,7 @@ def evaluate_policy(
     relevance_labels = _relevance_labels(labels)
     editorial = {k: [0, 0] for k in ("precision", "top_core", "recall", "headline", "marks", "toward")}
     left_out = 0
+    marks = _marks(settings, max(days)) if days else {}
     human_tp = human_fp = human_fn = 0
     label_scores = [0, 0, 0]
     category_hits = category_total = 0
@@ -80,7 +81,7 @@ def evaluate_policy(
         outcome = steps.dedup_day(ctx)
         document, findings, scores = steps.draft(ctx, outcome)
         left_out += steps.left_out(scores)
-        _score_editorial(editorial, document, outcome, scores, relevance_labels, ctx)
+        _score_editorial(editorial, document, outcome, scores, relevance_labels, marks)
         questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
         story_of = {a: k for k, s in enumerate(outcome.stories) for a in s.members}
         must, cannot = steps.human_links(ctx, [d for d in ctx.store.days() if d <= day])
@@ -159,7 +160,20 @@ def _relevance_labels(folder: Path | None) -> dict:
     return read_labels(folder)
 
 
-def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict, ctx) -> None:
+def _marks(settings: Settings, last: date) -> dict[str, str]:
+    """People's relevance marks up to ``last``: article -> mark (one fold for the whole evaluation)."""
+    from storage.projections import materialize
+
+    store = settings.storage.event_store()
+    return {
+        r["article_id"]: r["relevance"]
+        for r in materialize(store, "articles", days=[d for d in store.days() if d <= last])
+        .filter(pl.col("relevance").is_not_null())
+        .iter_rows(named=True)
+    }
+
+
+def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict, marks: dict) -> None:
     """Relevance figures of one replayed day: against people's marks (held out) and hand labels.
 
     Marks: a marked story agrees when the policy's own outcome is the mark (``lead`` counts as
@@ -168,14 +182,6 @@ def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict
     Labels: brief precision (items core or related), top core, recall of the day's news that
     is core with importance >= 2, and importance-3 news in the top section.
     """
-    from storage.projections import materialize
-
-    marks = {
-        r["article_id"]: r["relevance"]
-        for r in materialize(ctx.store, "articles", days=[d for d in ctx.store.days() if d <= ctx.day])
-        .filter(pl.col("relevance").is_not_null())
-        .iter_rows(named=True)
-    }
     for story in outcome.stories:
         mark = next((marks[a] for a in story.members if a in marks), None)
         if mark is not None:

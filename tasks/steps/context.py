@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,8 +28,9 @@ class RunContext:
     memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
     _counts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    @property
+    @functools.cached_property
     def policy_version(self) -> str:
+        """Hashed once per run (every event carries it); the settings of a run do not change."""
         return self.settings.policy.version()
 
     def emit(

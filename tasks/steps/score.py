@@ -115,17 +115,19 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
         features = editorial.importance_features(
             topic, inputs, judged, evidence, outcome.window[1], policy.lookback_hours
         )
-        category, _ = analyze.categorise(
-            " ".join(f"{i.title} {i.title} {i.summary}" for i in items), category_rules
-        )
-        legacy = analyze.importance(
-            [i.source for i in items],
-            source_weights,
-            category_weights.get(category, 0.8),
-            inputs.newest,
-            outcome.window[1],
-            policy.lookback_hours,
-        )
+        legacy = 0.0
+        if model.kind != "fitted":  # the baselines rank with the unfitted formula of earlier versions
+            category, _ = analyze.categorise(
+                " ".join(f"{i.title} {i.title} {i.summary}" for i in items), category_rules
+            )
+            legacy = analyze.importance(
+                [i.source for i in items],
+                source_weights,
+                category_weights.get(category, 0.8),
+                inputs.newest,
+                outcome.window[1],
+                policy.lookback_hours,
+            )
         rank = editorial.importance(model, features, legacy)
         marked = next(
             (outcome.corrected_relevance[a] for a in story.members if a in outcome.corrected_relevance), None
