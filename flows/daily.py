@@ -93,10 +93,12 @@ def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
 
 @task(name="compact", cache_policy=NO_CACHE)
 def compact_task(ctx: steps.RunContext) -> tuple[int, int]:
-    """Fold the run's segments into one zstd Parquet file per day, which other engines read as it is;
-    delete temporary files that crashed writers left more than an hour ago."""
-    merged = sum(r.files_before for r in ctx.store.compact_pending())
-    stale = sum(ctx.store.remove_stale_temporaries(d) for d in ctx.store.days())
+    """Fold the segments of the days the run wrote into one zstd Parquet file per day, which other
+    engines read as it is; delete temporary files crashed writers left there over an hour ago.
+    Only those days: the work does not grow with the log."""
+    days = sorted(ctx.written_days | {ctx.day})
+    merged = sum(ctx.store.compact(d).files_before for d in days if ctx.store.needs_compaction(d))
+    stale = sum(ctx.store.remove_stale_temporaries(d) for d in days)
     return merged, stale
 
 

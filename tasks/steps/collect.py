@@ -9,7 +9,7 @@ from datetime import timedelta
 import polars as pl
 
 from tasks.collect import Source, Validators, collect_source
-from tasks.steps.context import RunContext, today
+from tasks.steps.context import RunContext, lookback_days, today
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def collect_lookback(ctx: RunContext, source: Source) -> int:
     already in the log are not written again; a day without an archive file is skipped
     without a failure (it is not the day being briefed).
     """
-    days_back = -(-ctx.settings.policy.lookback_hours // 24)
+    days_back = lookback_days(ctx.settings.policy.lookback_hours)
     written = 0
     for back in range(1, days_back + 1):
         day = ctx.day - timedelta(days=back)
@@ -59,9 +59,12 @@ def collect_lookback(ctx: RunContext, source: Source) -> int:
 
 
 def last_validators(ctx: RunContext, url: str) -> Validators | None:
-    """ETag / Last-Modified of the latest successful fetch of ``url``, remembered in the log."""
+    """ETag / Last-Modified of the latest successful fetch of ``url`` in the days the run reads.
+
+    A feed not fetched in that time is fetched whole: the same facts, one full download.
+    """
     frame = ctx.store.query(
-        lambda: ctx.store.scan(event_types=["feed.fetched"]).filter(
+        lambda: ctx.store.scan(ctx.reach, event_types=["feed.fetched"]).filter(
             pl.col("payload").str.contains(url, literal=True)
         )
     )

@@ -6,7 +6,7 @@ import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from storage.events import Event, new_event, utcnow
 from storage.store import ParquetEventStore
@@ -26,12 +26,26 @@ class RunContext:
     apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
     apply_links: bool = True  # people's same-story answers bind clustering (evaluate holds them out)
     memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
+    written_days: set[date] = field(default_factory=set)  # days this run appended to (compaction's work)
     _counts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @functools.cached_property
     def policy_version(self) -> str:
         """Hashed once per run (every event carries it); the settings of a run do not change."""
         return self.settings.policy.version()
+
+    @functools.cached_property
+    def reach(self) -> list[date]:
+        """The days a run reads: its brief date and the ``READ_DAYS`` before it, oldest first.
+
+        A run's cost depends on this window, never on the length of the log. Everything a
+        day's brief depends on was written in it: the articles of the news window (collected
+        on the brief date and the lookback days before it), the earlier briefs its articles
+        may repeat or continue (follow-ups reach ``FOLLOW_UP_DAYS`` back), what those briefs'
+        articles were when collected, and what people answered about them.
+        """
+        days = read_days(self.settings.policy.lookback_hours)
+        return [self.day - timedelta(days=k) for k in range(days, -1, -1)]
 
     def emit(
         self,
@@ -62,7 +76,25 @@ class RunContext:
                 self.counts[e.event_type] = self.counts.get(e.event_type, 0) + 1
         if self.dry_run:
             return 0
+        self.written_days.update(e.brief_date for e in events)
         return self.store.append(events).written
+
+
+FOLLOW_UP_DAYS = 7  # a story briefed this many days back may be continued today
+
+
+def lookback_days(lookback_hours: int) -> int:
+    """Calendar days the news window reaches back from the brief date (whole days, rounded up)."""
+    return -(-lookback_hours // 24)
+
+
+def read_days(lookback_hours: int) -> int:
+    """How many days before the brief date a run reads.
+
+    A story briefed ``FOLLOW_UP_DAYS`` back was news in that day's window, so its articles were
+    collected at most ``lookback_days`` (+1 for the timezone's offset) before it.
+    """
+    return FOLLOW_UP_DAYS + lookback_days(lookback_hours) + 1
 
 
 def make_context(settings: Settings, day: date, run_id: str | None = None) -> RunContext:
@@ -72,10 +104,13 @@ def make_context(settings: Settings, day: date, run_id: str | None = None) -> Ru
     from tasks.embed import SentenceTransformerEmbedder
 
     store = settings.storage.event_store()
+    reach = read_days(settings.policy.lookback_hours)
     embedder = CachedEmbedder(
         SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
         store.fs,
         store.base,
+        day=day,
+        days=[day - timedelta(days=k) for k in range(reach + 1)],
     )
     return RunContext(store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder)
 

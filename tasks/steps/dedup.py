@@ -12,9 +12,7 @@ import polars as pl
 from storage.events import Event
 from storage.projections import materialize
 from tasks import dedup
-from tasks.steps.context import RunContext
-
-FOLLOW_UP_DAYS = 7
+from tasks.steps.context import FOLLOW_UP_DAYS, RunContext
 
 
 @dataclass
@@ -51,10 +49,12 @@ def _items(frame: pl.DataFrame) -> dict[str, dedup.Item]:
 
 
 def briefed_before(ctx: RunContext) -> dict[str, tuple[str, date]]:
-    """Articles that earlier brief dates published: article id -> (story id, brief date)."""
-    earlier = [d for d in ctx.store.days() if d < ctx.day]
-    if not earlier:
-        return {}
+    """Articles that the briefs of the run's earlier days published: article id -> (story id, brief date).
+
+    Only the days the run reads (``RunContext.reach``): an article of today's news window
+    can only have been briefed on a day whose window overlaps it.
+    """
+    earlier = [d for d in ctx.reach if d < ctx.day]
     frame = ctx.store.query(
         lambda: ctx.store.scan(earlier, event_types=["brief.published", "story.clustered"])
     )
@@ -75,8 +75,8 @@ def briefed_before(ctx: RunContext) -> dict[str, tuple[str, date]]:
 def dedup_day(ctx: RunContext) -> DedupOutcome:
     policy = ctx.settings.policy
     window = dedup.news_window(ctx.day, ctx.settings.zone, policy.lookback_hours)
-    days = [d for d in ctx.store.days() if d <= ctx.day]
-    articles = materialize(ctx.store, "articles", days=days)
+    # partition-pruned to the days the run reads: its cost does not grow with the log
+    articles = materialize(ctx.store, "articles", days=ctx.reach)
     items = _items(articles)
     briefed = briefed_before(ctx)
     events: list[Event] = []
@@ -100,7 +100,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     dedup_policy = dedup.DedupPolicy(
         policy.near_duplicate_threshold, policy.same_source_threshold, policy.min_shared_names
     )
-    must, cannot = human_links(ctx, days) if ctx.apply_links else (frozenset(), frozenset())
+    must, cannot = human_links(ctx, ctx.reach) if ctx.apply_links else (frozenset(), frozenset())
     clustering = dedup.cluster(news, vectors, dedup_policy, must, cannot, policy.question_margin)
     for dup in clustering.duplicates:
         events.append(

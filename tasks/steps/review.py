@@ -96,7 +96,7 @@ def raise_questions(
 
 
 def open_questions(ctx: RunContext) -> pl.DataFrame:
-    frame = materialize(ctx.store, "questions", days=[d for d in ctx.store.days() if d <= ctx.day])
+    frame = materialize(ctx.store, "questions", days=[ctx.day])
     return frame.filter((pl.col("status") == "open") & (pl.col("brief_date") == ctx.day))
 
 
@@ -213,7 +213,7 @@ def find_representative(ctx: RunContext, story: str) -> str:
     rows = stories.filter(pl.col("story_id") == story)
     if rows.height:
         return rows["representative"][0]
-    articles = materialize(ctx.store, "articles", days=[d for d in ctx.store.days() if d <= ctx.day])
+    articles = materialize(ctx.store, "articles", days=ctx.reach)
     hit = articles.filter(
         (pl.col("article_id") == story) | (pl.col("url") == story) | (pl.col("canonical_url") == story)
     )

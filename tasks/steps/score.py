@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from tasks import analyze, editorial
-from tasks.steps.context import RunContext
+from tasks.steps.context import RunContext, lookback_days
 from tasks.steps.dedup import DedupOutcome
 
 
@@ -48,8 +48,8 @@ def known_products(ctx: RunContext, outcome: DedupOutcome) -> set[str]:
     """
     import polars as pl
 
-    since = ctx.day - timedelta(days=-(-ctx.settings.policy.lookback_hours // 24))
-    days = [d for d in ctx.store.days() if since <= d <= ctx.day]
+    since = ctx.day - timedelta(days=lookback_days(ctx.settings.policy.lookback_hours))
+    days = [d for d in ctx.reach if since <= d]
     recent = set(
         ctx.store.query(
             lambda: ctx.store.scan(days, event_types=["article.collected"]).select(
