@@ -212,10 +212,8 @@ def run(
     if show:
         from rich.markdown import Markdown
 
-        from storage.store import resolve_filesystem
-
-        fs, path = resolve_filesystem(result["files"]["md"])
-        with fs.open_input_stream(path) as src:
+        _, store = open_store(config)
+        with store.fs.open_input_stream(result["files"]["md"]) as src:
             out.print(Markdown(src.read().decode()))
 
 

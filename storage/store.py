@@ -263,7 +263,13 @@ class ParquetEventStore(EventStore):
     """Day-partitioned Parquet on any pyarrow filesystem (local disk, S3, fsspec, …)."""
 
     def __init__(
-        self, root: str, filesystem: pafs.FileSystem | None = None, *, append_format: str = "jsonl"
+        self,
+        root: str,
+        filesystem: pafs.FileSystem | None = None,
+        *,
+        append_format: str = "jsonl",
+        endpoint_url: str | None = None,
+        region: str | None = None,
     ) -> None:
         if append_format not in APPEND_FORMATS:
             raise StoreError(
@@ -272,7 +278,11 @@ class ParquetEventStore(EventStore):
             )
         self.root = root
         self.append_format = append_format
-        self.fs, self.base = (filesystem, root) if filesystem is not None else resolve_filesystem(root)
+        self.fs, self.base = (
+            (filesystem, root)
+            if filesystem is not None
+            else resolve_filesystem(root, endpoint_url=endpoint_url, region=region)
+        )
         self.events_dir = f"{self.base.rstrip('/')}/events"
         self.is_local = isinstance(self.fs, pafs.LocalFileSystem)
         self._index: dict[date, _DayIndex] = {}
@@ -435,12 +445,21 @@ class ParquetEventStore(EventStore):
         return removed
 
 
-def resolve_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
-    """A pyarrow filesystem and base path for a local path or any pyarrow/fsspec URL."""
+def resolve_filesystem(
+    root: str, *, endpoint_url: str | None = None, region: str | None = None
+) -> tuple[pafs.FileSystem, str]:
+    """A pyarrow filesystem and base path for a local path or any pyarrow/fsspec URL.
+
+    ``s3://bucket/prefix`` takes its credentials from the standard AWS chain (environment,
+    shared config and credentials files, instance or task roles); ``endpoint_url`` points it
+    at an S3-compatible server (MinIO, Ceph, R2, moto).
+    """
     if "://" not in root:
         return pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(root))
     if root.startswith("file://"):
         return pafs.LocalFileSystem(), root[len("file://") :]
+    if root.startswith("s3://"):
+        return _s3(root, endpoint_url, region)
     try:
         return pafs.FileSystem.from_uri(root)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -454,6 +473,32 @@ def resolve_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
     except (ImportError, ValueError) as exc:
         raise StoreError(f"storage root {root!r}: no filesystem for this URL ({exc})") from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
+
+
+def _s3(root: str, endpoint_url: str | None, region: str | None) -> tuple[pafs.FileSystem, str]:
+    base = root[len("s3://") :].strip("/")
+    bucket = base.split("/", 1)[0]
+    if not bucket:
+        raise StoreError(f"storage root {root!r} names no bucket; use s3://bucket/prefix")
+    options: dict[str, Any] = {"region": region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")}
+    if endpoint_url:
+        options["endpoint_override"] = endpoint_url
+    fs = pafs.S3FileSystem(**{k: v for k, v in options.items() if v})
+    where = f" at {endpoint_url}" if endpoint_url else ""
+    try:
+        found = fs.get_file_info(bucket).type
+    except OSError as exc:
+        reason = str(exc).splitlines()[0][:200]
+        raise StoreError(
+            f"storage root {root!r}: cannot reach the bucket{where} ({reason}); check [storage] "
+            "endpoint_url and the AWS credentials in the environment"
+        ) from None
+    if found == pafs.FileType.NotFound:
+        raise StoreError(
+            f"storage root {root!r}: bucket {bucket!r} does not exist{where}; create it "
+            "(the store needs s3:ListBucket, s3:GetObject, s3:PutObject, s3:DeleteObject on it)"
+        )
+    return fs, base
 
 
 _VANISHED = ("no such file", "not found", "does not exist", "nosuchkey", "404", "path does not exist")

@@ -45,10 +45,28 @@ class StorageSettings(Section):
         "or zstd Parquet at once",
     )
 
+    endpoint_url: str | None = Field(
+        default=None,
+        description="S3-compatible endpoint for an s3:// root (MinIO, Ceph, R2, moto); "
+        "credentials come from the standard AWS chain, never from this file",
+    )
+    region: str | None = Field(default=None, description="bucket region for an s3:// root (default: AWS's)")
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} must start with http:// or https://")
+        if value is not None and "@" in value.split("://", 1)[1]:
+            raise ValueError("must not carry credentials; use AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY")
+        return value
+
     def event_store(self) -> ParquetEventStore:
         from storage.store import ParquetEventStore
 
-        return ParquetEventStore(self.root, append_format=self.append_format)
+        return ParquetEventStore(
+            self.root, append_format=self.append_format, endpoint_url=self.endpoint_url, region=self.region
+        )
 
 
 class SourceSettings(Section):

@@ -35,3 +35,61 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> str:
+    """A real S3-compatible server (moto's server mode) as a process on 127.0.0.1: its endpoint URL.
+
+    The standard AWS variables give every client in the session (ours, and the processes the
+    tests start) the server's throwaway credentials; nothing else points at a real AWS.
+    """
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    server = shutil.which("moto_server", path=str(Path(sys.executable).parent))
+    if server is None:
+        pytest.skip("moto[server] is not installed (pip install 'moto[server]'): the S3 tests need it")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(os.path.join(_SESSION_HOME, "moto.log"), "wb")  # noqa: SIM115 - open for the session
+    process = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=log)
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).close()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"moto_server did not start on {endpoint}; see {log.name}")
+            time.sleep(0.2)
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="test-key-id",
+        AWS_SECRET_ACCESS_KEY="test-secret",
+        AWS_DEFAULT_REGION="us-east-1",
+        AWS_EC2_METADATA_DISABLED="true",
+        BRIEF_TEST_S3_ENDPOINT=endpoint,
+    )
+    yield endpoint
+    process.terminate()
+    process.wait(timeout=10)
+    log.close()
+
+
+@pytest.fixture
+def s3_root(s3_server: str) -> str:
+    """A new, empty bucket on the session's S3 server: its ``s3://bucket/prefix`` root."""
+    import uuid
+
+    import boto3
+
+    bucket = f"brief-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_server).create_bucket(Bucket=bucket)
+    return f"s3://{bucket}/store"

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, date, datetime, timedelta
 
 import storage  # noqa: F401  (registers the event types)
 from storage.events import Event, new_event
+from storage.store import ParquetEventStore
 
 T0 = datetime(2025, 8, 6, 12, 0, tzinfo=UTC)
 DAY = date(2025, 8, 6)
+
+
+def store_at(root: str, **options: str) -> ParquetEventStore:
+    """The store at a local root or an ``s3://`` root on the tests' S3 server (its endpoint is in
+    ``BRIEF_TEST_S3_ENDPOINT``, which the processes the tests start inherit)."""
+    endpoint = os.environ.get("BRIEF_TEST_S3_ENDPOINT") if root.startswith("s3://") else None
+    return ParquetEventStore(root, endpoint_url=endpoint, **options)
 
 
 def collected(

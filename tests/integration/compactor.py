@@ -9,12 +9,13 @@ import sys
 import time
 from datetime import date
 
-from storage.store import ParquetEventStore
+from tests.factories import store_at
+
 
 
 def main() -> None:
     root, day, seconds = sys.argv[1], date.fromisoformat(sys.argv[2]), float(sys.argv[3])
-    store = ParquetEventStore(root)
+    store = store_at(root)
     deadline = time.monotonic() + seconds
     rounds = 0
     while time.monotonic() < deadline:

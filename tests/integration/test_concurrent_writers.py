@@ -1,4 +1,9 @@
-"""Real processes writing one day at once, and a writer killed mid-append."""
+"""Real processes writing one day at once, and a writer killed mid-append.
+
+The racing writers and compactors run against the local disk and against a real S3-compatible
+server (moto's server mode, started by the tests). The SIGKILL test is local only: on an object
+store there is no temporary file to tear, the PUT is whole or absent.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +18,17 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tests.conftest import REPO
-from tests.factories import DAY
+from tests.factories import DAY, store_at
+
+
+@pytest.fixture(params=["local", "s3"])
+def root(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where the racing processes write: a local folder, or a new bucket on the tests' S3 server."""
+    return str(tmp_path) if request.param == "local" else request.getfixturevalue("s3_root")
 
 
 def _writer(
-    root: Path,
+    root: Path | str,
     start: int,
     count: int,
     batch: int,
@@ -53,13 +64,13 @@ def _rows(path: Path) -> int:
     return len(pa.CompressedInputStream(pa.OSFile(str(path)), "zstd").read().splitlines())
 
 
-def test_two_processes_appending_to_one_day_each_event_once(tmp_path: Path) -> None:
+def test_two_processes_appending_to_one_day_each_event_once(root: str) -> None:
     # Overlapping ranges: 0..2999 and 1500..4499 share 1500 events that both try to write.
-    a, b = _writer(tmp_path, 0, 3000, 100), _writer(tmp_path, 1500, 3000, 100)
+    a, b = _writer(root, 0, 3000, 100), _writer(root, 1500, 3000, 100)
     for proc in (a, b):
         _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 0, stderr
-    events = ParquetEventStore(str(tmp_path)).read()
+    events = store_at(root).read()
     subjects = sorted(int(e.subject_id.split("-")[1]) for e in events)
     assert subjects == list(range(4500))
     assert len({e.event_id for e in events}) == len(events) == 4500
@@ -90,15 +101,15 @@ def test_writer_killed_mid_append_leaves_nothing_partial(tmp_path: Path, append_
     assert ParquetEventStore(str(tmp_path)).remove_stale_temporaries(DAY, older_than_s=-1) == 1
 
 
-def test_readers_read_while_a_writer_appends_and_two_compactors_compact(tmp_path: Path) -> None:
+def test_readers_read_while_a_writer_appends_and_two_compactors_compact(root: str) -> None:
     """Every read sees whole batches, each id once; at the end every event is there exactly once."""
     batch, total = 50, 2_000
-    writer = _writer(tmp_path, 0, total, batch, pause=0.01)
+    writer = _writer(root, 0, total, batch, pause=0.01)
     assert writer.stdout is not None
     writer.stdout.readline()  # the day exists before the compactors start
     compactors = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.integration.compactor", str(tmp_path), DAY.isoformat(), "4"],
+            [sys.executable, "-m", "tests.integration.compactor", root, DAY.isoformat(), "4"],
             cwd=REPO,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -106,7 +117,7 @@ def test_readers_read_while_a_writer_appends_and_two_compactors_compact(tmp_path
         )
         for _ in range(2)
     ]
-    reader = ParquetEventStore(str(tmp_path))
+    reader = store_at(root)
     seen = []
     while any(p.poll() is None for p in (writer, *compactors)):
         ids = reader.query(lambda: reader.scan([DAY]).select("event_id")).get_column("event_id")
@@ -122,6 +133,4 @@ def test_readers_read_while_a_writer_appends_and_two_compactors_compact(tmp_path
     events = reader.read()
     assert len(events) == len({e.event_id for e in events}) == total
     reader.compact(DAY)
-    assert [p.suffix for p in (tmp_path / "events" / f"date={DAY.isoformat()}").glob("part-*")] == [
-        ".parquet"
-    ]
+    assert [f.rsplit(".", 1)[-1] for f in reader.files(DAY)] == ["parquet"]  # one compacted file

@@ -17,8 +17,7 @@ import time
 from typing import Any
 
 import storage.store
-from storage.store import ParquetEventStore
-from tests.factories import collected
+from tests.factories import collected, store_at
 
 
 class _DiesMidWrite:
@@ -61,7 +60,7 @@ def main() -> None:
     append_format = sys.argv[6] if len(sys.argv) > 6 else "jsonl"
     if len(sys.argv) > 7:
         crash_at(int(sys.argv[7]))
-    store = ParquetEventStore(root, append_format=append_format)
+    store = store_at(root, append_format=append_format)
     events = [collected(i) for i in range(start, start + count)]
     for first in range(0, count, batch):
         store.append(events[first : first + batch])

@@ -1,4 +1,5 @@
-"""One contract, four stores: in memory; Parquet on local disk (segment or Parquet appends); fsspec memory."""
+"""One contract, five stores: in memory; Parquet on local disk (segment or Parquet appends); fsspec
+memory; Parquet on a real S3-compatible server (moto's server mode, started by the tests)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,14 @@ from storage.store import EventStore, InMemoryEventStore, ParquetEventStore
 from tests.factories import DAY, T0, collected, corrected
 
 
-@pytest.fixture(params=["memory", "parquet-local", "parquet-local-parquet-appends", "parquet-fsspec-memory"])
+@pytest.fixture(
+    params=["memory", "parquet-local", "parquet-local-parquet-appends", "parquet-fsspec-memory", "parquet-s3"]
+)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> EventStore:
+    if request.param == "parquet-s3":
+        return ParquetEventStore(
+            request.getfixturevalue("s3_root"), endpoint_url=request.getfixturevalue("s3_server")
+        )
     if request.param == "memory":
         return InMemoryEventStore()
     if request.param == "parquet-local":
