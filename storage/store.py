@@ -480,7 +480,9 @@ def _s3(root: str, endpoint_url: str | None, region: str | None) -> tuple[pafs.F
     bucket = base.split("/", 1)[0]
     if not bucket:
         raise StoreError(f"storage root {root!r} names no bucket; use s3://bucket/prefix")
-    options: dict[str, Any] = {"region": region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")}
+    options: dict[str, Any] = {
+        "region": region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    }
     if endpoint_url:
         options["endpoint_override"] = endpoint_url
     fs = pafs.S3FileSystem(**{k: v for k, v in options.items() if v})

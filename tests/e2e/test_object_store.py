@@ -82,9 +82,9 @@ def test_backfill_daily_run_and_export_on_s3(
     assert fact_ids(s3_store) == fact_ids(local_store)
 
     out = tmp_path / "export"
+    command = ["export", "events", "--start", DAYS[0], "--end", DAYS[1], "--out", str(out)]
     done = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "export", "events", "--config", str(s3_config)]
-        + ["--start", DAYS[0], "--end", DAYS[1], "--out", str(out)],
+        [sys.executable, "-m", "flows.cli", *command, "--config", str(s3_config)],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -12,7 +12,6 @@ from datetime import date
 from tests.factories import store_at
 
 
-
 def main() -> None:
     root, day, seconds = sys.argv[1], date.fromisoformat(sys.argv[2]), float(sys.argv[3])
     store = store_at(root)
