@@ -209,6 +209,10 @@ def main() -> None:
         "HF_HUB_OFFLINE": "1",
         "PREFECT_LOGGING_LEVEL": "WARNING",
     }
+    from flows.serve import start_local_server
+
+    server = start_local_server(work / "prefect-server")  # one server for every child process
+    env["PREFECT_API_URL"] = server.api_url
     try:
         # 1. the month, from scratch, twice
         month = write_config(work / "month", feeds)
@@ -252,6 +256,7 @@ def main() -> None:
                 )
                 timings[name].append(spawn(["--child-run", str(trial / "brief.toml"), TIMED_DAY], env))
     finally:
+        server.stop()
         shutil.rmtree(work, ignore_errors=True)
 
     print(f"# a run's cost and history ({os.cpu_count()} cores)\n")

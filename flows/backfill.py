@@ -21,6 +21,8 @@ from prefect.artifacts import create_progress_artifact, create_table_artifact, u
 from prefect.cache_policies import NO_CACHE
 
 from flows.daily import current_run_id, daily_brief
+from flows.fanout import DEFAULT_DEPLOYMENT
+from flows.fanout import fan_out as fanned_out
 from storage.errors import InputError
 from tasks.settings import load_settings
 
@@ -105,18 +107,69 @@ def collect_archives_task(
     return total
 
 
+def with_versions(settings, outcomes: list[dict]) -> list[dict]:
+    """A fanned-out date's version, items and whether its run published a new version, from the log."""
+    import json
+
+    store = settings.storage.event_store()
+    out = []
+    for o in outcomes:
+        day = date.fromisoformat(o["date"])
+        rows = store.query(lambda day=day: store.scan([day], event_types=["brief.published"]))
+        published = [(r["run_id"], json.loads(r["payload"])) for r in rows.iter_rows(named=True)]
+        latest = max((p for _, p in published), key=lambda p: p["version"], default=None)
+        out.append(
+            {
+                **o,
+                "version": latest["version"] if latest and o["status"] == "completed" else None,
+                "items": latest["items"] if latest and o["status"] == "completed" else 0,
+                "changed": any(run == o["flow_run_id"] for run, _ in published),
+            }
+        )
+    return out
+
+
 COLLECT_SHARE = 20.0  # percent of the progress bar the collection phase takes
 
 
 @flow(name="backfill", log_prints=True)
-def backfill(start: str, end: str, config: str | None = None, concurrency: int = 2) -> list[dict]:
-    """Briefs for every date from ``start`` to ``end`` (inclusive), at most ``concurrency`` at once."""
+def backfill(
+    start: str,
+    end: str,
+    config: str | None = None,
+    concurrency: int = 2,
+    fan_out: bool = False,
+    deployment: str = DEFAULT_DEPLOYMENT,
+) -> list[dict]:
+    """Briefs for every date from ``start`` to ``end`` (inclusive).
+
+    In this process by default (archives ``concurrency`` at a time, then the dates in order);
+    with ``fan_out`` each date is a flow run of the ``deployment`` that any worker of its pool
+    runs (``flows/fanout.py`` says how a date waits for the dates before it).
+    """
     days = date_range(start, end)
-    load_settings(config)  # a bad config fails the backfill at once, not once per date
+    settings = load_settings(config)  # a bad config fails the backfill at once, not once per date
     log = get_run_logger()
     progress: UUID = create_progress_artifact(  # type: ignore[assignment]
         0.0, key="backfill-progress", description=f"backfill {start} .. {end}"
     )
+    if fan_out:
+        from tasks.steps.context import read_days
+
+        outcomes = fanned_out(
+            days,
+            config,
+            read_days(settings.policy.lookback_hours),
+            log.info,
+            lambda done, total: update_progress_artifact(progress, 100.0 * done / total),
+            deployment=deployment,
+            batch=current_run_id(),
+        )
+        outcomes = with_versions(settings, outcomes)
+        create_table_artifact(
+            key="backfill-summary", table=outcomes, description=f"backfill {start} .. {end}"
+        )
+        return outcomes
     new_events = collect_archives_task(days, config, concurrency, current_run_id(), progress)
     log.info(f"collected the archives of {len(days)} date(s): {new_events} new event(s)")
     outcomes = []

@@ -126,8 +126,14 @@ def on_daily_failure(flow, flow_run, state) -> None:
 
 
 @flow(name="daily-brief", log_prints=True, on_failure=[on_daily_failure])
-def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
-    """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone)."""
+def daily_brief(
+    date_: str | None = None, config: str | None = None, after_runs: list[str] | None = None
+) -> dict:
+    """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone).
+
+    ``after_runs``: flow run ids of earlier dates of a fanned-out backfill (``flows/fanout.py``);
+    after collecting and embedding, the run waits for them to end before it decides anything.
+    """
     settings = load_settings(config)
     ctx = steps.make_context(settings, steps.resolve_day(date_, settings), current_run_id())
     report = steps.RunReport(ctx)
@@ -138,6 +144,16 @@ def daily_brief(date_: str | None = None, config: str | None = None) -> dict:
         outcomes = [f.result() for f in futures]
         report.sources = outcomes
         say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
+    if after_runs:
+        with report.step("wait"):
+            from flows.fanout import wait_for_runs
+
+            from validations.gate import warm_up
+
+            embedded = steps.embed_window(ctx)
+            warm_up()  # the gate's import, off the path the dates wait on
+            say(f"{embedded} text(s) embedded; waiting for {len(after_runs)} earlier date(s) of the backfill")
+            wait_for_runs(after_runs, say, poll_s=0.5)
     with report.step("dedup"):
         outcome = dedup_task(ctx)
         say(

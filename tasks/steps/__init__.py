@@ -9,7 +9,7 @@ from tasks.steps.answers import answered
 from tasks.steps.collect import SourceOutcome, collect_lookback, collect_one, last_validators
 from tasks.steps.compose import compose, injection_flags
 from tasks.steps.context import RunContext, make_context, resolve_day, today
-from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, follow_ups, human_links
+from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, embed_window, follow_ups, human_links
 from tasks.steps.draft import draft
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
@@ -34,6 +34,7 @@ __all__ = [
     "compose",
     "dedup_day",
     "draft",
+    "embed_window",
     "follow_ups",
     "human_links",
     "injection_flags",

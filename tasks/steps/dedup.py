@@ -72,6 +72,19 @@ def briefed_before(ctx: RunContext) -> dict[str, tuple[str, date]]:
     return out
 
 
+def embed_window(ctx: RunContext) -> int:
+    """Embed (and cache) the texts of the day's news window ahead of dedup; returns how many.
+
+    What a run can do before the briefs of earlier days exist: the vectors do not depend on
+    them, so a fanned-out backfill computes them while it waits.
+    """
+    window = dedup.news_window(ctx.day, ctx.settings.zone, ctx.settings.policy.lookback_hours)
+    items = _items(materialize(ctx.store, "articles", days=ctx.reach))
+    texts = [i.text for i in items.values() if dedup.in_window(i.published_at, window)]
+    ctx.embedder.encode(texts)
+    return len(texts)
+
+
 def dedup_day(ctx: RunContext) -> DedupOutcome:
     policy = ctx.settings.policy
     window = dedup.news_window(ctx.day, ctx.settings.zone, policy.lookback_hours)
