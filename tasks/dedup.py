@@ -30,6 +30,7 @@ Three layers, each a plain function:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -209,8 +210,21 @@ def proper_names(text: str) -> set[str]:
     }
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def caseblind_organisations(text: str) -> frozenset[str]:
+    """Known organisations a text names, in lower case, however it capitalises them (once per text)."""
+    lowered = text.lower()
+    return frozenset(o.lower() for o in ORGANISATIONS if o.lower() in lowered)
+
+
+# a pair's signals are asked for every pair of a day (and every follow-up candidate): per text once
+_latin_names = functools.lru_cache(maxsize=1 << 16)(lambda text: frozenset(latin_names(text)))
+_proper_names = functools.lru_cache(maxsize=1 << 16)(lambda text: frozenset(proper_names(text)))
+_cjk_title = functools.lru_cache(maxsize=1 << 16)(lambda title: len(_CJK.findall(title)) >= 2)
+
+
 def is_cjk(item: Item) -> bool:
-    return item.language in {"zh", "ja", "ko"} or len(_CJK.findall(item.title)) >= 2
+    return item.language in {"zh", "ja", "ko"} or _cjk_title(item.title)
 
 
 def is_non_english(item: Item) -> bool:
@@ -234,16 +248,15 @@ def pair_signals(
     title_b, text_b = orgs[b.article_id]
     non_english = is_non_english(a) or is_non_english(b)
     if non_english:  # another language capitalises otherwise ("XAI claimt …"): compare names without case
-        text_a, text_b = {o.lower() for o in text_a}, {o.lower() for o in text_b}
+        text_a = {o.lower() for o in text_a} | caseblind_organisations(f"{a.title} {a.summary}")
+        text_b = {o.lower() for o in text_b} | caseblind_organisations(f"{b.title} {b.summary}")
         title_a, title_b = {o.lower() for o in title_a}, {o.lower() for o in title_b}
-        text_a |= {o.lower() for o in ORGANISATIONS if o.lower() in f"{a.title} {a.summary}".lower()}
-        text_b |= {o.lower() for o in ORGANISATIONS if o.lower() in f"{b.title} {b.summary}".lower()}
     conflict = bool((title_a - text_b) or (title_b - text_a))
     shared = 0
     if is_cjk(a) or is_cjk(b):
-        shared = len(latin_names(a.title) & latin_names(b.title))
+        shared = len(_latin_names(a.title) & _latin_names(b.title))
     elif non_english:  # Latin script on both sides: only names count, not shared words
-        shared = len(proper_names(a.title) & proper_names(b.title))
+        shared = len(_proper_names(a.title) & _proper_names(b.title))
     return PairSignals(cosine, conflict, a.source == b.source, shared, non_english)
 
 
