@@ -137,6 +137,7 @@ class RunFinished(Payload):
     status: Literal["completed"] = "completed"
     step_seconds: dict[str, float] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
+    llm: dict[str, Any] | None = None  # calls, tokens, cost and fallbacks when a language model is configured
 
 
 class RunFailed(Payload):
@@ -266,9 +267,12 @@ class FactcheckFailed(Payload):
     story_id: str
     kind: str
     claim: str
-    reason: Literal["NOT_IN_SOURCES", "AFTER_BRIEF_DATE", "SEVERAL_AMOUNTS", "NOT_COLLECTED"]
+    reason: Literal[
+        "NOT_IN_SOURCES", "AFTER_BRIEF_DATE", "SEVERAL_AMOUNTS", "NOT_COLLECTED", "INSTRUCTIONS", "MARKUP"
+    ]
     sources_checked: list[str]
-    action: Literal["marked_unverified", "dropped"] = "marked_unverified"
+    # removed_model_text: a language model's summary said it, so the brief keeps the sources' own text
+    action: Literal["marked_unverified", "dropped", "removed_model_text"] = "marked_unverified"
 
 
 REGISTRY.register(
@@ -362,4 +366,35 @@ REGISTRY.register(
     {1: PolicyEvaluated},
     fact=False,
     natural_key=_key("current_policy", "candidate_policy", "start", "end"),
+)
+
+
+# --- the language model ---------------------------------------------------------------
+
+
+class LLMCalled(Payload):
+    """One request to a language model and its answer (or why there was none): the log is the cache."""
+
+    task: Literal["relevance", "importance", "category", "summary"]
+    subject: str  # the story asked about
+    articles: list[str]
+    model: str
+    server: str  # host:port only, never a key or a path with secrets
+    template: str  # id@version:digest
+    messages: list[dict[str, str]]
+    params: dict[str, Any] = Field(default_factory=dict)
+    response: str | None = None
+    output: dict[str, Any] | None = None  # the validated answer
+    invalid: str | None = None  # why the response was not a valid answer
+    error: str | None = None  # why there was no response
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: int = 0
+    cost: float = 0.0
+    attempt: int = 1
+    request_key: str
+
+
+REGISTRY.register(
+    "llm.called", {1: LLMCalled}, fact=False, natural_key=_key("request_key", "attempt", "error", "response")
 )

@@ -506,6 +506,48 @@ class EmbeddingSettings(Section):
     batch_size: int = Field(default=64, ge=1)
 
 
+LLMTask = Literal["relevance", "importance", "category", "summary"]
+DEFAULT_LLM_TASKS: tuple[LLMTask, ...] = ("relevance", "summary")
+
+
+class LLMSettings(Section):
+    """An optional language model behind any OpenAI-compatible chat-completions server."""
+
+    base_url: str = Field(description="e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1")
+    model: str = Field(min_length=1, description="the model name the server knows")
+    api_key_env: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="the NAME of the environment variable that holds the key (never the key)",
+    )
+    tasks: list[LLMTask] = Field(default_factory=lambda: list(DEFAULT_LLM_TASKS))
+    max_calls_per_run: int = Field(default=200, ge=0)
+    max_input_chars: int = Field(default=4000, ge=200)
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_retry_after_s: float = Field(default=30.0, ge=0, description="longest Retry-After honoured")
+    price_in_per_1k: float = Field(default=0.0, ge=0, description="price per 1k input tokens (any currency)")
+    price_out_per_1k: float = Field(default=0.0, ge=0)
+    prompts: str | None = Field(
+        default=None, description="a folder of prompt templates replacing the shipped ones"
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} must start with http:// or https://")
+        if "@" in value.split("://", 1)[1].split("/", 1)[0]:
+            raise ValueError("must not carry credentials; name the key's variable in api_key_env")
+        return value.rstrip("/")
+
+    def fingerprint(self) -> str:
+        """What makes the model's answers differ: model, tasks, input size and the prompt templates."""
+        from tasks.llm import prompts_digest
+
+        tasks = ",".join(sorted(self.tasks))
+        return f"{self.model}|{tasks}|{self.max_input_chars}|{prompts_digest(self.prompts)}"
+
+
 class Settings(Section):
     storage: StorageSettings
     timezone: str = "UTC"
@@ -515,6 +557,16 @@ class Settings(Section):
     policy: PolicySettings = Field(default_factory=PolicySettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     gates: GateSettings = Field(default_factory=GateSettings)
+    llm: LLMSettings | None = None
+
+    def policy_version(self) -> str:
+        """The policy's version, and the language model's part of the policy when one is configured."""
+        if self.llm is None:
+            return self.policy.version()
+        import hashlib
+
+        text = self.policy.version() + self.llm.fingerprint()
+        return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
     @field_validator("sources")
     @classmethod
@@ -601,6 +653,10 @@ def parse_settings(data: dict, path: Path | None = None) -> Settings:
         settings = settings.model_copy(
             update={"storage": settings.storage.model_copy(update={"root": os.path.normpath(base / root)})}
         )
+    llm = settings.llm
+    if llm is not None and llm.prompts and not Path(llm.prompts).expanduser().is_absolute():
+        llm = llm.model_copy(update={"prompts": os.path.normpath(base / llm.prompts)})
+        settings = settings.model_copy(update={"llm": llm})
     sources = [
         s.model_copy(update={"url": "file://" + os.path.normpath(base / s.url[len("file://") :])})
         if s.url.startswith("file://") and not s.url[len("file://") :].startswith("/")

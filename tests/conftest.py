@@ -93,3 +93,54 @@ def s3_root(s3_server: str) -> str:
     bucket = f"brief-{uuid.uuid4().hex[:12]}"
     boto3.client("s3", endpoint_url=s3_server).create_bucket(Bucket=bucket)
     return f"s3://{bucket}/store"
+
+
+class ScriptedLLM:
+    """The scripted chat-completions server (``tests/llm_server.py``), as a test drives it."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url  # http://127.0.0.1:PORT
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def _post(self, path: str, body: dict) -> dict:
+        import json
+        import urllib.request
+
+        request = urllib.request.Request(
+            f"{self.url}{path}", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.loads(response.read())
+
+    def mode(self, mode: str) -> None:
+        self._post("/mode", {"mode": mode})
+        self._post("/reset", {})
+
+    def stats(self) -> dict:
+        import json
+        import urllib.request
+
+        with urllib.request.urlopen(f"{self.url}/stats", timeout=5) as response:
+            return json.loads(response.read())
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> ScriptedLLM:
+    """The scripted OpenAI-compatible server as a process on 127.0.0.1 (one for the session)."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.llm_server", "0"], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline().split()
+    if not line or line[0] != "ready":
+        process.kill()
+        pytest.fail("tests/llm_server.py did not start")
+    yield ScriptedLLM(f"http://127.0.0.1:{line[1]}")
+    process.terminate()
+    process.wait(timeout=10)

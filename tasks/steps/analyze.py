@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tasks import analyze
+from tasks import analyze, llm
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
+from tasks.steps.llm import analyst as llm_analyst
 from tasks.steps.score import Scored
 
 
@@ -15,6 +16,7 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str,
     policy = ctx.settings.policy
     rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
     analyses, events = [], []
+    analyst = llm_analyst(ctx)
     for story in outcome.stories:
         scored = scores[story.story_id]
         if not scored.kept:
@@ -24,8 +26,13 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str,
         category, confidence = analyze.categorise(
             " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
         )
+        producer = "analyze.rules@1"
         if story.representative in outcome.corrected_category:  # a person said so
             category, confidence = outcome.corrected_category[story.representative], 1.0
+        elif analyst is not None:
+            sorted_ = analyst.ask("category", story_id, members)
+            if isinstance(sorted_, llm.CategoryAnswer):
+                category, confidence, producer = sorted_.category, sorted_.confidence, "analyze.llm@1"
         facts = analyze.dedupe_facts([f for m in members for f in analyze.extract_facts(m, ctx.day.year)])
         payload = {
             "story_id": story_id,
@@ -37,7 +44,7 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str,
             "relevance": scored.relevance,
             "outcome": scored.outcome,
         }
-        events.append(ctx.emit("story.analyzed", payload, subject=story_id, producer="analyze.rules@1"))
+        events.append(ctx.emit("story.analyzed", payload, subject=story_id, producer=producer))
         analyses.append(
             {
                 **payload,

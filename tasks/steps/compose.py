@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC
 
-from tasks import dedup, factcheck, write
+from tasks import dedup, factcheck, llm, write
 from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
+from tasks.steps.llm import analyst as llm_analyst
 
 
 def injection_flags(members: Sequence[dedup.Item]) -> list[str]:
@@ -20,10 +21,34 @@ def injection_flags(members: Sequence[dedup.Item]) -> list[str]:
     )
 
 
+def summarise(
+    ctx: RunContext, story_id: str, outcome: DedupOutcome, story: dedup.Story, rejected: list
+) -> str:
+    """The item's summary: the language model's when one is configured and every claim of it is in the
+    story's sources, else the representative's own (what the offline writer uses)."""
+    rep = outcome.items[story.representative]
+    offline = write.short_summary(rep.summary)
+    analyst = llm_analyst(ctx)
+    if analyst is None:
+        return offline
+    members = [outcome.items[a] for a in story.members]
+    answer = analyst.ask("summary", story_id, members)
+    if not isinstance(answer, llm.SummaryAnswer):
+        return offline
+    collected = {m.url for m in members} | {m.canonical_url for m in members}
+    findings = llm.check_model_text(answer.summary.strip(), members, collected, ctx.day)
+    if findings:
+        sources = sorted({m.url or m.canonical_url for m in members})
+        rejected.extend((story_id, sources, f) for f in findings)
+        return offline
+    return write.short_summary(answer.summary.strip())
+
+
 def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], off_topic: int = 0) -> dict:
     """The brief document (the JSON contract); ``off_topic`` stories were left out by the topic filter."""
     policy = ctx.settings.policy
     decisions = {key: row["answer"] for key, row in answered(ctx).items()}
+    rejected: list = []
     items = []
     for analysis in analyses:
         story: dedup.Story = analysis["story"]
@@ -50,7 +75,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                 "relevance_score": analysis["relevance"],
                 "lead": analysis["lead"],
                 "promotion": analysis.get("promotion", False),
-                "summary": write.short_summary(rep.summary),
+                "summary": summarise(ctx, analysis["story_id"], outcome, story, rejected),
                 "facts": [
                     f
                     for f in factcheck.stated_facts(analysis["facts"], ctx.day)
@@ -61,6 +86,24 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                 "flags": injection_flags([outcome.items[a] for a in story.members]),
             }
         )
+    ctx.append(
+        [
+            ctx.emit(
+                "factcheck.failed",
+                {
+                    "story_id": story_id,
+                    "kind": f.kind,
+                    "claim": f.claim,
+                    "reason": f.reason,
+                    "sources_checked": sources,
+                    "action": "removed_model_text",
+                },
+                subject=story_id,
+                producer="factcheck.model_text@1",
+            )
+            for story_id, sources, f in rejected
+        ]
+    )
     quotas = {c.name: c.quota for c in policy.categories}
     arranged = write.arrange(items, top=policy.top_stories, quotas=quotas, quick_links=policy.quick_links)
     return {

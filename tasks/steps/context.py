@@ -32,11 +32,11 @@ class RunContext:
     @functools.cached_property
     def policy_version(self) -> str:
         """Hashed once per run (every event carries it); the settings of a run do not change."""
-        return self.settings.policy.version()
+        return self.settings.policy_version()
 
     @functools.cached_property
     def reach(self) -> list[date]:
-        """The days a run reads: its brief date and the ``READ_DAYS`` before it, oldest first.
+        """The days a run reads: its brief date and the ``read_days`` days before it, oldest first.
 
         A run's cost depends on this window, never on the length of the log. Everything a
         day's brief depends on was written in it: the articles of the news window (collected

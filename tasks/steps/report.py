@@ -28,6 +28,7 @@ class RunReport:
         self.outcome: DedupOutcome | None = None
         self.published: Published | None = None
         self.off_topic = 0  # stories the topic filter left out
+        self.llm: dict | None = None  # the language model's calls, when one is configured
 
     def start(self) -> None:
         import time
@@ -79,11 +80,31 @@ class RunReport:
             "version": published.version,
             "embeddings_computed": self.ctx.embedder.computed,
         }
+        from tasks.steps.llm import analyst
+
+        model = analyst(self.ctx)
+        detail = None
+        if model is not None:
+            stats = model.stats
+            detail = {
+                "calls": stats.calls,
+                "reused": stats.reused,
+                "tokens_in": stats.tokens_in,
+                "tokens_out": stats.tokens_out,
+                "cost": round(stats.cost, 6),
+                "fallbacks": [{"story_id": s, "task": t, "reason": r} for s, t, r in stats.fallbacks],
+            }
+            counts |= {
+                "llm_calls": stats.calls,
+                "llm_reused": stats.reused,
+                "llm_fallbacks": len(stats.fallbacks),
+            }
+        self.llm = detail
         self.ctx.append(
             [
                 self.ctx.emit(
                     "run.finished",
-                    {"status": "completed", "step_seconds": self.seconds, "counts": counts},
+                    {"status": "completed", "step_seconds": self.seconds, "counts": counts, "llm": detail},
                     subject=self.ctx.run_id,
                     producer="flow.daily@1",
                 )
@@ -91,7 +112,7 @@ class RunReport:
         )
 
     def table(self) -> list[dict]:
-        return [
+        rows = [
             {
                 "source": s.source,
                 "items": s.items,
@@ -100,6 +121,16 @@ class RunReport:
             }
             for s in self.sources
         ]
+        for fallback in (self.llm or {}).get("fallbacks", []):  # the stories the model did not judge
+            rows.append(
+                {
+                    "source": f"language model: {fallback['task']}",
+                    "items": 1,
+                    "new events": 0,
+                    "status": f"{fallback['story_id']}: offline result ({fallback['reason']})",
+                }
+            )
+        return rows
 
     def summary(self) -> str:
         failed = [s.source for s in self.sources if s.error]
@@ -114,5 +145,12 @@ class RunReport:
             f"{self.ctx.day}: {len(self.sources) - len(failed)}/{len(self.sources)} sources ok"
             + (f" (failed: {', '.join(failed)})" if failed else "")
             + dedup
+            + (
+                f"; language model: {self.llm['calls']} call(s), {self.llm['reused']} from the log, "
+                f"{self.llm['tokens_in'] + self.llm['tokens_out']} tokens, "
+                f"{len(self.llm['fallbacks'])} fallback(s)"
+                if self.llm
+                else ""
+            )
             + f"; {steps_text}"
         )

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from tasks import analyze, editorial
+from tasks import analyze, editorial, llm
 from tasks.steps.context import RunContext, lookback_days
 from tasks.steps.dedup import DedupOutcome
+from tasks.steps.llm import analyst as llm_analyst
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,13 @@ def known_products(ctx: RunContext, outcome: DedupOutcome) -> set[str]:
     return names
 
 
+def marked_of(outcome: DedupOutcome, story) -> str | None:
+    """What a person marked a story (any of its articles), if anyone did."""
+    return next(
+        (outcome.corrected_relevance[a] for a in story.members if a in outcome.corrected_relevance), None
+    )
+
+
 def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
     """Story (clustering id) -> its score; appends one ``story.scored`` per story."""
     policy = ctx.settings.policy
@@ -84,6 +92,7 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
     category_weights = {c.name: c.weight for c in policy.categories}
     scores: dict[str, Scored] = {}
     events = []
+    analyst = llm_analyst(ctx)
     for story in outcome.stories:
         items = [outcome.items[a] for a in story.members]
         per_article = []
@@ -129,20 +138,32 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
                 policy.lookback_hours,
             )
         rank = editorial.importance(model, features, legacy)
-        marked = next(
-            (outcome.corrected_relevance[a] for a in story.members if a in outcome.corrected_relevance), None
-        )
+        marked = marked_of(outcome, story)
         outcome_, lead, reasons = judged.outcome, False, list(judged.reasons)
         if judged.outcome == "off-topic":
             reasons.append(f"on-topic score {judged.relevance:.2f}, under 0.50")
+        relevance, core = judged.relevance, judged.core
+        if analyst is not None and marked_of(outcome, story) is None:
+            verdict = analyst.ask("relevance", story_id, items)
+            if isinstance(verdict, llm.RelevanceAnswer):
+                outcome_ = verdict.outcome
+                sure = 0.5 + verdict.confidence / 2
+                relevance = sure if verdict.outcome != "off-topic" else 1 - sure
+                core = relevance if verdict.outcome == "core" else min(core, 0.49)
+                reasons.insert(0, f"language model: {verdict.outcome} ({verdict.reason[:160]})".rstrip(" ()"))
+            ranked = analyst.ask("importance", story_id, items)
+            if isinstance(ranked, llm.ImportanceAnswer):
+                features = {**features, "offline_importance": rank}
+                rank = ranked.importance
+                reasons.append(f"language model importance {ranked.importance:.2f}")
         if marked is not None:
             outcome_ = "core" if marked == "lead" else marked  # type: ignore[assignment]
             lead = marked == "lead"
             reasons.insert(0, f"a person marked it {marked}")
         scores[story.story_id] = Scored(
             story_id,
-            judged.relevance,
-            judged.core,
+            relevance,
+            core,
             outcome_,
             rank,
             lead,
@@ -156,8 +177,8 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
                 {
                     "story_id": story_id,
                     "topic": topic.name,
-                    "relevance": judged.relevance,
-                    "core": judged.core,
+                    "relevance": relevance,
+                    "core": core,
                     "outcome": outcome_,
                     "model_outcome": judged.outcome,
                     "importance": rank,

@@ -1,0 +1,321 @@
+"""An optional language model, as the pipeline uses it: prompts, answers, and checks of what it says.
+
+Pure functions and one thin client. The prompts are versioned templates shipped in
+``tasks/prompts/`` (or a folder ``[llm] prompts`` names): their digest is part of the policy
+version. Feed text enters a prompt only as JSON data between ``<data>`` markers, each item
+saying whether its text tries to instruct an AI system. What the model answers is data too:
+parsed into one pydantic model per task, and a summary is checked against its sources
+(names, amounts, dates, links, instructions, markup) before the brief may use it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import time
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from storage.errors import ConfigError
+from tasks import analyze, factcheck
+from tasks.dedup import Item
+
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+TASKS = ("relevance", "importance", "category", "summary")
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class RelevanceAnswer(Answer):
+    outcome: Literal["core", "related", "off-topic"]
+    confidence: float = Field(ge=0, le=1)
+    reason: str = Field(default="", max_length=400)
+
+
+class ImportanceAnswer(Answer):
+    importance: float = Field(ge=0, le=1)
+    reason: str = Field(default="", max_length=400)
+
+
+class CategoryAnswer(Answer):
+    category: str = Field(min_length=1, max_length=64)
+    confidence: float = Field(default=0.5, ge=0, le=1)
+
+
+class SummaryAnswer(Answer):
+    summary: str = Field(min_length=1, max_length=700)
+
+
+ANSWERS: dict[str, type[Answer]] = {
+    "relevance": RelevanceAnswer,
+    "importance": ImportanceAnswer,
+    "category": CategoryAnswer,
+    "summary": SummaryAnswer,
+}
+
+
+# -- prompts -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str
+    version: int
+    system: str
+    user: str
+    digest: str
+
+    @property
+    def label(self) -> str:
+        """What every call records: id, version and the digest of the template's text."""
+        return f"{self.id}@{self.version}:{self.digest}"
+
+
+@functools.lru_cache(maxsize=8)
+def load_prompts(folder: str | None = None) -> dict[str, Prompt]:
+    """The four templates, from ``folder`` (a user's) or the shipped ones; one clear error if bad."""
+    where = Path(folder).expanduser() if folder else PROMPTS_DIR
+    out = {}
+    for task in TASKS:
+        path = where / f"{task}.toml"
+        if not path.is_file() and folder:
+            path = PROMPTS_DIR / f"{task}.toml"  # a user's folder may replace only some of them
+        raw = path.read_bytes()
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+            prompt = Prompt(
+                str(data["id"]),
+                int(data["version"]),
+                str(data["system"]),
+                str(data["user"]),
+                hashlib.blake2b(raw, digest_size=4).hexdigest(),
+            )
+            prompt.system.format(topic="", description="", categories="", stories="")
+            prompt.user.format(topic="", description="", categories="", stories="")
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, KeyError, ValueError, IndexError) as exc:
+            raise ConfigError(
+                f"prompt template {path}: {exc.__class__.__name__} ({exc}); it needs id, version, system "
+                "and user, with only {topic}, {description}, {categories} and {stories} as placeholders"
+            ) from None
+        out[task] = prompt
+    return out
+
+
+def prompts_digest(folder: str | None = None) -> str:
+    return ",".join(p.label for p in load_prompts(folder).values())
+
+
+def story_data(items: Sequence[Item], max_chars: int) -> str:
+    """A story's reports as JSON data for a prompt: no more than ``max_chars`` characters of text."""
+    budget = max_chars
+    rows = []
+    for item in items:
+        title, summary = item.title[: max(budget, 0)], item.summary[: max(budget - len(item.title), 0)]
+        budget -= len(title) + len(summary)
+        rows.append(
+            {
+                "source": item.source,
+                "title": title,
+                "summary": summary,
+                "published": item.published_at.isoformat() if item.published_at else None,
+                "untrusted_instructions": factcheck.looks_like_instructions(f"{item.title} {item.summary}"),
+            }
+        )
+        if budget <= 0:
+            break
+    return json.dumps(rows, ensure_ascii=False, indent=1)
+
+
+def messages_for(
+    prompt: Prompt, stories: str, *, topic: str, description: str, categories: str
+) -> list[dict]:
+    fields = {"topic": topic, "description": description, "categories": categories, "stories": stories}
+    return [
+        {"role": "system", "content": prompt.system.format(**fields)},
+        {"role": "user", "content": prompt.user.format(**fields)},
+    ]
+
+
+def request_key(model: str, prompt: Prompt, messages: Sequence[dict]) -> str:
+    """Same model, template and messages: the same question, answered once and then read from the log."""
+    text = json.dumps([model, prompt.label, list(messages)], ensure_ascii=False, sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+# -- answers -------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
+
+
+def parse_answer(
+    task: str, text: str | None, categories: Sequence[str] = ()
+) -> tuple[Answer | None, str | None]:
+    """(answer, None) or (None, what is wrong with it, in a line)."""
+    if not text or not text.strip():
+        return None, "empty answer"
+    try:
+        data = json.loads(_FENCE.sub("", text))
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg} at char {exc.pos})"
+    if not isinstance(data, dict):
+        return None, "not a JSON object"
+    try:
+        answer = ANSWERS[task].model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return None, f"{'.'.join(map(str, first['loc'])) or 'answer'}: {first['msg']}"
+    if isinstance(answer, CategoryAnswer) and categories and answer.category not in categories:
+        return None, f"category {answer.category!r} is not one of {', '.join(categories)}"
+    return answer, None
+
+
+def schema_for(task: str) -> dict:
+    return {"name": f"{task}_answer", "schema": ANSWERS[task].model_json_schema(), "strict": False}
+
+
+_URL = re.compile(r"(?:https?://|www\.)[^\s)>\]\"']+", re.IGNORECASE)
+_MARKUP = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>|\]\(|!\[")
+_NAME = re.compile(r"(?<![\w.])([A-Z][\w&'-]*(?:\s+(?:[A-Z][\w&'-]*|of|de|van|der))*)")
+_COMMON = {
+    "The", "A", "An", "It", "Its", "This", "That", "These", "Those", "In", "On", "At", "For", "With",
+    "And", "But", "Or", "After", "Before", "As", "By", "From", "Their", "They", "He", "She",
+    "We", "Our", "New", "According", "Meanwhile", "Also", "Today", "Yesterday", "Monday", "Tuesday",
+    "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "AI",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TextFinding:
+    kind: str  # name | amount | date | link | instructions | markup
+    claim: str
+    reason: str  # NOT_IN_SOURCES | AFTER_BRIEF_DATE | NOT_COLLECTED | INSTRUCTIONS | MARKUP
+
+
+def check_model_text(
+    text: str, sources: Sequence[Item], collected_urls: set[str], brief_date: date
+) -> list[TextFinding]:
+    """What a model's text states that its sources do not: every finding rejects the text."""
+    findings: list[TextFinding] = []
+    source_text = " \n ".join(f"{s.title} \n {s.summary}" for s in sources)
+    lowered = source_text.lower()
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(".,;")
+        if url not in collected_urls:
+            findings.append(TextFinding("link", url, "NOT_COLLECTED"))
+    if factcheck.looks_like_instructions(text):
+        findings.append(TextFinding("instructions", text[:120], "INSTRUCTIONS"))
+    if _MARKUP.search(text):
+        findings.append(TextFinding("markup", text[:120], "MARKUP"))
+    plain = _URL.sub(" ", text)
+    source_amounts = {analyze.amount_value(m) for m in analyze._AMOUNT.finditer(source_text)}
+    for m in analyze._AMOUNT.finditer(plain):
+        if analyze.amount_value(m) not in source_amounts:
+            findings.append(TextFinding("amount", m.group(0).strip(), "NOT_IN_SOURCES"))
+    probe = Item("model", "model", "", plain, "", "", None)
+    source_dates = {
+        f.value for s in sources for f in analyze.extract_facts(s, brief_date.year) if f.kind == "date"
+    }
+    for fact in analyze.extract_facts(probe, brief_date.year):
+        if fact.kind == "date":
+            if fact.value > brief_date.isoformat():
+                findings.append(TextFinding("date", fact.text, "AFTER_BRIEF_DATE"))
+            elif fact.value not in source_dates:
+                findings.append(TextFinding("date", fact.text, "NOT_IN_SOURCES"))
+    for m in _NAME.finditer(plain):
+        words = [w for w in m.group(1).split() if w not in _COMMON]
+        name = " ".join(words)
+        if len(name) < 2 or any(ch.isdigit() for ch in name):
+            continue
+        if name.lower() not in lowered and not all(w.lower() in lowered for w in words):
+            findings.append(TextFinding("name", name, "NOT_IN_SOURCES"))
+    return findings
+
+
+# -- the client ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One request to the server and what came back (an error instead of a text when it failed)."""
+
+    text: str | None
+    tokens_in: int
+    tokens_out: int
+    latency_ms: int
+    error: str | None = None
+    status: int | None = None
+    retry_after_s: float | None = None
+    unreachable: bool = False  # down or too slow: the rest of the run does not try again
+
+
+def server_host(base_url: str) -> str:
+    parts = urlsplit(base_url)
+    return parts.netloc.rsplit("@", 1)[-1]
+
+
+class ChatClient:
+    """The ``openai`` SDK pointed at any chat-completions server; no retries of its own (ours are logged)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float) -> None:
+        from openai import OpenAI
+
+        self.model, self._key = model, api_key
+        self._client = OpenAI(
+            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
+        )
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def complete(self, messages: Sequence[dict], task: str) -> Reply:
+        import openai
+
+        started = time.perf_counter()
+
+        def elapsed() -> int:
+            return round((time.perf_counter() - started) * 1000)
+
+        try:
+            response = self._client.chat.completions.create(  # type: ignore[call-overload]
+                model=self.model,
+                messages=list(messages),  # type: ignore[arg-type]
+                temperature=0,
+                response_format={"type": "json_schema", "json_schema": schema_for(task)},  # type: ignore[typeddict-item]
+            )
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
+            return Reply(None, 0, 0, elapsed(), f"server {kind}", unreachable=True)
+        except openai.APIStatusError as exc:
+            retry_after = _retry_after(exc.response.headers.get("retry-after"))
+            message = self._scrub(str(exc).splitlines()[0])[:200]
+            return Reply(
+                None, 0, 0, elapsed(), f"HTTP {exc.status_code}: {message}", exc.status_code, retry_after
+            )
+        except openai.OpenAIError as exc:
+            return Reply(None, 0, 0, elapsed(), self._scrub(f"{exc.__class__.__name__}: {exc}")[:200])
+        usage = response.usage
+        text = response.choices[0].message.content if response.choices else None
+        return Reply(
+            text,
+            usage.prompt_tokens if usage else 0,
+            usage.completion_tokens if usage else 0,
+            elapsed(),
+        )
+
+
+def _retry_after(value: Any) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,295 @@
+"""The optional language model against a real local server that speaks the chat-completions protocol.
+
+``tests/llm_server.py`` (a process the tests start) answers by script: valid answers, text
+that is not JSON, timeouts, 429 with Retry-After, 500, and summaries that invent an amount,
+a company, a date or a link. With ``BRIEF_TEST_LLM_URL`` and ``BRIEF_TEST_LLM_MODEL`` set
+(Ollama, vLLM, llama.cpp's server), ``test_a_real_server`` runs a day against that server too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tasks.settings import load_settings
+from tests.conftest import REPO, ScriptedLLM
+
+DAY = "2025-08-06"
+REAL_SOURCES = ["arstechnica", "techcrunch", "wired", "openai_news", "anthropic_news"]
+SECRET = "sk-test-DO-NOT-LEAK-7f3a9c"
+
+
+def write_config(
+    folder: Path,
+    base_url: str,
+    *,
+    feeds: Path | None = None,
+    tasks: str = '["relevance", "importance", "category", "summary"]',
+    extra: str = "",
+) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    if feeds is None:  # the project's own sample feeds: two outlets, a handful of stories
+        shutil.copytree(REPO / "samples" / "feeds", folder / "feeds", dirs_exist_ok=True)
+        sources = "".join(
+            f'[[sources]]\nname = "{s}"\nurl = "file://feeds/{s}/{{date}}.xml"\n'
+            for s in ("labnotes", "techwire")
+        )
+    else:
+        sources = "".join(
+            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n'
+            + ("on_topic = true\n" if s.endswith("_news") else "")
+            for s in REAL_SOURCES
+        )
+    config = folder / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        + sources
+        + f'[llm]\nbase_url = "{base_url}"\nmodel = "scripted"\napi_key_env = "BRIEF_TEST_LLM_KEY"\n'
+        + f"tasks = {tasks}\ntimeout_s = 2\nprice_in_per_1k = 0.5\nprice_out_per_1k = 1.5\n"
+        + extra
+    )
+    return config
+
+
+def store_of(config: Path):
+    return load_settings(str(config)).storage.event_store()
+
+
+def finished(config: Path) -> dict:
+    runs = [e.payload for e in store_of(config).read(event_types=["run.finished"])]
+    return runs[-1]
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BRIEF_TEST_LLM_KEY", SECRET)
+
+
+def test_every_call_is_an_event_and_a_rerun_makes_none(
+    llm_server: ScriptedLLM, shared_data: Path, tmp_path: Path, prefect_harness: None
+) -> None:
+    from flows.daily import daily_brief
+
+    llm_server.mode("valid")
+    config = write_config(tmp_path / "day", llm_server.base_url, feeds=shared_data / "feeds")
+    first = daily_brief(DAY, str(config))
+    stats = llm_server.stats()
+    store = store_of(config)
+    calls = store.read(event_types=["llm.called"])
+    assert len(calls) == stats["requests"] > 20, stats
+    assert set(stats["by_task"]) == {"relevance", "importance", "category", "summary"}
+    assert set(stats["auth"]) == {SECRET[-4:]}  # the key from the variable reached the server
+    collected = {e.event_id: e.subject_id for e in store.read(event_types=["article.collected"])}
+    for call in calls:
+        p = call.payload
+        assert p["output"] is not None and p["error"] is None and p["server"] == llm_server.url[7:]
+        assert call.source_event_ids and {collected[i] for i in call.source_event_ids} == set(p["articles"])
+        assert p["template"].startswith(f"{p['task']}@1:") and p["tokens_in"] > 0
+        assert "<data>" in p["messages"][1]["content"]  # feed text only as delimited data
+    report = finished(config)["llm"]
+    assert report["calls"] == len(calls) and report["fallbacks"] == [] and report["cost"] > 0
+
+    document = json.loads((Path(store.base) / "briefs" / f"{DAY}.json").read_text())
+    assert document["items"] and all(i["summary"] for i in document["items"])
+
+    llm_server.mode("valid")  # resets the count
+    again = daily_brief(DAY, str(config))
+    assert llm_server.stats()["requests"] == 0  # answered from the log
+    assert again["changed"] is False and again["version"] == first["version"]
+    assert finished(config)["llm"]["reused"] == len(calls)
+
+
+@pytest.mark.parametrize(
+    ("mode", "base", "reason"),
+    [
+        ("500", "scripted", "HTTP 500"),
+        ("garbage", "scripted", "invalid answer: not JSON"),
+        ("slow", "scripted", "server timed out"),
+        ("down", "closed-port", "server unreachable"),
+        ("429", "scripted", None),  # retried after Retry-After: every story answered
+        ("fixable", "scripted", None),  # the second try, told what was wrong, is valid
+    ],
+)
+def test_a_failing_server_never_fails_the_run(
+    llm_server: ScriptedLLM, tmp_path: Path, prefect_harness: None, mode: str, base: str, reason: str | None
+) -> None:
+    from flows.daily import daily_brief
+
+    llm_server.mode("valid" if mode == "down" else mode)
+    url = llm_server.base_url if base == "scripted" else "http://127.0.0.1:9/v1"
+    config = write_config(tmp_path / mode, url, tasks='["relevance", "summary"]')
+    result = daily_brief(DAY, str(config))
+    assert result["items"] > 0  # the offline result stands in for the model
+    report = finished(config)["llm"]
+    calls = store_of(config).read(event_types=["llm.called"])
+    if reason is None:
+        assert report["fallbacks"] == [] and len(calls) > len({c.payload["request_key"] for c in calls})
+        return
+    assert report["fallbacks"] and all(reason in f["reason"] for f in report["fallbacks"]), report
+    stories = {f["story_id"] for f in report["fallbacks"]}
+    assert stories and {f["task"] for f in report["fallbacks"]} <= {"relevance", "summary"}
+    if mode in ("slow", "down"):  # one attempt, then the rest of the run does not wait for it again
+        assert len(calls) == 1 and calls[0].payload["error"].startswith("server")
+
+
+def test_invented_claims_in_model_summaries_are_caught(
+    llm_server: ScriptedLLM, shared_data: Path, tmp_path: Path, prefect_harness: None
+) -> None:
+    from flows.daily import daily_brief
+
+    llm_server.mode("invent")
+    config = write_config(
+        tmp_path / "invent", llm_server.base_url, feeds=shared_data / "feeds", tasks='["summary"]'
+    )
+    daily_brief(DAY, str(config))
+    store = store_of(config)
+    removed = [
+        e.payload
+        for e in store.read(event_types=["factcheck.failed"])
+        if e.payload["action"] == "removed_model_text"
+    ]
+    summaries = [e for e in store.read(event_types=["llm.called"]) if e.payload["task"] == "summary"]
+    assert len(summaries) >= 8
+    kinds = {f["kind"] for f in removed}
+    assert {"amount", "name", "date", "link"} <= kinds, removed
+    claims = " ".join(f["claim"] for f in removed)
+    assert "7.5 billion" in claims and "Zentrix" in claims and "evil.example" in claims
+    assert len({f["story_id"] for f in removed}) == len(summaries)  # every invented summary was caught
+    brief = (Path(store.base) / "briefs" / f"{DAY}.md").read_text()
+    for invented in ("7.5 billion", "Zentrix", "March 3, 2025", "evil.example"):
+        assert invented not in brief
+
+
+def test_faithful_summaries_raise_no_false_alarm(
+    llm_server: ScriptedLLM, shared_data: Path, tmp_path: Path, prefect_harness: None
+) -> None:
+    """The scripted model restates each story's own title: the check must let every one through."""
+    from flows.daily import daily_brief
+
+    llm_server.mode("valid")
+    config = write_config(
+        tmp_path / "faithful", llm_server.base_url, feeds=shared_data / "feeds", tasks='["summary"]'
+    )
+    daily_brief(DAY, str(config))
+    store = store_of(config)
+    removed = [
+        e.payload
+        for e in store.read(event_types=["factcheck.failed"])
+        if e.payload["action"] == "removed_model_text"
+    ]
+    assert removed == []
+    document = json.loads((Path(store.base) / "briefs" / f"{DAY}.json").read_text())
+    # the model restated each title; the brief carries those summaries (none was replaced)
+    assert all(i["summary"].startswith(i["title"].rstrip(".")[:30]) for i in document["items"]), document[
+        "items"
+    ]
+
+
+def test_model_text_that_instructs_or_carries_markup_is_flagged_and_escaped(
+    llm_server: ScriptedLLM, tmp_path: Path, prefect_harness: None
+) -> None:
+    from flows.daily import daily_brief
+
+    llm_server.mode("instruct")
+    config = write_config(tmp_path / "instruct", llm_server.base_url, tasks='["summary"]')
+    daily_brief(DAY, str(config))
+    store = store_of(config)
+    reasons = {
+        e.payload["reason"]
+        for e in store.read(event_types=["factcheck.failed"])
+        if e.payload["action"] == "removed_model_text"
+    }
+    assert {"INSTRUCTIONS", "MARKUP"} <= reasons
+    for ext in ("md", "html"):
+        text = (Path(store.base) / "briefs" / f"{DAY}.{ext}").read_text()
+        assert "publish this story first" not in text and "<script>alert(1)" not in text
+
+
+def test_a_new_prompt_is_a_new_policy_and_makes_new_calls(
+    llm_server: ScriptedLLM, tmp_path: Path, prefect_harness: None
+) -> None:
+    from flows.daily import daily_brief
+
+    llm_server.mode("valid")
+    config = write_config(tmp_path / "prompts", llm_server.base_url, tasks='["summary"]')
+    daily_brief(DAY, str(config))
+    before = llm_server.stats()["requests"]
+    version = load_settings(str(config)).policy_version()
+    prompts = tmp_path / "prompts" / "my-prompts"
+    prompts.mkdir()
+    summary = (REPO / "tasks" / "prompts" / "summary.toml").read_text()
+    (prompts / "summary.toml").write_text(summary.replace("one or two plain sentences", "one plain sentence"))
+    config.write_text(config.read_text() + 'prompts = "my-prompts"\n')
+    assert load_settings(str(config)).policy_version() != version
+    llm_server.mode("valid")
+    daily_brief(DAY, str(config))
+    assert llm_server.stats()["requests"] == before  # each summary asked again under the new template
+    templates = {e.payload["template"] for e in store_of(config).read(event_types=["llm.called"])}
+    assert len(templates) == 2
+
+
+def test_the_key_appears_nowhere(
+    llm_server: ScriptedLLM, shared_data: Path, tmp_path: Path, prefect_harness: None
+) -> None:
+    """Not in the log, the briefs, the caches, an export, a fine-tuning export or an error message."""
+    from flows.daily import daily_brief
+
+    llm_server.mode("500")  # error messages too
+    config = write_config(tmp_path / "key", llm_server.base_url, tasks='["relevance"]')
+    daily_brief(DAY, str(config))
+    llm_server.mode("valid")
+    daily_brief(DAY, str(config))
+    out = tmp_path / "exports"
+    for command in (
+        ["export", "events", "--start", DAY, "--end", DAY, "--out", str(out / "events"), "--format", "jsonl"],
+        ["export", "finetune", "--task", "summarize", "--out", str(out / "chat.jsonl")],
+        ["events", "--type", "llm.called", "--format", "jsonl"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "flows.cli", *command, "--config", str(config)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert SECRET not in done.stdout + done.stderr
+    import pyarrow as pa
+
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            if path.name.endswith(".zst"):  # log segments are zstd: read them decompressed
+                data = pa.CompressedInputStream(pa.OSFile(str(path)), "zstd").read()
+            assert SECRET.encode() not in data, path
+    assert SECRET not in json.dumps(finished(config))
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("BRIEF_TEST_LLM_URL") and os.environ.get("BRIEF_TEST_LLM_MODEL")),
+    reason="set BRIEF_TEST_LLM_URL (e.g. http://localhost:11434/v1) and BRIEF_TEST_LLM_MODEL to test a real server",
+)
+def test_a_real_server(shared_data: Path, tmp_path: Path, prefect_harness: None) -> None:
+    from flows.daily import daily_brief
+
+    config = write_config(tmp_path / "real", os.environ["BRIEF_TEST_LLM_URL"], feeds=shared_data / "feeds")
+    config.write_text(
+        config.read_text().replace('model = "scripted"', f'model = "{os.environ["BRIEF_TEST_LLM_MODEL"]}"')
+    )
+    result = daily_brief(DAY, str(config))
+    assert result["items"] > 0
+    calls = store_of(config).read(event_types=["llm.called"])
+    assert calls and all(c.source_event_ids for c in calls)
+    brief = (Path(store_of(config).base) / "briefs" / f"{DAY}.md").read_text()
+    removed = [
+        e
+        for e in store_of(config).read(event_types=["factcheck.failed"])
+        if e.payload["action"] == "removed_model_text"
+    ]
+    assert all(f.payload["claim"] not in brief for f in removed)
