@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/editorial.py | tee docs/benchmarks/editorial.md
 	$(BIN)/python bench/daily_run.py | tee docs/benchmarks/daily_run.md
 	$(BIN)/python bench/export.py | tee docs/benchmarks/export.md
+	$(BIN)/python bench/history.py | tee docs/benchmarks/history.md
 
 clean:
 	rm -rf $(VENV) var

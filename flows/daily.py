@@ -147,7 +147,6 @@ def daily_brief(
     if after_runs:
         with report.step("wait"):
             from flows.fanout import wait_for_runs
-
             from validations.gate import warm_up
 
             embedded = steps.embed_window(ctx)
