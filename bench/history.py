@@ -141,7 +141,11 @@ def synthesize_year(month_root: Path, year_root: Path, copies: int, last: date) 
     from storage.store import ARROW_SCHEMA, ParquetEventStore
 
     shutil.copytree(month_root, year_root)
-    for partition in (year_root / "events").glob("date=*"):
+    # the year holds nothing of ``last`` or later: no events, no cached vectors (the week has none either)
+    for partition in [
+        *(year_root / "events").glob("date=*"),
+        *(year_root / "cache").glob("embeddings/*/date=*"),
+    ]:
         if date.fromisoformat(partition.name[5:]) >= last:
             shutil.rmtree(partition)
     source = ParquetEventStore(str(month_root))

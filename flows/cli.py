@@ -286,11 +286,16 @@ def stats(
         "duplicates": "dups",
         "stories": "stories",
         "versions_published": "versions",
+        "off_topic": "off-topic",
+        "llm_calls": "model calls",
+        "llm_tokens": "tokens",
+        "llm_cost": "cost",
         "last_run_s": "secs",
         "last_error": "last error",
     }
     table = Table(title=f"runs per day: {frame.height} day(s)")
-    shown = [c for c in headers if c in frame.columns]
+    model_used = "llm_calls" in frame.columns and bool(frame["llm_calls"].sum())
+    shown = [c for c in headers if c in frame.columns and (model_used or not c.startswith("llm_"))]
     for column in shown:
         table.add_column(headers[column], overflow="fold", min_width=24 if column == "last_error" else None)
     for row in frame.select(shown).iter_rows():
@@ -497,7 +502,12 @@ def export_events_command(
 
 @export_app.command("finetune")
 def export_finetune_command(
-    task: Annotated[str, typer.Option("--task", help="classify, extract, summarize, dedup or relevance.")],
+    task: Annotated[
+        str,
+        typer.Option(
+            "--task", help="classify, extract, summarize, dedup, relevance or llm (recorded model calls)."
+        ),
+    ],
     out_path: Annotated[
         str, typer.Option("--out", help="The JSONL file to write (a dataset card goes beside it).")
     ],
@@ -538,11 +548,11 @@ def evaluate(
     from pathlib import Path
 
     from flows.backfill import date_range
-    from tasks.evaluate import evaluate_policy, load_policy, record, table
+    from tasks.evaluate import candidate_settings, evaluate_policy, record, table
     from tasks.settings import load_settings
 
     settings = load_settings(config)
-    candidate = load_policy(policy)
+    candidate = candidate_settings(policy, settings)
     _, store = open_store(config)
     days = [d for d in date_range(start, end) if d in set(store.days())]
     if not days:
@@ -551,9 +561,10 @@ def evaluate(
     if folder is not None and not folder.is_dir():
         raise InputError(f"--labels {labels!r} is not a folder")
     figures = {}
-    for name, chosen in (("current", settings.policy), ("candidate", candidate)):
-        with err.status(f"replaying {len(days)} day(s) through the {name} policy ({chosen.version()}) …"):
-            figures[f"{name} {chosen.version()}"] = evaluate_policy(settings, chosen, days, folder)
+    for name, chosen in (("current", settings), ("candidate", candidate)):
+        version = chosen.policy_version()
+        with err.status(f"replaying {len(days)} day(s) through the {name} policy ({version}) …"):
+            figures[f"{name} {version}"] = evaluate_policy(chosen, chosen.policy, days, folder)
     record(settings, candidate, days[0], days[-1], figures, folder)
     frame = table(figures)
     result = Table(title=f"policy evaluation {days[0]} .. {days[-1]}")

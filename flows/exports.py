@@ -66,16 +66,16 @@ def evaluate_policy_flow(
 ) -> dict:
     """Replay stored facts through a candidate policy beside the current one; record the figures."""
     from flows.backfill import date_range
-    from tasks.evaluate import evaluate_policy, load_policy, record, table
+    from tasks.evaluate import candidate_settings, evaluate_policy, record, table
 
     settings = load_settings(config)
-    candidate = load_policy(policy)
+    candidate = candidate_settings(policy, settings)
     store = settings.storage.event_store()
     days = [d for d in date_range(start, end) if d in set(store.days())]
     folder = Path(labels) if labels else None
     figures = {
-        f"{name} {chosen.version()}": evaluate_policy(settings, chosen, days, folder)
-        for name, chosen in (("current", settings.policy), ("candidate", candidate))
+        f"{name} {chosen.policy_version()}": evaluate_policy(chosen, chosen.policy, days, folder)
+        for name, chosen in (("current", settings), ("candidate", candidate))
     }
     record(settings, candidate, days[0], days[-1], figures, folder)
     frame = table(figures)

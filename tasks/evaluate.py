@@ -24,6 +24,7 @@ from storage.errors import ConfigError
 from tasks import analyze, dedup, steps
 from tasks.editorial import load_model
 from tasks.settings import PolicySettings, Settings, resolve_model_path
+from tasks.steps.llm import analyst as llm_analyst
 
 
 def load_policy(path: str) -> PolicySettings:
@@ -52,6 +53,27 @@ def load_policy(path: str) -> PolicySettings:
     return policy
 
 
+def candidate_settings(path: str, settings: Settings) -> Settings:
+    """The settings a candidate file describes: its ``[policy]``, and its ``[llm]`` when it has one
+    (a changed prompt folder or model is a policy too; relative paths are the file's)."""
+    from tasks.settings import LLMSettings
+
+    policy = load_policy(path)
+    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    llm = settings.llm
+    if "llm" in data:
+        try:
+            llm = LLMSettings.model_validate(data["llm"])
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ConfigError(
+                f"--policy {path!r}: llm.{'.'.join(map(str, first['loc']))} {first['msg']}"
+            ) from None
+        if llm.prompts and not Path(llm.prompts).expanduser().is_absolute():
+            llm = llm.model_copy(update={"prompts": str(Path(path).resolve().parent / llm.prompts)})
+    return settings.model_copy(update={"policy": policy, "llm": llm})
+
+
 def _prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
     if tp + fp + fn == 0:
         return None, None, None
@@ -72,8 +94,9 @@ def evaluate_policy(
     label_scores = [0, 0, 0]
     category_hits = category_total = 0
     items = passed = news = cited = questions = 0
+    llm_calls = llm_reused = 0
     for day in days:
-        ctx = steps.make_context(trial, day, f"evaluate-{policy.version()}")
+        ctx = steps.make_context(trial, day, f"evaluate-{trial.policy_version()}")
         ctx.dry_run = True
         # people's answers are what the policy is scored against, so the replay is not given them
         ctx.apply_marks = False
@@ -83,6 +106,10 @@ def evaluate_policy(
         left_out += steps.left_out(scores)
         _score_editorial(editorial, document, outcome, scores, relevance_labels, marks)
         questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
+        model = llm_analyst(ctx)
+        if model is not None:  # a changed prompt or model asks again; the same one reads the log
+            llm_calls += model.stats.calls
+            llm_reused += model.stats.reused
         story_of = {a: k for k, s in enumerate(outcome.stories) for a in s.members}
         must, cannot = steps.human_links(ctx, ctx.reach)
         for pair in must:
@@ -135,6 +162,8 @@ def evaluate_policy(
         "factcheck_pass_rate": round(passed / items, 4) if items else None,
         "citation_coverage": round(cited / news, 4) if news else None,
         "questions_raised": questions,
+        "llm_calls": llm_calls,
+        "llm_answers_from_log": llm_reused,
         "off_topic_left_out": left_out,
         "relevance_marks": editorial["marks"][1],
         "relevance_agreement": _share(editorial["marks"]),
@@ -222,30 +251,30 @@ def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict
 
 
 def record(
-    settings: Settings, candidate: PolicySettings, start: date, end: date, figures: dict, labels: Path | None
+    settings: Settings, candidate: Settings, start: date, end: date, figures: dict, labels: Path | None
 ) -> None:
     from storage.events import new_event, utcnow
 
     store = settings.storage.event_store()
-    current = settings.policy.version()
+    current = settings.policy_version()
     store.append(
         [
             new_event(
                 "policy.evaluated",
                 {
                     "current_policy": current,
-                    "candidate_policy": candidate.version(),
+                    "candidate_policy": candidate.policy_version(),
                     "start": start.isoformat(),
                     "end": end.isoformat(),
                     "figures": figures,
                     "labels": str(labels) if labels else None,
                 },
                 brief_date=end,
-                run_id=f"evaluate-{candidate.version()}",
-                subject_id=f"policy-{candidate.version()}",
+                run_id=f"evaluate-{candidate.policy_version()}",
+                subject_id=f"policy-{candidate.policy_version()}",
                 produced_by="evaluate@1",
                 occurred_at=utcnow(),
-                policy_version=candidate.version(),
+                policy_version=candidate.policy_version(),
             )
         ]
     )

@@ -5,6 +5,9 @@ products, amounts, dates), ``summarize`` (story -> title and summary as briefed)
 ``dedup`` (two articles -> same story or not). Formats: ``chat`` (OpenAI chat JSONL:
 system, user, assistant; the assistant content is the task's JSON) and ``preference``
 (OpenAI preference pairs: the human-corrected output preferred over the machine's).
+``llm`` exports the recorded language-model calls (``llm.called``) as they were asked, with a
+person's mark or category, or the sources' own text where the fact-check removed the model's
+summary, as the preferred answer: a team can fine-tune a small model on its own decisions.
 
 Human corrections win over machine output. Feed text enters the user message only as a
 JSON value (data, never instructions), and text that looks like instructions to a model
@@ -33,7 +36,7 @@ from storage.projections import materialize
 from storage.store import EventStore
 from tasks.factcheck import looks_like_instructions
 
-TASKS = ("classify", "extract", "summarize", "dedup", "relevance")
+TASKS = ("classify", "extract", "summarize", "dedup", "relevance", "llm")
 SYSTEM = {
     "classify": 'Classify the AI-news article into one category. Answer with JSON {"category": string}.',
     "extract": 'List the facts the article states. Answer with JSON {"organizations": [], "people": [], '
@@ -98,6 +101,7 @@ class Example:
     human: dict | None
     event_ids: list[str] = field(default_factory=list)
     policy_version: str = ""
+    messages: list[dict] | None = None  # the prompt exactly as a model was asked (task llm)
 
     @property
     def output(self) -> dict:
@@ -129,6 +133,9 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
     payload = pl.col("payload")
     if task == "relevance":
         yield from _relevance(events, articles)
+        return
+    if task == "llm":
+        yield from _model_calls(events, articles)
         return
     if task in ("classify", "extract", "summarize"):
         clustered = _latest(
@@ -218,6 +225,46 @@ def _relevance(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
             human,
             [row["event_id"]],
             row["policy_version"],
+        )
+
+
+def _model_calls(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
+    """The language model's valid answers as asked, with what people (or the fact-check) preferred."""
+    from tasks import write
+
+    removed = {
+        json.loads(p)["story_id"]
+        for p in events.filter(pl.col("event_type") == "factcheck.failed")["payload"].to_list()
+        if json.loads(p).get("action") == "removed_model_text"
+    }
+    calls = events.filter(pl.col("event_type") == "llm.called")
+    for row in calls.iter_rows(named=True):
+        call = json.loads(row["payload"])
+        if call["output"] is None:
+            continue
+        members = [articles[a] for a in call["articles"] if a in articles]
+        human = None
+        if call["task"] == "relevance":
+            mark = next((m["relevance"] for m in members if m.get("relevance")), None)
+            if mark:
+                outcome = "core" if mark == "lead" else mark
+                human = {"outcome": outcome, "confidence": 1.0, "reason": "a person marked it"}
+        elif call["task"] == "category":
+            corrected = next((m["category"] for m in members if m.get("category")), None)
+            if corrected:
+                human = {"category": corrected, "confidence": 1.0}
+        elif call["task"] == "summary" and call["subject"] in removed and members:
+            human = {"summary": write.short_summary(members[0]["summary"] or members[0]["title"])}
+        yield Example(
+            f"llm.{call['task']}",
+            f"{call['task']}:{call['request_key']}",
+            str(row["brief_date"]),
+            {},
+            call["output"],
+            human,
+            [row["event_id"], *(row["source_event_ids"] or [])],
+            row["policy_version"],
+            messages=call["messages"][:2],
         )
 
 
@@ -354,12 +401,15 @@ def build(store: EventStore, task: str, fmt: str, out: Path, start: date, end: d
     records: list[dict[str, Any]] = []
     for example in merged.values():
         user = json.dumps({"task": task, "input": example.input}, ensure_ascii=False, sort_keys=True)
+        prompt = example.messages or [
+            {"role": "system", "content": SYSTEM[task]},
+            {"role": "user", "content": user},
+        ]
         record: dict[str, Any]
         if fmt == "chat":
             record = {
                 "messages": [
-                    {"role": "system", "content": SYSTEM[task]},
-                    {"role": "user", "content": user},
+                    *prompt,
                     {"role": "assistant", "content": json.dumps(example.output, ensure_ascii=False)},
                 ]
             }
@@ -367,12 +417,7 @@ def build(store: EventStore, task: str, fmt: str, out: Path, start: date, end: d
             if example.human is None or example.human == example.machine:
                 continue
             record = {
-                "input": {
-                    "messages": [
-                        {"role": "system", "content": SYSTEM[task]},
-                        {"role": "user", "content": user},
-                    ]
-                },
+                "input": {"messages": prompt},
                 "preferred_output": [
                     {"role": "assistant", "content": json.dumps(example.human, ensure_ascii=False)}
                 ],
@@ -413,8 +458,18 @@ def dataset_card(task: str, fmt: str, records: list[dict], start: date, end: dat
         "policy_versions": sorted({m["policy_version"] for m in meta if m["policy_version"]}),
         "human_labelled": human,
         "human_share": round(human / len(records), 4) if records else 0.0,
-        "output_schema": OUTPUT_MODELS[task].model_json_schema(),
+        "output_schema": (
+            {t: m.model_json_schema() for t, m in llm_answers().items()}
+            if task == "llm"
+            else OUTPUT_MODELS[task].model_json_schema()
+        ),
     }
+
+
+def llm_answers() -> dict:
+    from tasks.llm import ANSWERS
+
+    return ANSWERS
 
 
 def card_markdown(card: dict) -> str:

@@ -34,6 +34,7 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         "article.duplicate_detected",
         "story.clustered",
         "brief.published",
+        "llm.called",
     ]
     for column in wanted:
         if column not in per_type.columns:
@@ -47,8 +48,23 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         .group_by("run_id")
         .agg((pl.col("outcome") == "off-topic").sum().cast(pl.UInt32).alias("off_topic"))
     )
+    model = (
+        store.query(
+            lambda: store.scan(days, event_types=["llm.called"]).select(
+                "run_id",
+                pl.col("payload").str.json_path_match("$.tokens_in").cast(pl.Int64).alias("tin"),
+                pl.col("payload").str.json_path_match("$.tokens_out").cast(pl.Int64).alias("tout"),
+                pl.col("payload").str.json_path_match("$.cost").cast(pl.Float64).alias("cost"),
+            )
+        )
+        .group_by("run_id")
+        .agg(
+            (pl.col("tin") + pl.col("tout")).sum().alias("llm_tokens"), pl.col("cost").sum().alias("llm_cost")
+        )
+    )
     joined = (
         runs.join(per_type.select("run_id", *wanted), on="run_id", how="left")
+        .join(model, on="run_id", how="left")
         .join(counts.select("run_id", "steps"), on="run_id", how="left")
         .join(scored, on="run_id", how="left")
     )
@@ -65,6 +81,9 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
             pl.col("story.clustered").fill_null(0).last().alias("stories"),
             pl.col("off_topic").fill_null(0).last().alias("off_topic"),
             pl.col("brief.published").fill_null(0).sum().alias("versions_published"),
+            pl.col("llm.called").fill_null(0).last().alias("llm_calls"),
+            pl.col("llm_tokens").fill_null(0).last().alias("llm_tokens"),
+            pl.col("llm_cost").fill_null(0.0).last().round(4).alias("llm_cost"),
             pl.col("duration_s").last().round(2).alias("last_run_s"),
             pl.col("steps").struct.field("dedup").last().round(2).alias("dedup_s"),
             pl.col("error").drop_nulls().last().alias("last_error"),

@@ -65,7 +65,10 @@ class RunsProjection:
         started = (
             life.filter(pl.col("event_type") == "run.started")
             .group_by("run_id")
-            .agg(pl.col("payload").first().str.json_path_match("$.flow").alias("flow"))
+            .agg(
+                pl.col("payload").first().str.json_path_match("$.flow").alias("flow"),
+                pl.col("brief_date").first().alias("run_date"),
+            )
         )
         ended = (
             life.group_by("run_id")
@@ -84,6 +87,8 @@ class RunsProjection:
             totals.join(started, on="run_id", how="left")
             .join(ended.select("run_id", "status", "error", "step_seconds"), on="run_id", how="left")
             .with_columns(
+                # the day a run was for is its run.started's (collecting the lookback writes earlier days)
+                pl.coalesce("run_date", "brief_date").alias("brief_date"),
                 pl.col("status").fill_null("unknown"),
                 ((pl.col("last_event_at") - pl.col("started_at")).dt.total_milliseconds() / 1000).alias(
                     "duration_s"

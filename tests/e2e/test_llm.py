@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,10 @@ def test_every_call_is_an_event_and_a_rerun_makes_none(
         assert "<data>" in p["messages"][1]["content"]  # feed text only as delimited data
     report = finished(config)["llm"]
     assert report["calls"] == len(calls) and report["fallbacks"] == [] and report["cost"] > 0
+    from tasks.stats import daily_stats
+
+    [row] = [r for r in daily_stats(store).iter_rows(named=True) if r["date"].isoformat() == DAY]
+    assert row["llm_calls"] == len(calls) and row["llm_tokens"] > 0 and row["llm_cost"] > 0
 
     document = json.loads((Path(store.base) / "briefs" / f"{DAY}.json").read_text())
     assert document["items"] and all(i["summary"] for i in document["items"])
@@ -164,6 +169,21 @@ def test_invented_claims_in_model_summaries_are_caught(
     brief = (Path(store.base) / "briefs" / f"{DAY}.md").read_text()
     for invented in ("7.5 billion", "Zentrix", "March 3, 2025", "evil.example"):
         assert invented not in brief
+
+    # the recorded calls become training data: the sources' own text preferred over the invention
+    from tasks.finetune import build
+
+    out = tmp_path / "invent" / "pairs.jsonl"
+    card = build(store, "llm", "preference", out, date(2025, 8, 6), date(2025, 8, 6))
+    pairs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert card["records"] == len(pairs) == len({f["story_id"] for f in removed})
+    for pair in pairs:
+        assert pair["input"]["messages"][1]["content"].startswith("<data>")  # the prompt as it was asked
+        worse = pair["non_preferred_output"][0]["content"]
+        assert any(word in worse for word in ("7.5 billion", "Zentrix", "March 3", "evil.example"))
+        assert not any(w in pair["preferred_output"][0]["content"] for w in ("Zentrix", "evil.example"))
+    chat = build(store, "llm", "chat", tmp_path / "invent" / "chat.jsonl", date(2025, 8, 6), date(2025, 8, 6))
+    assert chat["records"] >= len(summaries) and chat["human_labelled"] == len(pairs)
 
 
 def test_faithful_summaries_raise_no_false_alarm(
@@ -293,3 +313,49 @@ def test_a_real_server(shared_data: Path, tmp_path: Path, prefect_harness: None)
         if e.payload["action"] == "removed_model_text"
     ]
     assert all(f.payload["claim"] not in brief for f in removed)
+
+
+def test_evaluate_compares_prompts_and_asks_only_for_the_new_one(
+    llm_server: ScriptedLLM, tmp_path: Path, prefect_harness: None
+) -> None:
+    from flows.daily import daily_brief
+
+    llm_server.mode("valid")
+    config = write_config(tmp_path / "evaluate", llm_server.base_url, tasks='["summary"]')
+    daily_brief(DAY, str(config))
+    llm = config.read_text().split("[llm]\n", 1)[1]
+    same, changed = tmp_path / "evaluate" / "same.toml", tmp_path / "evaluate" / "changed.toml"
+    same.write_text("[policy]\n[llm]\n" + llm)
+    prompts = tmp_path / "evaluate" / "shorter"
+    prompts.mkdir()
+    text = (REPO / "tasks" / "prompts" / "summary.toml").read_text()
+    (prompts / "summary.toml").write_text(text.replace("one or two plain sentences", "one short sentence"))
+    changed.write_text("[policy]\n[llm]\n" + llm + 'prompts = "shorter"\n')
+
+    def evaluate(candidate: Path) -> tuple[str, int]:
+        llm_server.mode("valid")
+        command = ["evaluate", "--policy", str(candidate), "--start", DAY, "--end", DAY]
+        done = subprocess.run(
+            [sys.executable, "-m", "flows.cli", *command, "--config", str(config)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout, llm_server.stats()["requests"]
+
+    out, calls = evaluate(same)
+    assert calls == 0 and "llm_calls" in out  # the same prompt: every answer read from the log
+    out, calls = evaluate(changed)
+    assert calls > 0  # the candidate's prompt is new: its questions are asked
+    figures = {
+        e.payload["candidate_policy"]: e.payload["figures"]
+        for e in store_of(config).read(event_types=["policy.evaluated"])
+    }
+    [(_, latest)] = [(k, v) for k, v in figures.items() if k != load_settings(str(config)).policy_version()][
+        -1:
+    ]
+    current, candidate = sorted(latest, key=lambda name: not name.startswith("current"))
+    assert latest[current]["llm_calls"] == 0 and latest[candidate]["llm_calls"] == calls
