@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/daily_run.py | tee docs/benchmarks/daily_run.md
 	$(BIN)/python bench/export.py | tee docs/benchmarks/export.md
 	$(BIN)/python bench/history.py | tee docs/benchmarks/history.md
+	$(BIN)/python bench/llm.py | tee docs/benchmarks/llm.md
 
 clean:
 	rm -rf $(VENV) var
