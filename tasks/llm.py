@@ -276,7 +276,9 @@ class ChatClient:
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
 
-    def complete(self, messages: Sequence[dict], task: str) -> Reply:
+    def complete(self, messages: Sequence[dict], task: str, *, structured: bool = True) -> Reply:
+        """One request; ``structured`` asks for the task's JSON schema in ``response_format``
+        (servers that refuse it are asked again without, the prompt saying what JSON to give)."""
         import openai
 
         started = time.perf_counter()
@@ -285,11 +287,16 @@ class ChatClient:
             return round((time.perf_counter() - started) * 1000)
 
         try:
+            extra: dict[str, Any] = (
+                {"response_format": {"type": "json_schema", "json_schema": schema_for(task)}}
+                if structured
+                else {}
+            )
             response = self._client.chat.completions.create(  # type: ignore[call-overload]
                 model=self.model,
                 messages=list(messages),  # type: ignore[arg-type]
                 temperature=0,
-                response_format={"type": "json_schema", "json_schema": schema_for(task)},  # type: ignore[typeddict-item]
+                **extra,
             )
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"

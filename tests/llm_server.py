@@ -11,6 +11,7 @@ with ``POST /mode {"mode": "..."}``:
 - ``fixable``: not JSON on a request's first try, valid when the request says what was wrong
 - ``429``: every other request is refused with 429 and ``Retry-After: 0.2``
 - ``500``: every request fails with 500
+- ``no-schema``: 400 for any request that asks for a JSON schema in ``response_format``
 - ``slow``: answers after 5 s (longer than the tests' timeout)
 - ``invent``: valid JSON, but each summary invents an amount, a company, a date or a link,
   in turn; ``instruct``: summaries that carry instructions or markup
@@ -48,6 +49,15 @@ def _stories(messages: list[dict]) -> list[dict]:
         return json.loads(found.group(1)) if found else []
     except json.JSONDecodeError:
         return []
+
+
+def _task_of(messages: list[dict]) -> str:
+    """Without a schema, the task is told by the system prompt."""
+    system = messages[0]["content"] if messages else ""
+    for task, marker in (("relevance", "deciding"), ("importance", "ranking"), ("category", "sort")):
+        if marker in system:
+            return task
+    return "summary"
 
 
 def answer(task: str, messages: list[dict], mode: str, n: int) -> str:
@@ -109,13 +119,18 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": "not found"}})
             return
         schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
-        task = schema.removesuffix("_answer") or "summary"
+        task = schema.removesuffix("_answer") or _task_of(body.get("messages", []))
         with STATE["lock"]:
             STATE["requests"] += 1
             n = STATE["requests"]
             STATE["by_task"][task] = STATE["by_task"].get(task, 0) + 1
             STATE["auth"].append((self.headers.get("Authorization") or "")[-4:])
         mode = STATE["mode"]
+        if mode == "no-schema" and body.get("response_format"):
+            self._send(
+                400, {"error": {"message": "response_format is not supported", "type": "invalid_request"}}
+            )
+            return
         if mode == "500":
             self._send(500, {"error": {"message": "scripted server error", "type": "server_error"}})
             return

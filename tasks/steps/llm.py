@@ -49,6 +49,7 @@ class Analyst:
         self.prompts = llm.load_prompts(settings.prompts)
         self.stats = LLMStats()
         self.down: str | None = None
+        self.structured = True  # ask for the JSON schema in response_format until the server refuses it
         self._client: llm.ChatClient | None = None
         self._recorded: dict[str, dict] | None = None
         self.host = llm.server_host(settings.base_url)
@@ -108,12 +109,28 @@ class Analyst:
             client = None if why else self.client()
             if client is None:
                 return self._fallback(story_id, task, why or self.down or "no client")
-            reply = client.complete(conversation, task)
+            structured = self.structured
+            reply = client.complete(conversation, task, structured=structured)
             answer, invalid = (None, None) if reply.error else llm.parse_answer(task, reply.text, categories)
-            self._record(task, story_id, articles, prompt, conversation, reply, answer, invalid, attempt, key)
+            self._record(
+                task,
+                story_id,
+                articles,
+                prompt,
+                conversation,
+                reply,
+                answer,
+                invalid,
+                attempt,
+                key,
+                structured,
+            )
             if answer is not None:
                 self.recorded()[key] = answer.model_dump()
                 return answer
+            if reply.status == 400 and self.structured and attempt < 3:
+                self.structured = False  # a server without JSON-schema output: the prompt asks for JSON
+                continue
             if reply.unreachable:
                 self.down = f"{reply.error} ({self.host}, {self.settings.timeout_s:g} s timeout)"
                 return self._fallback(story_id, task, self.down)
@@ -160,6 +177,7 @@ class Analyst:
         invalid: str | None,
         attempt: int,
         key: str,
+        structured: bool,
     ) -> None:
         cost = (
             reply.tokens_in / 1000 * self.settings.price_in_per_1k
@@ -181,7 +199,10 @@ class Analyst:
                         "server": self.host,
                         "template": prompt.label,
                         "messages": [dict(m) for m in messages],
-                        "params": {"temperature": 0, "response_format": "json_schema"},
+                        "params": {
+                            "temperature": 0,
+                            "response_format": "json_schema" if structured else None,
+                        },
                         "response": reply.text,
                         "output": answer.model_dump() if answer is not None else None,
                         "invalid": invalid,

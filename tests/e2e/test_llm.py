@@ -119,6 +119,7 @@ def test_every_call_is_an_event_and_a_rerun_makes_none(
         ("down", "closed-port", "server unreachable"),
         ("429", "scripted", None),  # retried after Retry-After: every story answered
         ("fixable", "scripted", None),  # the second try, told what was wrong, is valid
+        ("no-schema", "scripted", None),  # a server without JSON-schema output is asked in the prompt alone
     ],
 )
 def test_a_failing_server_never_fails_the_run(
