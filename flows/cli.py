@@ -222,6 +222,14 @@ def backfill(
     start: Annotated[str, typer.Option("--start", help="First brief date (YYYY-MM-DD).")],
     end: Annotated[str, typer.Option("--end", help="Last brief date, inclusive.")],
     concurrency: Annotated[int, typer.Option(help="Dates run at once.", min=1, max=8)] = 2,
+    fan_out: Annotated[
+        bool,
+        typer.Option(
+            "--fan-out",
+            help="Each date a flow run of the daily-brief deployment, run by the pool's workers "
+            "(needs PREFECT_API_URL and 'prefect deploy --all').",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Briefs for a range of past dates: archives collected, live feeds replayed; idempotent."""
@@ -236,7 +244,7 @@ def backfill(
     with err.status(f"backfilling {len(days)} date(s), {concurrency} at a time …"):
         from flows.backfill import backfill as backfill_flow
 
-        outcomes = backfill_flow(start, end, config, concurrency)
+        outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out)
     table = Table(title=f"backfill {start} .. {end}")
     for column in ("date", "status", "version", "items", "new version", "seconds", "error"):
         table.add_column(column, overflow="fold")
@@ -247,7 +255,7 @@ def backfill(
             str(o["version"] or ""),
             str(o["items"]),
             "yes" if o["changed"] else "no",
-            f"{o['seconds'] or 0:.1f}",
+            f"{o.get('seconds') or 0:.1f}",
             o["error"],
         )
     out.print(table)

@@ -63,6 +63,25 @@ def wait_for_runs(
         time.sleep(poll_s)
 
 
+def _check_deployment(name: str) -> None:
+    """One clear error before anything is created when the deployment is not on the server."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+    from prefect.settings import PREFECT_API_URL
+
+    from storage.errors import InputError
+
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_deployment_by_name(name)
+        except ObjectNotFound:
+            where = PREFECT_API_URL.value() or "this process"
+            raise InputError(
+                f"no deployment {name!r} on the Prefect server at {where}; "
+                "run 'prefect deploy --all' there and start workers of its pool first"
+            ) from None
+
+
 def fan_out(
     days: Sequence[date],
     config: str | None,
@@ -77,6 +96,7 @@ def fan_out(
     from prefect.client.schemas.objects import FlowRun
     from prefect.deployments import run_deployment
 
+    _check_deployment(deployment)
     runs: dict[date, str] = {}
     start = datetime.now(UTC)
     for k, day in enumerate(days):

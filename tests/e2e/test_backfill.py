@@ -70,3 +70,16 @@ def test_bad_range_is_refused_at_once() -> None:
         date_range("2025-08-07", "2025-08-05")
     with pytest.raises(InputError, match="YYYY-MM-DD"):
         date_range("yesterday", "2025-08-05")
+
+
+def test_fan_out_without_the_deployment_is_one_clear_error(tmp_path: Path, prefect_harness: None) -> None:
+    from flows.backfill import backfill
+    from storage.errors import InputError
+
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n[[sources]]\nname = "x"\nurl = "file:///nowhere/{date}.xml"\n'
+    )
+    with pytest.raises(InputError, match=r"no deployment 'daily-brief/daily-brief'.*prefect deploy --all"):
+        backfill("2025-08-05", "2025-08-06", str(config), fan_out=True)
+    assert not (tmp_path / "store" / "briefs").exists()  # nothing was run
