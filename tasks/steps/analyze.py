@@ -54,6 +54,8 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str,
             }
         )
     ctx.append(events)
+    if analyst is not None:
+        analyst.flush()
     return analyses
 
 

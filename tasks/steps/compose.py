@@ -86,6 +86,9 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                 "flags": injection_flags([outcome.items[a] for a in story.members]),
             }
         )
+    model = llm_analyst(ctx)
+    if model is not None:
+        model.flush()  # the summaries' calls, before the findings about them
     ctx.append(
         [
             ctx.emit(

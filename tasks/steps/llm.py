@@ -23,6 +23,8 @@ from tasks import llm
 from tasks.dedup import Item
 from tasks.steps.context import RunContext
 
+FLUSH_EVERY = 50  # calls recorded per append: one file per call would cost more than the call
+
 
 @dataclass
 class LLMStats:
@@ -49,6 +51,7 @@ class Analyst:
         self.prompts = llm.load_prompts(settings.prompts)
         self.stats = LLMStats()
         self.down: str | None = None
+        self.pending: list = []  # llm.called events not yet appended
         self.structured = True  # ask for the JSON schema in response_format until the server refuses it
         self._client: llm.ChatClient | None = None
         self._recorded: dict[str, dict] | None = None
@@ -187,39 +190,42 @@ class Analyst:
         self.stats.tokens_in += reply.tokens_in
         self.stats.tokens_out += reply.tokens_out
         self.stats.cost += cost
-        self.ctx.append(
-            [
-                self.ctx.emit(
-                    "llm.called",
-                    {
-                        "task": task,
-                        "subject": story_id,
-                        "articles": articles,
-                        "model": self.settings.model,
-                        "server": self.host,
-                        "template": prompt.label,
-                        "messages": [dict(m) for m in messages],
-                        "params": {
-                            "temperature": 0,
-                            "response_format": "json_schema" if structured else None,
-                        },
-                        "response": reply.text,
-                        "output": answer.model_dump() if answer is not None else None,
-                        "invalid": invalid,
-                        "error": reply.error,
-                        "tokens_in": reply.tokens_in,
-                        "tokens_out": reply.tokens_out,
-                        "latency_ms": reply.latency_ms,
-                        "cost": round(cost, 6),
-                        "attempt": attempt,
-                        "request_key": key,
-                    },
-                    subject=story_id,
-                    producer=f"llm@1:{self.settings.model}",
-                    sources=self.source_events(articles),
-                )
-            ]
+        self.pending.append(
+            self.ctx.emit(
+                "llm.called",
+                {
+                    "task": task,
+                    "subject": story_id,
+                    "articles": articles,
+                    "model": self.settings.model,
+                    "server": self.host,
+                    "template": prompt.label,
+                    "messages": [dict(m) for m in messages],
+                    "params": {"temperature": 0, "response_format": "json_schema" if structured else None},
+                    "response": reply.text,
+                    "output": answer.model_dump() if answer is not None else None,
+                    "invalid": invalid,
+                    "error": reply.error,
+                    "tokens_in": reply.tokens_in,
+                    "tokens_out": reply.tokens_out,
+                    "latency_ms": reply.latency_ms,
+                    "cost": round(cost, 6),
+                    "attempt": attempt,
+                    "request_key": key,
+                },
+                subject=story_id,
+                producer=f"llm@1:{self.settings.model}",
+                sources=self.source_events(articles),
+            )
         )
+        if len(self.pending) >= FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Append the calls not yet in the log (a step flushes when it ends; every FLUSH_EVERY calls too)."""
+        if self.pending:
+            self.ctx.append(self.pending)
+            self.pending = []
 
     def source_events(self, articles: Sequence[str]) -> list[str]:
         """The ``article.collected`` events of the articles a call read (the latest of each)."""

@@ -85,6 +85,7 @@ class RunReport:
         model = analyst(self.ctx)
         detail = None
         if model is not None:
+            model.flush()
             stats = model.stats
             detail = {
                 "calls": stats.calls,

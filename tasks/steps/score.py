@@ -194,4 +194,6 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
             )
         )
     ctx.append(events)
+    if analyst is not None:
+        analyst.flush()
     return scores
