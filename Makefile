@@ -30,7 +30,7 @@ run: $(STAMP)
 	$(BIN)/brief run --config $(CONFIG) --date $(DATE) --show
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check flows tasks storage validations tests bench

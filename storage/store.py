@@ -503,7 +503,15 @@ def _s3(root: str, endpoint_url: str | None, region: str | None) -> tuple[pafs.F
     return fs, base
 
 
-_VANISHED = ("no such file", "not found", "does not exist", "nosuchkey", "404", "path does not exist")
+_VANISHED = (
+    "no such file",
+    "not found",
+    "not_found",  # pyarrow S3: "AWS Error RESOURCE_NOT_FOUND during GetObject operation"
+    "does not exist",
+    "nosuchkey",
+    "404",
+    "path does not exist",
+)
 
 
 def _vanished(exc: Exception) -> bool:
