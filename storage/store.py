@@ -505,10 +505,10 @@ def _s3(root: str, endpoint_url: str | None, region: str | None) -> tuple[pafs.F
 
 _VANISHED = (
     "no such file",
-    "not found",
-    "not_found",  # pyarrow S3: "AWS Error RESOURCE_NOT_FOUND during GetObject operation"
+    "not found",  # pyarrow S3 says "AWS Error RESOURCE_NOT_FOUND during GetObject operation"
     "does not exist",
     "nosuchkey",
+    "no such key",
     "404",
     "path does not exist",
 )
@@ -522,7 +522,7 @@ def _vanished(exc: Exception) -> bool:
     """
     if isinstance(exc, FileNotFoundError):
         return True
-    text = str(exc).lower()
+    text = str(exc).lower().replace("_", " ")  # "NO_SUCH_KEY", "RESOURCE_NOT_FOUND": words with underscores
     return any(marker in text for marker in _VANISHED)
 
 

@@ -148,7 +148,7 @@ class RunReport:
             + dedup
             + (
                 f"; language model: {self.llm['calls']} call(s), {self.llm['reused']} from the log, "
-                f"{self.llm['tokens_in'] + self.llm['tokens_out']} tokens, "
+                f"{self.llm['tokens_in'] + self.llm['tokens_out']} tokens, cost {self.llm['cost']:.4f}, "
                 f"{len(self.llm['fallbacks'])} fallback(s)"
                 if self.llm
                 else ""

@@ -31,6 +31,7 @@ def test_a_vanished_file_is_recognised_in_the_words_object_stores_use() -> None:
     assert _vanished(OSError("When reading information for key 'events/part-1': AWS Error NoSuchKey"))
     assert _vanished(OSError("GCS: 404 Not Found"))
     assert _vanished(OSError("AWS Error RESOURCE_NOT_FOUND during GetObject operation: "))  # seen on moto
+    assert _vanished(OSError("AWS Error NO_SUCH_KEY during GetObject operation"))
     assert not _vanished(OSError("Permission denied"))
     assert not _vanished(OSError("Connection reset by peer"))
 
