@@ -1,9 +1,9 @@
 """Two Prefect process workers, one Prefect server, one S3 store: a fanned-out backfill of real days
 gives the same facts and the same briefs as a one-process backfill.
 
-One week (2025-07-07..13, weekend included) by default, to keep CI short: on two cores each
-date costs about 20 s fanned out (a process per date) and 9 s in one process.
-``BRIEF_TEST_WORKER_DAYS=14`` runs the two weeks from 07-01.
+Two weeks of the shared month (2025-07-01..14, weekends included). On two cores each date
+costs about 20 s fanned out (a process per date) and 9 s in one process;
+``BRIEF_TEST_WORKER_DAYS=7`` runs one week (07-07..13) for a quicker check.
 
 The backfill flow creates one ``daily-brief`` flow run per date from the deployment in
 ``prefect.yaml``; two workers (one run at a time each) share them. Each date waits for the
@@ -29,7 +29,7 @@ from tests.conftest import REPO
 
 PREFECT = str(Path(sys.executable).parent / "prefect")
 SOURCES = ("arstechnica", "techcrunch", "tweakers", "wired")
-DAYS = int(os.environ.get("BRIEF_TEST_WORKER_DAYS", "7"))
+DAYS = int(os.environ.get("BRIEF_TEST_WORKER_DAYS", "14"))
 START, END = ("2025-07-01", "2025-07-14") if DAYS == 14 else ("2025-07-07", "2025-07-13")
 FACTS = ("article.collected", "feed.fetched")
 DECISIONS = ("article.duplicate_detected", "story.clustered", "story.scored", "brief.published")
