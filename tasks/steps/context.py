@@ -7,6 +7,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from storage.events import Event, new_event, utcnow
 from storage.store import ParquetEventStore
@@ -26,6 +27,7 @@ class RunContext:
     apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
     apply_links: bool = True  # people's same-story answers bind clustering (evaluate holds them out)
     memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
+    analyst: Any = None  # the run's language-model analyst (tasks.steps.llm), made on first use
     written_days: set[date] = field(default_factory=set)  # days this run appended to (compaction's work)
     _counts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -248,8 +248,6 @@ def analyst(ctx: RunContext) -> Analyst | None:
     """The run's analyst (one per run, so the budget and the down-server verdict hold run-wide)."""
     if ctx.settings.llm is None:
         return None
-    cached = ctx.memo.get("analyst")
-    if cached is None:
-        cached = (None, Analyst(ctx))
-        ctx.memo["analyst"] = cached
-    return cached[1]  # type: ignore[return-value]
+    if ctx.analyst is None:
+        ctx.analyst = Analyst(ctx)
+    return ctx.analyst
