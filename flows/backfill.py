@@ -42,9 +42,9 @@ def date_range(start: str, end: str) -> list[date]:
     return [first + timedelta(days=k) for k in range(days)]
 
 
-def one_date(day: date, config: str | None) -> dict:
+def one_date(day: date, config: str | None, deliver: bool = False) -> dict:
     try:
-        result = daily_brief(day.isoformat(), config)
+        result = daily_brief(day.isoformat(), config, deliver=deliver)
         return {
             "date": day.isoformat(),
             "status": "completed",
@@ -140,8 +140,12 @@ def backfill(
     concurrency: int = 2,
     fan_out: bool = False,
     deployment: str = DEFAULT_DEPLOYMENT,
+    deliver: bool = False,
 ) -> list[dict]:
     """Briefs for every date from ``start`` to ``end`` (inclusive).
+
+    Past dates are not delivered to the ``[[delivery]]`` channels unless ``deliver`` (nobody
+    wants a month of briefs in their inbox at once); their briefs and the feed are written.
 
     In this process by default (archives ``concurrency`` at a time, then the dates in order);
     with ``fan_out`` each date is a flow run of the ``deployment`` that any worker of its pool
@@ -164,6 +168,7 @@ def backfill(
             lambda done, total: update_progress_artifact(progress, 100.0 * done / total),
             deployment=deployment,
             batch=current_run_id(),
+            deliver=deliver,
         )
         outcomes = with_versions(settings, outcomes)
         create_table_artifact(
@@ -175,7 +180,7 @@ def backfill(
     outcomes = []
     started = time.perf_counter()
     for done, day in enumerate(days, start=1):
-        outcome = one_date(day, config)
+        outcome = one_date(day, config, deliver)
         outcomes.append(outcome)
         failed = sum(o["status"] == "failed" for o in outcomes)
         log.info(

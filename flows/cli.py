@@ -209,6 +209,14 @@ def run(
     )
     for ext, path in result["files"].items():
         out.print(f"  {ext:<4} {path}")
+    if result["delivered"]:
+        out.print(f"  delivered to {', '.join(result['delivered'])}")
+    if result["delivery_failed"]:
+        err.print(
+            f"warning: delivery to {', '.join(result['delivery_failed'])} failed; "
+            f"'brief events --date {result['date']} --type delivery.failed' says why, "
+            f"'brief deliver --date {result['date']}' resends"
+        )
     if show:
         from rich.markdown import Markdown
 
@@ -230,6 +238,9 @@ def backfill(
             "(needs PREFECT_API_URL and 'prefect deploy --all').",
         ),
     ] = False,
+    deliver: Annotated[
+        bool, typer.Option("--deliver", help="Also send each date's brief to the [[delivery]] channels.")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Briefs for a range of past dates: archives collected, live feeds replayed; idempotent."""
@@ -244,7 +255,7 @@ def backfill(
     with err.status(f"backfilling {len(days)} date(s), {concurrency} at a time …"):
         from flows.backfill import backfill as backfill_flow
 
-        outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out)
+        outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
     table = Table(title=f"backfill {start} .. {end}")
     for column in ("date", "status", "version", "items", "new version", "seconds", "error"):
         table.add_column(column, overflow="fold")
@@ -383,6 +394,99 @@ def review(
         published = steps.rebrief(ctx)
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
     out.print(f"{given} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}")
+    if settings.delivery.channels:
+        from flows.deliver import approver
+
+        left = steps.open_questions(ctx).height
+        # answering every open question of a held brief is the person's look at it
+        by = approver() if settings.delivery.hold and left == 0 else None
+        with err.status("delivering …"):
+            delivered = steps.deliver_day(ctx, approve_by=by, via="review")
+        print_delivery(delivered)
+        if delivered.waiting and left:
+            out.print(f"{left} question(s) still open: the brief stays held until they are answered.")
+
+
+def print_delivery(outcome) -> None:
+    """One line per channel: sent, failed (and how to resend), or why not."""
+    for sent in outcome.sent:
+        if sent.ok:
+            out.print(
+                f"  {sent.channel:<16} {sent.kind} v{sent.version} delivered ({sent.attempts} attempt(s))"
+            )
+        else:
+            out.print(
+                f"  {sent.channel:<16} [red]failed[/] after {sent.attempts} attempt(s): {sent.reason}",
+                markup=True,
+            )
+    for name, why in outcome.skipped:
+        out.print(f"  {name:<16} not sent: {why}", markup=False)
+    if not outcome.sent and not outcome.skipped and outcome.waiting is None:
+        out.print(f"  nothing to send: every channel has v{outcome.version} of {outcome.day}")
+
+
+@app.command()
+def deliver(
+    day: Annotated[
+        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
+    ] = None,
+    channel: Annotated[str | None, typer.Option("--channel", help="Only this [[delivery]] channel.")] = None,
+    due: Annotated[
+        bool, typer.Option("--due", help="Release every held brief whose hold_until has passed.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Send the day's brief to the channels that have not had it (after a failure, or by hand)."""
+    from flows.deliver import release_due, resend
+    from tasks import steps
+
+    settings, _ = open_store(config)
+    if not settings.delivery.channels:
+        raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
+    if due:
+        if day or channel:
+            raise InputError("--due releases every held brief past its deadline; drop --date and --channel")
+        outcomes = release_due(settings, say=lambda line: out.print(line, markup=False))
+        if not outcomes:
+            out.print("No held brief is past its deadline.")
+        failed = [s for o in outcomes for s in o.failed]
+    else:
+        wanted = parse_day(day) or steps.today(settings)
+        with err.status(f"delivering the brief of {wanted} …"):
+            outcome = resend(settings, wanted, channel)
+        out.print(f"[bold]Brief for {wanted}[/] (v{outcome.version}):")
+        print_delivery(outcome)
+        if outcome.waiting:
+            out.print(f"  {outcome.waiting}", markup=False)
+        failed = outcome.failed
+    if failed:
+        err.print(f"error: {len(failed)} channel(s) failed; see above, fix the channel and run this again")
+        raise SystemExit(1)
+
+
+@app.command()
+def approve(
+    day: Annotated[
+        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="Who approves (default: $BRIEF_USER or $USER).")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Approve a held brief: readers get it now (the approval is an event)."""
+    from flows.deliver import approve as approve_day
+    from tasks import steps
+
+    settings, _ = open_store(config)
+    wanted = parse_day(day) or steps.today(settings)
+    with err.status(f"approving the brief of {wanted} …"):
+        outcome = approve_day(settings, wanted, by)
+    out.print(f"[bold]Brief for {wanted}[/] (v{outcome.version}) approved:")
+    print_delivery(outcome)
+    if outcome.failed:
+        err.print(f"error: {len(outcome.failed)} channel(s) failed; 'brief deliver --date {wanted}' resends")
+        raise SystemExit(1)
 
 
 def utcnow_tag() -> str:

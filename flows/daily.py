@@ -91,6 +91,24 @@ def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
     return published
 
 
+@task(name="deliver", cache_policy=NO_CACHE)
+def deliver_task(ctx: steps.RunContext) -> steps.DeliveryOutcome:
+    """Each configured channel gets the day's brief once; a channel that is down never fails the run."""
+    outcome = steps.deliver_day(ctx)
+    log = get_run_logger()
+    for sent in outcome.sent:
+        if sent.ok:
+            log.info(f"delivered {sent.kind} v{sent.version} to {sent.channel} ({sent.attempts} attempt(s))")
+        else:
+            log.warning(
+                f"delivery to {sent.channel} failed after {sent.attempts} attempt(s): {sent.reason}; "
+                f"resend with: brief deliver --date {ctx.day} --channel {sent.channel}"
+            )
+    if outcome.waiting:
+        log.info(f"{outcome.waiting}")
+    return outcome
+
+
 @task(name="compact", cache_policy=NO_CACHE)
 def compact_task(ctx: steps.RunContext) -> tuple[int, int]:
     """Fold the segments of the days the run wrote into one zstd Parquet file per day, which other
@@ -127,9 +145,14 @@ def on_daily_failure(flow, flow_run, state) -> None:
 
 @flow(name="daily-brief", log_prints=True, on_failure=[on_daily_failure])
 def daily_brief(
-    date_: str | None = None, config: str | None = None, after_runs: list[str] | None = None
+    date_: str | None = None,
+    config: str | None = None,
+    after_runs: list[str] | None = None,
+    deliver: bool = True,
 ) -> dict:
     """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone).
+
+    ``deliver``: send the brief to the ``[[delivery]]`` channels (a backfill turns it off).
 
     ``after_runs``: flow run ids of earlier dates of a fanned-out backfill (``flows/fanout.py``);
     after collecting and embedding, the run waits for them to end before it decides anything.
@@ -177,6 +200,9 @@ def daily_brief(
     with report.step("publish"):
         published = publish_task(ctx, document)
         say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")
+    if deliver and settings.delivery.channels:
+        with report.step("deliver"):
+            report.delivery = deliver_task(ctx)
     report.finish(outcome, published)
     merged, stale = compact_task(ctx)
     say(f"log compacted: {merged} file(s) merged, {stale} stale temporary file(s) removed")
@@ -190,5 +216,7 @@ def daily_brief(
         "files": published.files,
         "items": published.items,
         "changed": published.changed,
+        "delivered": [s.channel for s in report.delivery.sent if s.ok] if report.delivery else [],
+        "delivery_failed": [s.channel for s in report.delivery.failed] if report.delivery else [],
         "seconds": round(time.perf_counter() - report.started, 2),
     }

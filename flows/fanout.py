@@ -91,6 +91,7 @@ def fan_out(
     deployment: str = DEFAULT_DEPLOYMENT,
     batch: str = "",
     poll_s: float = 1.0,
+    deliver: bool = False,
 ) -> list[dict]:
     """One ``deployment`` flow run per date, each waiting for the earlier dates its window reaches."""
     from prefect.client.schemas.objects import FlowRun
@@ -103,7 +104,12 @@ def fan_out(
         after_runs = [runs[d] for d in days if day - timedelta(days=reach) <= d < day]
         run: FlowRun = run_deployment(  # type: ignore[assignment]  # sync in a sync flow
             deployment,
-            parameters={"date_": day.isoformat(), "config": config, "after_runs": after_runs},
+            parameters={
+                "date_": day.isoformat(),
+                "config": config,
+                "after_runs": after_runs,
+                "deliver": deliver,
+            },
             scheduled_time=start + timedelta(seconds=k),
             flow_run_name=f"brief-{day.isoformat()}",
             idempotency_key=f"{batch}:{day.isoformat()}" if batch else None,

@@ -398,3 +398,69 @@ class LLMCalled(Payload):
 REGISTRY.register(
     "llm.called", {1: LLMCalled}, fact=False, natural_key=_key("request_key", "attempt", "error", "response")
 )
+
+
+# --- delivery -------------------------------------------------------------------------
+# A message sent is a fact of the world: shared by every run, recorded once per channel,
+# version and kind, whatever reruns or resends follow. ``target`` is a scheme and host only.
+
+
+class BriefDelivered(Payload):
+    brief_date: str
+    channel: str
+    version: int
+    kind: Literal["brief", "update", "review"]
+    target: str
+    format: Literal["html", "markdown", "text"]
+    subject: str
+    attempts: int = Field(ge=1)
+    released: Literal["direct", "approved", "deadline"] = "direct"
+    by: str | None = None  # who approved, when a person released a held brief
+    note: str | None = None
+
+
+class DeliveryFailed(Payload):
+    brief_date: str
+    channel: str
+    version: int
+    kind: Literal["brief", "update", "review"]
+    target: str
+    reason: str
+    attempt: int = Field(ge=1)
+    attempted_at: datetime
+    will_retry: bool
+    resend: str  # the command that sends it by hand
+
+
+class BriefHeld(Payload):
+    brief_date: str
+    version: int
+    review_channel: str
+    until: datetime | None = None  # delivered without approval then
+
+
+class BriefApproved(Payload):
+    brief_date: str
+    version: int
+    by: str
+    via: Literal["approve", "review"]
+
+
+REGISTRY.register(
+    "brief.delivered",
+    {1: BriefDelivered},
+    fact=True,
+    natural_key=_key("channel", "version", "kind"),
+    hash_payload=False,
+)
+REGISTRY.register(
+    "delivery.failed",
+    {1: DeliveryFailed},
+    fact=True,
+    natural_key=_key("channel", "version", "kind", "attempt", "attempted_at"),
+    hash_payload=False,
+)
+REGISTRY.register("brief.held", {1: BriefHeld}, fact=True, natural_key=_key("brief_date"), hash_payload=False)
+REGISTRY.register(
+    "brief.approved", {1: BriefApproved}, fact=True, natural_key=_key("brief_date"), hash_payload=False
+)

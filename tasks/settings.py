@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from storage.errors import ConfigError
+from tasks.channels import DeliverySettings, OutputSettings, delivery_from_toml
 
 if TYPE_CHECKING:
     from storage.store import ParquetEventStore
@@ -558,6 +559,13 @@ class Settings(Section):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     gates: GateSettings = Field(default_factory=GateSettings)
     llm: LLMSettings | None = None
+    output: OutputSettings = Field(default_factory=OutputSettings)
+    delivery: DeliverySettings = Field(default_factory=DeliverySettings)
+
+    @field_validator("delivery", mode="before")
+    @classmethod
+    def _channel_list(cls, value: object) -> object:
+        return delivery_from_toml(value)
 
     def policy_version(self) -> str:
         """The policy's version, and the language model's part of the policy when one is configured."""
@@ -657,6 +665,14 @@ def parse_settings(data: dict, path: Path | None = None) -> Settings:
     if llm is not None and llm.prompts and not Path(llm.prompts).expanduser().is_absolute():
         llm = llm.model_copy(update={"prompts": os.path.normpath(base / llm.prompts)})
         settings = settings.model_copy(update={"llm": llm})
+    output = settings.output
+    if output.templates and not Path(output.templates).expanduser().is_absolute():
+        output = output.model_copy(update={"templates": os.path.normpath(base / output.templates)})
+        settings = settings.model_copy(update={"output": output})
+    if output.templates:
+        from tasks.render import check_templates
+
+        check_templates(output.templates, where)
     sources = [
         s.model_copy(update={"url": "file://" + os.path.normpath(base / s.url[len("file://") :])})
         if s.url.startswith("file://") and not s.url[len("file://") :].startswith("/")

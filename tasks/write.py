@@ -7,7 +7,6 @@ escapes everything, and only http(s) links are ever rendered as links.
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -31,6 +30,14 @@ LABELS = {
         "it is shown only as quoted data.",
         "left_out": "{n} {stories} off the topic ({topic}) left out; "
         "'brief replay --projection scores' says why.",
+        "questions": "Open questions",
+        "default": "default",
+        "sent_by": "Sent by dailybrief. Every claim cites the article it comes from.",
+        "updated": "Updated: this is version {version}; it replaces version {previous} sent earlier.",
+        "held": "Held for review: readers get this brief when someone runs 'brief approve --date {date}' "
+        "or answers the questions in 'brief review'{deadline}.",
+        "held_deadline": ", or at {at} without anyone",
+        "unreviewed": "Nobody looked at this brief before it went out: the review deadline ({at}) passed.",
     },
     "zh": {
         "title": "AI 简报",
@@ -47,6 +54,14 @@ LABELS = {
         "unverified": "未核实",
         "flag": "原文含有针对 AI 系统的指令，仅作为引用数据显示。",
         "left_out": "{n} 条与主题（{topic}）无关的新闻未收录；原因见 'brief replay --projection scores'。",
+        "questions": "待确认的问题",
+        "default": "默认",
+        "sent_by": "由 dailybrief 发送。每条内容都引用其来源文章。",
+        "updated": "更新：这是第 {version} 版，替换此前发送的第 {previous} 版。",
+        "held": "待审阅：有人运行 'brief approve --date {date}' 或在 'brief review' "
+        "中回答问题后，读者才会收到{deadline}。",
+        "held_deadline": "；无人审阅时于 {at} 发送",
+        "unreviewed": "此简报发送前无人审阅：审阅截止时间（{at}）已过。",
     },
 }
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
@@ -109,72 +124,20 @@ def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick
     return out
 
 
-def render_markdown(doc: Mapping[str, Any], category_labels: Mapping[str, str]) -> str:
-    lab = LABELS[doc["language"]]
-    items = doc["items"]
-    lines = [f"# {lab['title']} — {doc['date']}", ""]
-    outlets = sorted({c["source"] for i in items for c in i["citations"]})
-    lines += [
-        f"_{len(items)} {lab['stories']} {lab['from']} {len(outlets)} {lab['outlets']} · "
-        f"{lab['window']} {doc['window']['start'][:16]} – {doc['window']['end'][:16]} UTC"
-        f" · v{doc['version']}_",
-        "",
-    ]
+def render_markdown(
+    doc: Mapping[str, Any], category_labels: Mapping[str, str], templates: str | None = None
+) -> str:
+    from tasks.render import render, view
 
-    def block(number: int, item: Mapping[str, Any]) -> list[str]:
-        flag = f" _({lab['unverified']})_" if item.get("verified") is False else ""
-        out = [f"### {number}. {md_escape(item['title'])}{flag}", ""]
-        if item.get("follow_up_of"):
-            out += [f"_{lab['follow']}._", ""]
-        if "instructions_to_ai" in item.get("flags", ()):
-            out += [f"> ⚠ {lab['flag']}", ""]
-        if item["summary"]:
-            out += [md_escape(item["summary"]), ""]
-        facts = [md_escape(f["text"]) for f in item["facts"]][:8]
-        if facts:
-            out.append(f"- **{lab['facts']}:** " + " · ".join(facts))
-        cites = []
-        for c in item["citations"]:
-            url = safe_url(c["url"])
-            name = md_escape(c["source"])
-            when = (c["published"] or "")[:10]
-            cites.append(f"[{name}](<{url}>) ({when})" if url else f"{name} ({when})")
-        out += [f"- **{lab['sources']}:** " + " · ".join(cites), ""]
-        return out
+    return render("markdown", view(doc, category_labels), templates)
 
-    number = 0
-    top = [i for i in items if i["section"] == "top"]
-    if top:
-        lines += [f"## {lab['top']}", ""]
-        for item in top:
-            number += 1
-            lines += block(number, item)
-    categories: dict[str, list] = {}
-    for item in items:
-        if item["section"] == "category":
-            categories.setdefault(item["category"], []).append(item)
-    for category in sorted(categories, key=lambda c: -max(i["importance"] for i in categories[c])):
-        lines += [f"## {md_escape(category_labels.get(category, lab['other']))}", ""]
-        for item in categories[category]:
-            number += 1
-            lines += block(number, item)
-    quick = [i for i in items if i["section"] == "quick_link"]
-    if quick:
-        lines += [f"## {lab['quick']}", ""]
-        for item in quick:
-            c = item["citations"][0]
-            url = safe_url(c["url"])
-            title = md_escape(item["title"])
-            lines.append(
-                f"- [{title}](<{url}>) — {md_escape(c['source'])}"
-                if url
-                else f"- {title} — {md_escape(c['source'])}"
-            )
-        lines.append("")
-    footer = left_out_line(doc)
-    if footer:
-        lines += ["---", "", f"_{md_escape(footer)}_", ""]
-    return "\n".join(lines).rstrip() + "\n"
+
+def render_html(
+    doc: Mapping[str, Any], category_labels: Mapping[str, str], templates: str | None = None
+) -> str:
+    from tasks.render import render, view
+
+    return render("html", view(doc, category_labels), templates)
 
 
 def left_out_line(doc: Mapping[str, Any]) -> str:
@@ -184,65 +147,3 @@ def left_out_line(doc: Mapping[str, Any]) -> str:
         return ""
     stories = "story" if n == 1 else "stories"
     return LABELS[doc["language"]]["left_out"].format(n=n, stories=stories, topic=doc.get("topic", "AI"))
-
-
-_CSS = """body{font:16px/1.55 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;
-color:#1d1d1f}
-h1{font-size:1.8rem;margin-bottom:.2rem}h2{margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-h3{font-size:1.1rem;margin-bottom:.3rem}.meta{color:#666;font-size:.9rem}.facts,.sources{font-size:.92rem;color:#333}
-.tag{font-size:.75rem;background:#eef;border-radius:.3rem;padding:.05rem .35rem;margin-left:.3rem}
-a{color:#0b57d0;text-decoration:none}a:hover{text-decoration:underline}"""
-
-
-def render_html(doc: Mapping[str, Any], category_labels: Mapping[str, str]) -> str:
-    lab = LABELS[doc["language"]]
-    e = html.escape
-
-    def link(url: str, text: str) -> str:
-        safe = safe_url(url)
-        return f'<a href="{e(safe)}" rel="noopener nofollow">{e(text)}</a>' if safe else e(text)
-
-    parts = [
-        f'<!doctype html><html lang="{e(doc["language"])}"><head><meta charset="utf-8">',
-        f"<title>{e(lab['title'])} — {e(doc['date'])}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{e(lab['title'])} — {e(doc['date'])}</h1>",
-        f'<p class="meta">{len(doc["items"])} {e(lab["stories"])} · v{doc["version"]}</p>',
-    ]
-    section_titles = {"top": lab["top"], "quick_link": lab["quick"]}
-    current = None
-    for item in doc["items"]:
-        heading = section_titles.get(item["section"]) or category_labels.get(item["category"], lab["other"])
-        if heading != current:
-            parts.append(f"<h2>{e(heading)}</h2>")
-            current = heading
-            if item["section"] == "quick_link":
-                parts.append("<ul>")
-        if item["section"] == "quick_link":
-            c = item["citations"][0]
-            parts.append(f"<li>{link(c['url'], item['title'])} — {e(c['source'])}</li>")
-            continue
-        tag = f'<span class="tag">{e(lab["unverified"])}</span>' if item.get("verified") is False else ""
-        parts.append(f"<h3>{e(item['title'])}{tag}</h3>")
-        if item.get("follow_up_of"):
-            parts.append(f'<p class="meta">{e(lab["follow"])}</p>')
-        if "instructions_to_ai" in item.get("flags", ()):
-            parts.append(f'<p class="meta">⚠ {e(lab["flag"])}</p>')
-        if item["summary"]:
-            parts.append(f"<p>{e(item['summary'])}</p>")
-        if item["facts"]:
-            parts.append(
-                f'<p class="facts"><b>{e(lab["facts"])}:</b> '
-                + " · ".join(e(f["text"]) for f in item["facts"][:8])
-                + "</p>"
-            )
-        cites = " · ".join(
-            f"{link(c['url'], c['source'])} ({e((c['published'] or '')[:10])})" for c in item["citations"]
-        )
-        parts.append(f'<p class="sources"><b>{e(lab["sources"])}:</b> {cites}</p>')
-    if current == lab["quick"]:
-        parts.append("</ul>")
-    footer = left_out_line(doc)
-    if footer:
-        parts.append(f'<hr><p class="meta">{e(footer)}</p>')
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"

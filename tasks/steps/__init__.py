@@ -10,6 +10,7 @@ from tasks.steps.collect import SourceOutcome, collect_lookback, collect_one, la
 from tasks.steps.compose import compose, injection_flags
 from tasks.steps.context import RunContext, make_context, resolve_day, today
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, embed_window, follow_ups, human_links
+from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
 from tasks.steps.draft import draft
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
@@ -20,6 +21,7 @@ from tasks.steps.score import Scored, score_stories
 
 __all__ = [
     "DedupOutcome",
+    "DeliveryOutcome",
     "Published",
     "RunContext",
     "RunReport",
@@ -33,7 +35,9 @@ __all__ = [
     "collect_one",
     "compose",
     "dedup_day",
+    "deliver_day",
     "draft",
+    "due_days",
     "embed_window",
     "follow_ups",
     "human_links",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from storage.atomic import exclusive, write_bytes
 from storage.store import ParquetEventStore
@@ -22,10 +23,7 @@ class Published:
 
 def publish(ctx: RunContext, document: dict) -> Published:
     """Write the brief files; a new version only when the content changed (version 1 stays)."""
-    labels = {
-        c.name: (c.label_zh if ctx.settings.language == "zh" else c.label_en) or c.name
-        for c in ctx.settings.policy.categories
-    }
+    labels = category_labels(ctx)
     base = f"{ctx.store.base.rstrip('/')}/briefs"
     # Reading the versions, writing the files and recording the version is one critical section:
     # two publishers of one day (a review re-render while a run publishes) take distinct versions.
@@ -36,10 +34,11 @@ def publish(ctx: RunContext, document: dict) -> Published:
         same = [v for v in versions if v["content_hash"] == digest]
         version = same[0]["version"] if same else max((v["version"] for v in versions), default=0) + 1
         document = {**document, "version": version}
-        markdown = write.render_markdown(document, labels)
+        templates = ctx.settings.output.templates
+        markdown = write.render_markdown(document, labels, templates)
         rendered = {
             "md": markdown,
-            "html": write.render_html(document, labels),
+            "html": write.render_html(document, labels, templates),
             "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n",
         }
         files, version_files = {}, {}
@@ -68,7 +67,74 @@ def publish(ctx: RunContext, document: dict) -> Published:
                     )
                 ]
             )
+    if not same or not _exists(ctx.store, f"{base}/feed.xml"):
+        write_feed(ctx, labels)
     return Published(version, files, not same, markdown, len(document["items"]))
+
+
+def category_labels(ctx: RunContext) -> dict[str, str]:
+    return {
+        c.name: (c.label_zh if ctx.settings.language == "zh" else c.label_en) or c.name
+        for c in ctx.settings.policy.categories
+    }
+
+
+def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
+    """``briefs/feed.xml`` from the latest ``feed_entries`` brief dates (their current versions).
+
+    It reads the brief events of the most recent days of the log only (twice as many days as
+    entries, since lookback collection writes days without a brief), never the whole log.
+    """
+    from tasks.briefs_feed import FeedEntry, atom_feed, feed_id
+
+    wanted = ctx.settings.output.feed_entries
+    base = f"{ctx.store.base.rstrip('/')}/briefs"
+    days = sorted(ctx.store.days(), reverse=True)[: 2 * wanted]
+    events = ctx.store.query(lambda: ctx.store.scan(days, event_types=["brief.published"])) if days else None
+    by_day: dict[str, list[tuple[datetime, dict]]] = {}
+    for row in [] if events is None else events.iter_rows(named=True):
+        payload = json.loads(row["payload"])
+        by_day.setdefault(payload["brief_date"], []).append((row["occurred_at"], payload))
+    entries = []
+    for day in sorted(by_day, reverse=True)[:wanted]:
+        path = f"{base}/{day}.json"
+        if not _exists(ctx.store, path):
+            continue
+        with ctx.store.fs.open_input_stream(path) as src:
+            document = json.loads(src.read())
+        versions = sorted(by_day[day], key=lambda p: p[0])
+        current = [at for at, p in versions if p["version"] == document["version"]]
+        entries.append(
+            FeedEntry(
+                date=day,
+                version=document["version"],
+                published_at=_utc(versions[0][0]),
+                updated_at=_utc(current[-1] if current else versions[-1][0]),
+                document=document,
+            )
+        )
+    data = atom_feed(
+        entries,
+        feed_id=feed_id(ctx.store.base),
+        title=write.LABELS[ctx.settings.language]["title"],
+        category_labels=labels or category_labels(ctx),
+        base_url=ctx.settings.output.base_url,
+        templates=ctx.settings.output.templates,
+    )
+    path = f"{base}/feed.xml"
+    with exclusive(ctx.store.fs, f"{base}/.feed.lock"):
+        write_bytes(ctx.store.fs, path, data)
+    return path
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def _exists(store: ParquetEventStore, path: str) -> bool:
+    import pyarrow.fs as pafs
+
+    return store.fs.get_file_info(path).type != pafs.FileType.NotFound
 
 
 def _write_text(store: ParquetEventStore, path: str, text: str) -> None:

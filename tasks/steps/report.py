@@ -6,6 +6,7 @@ from storage.errors import BriefError
 from tasks.steps.collect import SourceOutcome
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
+from tasks.steps.deliver import DeliveryOutcome
 from tasks.steps.publish import Published
 
 
@@ -29,6 +30,7 @@ class RunReport:
         self.published: Published | None = None
         self.off_topic = 0  # stories the topic filter left out
         self.llm: dict | None = None  # the language model's calls, when one is configured
+        self.delivery: DeliveryOutcome | None = None  # what went to the [[delivery]] channels
 
     def start(self) -> None:
         import time
@@ -80,6 +82,11 @@ class RunReport:
             "version": published.version,
             "embeddings_computed": self.ctx.embedder.computed,
         }
+        if self.delivery is not None:
+            counts |= {
+                "delivered": sum(s.ok for s in self.delivery.sent),
+                "delivery_failed": len(self.delivery.failed),
+            }
         from tasks.steps.llm import analyst
 
         model = analyst(self.ctx)
@@ -131,6 +138,7 @@ class RunReport:
                     "status": f"{fallback['story_id']}: offline result ({fallback['reason']})",
                 }
             )
+        rows += self.delivery.rows() if self.delivery else []
         return rows
 
     def summary(self) -> str:
@@ -151,6 +159,12 @@ class RunReport:
                 f"{self.llm['tokens_in'] + self.llm['tokens_out']} tokens, cost {self.llm['cost']:.4f}, "
                 f"{len(self.llm['fallbacks'])} fallback(s)"
                 if self.llm
+                else ""
+            )
+            + (
+                f"; delivered to {sum(s.ok for s in self.delivery.sent)} channel(s)"
+                + (f", {len(self.delivery.failed)} failed" if self.delivery.failed else "")
+                if self.delivery and self.delivery.sent
                 else ""
             )
             + f"; {steps_text}"

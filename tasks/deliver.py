@@ -1,0 +1,271 @@
+"""Deciding what goes where, and sending it through Apprise.
+
+``fold`` turns a day's delivery events into its state; ``plan`` decides, from that state and
+the settings, which channel gets which message (a pure function: no clock, no network);
+``send`` makes the attempts, with backoff, and says what happened without a secret in it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from storage.errors import ConfigError
+from storage.events import Event
+from tasks.channels import Channel, DeliverySettings, redact
+
+Kind = Literal["brief", "update", "review"]
+Released = Literal["direct", "approved", "deadline"]
+DELIVERY_TYPES = ["brief.delivered", "delivery.failed", "brief.held", "brief.approved"]
+
+
+@dataclass(frozen=True)
+class DayState:
+    """What the log says about a day's deliveries."""
+
+    delivered: Mapping[tuple[str, int, str], Mapping[str, Any]] = field(default_factory=dict)
+    failures: Sequence[Mapping[str, Any]] = ()
+    held: Mapping[str, Any] | None = None
+    approved: Mapping[str, Any] | None = None
+
+    def versions_sent(self, channel: str) -> list[int]:
+        return sorted({v for (c, v, k) in self.delivered if c == channel and k != "review"})
+
+
+def fold(events: Iterable[Event]) -> DayState:
+    delivered: dict[tuple[str, int, str], Mapping[str, Any]] = {}
+    failures: list[Mapping[str, Any]] = []
+    held = approved = None
+    for e in sorted(events, key=lambda e: (e.occurred_at, e.seq, e.event_id)):
+        p = e.payload
+        if e.event_type == "brief.delivered":
+            delivered.setdefault((p["channel"], p["version"], p["kind"]), {**p, "at": e.occurred_at})
+        elif e.event_type == "delivery.failed":
+            failures.append(p)
+        elif e.event_type == "brief.held" and held is None:
+            held = p
+        elif e.event_type == "brief.approved" and approved is None:
+            approved = {**p, "at": e.occurred_at}
+    return DayState(delivered, failures, held, approved)
+
+
+@dataclass(frozen=True)
+class Send:
+    channel: Channel
+    kind: Kind
+    released: Released
+    previous: int | None = None  # the version an update replaces
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    sends: list[Send]
+    hold_now: bool  # record brief.held: this is the first time the day's brief is held
+    until: datetime | None  # the hold's deadline
+    waiting: str | None  # why readers get nothing yet
+    skipped: list[tuple[str, str]]  # (channel, why not)
+
+
+def plan(
+    settings: DeliverySettings,
+    state: DayState,
+    *,
+    version: int,
+    core: int,
+    now: datetime,
+    zone: ZoneInfo,
+    only: str | None = None,
+) -> Plan:
+    """Which channel gets which message for ``version`` of a day's brief, now."""
+    sends: list[Send] = []
+    skipped: list[tuple[str, str]] = []
+    hold_now = settings.hold and state.held is None
+    until: datetime | None = None
+    released: Released = "direct"
+    by = None
+    waiting = None
+    if settings.hold:
+        until = settings.deadline(now, zone) if state.held is None else when(state.held.get("until"))
+        if state.approved is not None:
+            released, by = "approved", state.approved["by"]
+        elif until is not None and now >= until:
+            released = "deadline"
+        else:
+            at = f" or at {until.astimezone(zone):%Y-%m-%d %H:%M %Z}" if until else ""
+            waiting = f"held for review: readers get it after 'brief approve'{at}"
+            review = settings.channel(settings.review_channel or "")
+            if only in (None, review.name) and (review.name, version, "review") not in state.delivered:
+                sends.append(Send(review, "review", "direct"))
+    for channel in settings.readers:
+        if only not in (None, channel.name):
+            continue
+        if waiting:
+            skipped.append((channel.name, waiting))
+            continue
+        if (channel.name, version, "brief") in state.delivered or (
+            channel.name,
+            version,
+            "update",
+        ) in state.delivered:
+            continue
+        if core < channel.min_core:
+            skipped.append((channel.name, f"{core} core stories, fewer than min_core = {channel.min_core}"))
+            continue
+        earlier = [v for v in state.versions_sent(channel.name) if v != version]
+        if earlier and not channel.updates:
+            skipped.append((channel.name, f"v{max(earlier)} was sent and updates = false"))
+            continue
+        kind: Kind = "update" if earlier else "brief"
+        sends.append(Send(channel, kind, released, max(earlier) if earlier else None, by))
+    return Plan(sends, hold_now, until, waiting, skipped)
+
+
+def when(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
+@dataclass(frozen=True)
+class Message:
+    subject: str
+    body: str
+    format: Literal["html", "markdown", "text"]
+
+
+def compose_message(
+    send: Send,
+    document: Mapping[str, Any],
+    labels: Mapping[str, str],
+    *,
+    zone: ZoneInfo,
+    until: datetime | None = None,
+    questions: Sequence[Mapping[str, str]] = (),
+    templates: str | None = None,
+) -> Message:
+    """The subject and body a channel gets: its format's template, with the note the kind calls for."""
+    from tasks.render import render, view
+
+    base = view(document, labels)
+    lab = base["lab"]
+    at = f"{until.astimezone(zone):%Y-%m-%d %H:%M %Z}" if until else ""
+    note = None
+    if send.kind == "update":
+        note = lab["updated"].format(version=document["version"], previous=send.previous)
+    elif send.kind == "review":
+        deadline = lab["held_deadline"].format(at=at) if until else ""
+        note = lab["held"].format(date=document["date"], deadline=deadline)
+    elif send.released == "deadline":
+        note = lab["unreviewed"].format(at=at)
+    context = view(document, labels, note=note, questions=questions if send.kind == "review" else ())
+    fmt = send.channel.body_format
+    template = {"html": "email", "markdown": "markdown", "text": "text"}[fmt]
+    title = base["title"]
+    if send.kind == "update":
+        subject = f"Updated: {title} (v{document['version']})"
+    elif send.kind == "review":
+        subject = f"For review: {title} ({len(questions)} open question(s))"
+    else:
+        subject = f"{title}: {base['lead']}" if base["lead"] else title
+    if send.released == "deadline" and send.kind != "review":
+        subject += " (not reviewed)"
+    subject = re.sub(r"\s+", " ", subject).strip()[:200]
+    return Message(subject, render(template, context, templates), fmt)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    ok: bool
+    at: datetime
+    reason: str = ""
+
+
+def send(
+    channel: Channel,
+    message: Message,
+    *,
+    environ: Mapping[str, str] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], datetime] | None = None,
+    on_failure: Callable[[Attempt, bool], None] | None = None,
+) -> list[Attempt]:
+    """Up to ``1 + retries`` attempts, waiting ``backoff_s``, doubling, between them (with jitter).
+
+    ``on_failure(attempt, will_retry)`` is called after each failed attempt. Reasons carry no
+    secret: every value the URL took from the environment is replaced by ``***``.
+    """
+    import apprise
+
+    from storage.events import utcnow
+
+    now = clock or utcnow
+    env = dict(environ) if environ is not None else None
+    secrets = channel.secrets(env)
+    attempts: list[Attempt] = []
+    for number in range(1, channel.retries + 2):
+        try:
+            url = channel.resolve(env)
+            reason = _notify(apprise, url, message)
+        except ConfigError as exc:
+            reason = str(exc)
+            attempts.append(Attempt(False, now(), redact(reason, secrets)))
+            if on_failure:
+                on_failure(attempts[-1], False)
+            return attempts  # a missing variable does not come back by waiting
+        if reason is None:
+            attempts.append(Attempt(True, now()))
+            return attempts
+        attempts.append(Attempt(False, now(), redact(reason, secrets)))
+        retry = number <= channel.retries
+        if on_failure:
+            on_failure(attempts[-1], retry)
+        if retry:
+            sleep(channel.backoff_s * 2 ** (number - 1) * random.uniform(0.9, 1.1))
+    return attempts
+
+
+_APPRISE_FORMAT = {"html": "html", "markdown": "markdown", "text": "text"}
+
+
+def _notify(apprise: Any, url: str, message: Message) -> str | None:
+    """One attempt; ``None`` when the service took the message, else why not."""
+    logger = logging.getLogger("apprise")
+    propagate = logger.propagate
+    logger.propagate = False  # Apprise's own lines stay out of every other log
+    try:
+        client = apprise.Apprise()
+        if not client.add(url):
+            scheme = url.split("://", 1)[0] if "://" in url else "?"
+            return f"Apprise does not accept this URL (scheme {scheme!r}); see the Apprise wiki for its form"
+        with apprise.LogCapture(level=logging.DEBUG, fmt="%(levelname)s %(message)s") as captured:
+            ok = client.notify(
+                title=message.subject, body=message.body, body_format=_APPRISE_FORMAT[message.format]
+            )
+            lines = _reasons(captured.getvalue())
+    except Exception as exc:  # an Apprise plugin raised: the reason is the exception
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        logger.propagate = propagate
+    if ok:
+        return None
+    return "; ".join(dict.fromkeys(lines))[:500] or "the service did not accept the message"
+
+
+def _reasons(log: str) -> list[str]:
+    """Apprise's warnings, and the debug lines that carry the service's answer (an SMTP code)."""
+    out = []
+    for line in log.splitlines():
+        level, _, text = line.strip().partition(" ")
+        if level in {"WARNING", "ERROR", "CRITICAL"} or (
+            level == "DEBUG" and re.search(r"exception|error|refused|response", text, re.IGNORECASE)
+        ):
+            out.append(text.strip())
+    return [line for line in out if line]

@@ -1,0 +1,169 @@
+"""The brief as people read it: Jinja2 templates over a view of the brief document.
+
+Templates ship in ``tasks/templates`` (``brief.md.j2``, ``brief.html.j2``, ``brief.txt.j2``,
+``email.html.j2``, ``entry.html.j2``); ``[output] templates = "dir"`` replaces any of them by
+name. Feed text is untrusted, so every environment escapes by default: HTML autoescaping, a
+Markdown escaper for the Markdown template (nothing can become a link, emphasis or a heading),
+and whitespace flattening for plain text. Only ``http(s)`` links are ever handed to a template,
+already checked, as the one value a template may print unescaped.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from markupsafe import Markup
+
+from storage.errors import ConfigError
+from tasks.write import LABELS, left_out_line, md_escape, safe_url
+
+Kind = Literal["markdown", "html", "text", "email", "entry"]
+TEMPLATES: dict[Kind, str] = {
+    "markdown": "brief.md.j2",
+    "html": "brief.html.j2",
+    "text": "brief.txt.j2",
+    "email": "email.html.j2",
+    "entry": "entry.html.j2",
+}
+SHIPPED = Path(__file__).parent / "templates"
+
+
+def _md_finalize(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return md_escape(value)
+
+
+def _text_finalize(value: Any) -> Any:
+    if value is None:
+        return ""
+    return re.sub(r"\s+", " ", value).strip() if isinstance(value, str) else value
+
+
+@functools.lru_cache(maxsize=16)
+def environment(flavour: Literal["html", "markdown", "text"], folder: str | None = None):
+    import jinja2
+
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(SHIPPED))]
+    if folder:
+        loaders.insert(0, jinja2.FileSystemLoader(folder))
+    options: dict[str, Any] = {
+        "loader": jinja2.ChoiceLoader(loaders),
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+        "keep_trailing_newline": True,
+        "undefined": jinja2.StrictUndefined,
+    }
+    if flavour == "html":
+        return jinja2.Environment(autoescape=True, **options)
+    finalize = _md_finalize if flavour == "markdown" else _text_finalize
+    return jinja2.Environment(autoescape=False, finalize=finalize, **options)
+
+
+def _flavour(kind: Kind) -> Literal["html", "markdown", "text"]:
+    return "markdown" if kind == "markdown" else "text" if kind == "text" else "html"
+
+
+def check_templates(folder: str, where: str = "config") -> None:
+    """Every template in ``folder`` compiles; else one line naming the file and the line."""
+    import jinja2
+
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"{where}: output.templates {folder!r} is not a folder")
+    for kind, name in TEMPLATES.items():
+        if not (path / name).is_file():
+            continue
+        try:
+            environment(_flavour(kind), str(path)).get_template(name)
+        except jinja2.TemplateSyntaxError as exc:
+            raise ConfigError(f"{path / name}: line {exc.lineno}: {exc.message}") from None
+
+
+def view(
+    doc: Mapping[str, Any],
+    category_labels: Mapping[str, str],
+    *,
+    note: str | None = None,
+    questions: Sequence[Mapping[str, str]] = (),
+) -> dict[str, Any]:
+    """What a template sees: sections in reading order, numbered items, checked links."""
+    lab = {**LABELS["en"], **LABELS[doc["language"]]}
+    items = doc["items"]
+
+    def link(url: str) -> Markup | None:
+        safe = safe_url(url)
+        return Markup(safe) if safe else None
+
+    def item_view(number: int, item: Mapping[str, Any]) -> dict[str, Any]:
+        citations = [
+            {"source": c["source"], "url": link(c["url"]), "published": (c["published"] or "")[:10]}
+            for c in item["citations"]
+        ]
+        return {
+            "number": number,
+            "story_id": item["story_id"],
+            "title": item["title"],
+            "summary": item["summary"],
+            "unverified": item.get("verified") is False,
+            "follow_up": bool(item.get("follow_up_of")),
+            "flagged": "instructions_to_ai" in item.get("flags", ()),
+            "facts": [f["text"] for f in item["facts"]][:8],
+            "citations": citations,
+            "link": citations[0] if citations else {"source": "", "url": None, "published": ""},
+            "relevance": item.get("relevance", "core"),
+        }
+
+    sections: list[dict[str, Any]] = []
+    number = 0
+    top = [i for i in items if i["section"] == "top"]
+    if top:
+        sections.append({"kind": "top", "heading": lab["top"], "entries": []})
+        for item in top:
+            number += 1
+            sections[-1]["entries"].append(item_view(number, item))
+    categories: dict[str, list] = {}
+    for item in items:
+        if item["section"] == "category":
+            categories.setdefault(item["category"], []).append(item)
+    for category in sorted(categories, key=lambda c: -max(i["importance"] for i in categories[c])):
+        heading = category_labels.get(category, lab["other"])
+        sections.append({"kind": "category", "heading": heading, "entries": []})
+        for item in categories[category]:
+            number += 1
+            sections[-1]["entries"].append(item_view(number, item))
+    quick = [i for i in items if i["section"] == "quick_link"]
+    if quick:
+        sections.append({"kind": "quick_link", "heading": lab["quick"], "entries": []})
+        sections[-1]["entries"] = [item_view(0, i) for i in quick]
+    return {
+        "title": f"{lab['title']} — {doc['date']}",
+        "date": doc["date"],
+        "language": doc["language"],
+        "version": doc["version"],
+        "lab": lab,
+        "count": len(items),
+        "core": sum(1 for i in items if i.get("relevance", "core") == "core"),
+        "outlets": len({c["source"] for i in items for c in i["citations"]}),
+        "window": {"start": doc["window"]["start"][:16], "end": doc["window"]["end"][:16]},
+        "sections": sections,
+        "lead": sections[0]["entries"][0]["title"] if sections and sections[0]["entries"] else None,
+        "footer": left_out_line(doc),
+        "note": note,
+        "questions": list(questions),
+    }
+
+
+def render(kind: Kind, context: Mapping[str, Any], folder: str | None = None) -> str:
+    """One template over a view (``view(...)``); the text ends with exactly one newline."""
+    template = environment(_flavour(kind), folder).get_template(TEMPLATES[kind])
+    text = template.render(**context)
+    if kind == "markdown":
+        text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.rstrip() + "\n"

@@ -1,0 +1,229 @@
+"""The deliver step: the day's current brief to its channels, each send an event, exactly once.
+
+Deciding, sending and recording happen under one lock per day, so a rerun, a resend and an
+approval running at once send a message once. A channel that is down never fails the run:
+its attempts are ``delivery.failed`` events and ``brief deliver`` sends it later. (A process
+killed between a service taking a message and the event being written would send it again
+on the next try: no chat or mail service offers more than at-least-once here.)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from storage.atomic import exclusive
+from storage.errors import InputError
+from storage.events import utcnow
+from tasks import deliver
+from tasks.steps.context import RunContext
+from tasks.steps.publish import _exists, category_labels
+
+PRODUCER = "deliver@1"
+
+
+@dataclass(frozen=True)
+class Sent:
+    channel: str
+    kind: str
+    version: int
+    ok: bool
+    attempts: int
+    reason: str = ""
+
+
+@dataclass
+class DeliveryOutcome:
+    day: date
+    version: int | None = None
+    sent: list[Sent] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    waiting: str | None = None
+    held_now: bool = False
+
+    @property
+    def failed(self) -> list[Sent]:
+        return [s for s in self.sent if not s.ok]
+
+    def rows(self) -> list[dict]:
+        """Lines of the run report: one per send, skip and hold."""
+        rows = [
+            {
+                "source": f"delivery: {s.channel}",
+                "items": 1,
+                "new events": s.attempts,
+                "status": (f"{s.kind} v{s.version} delivered" if s.ok else f"FAILED ({s.reason})")
+                + ("" if s.ok else f"; resend: brief deliver --date {self.day} --channel {s.channel}"),
+            }
+            for s in self.sent
+        ]
+        rows += [
+            {"source": f"delivery: {name}", "items": 0, "new events": 0, "status": f"not sent: {why}"}
+            for name, why in self.skipped
+        ]
+        return rows
+
+
+def current_brief(ctx: RunContext) -> dict:
+    path = f"{ctx.store.base.rstrip('/')}/briefs/{ctx.day.isoformat()}.json"
+    if not _exists(ctx.store, path):
+        raise InputError(f"no brief is published for {ctx.day}; run 'brief run --date {ctx.day}' first")
+    with ctx.store.fs.open_input_stream(path) as src:
+        return json.loads(src.read())
+
+
+def deliver_day(
+    ctx: RunContext,
+    *,
+    now: datetime | None = None,
+    only: str | None = None,
+    approve_by: str | None = None,
+    via: str = "approve",
+    sleep: Callable[[float], None] = time.sleep,
+) -> DeliveryOutcome:
+    """Send the day's current brief where the settings and the log say it still has to go."""
+    settings = ctx.settings.delivery
+    outcome = DeliveryOutcome(ctx.day)
+    if not settings.channels:
+        return outcome
+    if only is not None:
+        settings.channel(only)  # an unknown name is one clear line
+    document = current_brief(ctx)
+    version = int(document["version"])
+    outcome.version = version
+    base = f"{ctx.store.base.rstrip('/')}/briefs"
+    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.delivery.lock"):
+        state = deliver.fold(ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES))
+        moment = now or utcnow()
+        if approve_by is not None and settings.hold and state.approved is None:
+            approval = _emit(
+                ctx,
+                "brief.approved",
+                {"brief_date": ctx.day.isoformat(), "version": version, "by": approve_by, "via": via},
+                moment,
+            )
+            ctx.append([approval])
+            state = deliver.fold([*ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES)])
+        core = sum(1 for i in document["items"] if i.get("relevance", "core") == "core")
+        plan = deliver.plan(
+            settings, state, version=version, core=core, now=moment, zone=ctx.settings.zone, only=only
+        )
+        outcome.skipped, outcome.waiting = plan.skipped, plan.waiting
+        if plan.hold_now:
+            held = {
+                "brief_date": ctx.day.isoformat(),
+                "version": version,
+                "review_channel": settings.review_channel,
+                "until": plan.until,
+            }
+            ctx.append([_emit(ctx, "brief.held", held, moment)])
+            outcome.held_now = True
+        questions = _questions(ctx) if any(s.kind == "review" for s in plan.sends) else []
+        labels = category_labels(ctx)
+        for item in plan.sends:
+            message = deliver.compose_message(
+                item,
+                document,
+                labels,
+                zone=ctx.settings.zone,
+                until=plan.until,
+                questions=questions,
+                templates=ctx.settings.output.templates,
+            )
+            outcome.sent.append(_send(ctx, item, message, version, sleep))
+    return outcome
+
+
+def _send(
+    ctx: RunContext,
+    item: deliver.Send,
+    message: deliver.Message,
+    version: int,
+    sleep: Callable[[float], None],
+) -> Sent:
+    channel = item.channel
+    day = ctx.day.isoformat()
+    resend = f"brief deliver --date {day} --channel {channel.name}"
+
+    def failed(attempt: deliver.Attempt, will_retry: bool) -> None:
+        number = len(attempts_so_far) + 1
+        attempts_so_far.append(attempt)
+        payload = {
+            "brief_date": day,
+            "channel": channel.name,
+            "version": version,
+            "kind": item.kind,
+            "target": channel.target,
+            "reason": attempt.reason,
+            "attempt": number,
+            "attempted_at": attempt.at,
+            "will_retry": will_retry,
+            "resend": resend,
+        }
+        ctx.append([_emit(ctx, "delivery.failed", payload, attempt.at)])
+
+    attempts_so_far: list[deliver.Attempt] = []
+    attempts = deliver.send(channel, message, sleep=sleep, on_failure=failed)
+    last = attempts[-1]
+    if last.ok:
+        payload = {
+            "brief_date": day,
+            "channel": channel.name,
+            "version": version,
+            "kind": item.kind,
+            "target": channel.target,
+            "format": message.format,
+            "subject": message.subject,
+            "attempts": len(attempts),
+            "released": item.released,
+            "by": item.by,
+            "note": "nobody reviewed it before the deadline" if item.released == "deadline" else None,
+        }
+        ctx.append([_emit(ctx, "brief.delivered", payload, last.at)])
+    return Sent(channel.name, item.kind, version, last.ok, len(attempts), last.reason)
+
+
+def _emit(ctx: RunContext, event_type: str, payload: dict, at: datetime):
+    from storage.events import new_event
+
+    return new_event(
+        event_type,
+        payload,
+        brief_date=ctx.day,
+        run_id=ctx.run_id,
+        subject_id=f"brief-{ctx.day.isoformat()}",
+        produced_by=PRODUCER,
+        occurred_at=at,
+        policy_version=ctx.policy_version,
+    )
+
+
+def _questions(ctx: RunContext) -> list[dict[str, str]]:
+    from tasks.steps.review import open_questions
+
+    frame = open_questions(ctx).sort(["priority", "question_id"], descending=[True, False])
+    return [
+        {"id": q["question_id"], "prompt": q["prompt"], "default": q["default"]}
+        for q in frame.iter_rows(named=True)
+    ]
+
+
+DUE_DAYS = 14  # ``brief deliver --due`` looks at the latest this many days of the log
+
+
+def due_days(store, now: datetime) -> list[date]:
+    """Days whose held brief nobody approved and whose deadline has passed by ``now``."""
+    recent = sorted(store.days())[-DUE_DAYS:]
+    by_day: dict[date, list] = {}
+    for event in store.read(days=recent, event_types=["brief.held", "brief.approved"]):
+        by_day.setdefault(event.brief_date, []).append(event)
+    due = []
+    for day, events in sorted(by_day.items()):
+        state = deliver.fold(events)
+        until = deliver.when(state.held.get("until")) if state.held else None
+        if state.approved is None and until is not None and until <= now:
+            due.append(day)
+    return due
