@@ -7,7 +7,6 @@ the user runs them, in their own processes. The shipped sample feeds carry a hos
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -172,7 +171,7 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
         "jsonl",
     )
     assert done.returncode == 0, done.stderr
-    texts = [shown.stdout, done.stdout, done.stderr] + _all_text(tmp_path / "store") + _all_text(exported)
+    texts = [shown.stdout, done.stdout, done.stderr, *_all_text(tmp_path / "store"), *_all_text(exported)]
     for text in texts:
         assert PASSWORD not in text and TOKEN not in text
 
@@ -308,15 +307,12 @@ def _all_text(folder: Path) -> list[str]:
     """Every file under ``folder`` as text; Parquet files as their rows (decompressed)."""
     texts = []
     for path in folder.rglob("*"):
-        if not path.is_file():
-            continue
-        if path.suffix == ".parquet":
+        if path.is_file() and path.suffix == ".parquet":
             texts.append(pq.read_table(path).to_pandas().to_json())
-        else:
+        elif path.is_file():
             texts.append(path.read_bytes().decode("utf-8", "replace"))
-    buffer = io.StringIO()
-    buffer.write("".join(texts))
-    return [buffer.getvalue()]
+    assert texts, f"nothing under {folder}"
+    return texts
 
 
 def _render(page: Path, profile: Path) -> str:
