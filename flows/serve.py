@@ -100,6 +100,18 @@ def deployments(config_path: str):
     from tasks.settings import load_settings
 
     settings = load_settings(config_path)
+    held = []
+    if settings.delivery.hold and settings.delivery.hold_until:
+        from flows.deliver import deliver_held
+
+        held = [
+            deliver_held.to_deployment(
+                name="deliver-held",
+                schedules=[Cron(HELD_CRON, timezone=settings.timezone)],
+                parameters={"config": config_path},
+                description=f"Held briefs nobody approved, delivered at {settings.delivery.hold_until}",
+            )
+        ]
     return [
         daily_brief.to_deployment(
             name="daily-brief",
@@ -112,7 +124,11 @@ def deployments(config_path: str):
             parameters={"config": config_path},
             description="Briefs for a range of past dates",
         ),
+        *held,
     ]
+
+
+HELD_CRON = "*/5 * * * *"  # how often held briefs are checked against their deadline
 
 
 def serve(config_path: str, home: Path, say: Callable[[str], None], port: int | None = None) -> None:
@@ -133,7 +149,8 @@ def serve(config_path: str, home: Path, say: Callable[[str], None], port: int | 
         from prefect import serve as prefect_serve
 
         runner_deployments = deployments(config_path)
-        say("serving deployments: daily-brief (scheduled), backfill; Ctrl-C stops")
+        names = ", ".join(d.name for d in runner_deployments)
+        say(f"serving deployments: {names} (daily-brief on its schedule); Ctrl-C stops")
         prefect_serve(*runner_deployments, print_starting_message=False)
     except KeyboardInterrupt:
         say("stopping …")

@@ -135,7 +135,8 @@ class Channel(_Section):
             out += [value, quote(value, safe="")]
             if "://" in value:  # a whole URL in one variable: its path and query hold the tokens
                 parts = urlsplit(value)
-                out += [p for p in re.split(r"[/?&=:@]", parts.path + "?" + parts.query) if len(p) >= 6]
+                pieces = re.split(r"[/?&=:@#]", f"{parts.netloc}/{parts.path}?{parts.query}")
+                out += [p for p in pieces if len(p) >= 6]
                 if parts.password:
                     out.append(parts.password)
         return sorted({s for s in out if len(s) >= 3}, key=len, reverse=True)

@@ -1,0 +1,175 @@
+"""Delivery settings, the plan of who gets what, and sending without a secret in any reason."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from storage.errors import ConfigError
+from tasks import deliver
+from tasks.channels import Channel, DeliverySettings
+from tasks.settings import parse_settings
+from tests.delivery_servers import free_port
+from tests.unit.test_analyze_write import _doc
+
+ZONE = ZoneInfo("Europe/Amsterdam")
+NOW = datetime(2025, 8, 6, 6, 0, tzinfo=UTC)  # 08:00 in Amsterdam
+
+
+def settings_of(toml_delivery: dict | list) -> DeliverySettings:
+    return parse_settings({"storage": {"root": "/tmp/x"}, "delivery": toml_delivery}).delivery
+
+
+def test_three_lines_of_config_make_a_channel() -> None:
+    [email] = settings_of(
+        [{"name": "email", "url": "mailtos://me:${SMTP_PASSWORD}@smtp.example.com"}]
+    ).channels
+    assert email.body_format == "html" and email.is_email and email.updates and email.min_core == 0
+    assert email.target == "mailtos://smtp.example.com" and email.variables == ["SMTP_PASSWORD"]
+    [slack] = settings_of([{"name": "slack", "url": "${SLACK_URL}"}]).channels
+    assert slack.body_format == "text" and slack.target == "(URL from $SLACK_URL)"
+    [hook] = settings_of([{"name": "hook", "url": "json://example.com/in"}]).channels
+    assert hook.body_format == "markdown"
+
+
+@pytest.mark.parametrize(
+    ("delivery", "message"),
+    [
+        ([{"name": "e", "url": "mailto://me:hunter22@smtp.example.com"}], "must not carry a password"),
+        ([{"name": "e", "url": "not a url"}], "is not an Apprise URL"),
+        ([{"name": "E mail", "url": "json://x"}], "delivery.channels.0.name"),
+        ([{"name": "a", "url": "json://x"}, {"name": "a", "url": "json://y"}], "repeated: a"),
+        ({"hold": True, "channels": [{"name": "a", "url": "json://x"}]}, "hold = true needs review_channel"),
+        ({"review_channel": "eds", "channels": [{"name": "a", "url": "json://x"}]}, "'eds' is not a channel"),
+        ({"hold_until": "8.30", "channels": []}, "is not a time of day"),
+        ([{"name": "a", "url": "json://x", "colour": "red"}], "is not a known setting"),
+    ],
+)
+def test_bad_delivery_config_is_one_line(delivery: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_settings({"storage": {"root": "/tmp/x"}, "delivery": delivery})
+
+
+def test_a_secret_comes_from_the_environment_and_is_redacted_everywhere() -> None:
+    channel = Channel(name="a", url="json://host/in/${TOKEN}?k=${KEY}")
+    env = {"TOKEN": "tok en/1234", "KEY": "key-5678"}
+    assert channel.resolve(env) == "json://host/in/tok%20en%2F1234?k=key-5678"
+    reason = "failed posting to json://host/in/tok%20en%2F1234?k=key-5678 (tok en/1234)"
+    assert "1234" not in deliver.redact(reason, channel.secrets(env))
+    with pytest.raises(ConfigError, match="environment variable KEY is not set"):
+        channel.resolve({"TOKEN": "x"})
+    whole = Channel(name="s", url="${SLACK_URL}")
+    secrets = whole.secrets({"SLACK_URL": "slack://T000AAAA/B000BBBB/XXXXYYYYZZZZ/#news"})
+    assert {"T000AAAA", "B000BBBB", "XXXXYYYYZZZZ"} <= set(secrets)
+
+
+def test_the_deadline_is_the_next_hold_until_after_the_hold() -> None:
+    settings = DeliverySettings(hold_until="08:30")
+    assert settings.deadline(NOW, ZONE) == datetime(2025, 8, 6, 6, 30, tzinfo=UTC)
+    late = NOW + timedelta(hours=1)  # 09:00 there: tomorrow's 08:30
+    assert settings.deadline(late, ZONE) == datetime(2025, 8, 7, 6, 30, tzinfo=UTC)
+    assert DeliverySettings().deadline(NOW, ZONE) is None
+
+
+def channels(**hold: object) -> DeliverySettings:
+    return DeliverySettings(
+        channels=[
+            Channel(name="email", url="mailto://x"),
+            Channel(name="hook", url="json://x", updates=False),
+            Channel(name="big", url="json://y", min_core=3),
+            Channel(name="eds", url="json://z"),
+        ],
+        review_channel="eds" if hold else None,
+        **hold,  # type: ignore[arg-type]
+    )
+
+
+def sent(version: int, *pairs: tuple[str, str]) -> deliver.DayState:
+    return deliver.DayState(delivered={(c, version, k): {} for c, k in pairs})
+
+
+def kinds(plan: deliver.Plan) -> list[tuple[str, str]]:
+    return [(s.channel.name, s.kind) for s in plan.sends]
+
+
+def test_plan_without_a_hold_sends_each_reader_once_and_updates_where_configured() -> None:
+    settings = channels()
+    first = deliver.plan(settings, deliver.DayState(), version=1, core=2, now=NOW, zone=ZONE)
+    assert kinds(first) == [("email", "brief"), ("hook", "brief"), ("eds", "brief")]
+    assert first.skipped == [("big", "2 core stories, fewer than min_core = 3")]
+    done = sent(1, ("email", "brief"), ("hook", "brief"), ("eds", "brief"))
+    assert kinds(deliver.plan(settings, done, version=1, core=2, now=NOW, zone=ZONE)) == []
+    v2 = deliver.plan(settings, done, version=2, core=2, now=NOW, zone=ZONE)
+    assert kinds(v2) == [("email", "update"), ("eds", "update")] and v2.sends[0].previous == 1
+    assert ("hook", "v1 was sent and updates = false") in v2.skipped
+    only = deliver.plan(settings, deliver.DayState(), version=1, core=5, now=NOW, zone=ZONE, only="big")
+    assert kinds(only) == [("big", "brief")]
+
+
+def test_plan_with_a_hold_shows_the_review_channel_until_approval_or_deadline() -> None:
+    settings = channels(hold=True, hold_until="08:30")
+    first = deliver.plan(settings, deliver.DayState(), version=1, core=3, now=NOW, zone=ZONE)
+    assert first.hold_now and kinds(first) == [("eds", "review")] and first.waiting
+    assert first.until == datetime(2025, 8, 6, 6, 30, tzinfo=UTC)
+    held = {"until": first.until.isoformat()}
+    state = deliver.DayState(delivered={("eds", 1, "review"): {}}, held=held)
+    again = deliver.plan(settings, state, version=1, core=3, now=NOW, zone=ZONE)
+    assert not again.hold_now and kinds(again) == []  # asked once per version
+    v2 = deliver.plan(settings, state, version=2, core=3, now=NOW, zone=ZONE)
+    assert kinds(v2) == [("eds", "review")]
+    approved = deliver.DayState(delivered=state.delivered, held=held, approved={"by": "ann"})
+    released = deliver.plan(settings, approved, version=1, core=3, now=NOW, zone=ZONE)
+    assert kinds(released) == [("email", "brief"), ("hook", "brief"), ("big", "brief")]
+    assert {s.released for s in released.sends} == {"approved"} and released.sends[0].by == "ann"
+    late = deliver.plan(settings, state, version=1, core=3, now=NOW + timedelta(minutes=31), zone=ZONE)
+    assert {s.released for s in late.sends} == {"deadline"} and len(late.sends) == 3
+
+
+def test_messages_say_what_they_are() -> None:
+    doc = {**_doc(), "version": 2}
+    email = Channel(name="email", url="mailto://x")
+    update = deliver.compose_message(deliver.Send(email, "update", "direct", previous=1), doc, {}, zone=ZONE)
+    assert update.subject == "Updated: AI brief — 2025-08-06 (v2)" and "replaces version 1" in update.body
+    assert update.format == "html" and update.body.startswith("<!doctype html>")
+    late = deliver.compose_message(deliver.Send(email, "brief", "deadline"), doc, {}, zone=ZONE, until=NOW)
+    assert late.subject.endswith("(not reviewed)") and "review deadline (2025-08-06 08:00 CEST)" in late.body
+    review = deliver.compose_message(
+        deliver.Send(Channel(name="eds", url="json://x"), "review", "direct"),
+        doc,
+        {},
+        zone=ZONE,
+        until=NOW,
+        questions=[{"id": "q-1", "prompt": "Same story?", "default": "yes"}],
+    )
+    assert review.subject == "For review: AI brief — 2025-08-06 (1 open question(s))"
+    assert (
+        review.format == "markdown" and "Same story?" in review.body and "brief approve --date" in review.body
+    )
+    assert (
+        "\n"
+        not in deliver.compose_message(
+            deliver.Send(email, "brief", "direct"), {**doc, "items": []}, {}, zone=ZONE
+        ).subject
+    )
+
+
+def test_a_refused_connection_is_retried_with_backoff_and_its_reason_has_no_secret() -> None:
+    port = free_port()  # nothing listens
+    channel = Channel(name="hook", url=f"json://127.0.0.1:{port}/in/${{TOKEN}}", retries=2, backoff_s=1.0)
+    waits: list[float] = []
+    calls: list[bool] = []
+    message = deliver.Message("subject", "body", "markdown")
+    attempts = deliver.send(
+        channel,
+        message,
+        environ={"TOKEN": "super-secret-token"},
+        sleep=waits.append,
+        on_failure=lambda a, retry: calls.append(retry),
+    )
+    assert [a.ok for a in attempts] == [False, False, False] and calls == [True, True, False]
+    assert 0.9 <= waits[0] <= 1.1 and 1.8 <= waits[1] <= 2.2  # doubling
+    assert all("super-secret-token" not in a.reason and "onnect" in a.reason for a in attempts)
+    missing = deliver.send(channel, message, environ={}, sleep=waits.append)
+    assert len(missing) == 1 and "TOKEN is not set" in missing[0].reason  # no point waiting for it
