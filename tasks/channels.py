@@ -93,7 +93,14 @@ class Channel(_Section):
 
     @property
     def body_format(self) -> Format:
-        return self.format or _BY_SCHEME.get(self.scheme, "text")
+        """The format asked for, else the scheme's (a URL wholly from a variable: that URL's scheme)."""
+        if self.format:
+            return self.format
+        scheme = self.scheme
+        whole = _PLACEHOLDER.fullmatch(self.url)
+        if whole and "://" in os.environ.get(whole.group(1), ""):
+            scheme = os.environ[whole.group(1)].split("://", 1)[0].lower()
+        return _BY_SCHEME.get(scheme, "text")
 
     @property
     def scheme(self) -> str:

@@ -268,4 +268,4 @@ def _reasons(log: str) -> list[str]:
             level == "DEBUG" and re.search(r"exception|error|refused|response", text, re.IGNORECASE)
         ):
             out.append(text.strip())
-    return [line for line in out if line]
+    return [line for line in out if line and not line.endswith(":")]

@@ -218,6 +218,13 @@ def test_a_channel_that_refuses_does_not_fail_the_run_and_brief_deliver_resends_
     runs = payloads(config, "run.finished")
     assert runs[-1]["counts"]["delivery_failed"] == 3
 
+    # a resend to a channel still down says why, exits 1, and shows no secret
+    down = cli("deliver", "--config", str(config), "--date", DAY, "--channel", "later")
+    assert down.returncode == 1 and "failed after 3 attempt(s)" in down.stdout, down.stdout + down.stderr
+    assert "run this again" in down.stderr and TOKEN not in down.stdout + down.stderr
+    assert "/in/***" in down.stdout  # Apprise named the URL; its token is masked
+    assert len(payloads(config, "delivery.failed")) == 10 and mail.messages == []
+
     # the channels come back; brief deliver sends each the brief once, and then nothing
     mail.refuse, hook.status = False, 200
     later = Webhook().start(port=closed)
@@ -234,9 +241,8 @@ def test_a_channel_that_refuses_does_not_fail_the_run_and_brief_deliver_resends_
     delivered = payloads(config, "brief.delivered")
     assert sorted(d["channel"] for d in delivered) == ["email", "hook", "later"]
     assert all(d["attempts"] == 1 and d["kind"] == "brief" for d in delivered)
-    # a resend that fails says so and exits non-zero, without the secret
-    later_down = cli("deliver", "--config", str(config), "--date", DAY, "--channel", "nope")
-    assert later_down.returncode == 2 and "no delivery channel named 'nope'" in later_down.stderr
+    unknown = cli("deliver", "--config", str(config), "--date", DAY, "--channel", "nope")
+    assert unknown.returncode == 2 and "no delivery channel named 'nope'" in unknown.stderr
 
 
 def test_a_held_brief_waits_for_approval_or_its_deadline(
@@ -278,6 +284,21 @@ def test_a_held_brief_waits_for_approval_or_its_deadline(
     assert approved["by"] == "editor-ann" and approved["via"] == "approve"
     [to_reader] = [d for d in payloads(config, "brief.delivered") if d["channel"] == "email"]
     assert to_reader["released"] == "approved" and to_reader["by"] == "editor-ann"
+
+    # answering every open question in brief review is a person's look too
+    hook.posts.clear()
+    mail.messages.clear()
+    config = held_config(tmp_path / "review", later)
+    daily_brief(DAY, str(config))
+    asked = payloads(config, "confirmation.requested")
+    assert asked and mail.messages == []
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({q["question_id"]: q["default"] for q in asked}))
+    done = cli("review", "--config", str(config), "--date", DAY, "--answers", str(answers))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(mail.messages) == 1, done.stdout
+    [approved] = payloads(config, "brief.approved")
+    assert approved["via"] == "review"
 
     # the deadline: nobody approves; at hold_until the readers get it, with a note that nobody looked
     mail.messages.clear()

@@ -105,9 +105,11 @@ def test_deployments_from_prefect_yaml_are_registered(stack: dict) -> None:
     with settings, get_client(sync_client=True) as client:
         names = {d.name for d in client.read_deployments()}
         daily = client.read_deployment_by_name("daily-brief/daily-brief")
+        held = client.read_deployment_by_name("deliver-held/deliver-held")
     assert {"daily-brief", "backfill", "deliver-held"} <= names
     assert daily.schedules and daily.schedules[0].schedule.cron == "0 7 * * *"
     assert daily.parameters["config"] == str(stack["good"])
+    assert held.schedules and not held.schedules[0].active  # on only when a config holds briefs
 
 
 def test_daily_brief_run_through_the_api(stack: dict) -> None:

@@ -29,7 +29,7 @@ def test_three_lines_of_config_make_a_channel() -> None:
     assert email.body_format == "html" and email.is_email and email.updates and email.min_core == 0
     assert email.target == "mailtos://smtp.example.com" and email.variables == ["SMTP_PASSWORD"]
     [slack] = settings_of([{"name": "slack", "url": "${SLACK_URL}"}]).channels
-    assert slack.body_format == "text" and slack.target == "(URL from $SLACK_URL)"
+    assert slack.body_format == "text" and slack.target == "(URL from $SLACK_URL)"  # SLACK_URL unset here
     [hook] = settings_of([{"name": "hook", "url": "json://example.com/in"}]).channels
     assert hook.body_format == "markdown"
 
@@ -173,3 +173,30 @@ def test_a_refused_connection_is_retried_with_backoff_and_its_reason_has_no_secr
     assert all("super-secret-token" not in a.reason and "onnect" in a.reason for a in attempts)
     missing = deliver.send(channel, message, environ={}, sleep=waits.append)
     assert len(missing) == 1 and "TOKEN is not set" in missing[0].reason  # no point waiting for it
+
+
+def test_a_url_wholly_from_a_variable_takes_that_urls_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_URL", "slack://T000AAAA/B000BBBB/XXXXYYYYZZZZ/#news")
+    assert Channel(name="s", url="${SLACK_URL}").body_format == "markdown"
+    assert Channel(name="s", url="${SLACK_URL}", format="text").body_format == "text"
+
+
+def test_the_readmes_delivery_configs_are_valid() -> None:
+    """Each TOML block of the README's delivery section parses, each in three lines or so."""
+    import re
+    import tomllib
+
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Getting the brief", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) == 4
+    for block in blocks:
+        settings = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(block)})
+        assert settings.delivery.channels or settings.output.base_url
+    email, slack = (tomllib.loads(b)["delivery"] for b in blocks[:2])
+    assert len(blocks[0].strip().splitlines()) == 3 and len(blocks[1].strip().splitlines()) == 3
+    assert email[0]["url"].startswith("mailtos://") and slack[0]["url"] == "${SLACK_WEBHOOK}"
+    held = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[3])}).delivery
+    assert held.hold and [c.name for c in held.readers] == ["email"]
