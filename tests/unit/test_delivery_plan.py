@@ -200,3 +200,20 @@ def test_the_readmes_delivery_configs_are_valid() -> None:
     assert email[0]["url"].startswith("mailtos://") and slack[0]["url"] == "${SLACK_WEBHOOK}"
     held = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[3])}).delivery
     assert held.hold and [c.name for c in held.readers] == ["email"]
+
+
+def test_apprise_accepts_the_readmes_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+    import tomllib
+
+    import apprise
+
+    from tests.conftest import REPO
+
+    monkeypatch.setenv("SMTP_PASSWORD", "pw-1234")
+    monkeypatch.setenv("SLACK_WEBHOOK", "slack://TokenA/TokenB/TokenC/#ai-news")
+    section = (REPO / "README.md").read_text().split("## Getting the brief", 1)[1].split("\n## ", 1)[0]
+    for block in re.findall(r"```toml\n(.*?)```", section, re.DOTALL):
+        settings = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(block)})
+        for channel in settings.delivery.channels:
+            assert apprise.Apprise().add(channel.resolve()), channel.name
