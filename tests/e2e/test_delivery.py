@@ -264,6 +264,17 @@ def test_a_held_brief_waits_for_approval_or_its_deadline(
             "min_category_confidence = 0.99\nmax_questions = 3\nrelevance_margin = 0.0\n",
         )
 
+    # the deadline: nobody approves; at hold_until the readers get it, with a note that nobody looked
+    # (held first, so that the deadline passes while the other two ways are tried)
+    soon = datetime.now(UTC) + timedelta(seconds=45)
+    deadline_config = held_config(tmp_path / "deadline", soon.strftime("%H:%M:%S"))
+    daily_brief(DAY, str(deadline_config))
+    assert datetime.now(UTC) < soon and mail.messages == []  # held: the run's delivery step waits
+    assert len(hook.posts) == 1  # the editors got it
+    early = cli("deliver", "--config", str(deadline_config), "--due")
+    assert early.returncode == 0 and "No held brief is past its deadline" in early.stdout, early.stdout
+    hook.posts.clear()
+
     # approval: readers get nothing until a person approves
     later = (datetime.now(UTC) + timedelta(hours=3)).strftime("%H:%M")
     config = held_config(tmp_path / "approve", later)
@@ -285,7 +296,7 @@ def test_a_held_brief_waits_for_approval_or_its_deadline(
     [to_reader] = [d for d in payloads(config, "brief.delivered") if d["channel"] == "email"]
     assert to_reader["released"] == "approved" and to_reader["by"] == "editor-ann"
 
-    # answering every open question in brief review is a person's look too
+    # answering the questions in brief review is a person's look too
     hook.posts.clear()
     mail.messages.clear()
     config = held_config(tmp_path / "review", later)
@@ -300,12 +311,9 @@ def test_a_held_brief_waits_for_approval_or_its_deadline(
     [approved] = payloads(config, "brief.approved")
     assert approved["via"] == "review"
 
-    # the deadline: nobody approves; at hold_until the readers get it, with a note that nobody looked
+    # the deadline store again: past its hold_until, brief deliver --due releases it
     mail.messages.clear()
-    soon = datetime.now(UTC) + timedelta(seconds=15)
-    config = held_config(tmp_path / "deadline", soon.strftime("%H:%M:%S"))
-    daily_brief(DAY, str(config))
-    assert datetime.now(UTC) < soon and mail.messages == []  # held: the run's delivery step waits
+    config = deadline_config
     time.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.5)
     done = cli("deliver", "--config", str(config), "--due")
     assert done.returncode == 0, done.stdout + done.stderr
