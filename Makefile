@@ -17,14 +17,13 @@ SHELL := /bin/bash
 
 setup: $(STAMP)
 
-# --no-compile: bytecode is written for what is imported, not for every module installed.
 # torch first, pinned: 2.13.0 is the CPU build this machine keeps on disk (any other
 # request pulls a multi-GB CUDA build); then everything else at the locked versions.
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --no-compile torch==2.13.0
-	$(BIN)/python -m pip install --quiet --no-compile -c requirements.lock -e '.[dev]'
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 
 run: $(STAMP)

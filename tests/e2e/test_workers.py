@@ -132,6 +132,7 @@ def decisions(store) -> Counter:
     return out
 
 
+@pytest.mark.timeout(1200)  # about 6 minutes on two cores; a noisy machine doubles it
 def test_two_workers_share_a_backfill_and_match_one_process(
     workers: dict, tmp_path: Path, prefect_harness: None
 ) -> None:
