@@ -165,7 +165,7 @@ def compose_message(
         note = lab["held"].format(date=document["date"], deadline=deadline)
     elif send.released == "deadline":
         note = lab["unreviewed"].format(at=at)
-    context = view(document, labels, note=note, questions=questions if send.kind == "review" else ())
+    context = {**base, "note": note, "questions": list(questions) if send.kind == "review" else []}
     fmt = send.channel.body_format
     template = {"html": "email", "markdown": "markdown", "text": "text"}[fmt]
     title = base["title"]
@@ -232,9 +232,6 @@ def send(
     return attempts
 
 
-_APPRISE_FORMAT = {"html": "html", "markdown": "markdown", "text": "text"}
-
-
 def _notify(apprise: Any, url: str, message: Message) -> str | None:
     """One attempt; ``None`` when the service took the message, else why not."""
     logger = logging.getLogger("apprise")
@@ -246,9 +243,7 @@ def _notify(apprise: Any, url: str, message: Message) -> str | None:
             scheme = url.split("://", 1)[0] if "://" in url else "?"
             return f"Apprise does not accept this URL (scheme {scheme!r}); see the Apprise wiki for its form"
         with apprise.LogCapture(level=logging.DEBUG, fmt="%(levelname)s %(message)s") as captured:
-            ok = client.notify(
-                title=message.subject, body=message.body, body_format=_APPRISE_FORMAT[message.format]
-            )
+            ok = client.notify(title=message.subject, body=message.body, body_format=message.format)
             lines = _reasons(captured.getvalue())
     except Exception as exc:  # an Apprise plugin raised: the reason is the exception
         return f"{type(exc).__name__}: {exc}"
