@@ -431,19 +431,26 @@ def deliver(
     due: Annotated[
         bool, typer.Option("--due", help="Release every held brief whose hold_until has passed.")
     ] = False,
+    now: Annotated[
+        str | None,
+        typer.Option("--now", help="With --due: judge the deadlines at this UTC time (default: now)."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Send the day's brief to the channels that have not had it (after a failure, or by hand)."""
     from flows.deliver import release_due, resend
     from tasks import steps
 
+    moment = parse_time(now, "--now")
+    if moment is not None and not due:
+        raise InputError("--now only applies with --due; add --due or drop --now")
     settings, _ = open_store(config)
     if not settings.delivery.channels:
         raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
     if due:
         if day or channel:
             raise InputError("--due releases every held brief past its deadline; drop --date and --channel")
-        outcomes = release_due(settings, say=lambda line: out.print(line, markup=False))
+        outcomes = release_due(settings, now=moment, say=lambda line: out.print(line, markup=False))
         if not outcomes:
             out.print("No held brief is past its deadline.")
         failed = [s for o in outcomes for s in o.failed]

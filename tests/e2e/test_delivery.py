@@ -1,29 +1,28 @@
 """Delivery end to end: a real SMTP server and a real webhook receive the brief, exactly once.
 
 The daily flow runs in Prefect; ``brief deliver``, ``brief approve`` and ``brief review`` run as
-the user runs them, in their own processes. The shipped sample feeds carry a hostile item
+the user runs them, through the entry point (in this process, ``tests/cli.py``); the deadline
+is reached with ``brief deliver --due --now`` rather than by waiting for it. The shipped sample feeds carry a hostile item
 (``<script>``, ``onerror=``, an injection phrase), declared on-topic here so it is delivered.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
+from tests.cli import Completed, brief
 from tests.conftest import REPO
 from tests.delivery_servers import MailServer, Webhook, free_port
+from tests.plaintext import every_file_text
 
 DAY = "2025-08-06"
 PASSWORD = "s3cret-smtp-Pa55word"
@@ -73,15 +72,8 @@ def channels(mail: MailServer, hook: Webhook, extra: str = "") -> str:
     )
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+def cli(*args: str) -> Completed:
+    return brief(*args, env={"COLUMNS": "200"})
 
 
 def store_of(config: Path) -> ParquetEventStore:
@@ -265,14 +257,18 @@ def test_a_held_brief_waits_for_approval_or_its_deadline(
         )
 
     # the deadline: nobody approves; at hold_until the readers get it, with a note that nobody looked
-    # (held first, so that the deadline passes while the other two ways are tried)
-    soon = datetime.now(UTC) + timedelta(seconds=45)
+    # (the clock is given to brief deliver --due --now, so no test waits for a deadline)
+    soon = (datetime.now(UTC) + timedelta(hours=1)).replace(microsecond=0)
     deadline_config = held_config(tmp_path / "deadline", soon.strftime("%H:%M:%S"))
     daily_brief(DAY, str(deadline_config))
     assert datetime.now(UTC) < soon and mail.messages == []  # held: the run's delivery step waits
     assert len(hook.posts) == 1  # the editors got it
     early = cli("deliver", "--config", str(deadline_config), "--due")
     assert early.returncode == 0 and "No held brief is past its deadline" in early.stdout, early.stdout
+    just_before = (soon - timedelta(seconds=1)).isoformat()
+    early = cli("deliver", "--config", str(deadline_config), "--due", "--now", just_before)
+    assert early.returncode == 0 and "No held brief is past its deadline" in early.stdout, early.stdout
+    assert mail.messages == []
     hook.posts.clear()
 
     # approval: readers get nothing until a person approves
@@ -314,15 +310,18 @@ def test_a_held_brief_waits_for_approval_or_its_deadline(
     # the deadline store again: past its hold_until, brief deliver --due releases it
     mail.messages.clear()
     config = deadline_config
-    time.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.5)
-    done = cli("deliver", "--config", str(config), "--due")
+    just_after = (soon + timedelta(seconds=1)).isoformat()
+    done = cli("deliver", "--config", str(config), "--due", "--now", just_after)
     assert done.returncode == 0, done.stdout + done.stderr
     [message] = mail.messages
     assert message["Subject"].endswith("(not reviewed)")
     assert "Nobody looked at this brief before it went out" in mail.html_of(message)
     [to_reader] = [d for d in payloads(config, "brief.delivered") if d["channel"] == "email"]
     assert to_reader["released"] == "deadline" and to_reader["note"]
-    assert cli("deliver", "--config", str(config), "--due").returncode == 0 and len(mail.messages) == 1
+    again = cli("deliver", "--config", str(config), "--due", "--now", just_after)
+    assert again.returncode == 0 and len(mail.messages) == 1
+    refused = cli("deliver", "--config", str(config), "--now", just_after)
+    assert refused.returncode == 2 and "--now only applies with --due" in refused.stderr
 
 
 def _hrefs(html: str) -> list[str]:
@@ -333,15 +332,7 @@ def _hrefs(html: str) -> list[str]:
 
 
 def _all_text(folder: Path) -> list[str]:
-    """Every file under ``folder`` as text; Parquet files as their rows (decompressed)."""
-    texts = []
-    for path in folder.rglob("*"):
-        if path.is_file() and path.suffix == ".parquet":
-            texts.append(pq.read_table(path).to_pandas().to_json())
-        elif path.is_file():
-            texts.append(path.read_bytes().decode("utf-8", "replace"))
-    assert texts, f"nothing under {folder}"
-    return texts
+    return list(every_file_text(folder).values())
 
 
 def _render(page: Path, profile: Path) -> str:

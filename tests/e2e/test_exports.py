@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import date
 from pathlib import Path
 
@@ -16,7 +13,7 @@ import pytest
 from storage.export import export_events
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
-from tests.conftest import REPO
+from tests.cli import Completed, brief
 
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
@@ -179,15 +176,8 @@ def _validate_chat(path: Path, task: str) -> list[dict]:
     return records
 
 
-def brief_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+def brief_cli(*args: str) -> Completed:
+    return brief(*args, env={"COLUMNS": "200"})
 
 
 def test_finetune_chat_files_pass_the_chat_format_validator(log: dict) -> None:

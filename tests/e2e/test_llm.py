@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from tasks.settings import load_settings
+from tests.cli import brief
 from tests.conftest import REPO, ScriptedLLM
+from tests.plaintext import every_file_text
 
 DAY = "2025-08-06"
 REAL_SOURCES = ["arstechnica", "techcrunch", "wired", "openai_news", "anthropic_news"]
@@ -272,23 +272,13 @@ def test_the_key_appears_nowhere(
         ["export", "finetune", "--task", "summarize", "--out", str(out / "chat.jsonl")],
         ["events", "--type", "llm.called", "--format", "jsonl"],
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "flows.cli", *command, "--config", str(config)],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = brief(*command, "--config", str(config))
         assert done.returncode == 0, done.stderr
         assert SECRET not in done.stdout + done.stderr
-    import pyarrow as pa
-
-    for path in tmp_path.rglob("*"):
-        if path.is_file():
-            data = path.read_bytes()
-            if path.name.endswith(".zst"):  # log segments are zstd: read them decompressed
-                data = pa.CompressedInputStream(pa.OSFile(str(path)), "zstd").read()
-            assert SECRET.encode() not in data, path
+    texts = every_file_text(tmp_path)  # Parquet as rows, segments decompressed
+    assert any("llm.called" in text for text in texts.values())  # the model's calls are in what is read
+    for path, text in texts.items():
+        assert SECRET not in text, path
     assert SECRET not in json.dumps(finished(config))
 
 
@@ -336,14 +326,7 @@ def test_evaluate_compares_prompts_and_asks_only_for_the_new_one(
     def evaluate(candidate: Path) -> tuple[str, int]:
         llm_server.mode("valid")
         command = ["evaluate", "--policy", str(candidate), "--start", DAY, "--end", DAY]
-        done = subprocess.run(
-            [sys.executable, "-m", "flows.cli", *command, "--config", str(config)],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=False,
-            env={**os.environ, "COLUMNS": "200"},
-        )
+        done = brief(*command, "--config", str(config), env={"COLUMNS": "200"})
         assert done.returncode == 0, done.stderr
         return done.stdout, llm_server.stats()["requests"]
 

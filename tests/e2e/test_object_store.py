@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from tasks.settings import load_settings
+from tests.cli import brief
 from tests.conftest import REPO
 
 SOURCES = ["arstechnica", "techcrunch", "openai_news", "anthropic_news"]
@@ -83,13 +84,7 @@ def test_backfill_daily_run_and_export_on_s3(
 
     out = tmp_path / "export"
     command = ["export", "events", "--start", DAYS[0], "--end", DAYS[1], "--out", str(out)]
-    done = subprocess.run(
-        [sys.executable, "-m", "flows.cli", *command, "--config", str(s3_config)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = brief(*command, "--config", str(s3_config))
     assert done.returncode == 0, done.stderr
     exported = (out / "events.parquet") if (out / "events.parquet").exists() else None
     files = sorted(p.name for p in out.rglob("*") if p.is_file())

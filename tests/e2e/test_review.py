@@ -1,4 +1,5 @@
-"""`brief review` at a real pseudo-terminal and from a file; answers become a new brief version."""
+"""`brief review` at a real pseudo-terminal (a real process) and from a file (in this process);
+answers become a new brief version."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import os
 import pty
 import select
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,6 +17,7 @@ import polars as pl
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
+from tests.cli import Completed, brief
 from tests.conftest import REPO
 
 DAY = "2025-08-06"
@@ -39,15 +40,8 @@ def store_of(config: Path) -> ParquetEventStore:
     return ParquetEventStore(load_settings(str(config)).storage.root)
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+def cli(*args: str) -> Completed:
+    return brief(*args, env={"COLUMNS": "200"})
 
 
 def questions(config: Path) -> list[dict]:

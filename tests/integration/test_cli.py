@@ -1,33 +1,19 @@
-"""The brief command as a user runs it: a real process, the shipped sample feeds, a real store."""
+"""The brief command as a user runs it: the shipped sample feeds and a real store.
+
+Most commands run in this process (``tests/cli.py``); the entry point itself is tried as a real
+process where the environment and the exit code are what is under test.
+"""
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli import brief, real_process
 from tests.conftest import REPO
-
-BRIEF = [sys.executable, "-m", "flows.cli"]
-
-
-def brief(
-    *args: str, cwd: Path = REPO, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    import os
-
-    return subprocess.run(
-        [*BRIEF, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "160", **(env or {})},
-    )
 
 
 @pytest.fixture
@@ -89,7 +75,7 @@ def test_collect_then_browse_and_replay(sample: Path) -> None:
 
 
 def test_config_from_environment_variable(sample: Path) -> None:
-    done = brief("collect", "--date", "2025-08-06", env={"BRIEF_CONFIG": str(sample)})
+    done = real_process("collect", "--date", "2025-08-06", env={"BRIEF_CONFIG": str(sample)})
     assert done.returncode == 0, done.stderr
 
 
@@ -204,7 +190,7 @@ def test_a_config_naming_a_missing_model_is_refused(tmp_path: Path) -> None:
 
 
 def test_missing_config_says_how_to_fix(tmp_path: Path) -> None:
-    done = brief("events", cwd=tmp_path)
+    done = real_process("events", cwd=tmp_path)
     assert done.returncode == 2
     assert "pass --config PATH or set BRIEF_CONFIG" in done.stderr
 
