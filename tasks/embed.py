@@ -16,6 +16,7 @@ import os
 import re
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import date
 from typing import ClassVar, Protocol
@@ -44,10 +45,17 @@ def text_key(text: str) -> str:
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model, loaded once per process, offline."""
+    """A sentence-transformers model, loaded once per process, offline.
+
+    Vectors are also remembered per process, keyed by model and text (the most recent
+    ``MEMO_SIZE``), so a process that opens several stores (a backfill, ``brief evaluate``, a
+    test session) computes a text once, whichever store's cache it lands in.
+    """
 
     _models: ClassVar[dict[str, object]] = {}
+    _memo: ClassVar[OrderedDict[tuple[str, str], np.ndarray]] = OrderedDict()
     _lock = threading.Lock()
+    MEMO_SIZE: ClassVar[int] = 50_000
 
     def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64) -> None:
         self.model_ref, self.batch_size = model, batch_size
@@ -78,11 +86,25 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        model = self._load()
-        vectors = model.encode(  # type: ignore[attr-defined]
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        keys = [(self.model_ref, text_key(t)) for t in texts]
+        with self._lock:
+            known = {k: self._memo[k] for k in keys if k in self._memo}
+        missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items())
+        if missing:
+            model = self._load()
+            vectors = model.encode(  # type: ignore[attr-defined]
+                [t for _, t in missing],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+            fresh = dict(zip((k for k, _ in missing), np.asarray(vectors, dtype=np.float32), strict=True))
+            known.update(fresh)
+            with self._lock:
+                self._memo.update(fresh)
+                while len(self._memo) > self.MEMO_SIZE:
+                    self._memo.popitem(last=False)
+        return np.stack([known[k] for k in keys])
 
 
 class HashingEmbedder:
