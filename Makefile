@@ -36,6 +36,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check flows tasks storage validations tests bench
 	$(BIN)/ruff format --check flows tasks storage validations tests bench
 	$(BIN)/mypy
+	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 # Each script prints its table; the latest output of each is kept in docs/benchmarks/.
 bench: $(STAMP)
