@@ -242,7 +242,7 @@ def brief(args: tuple[str, ...], env: dict[str, str]) -> tuple[int, str]:
             main()
             code = 0
         except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
+            code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
         finally:
             sys.argv = argv
         sys.stdout.flush()
