@@ -276,3 +276,22 @@ def test_the_guide_runs_on_the_sample(
     briefs = tmp_path / "var" / "sample-store" / "briefs"
     assert (briefs / "2025-08-06.json").is_file() and (briefs / "2025-08-06" / "v2.md").is_file()
     assert (tmp_path / "candidate.model.json").is_file() and (tmp_path / "relevance.jsonl").is_file()
+
+
+def test_every_command_and_option_of_the_cli_is_in_the_guide() -> None:
+    """The other way round: what the CLI offers, docs/commands.md shows (``--help`` aside)."""
+
+    def leaves(command, path):
+        if hasattr(command, "commands"):
+            return [x for name, sub in command.commands.items() for x in leaves(sub, [*path, name])]
+        return [(path, command)]
+
+    page = [s for s in SHOWN if s.where.startswith("docs/commands.md") and not s.fenced]
+    missing = []
+    for path, command in leaves(get_command(app), []):
+        shown = [s for s in page if leaf(s.args)[1] == path]
+        words = {w.split("=")[0] for s in shown for w in s.args}
+        options = {p.opts[0] for p in command.params if p.opts[0].startswith("--")} - {"--config"}
+        missing += [f"brief {' '.join(path)}"] if not shown else []
+        missing += [f"brief {' '.join(path)} {o}" for o in sorted(options - words)]
+    assert not missing, f"docs/commands.md does not show: {', '.join(missing)}"
