@@ -251,6 +251,7 @@ def brief(args: tuple[str, ...], env: dict[str, str]) -> tuple[int, str]:
     return code, text
 
 
+@pytest.mark.slow
 def test_the_guide_runs_on_the_sample(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefect_harness: None
 ) -> None:
