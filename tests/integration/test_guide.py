@@ -296,3 +296,18 @@ def test_every_command_and_option_of_the_cli_is_in_the_guide() -> None:
         missing += [f"brief {' '.join(path)}"] if not shown else []
         missing += [f"brief {' '.join(path)} {o}" for o in sorted(options - words)]
     assert not missing, f"docs/commands.md does not show: {', '.join(missing)}"
+
+
+def test_every_file_the_guide_names_exists() -> None:
+    """A path in inline code (``tasks/prompts/*.toml``, ``flows/fanout.py``) names a file of the repo."""
+    named = re.compile(r"`((?:flows|tasks|storage|validations|tests|bench|samples|docs)/[^`\s]*)`")
+    missing = []
+    for path in guide_pages():
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for match in named.finditer(line):
+                name = match.group(1).split(":")[0]
+                if "<" in name or "{" in name:
+                    continue  # a pattern such as tasks/<step>.py
+                if not (list(REPO.glob(name)) if "*" in name else (REPO / name).exists()):
+                    missing.append(f"{path.relative_to(REPO)}:{n}: {name}")
+    assert not missing, "the guide names files that do not exist:\n" + "\n".join(missing)
