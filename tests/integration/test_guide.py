@@ -18,6 +18,7 @@ A command expected to fail says so in its comment: ``brief … # exit 2: why``.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import shutil
@@ -150,12 +151,18 @@ def everything(repo: Path = REPO) -> list[Shown | File]:
     return found
 
 
+@functools.cache
+def cli() -> Any:
+    """The click command behind ``brief`` (built once: Typer builds it anew on every call)."""
+    return get_command(app)
+
+
 def leaf(args: tuple[str, ...]) -> tuple[Any, list[str], list[str]]:
     """The (sub)command the words name, its path, and the words left for it.
 
     Typer bundles its own click, so commands are recognised by what they have, not by class.
     """
-    command, path, rest = get_command(app), [], list(args)
+    command, path, rest = cli(), [], list(args)
     while hasattr(command, "commands") and rest and rest[0] in command.commands:
         path.append(rest[0])
         command = command.commands[rest.pop(0)]
@@ -289,7 +296,7 @@ def test_every_command_and_option_of_the_cli_is_in_the_guide() -> None:
 
     page = [s for s in SHOWN if s.where.startswith("docs/commands.md") and not s.fenced]
     missing = []
-    for path, command in leaves(get_command(app), []):
+    for path, command in leaves(cli(), []):
         shown = [s for s in page if leaf(s.args)[1] == path]
         words = {w.split("=")[0] for s in shown for w in s.args}
         options = {p.opts[0] for p in command.params if p.opts[0].startswith("--")} - {"--config"}
