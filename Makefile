@@ -9,6 +9,7 @@ DATE    ?= 2025-08-06
 export PREFECT_SERVER_ANALYTICS_ENABLED = false
 export GX_ANALYTICS_ENABLED = false
 export HF_HUB_OFFLINE = 1
+export NO_MKDOCS_2_WARNING = 1
 
 .PHONY: setup run test lint bench clean
 
@@ -36,6 +37,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check flows tasks storage validations tests bench
 	$(BIN)/ruff format --check flows tasks storage validations tests bench
 	$(BIN)/mypy
+	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
 # Each script prints its table; the latest output of each is kept in docs/benchmarks/.
 bench: $(STAMP)

@@ -181,15 +181,14 @@ def test_a_url_wholly_from_a_variable_takes_that_urls_format(monkeypatch: pytest
     assert Channel(name="s", url="${SLACK_URL}", format="text").body_format == "text"
 
 
-def test_the_readmes_delivery_configs_are_valid() -> None:
-    """Each TOML block of the README's delivery section parses, each in three lines or so."""
+def test_the_guides_delivery_configs_are_valid() -> None:
+    """Each TOML block of the guide's delivery page parses, each in three lines or so."""
     import re
     import tomllib
 
     from tests.conftest import REPO
 
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Getting the brief", 1)[1].split("\n## ", 1)[0]
+    section = (REPO / "docs" / "delivery.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)
     assert len(blocks) == 4
     for block in blocks:
@@ -202,7 +201,7 @@ def test_the_readmes_delivery_configs_are_valid() -> None:
     assert held.hold and [c.name for c in held.readers] == ["email"]
 
 
-def test_apprise_accepts_the_readmes_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_apprise_accepts_the_guides_urls(monkeypatch: pytest.MonkeyPatch) -> None:
     import re
     import tomllib
 
@@ -212,7 +211,7 @@ def test_apprise_accepts_the_readmes_urls(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setenv("SMTP_PASSWORD", "pw-1234")
     monkeypatch.setenv("SLACK_WEBHOOK", "slack://TokenA/TokenB/TokenC/#ai-news")
-    section = (REPO / "README.md").read_text().split("## Getting the brief", 1)[1].split("\n## ", 1)[0]
+    section = (REPO / "docs" / "delivery.md").read_text()
     for block in re.findall(r"```toml\n(.*?)```", section, re.DOTALL):
         settings = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(block)})
         for channel in settings.delivery.channels:
