@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED = false
 export HF_HUB_OFFLINE = 1
 export NO_MKDOCS_2_WARNING = 1
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test test-slow lint bench clean
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
@@ -32,6 +32,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+# The two-worker backfill over two weeks of real days (make test runs it over four dates).
+test-slow: $(STAMP)
+	BRIEF_TEST_WORKER_DAYS=14 $(BIN)/python -m pytest tests/e2e/test_prefect_stack.py -k two_workers
 
 lint: $(STAMP)
 	$(BIN)/ruff check flows tasks storage validations tests bench

@@ -31,6 +31,7 @@ LABS = {
     "microsoft_ai_blog",
 }
 sys.path.insert(0, str(REPO))
+from tests.real_days import archive_config
 
 
 def child(config: str, day: str) -> None:
@@ -85,15 +86,7 @@ def main() -> None:
     if not sources:
         raise SystemExit(f"no feed snapshots for {args.day} under {feeds}")
     work = Path(tempfile.mkdtemp(prefix="bench-daily-"))
-    config = work / "brief.toml"
-    config.write_text(
-        '[storage]\nroot = "store"\n'
-        + "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n'
-            + ("on_topic = true\n" if s in LABS else "")
-            for s in sources
-        )
-    )
+    config = archive_config(work, feeds, sources, on_topic=LABS)
     env = {
         **os.environ,
         "PREFECT_HOME": str(work / "prefect"),

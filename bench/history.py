@@ -36,6 +36,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from tests.real_days import archive_config
+
 SOURCES = ("arstechnica", "techcrunch", "tweakers", "wired")
 MONTH = ("2025-07-01", "2025-07-31")
 TIMED_DAY = "2025-07-31"
@@ -91,15 +93,7 @@ def spawn(args: list[str], env: dict) -> dict:
 
 
 def write_config(folder: Path, feeds: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    config = folder / "brief.toml"
-    config.write_text(
-        '[storage]\nroot = "store"\n'
-        + "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n' for s in SOURCES
-        )
-    )
-    return config
+    return archive_config(folder, feeds, SOURCES)
 
 
 def fact_count(root: Path) -> int:

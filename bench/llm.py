@@ -23,6 +23,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from tests.real_days import sources_toml
+
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_news", "anthropic_news"]
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
 
@@ -30,10 +32,8 @@ DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
 def config(folder: Path, feeds: Path, llm_url: str | None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "brief.toml"
-    text = '[storage]\nroot = "store"\n' + "".join(
-        f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n'
-        + ("on_topic = true\n" if s.endswith("_news") else "")
-        for s in SOURCES
+    text = '[storage]\nroot = "store"\n' + sources_toml(
+        feeds, SOURCES, on_topic=[s for s in SOURCES if s.endswith("_news")]
     )
     if llm_url:
         text += (

@@ -22,10 +22,39 @@ SHARED_DATA = Path(os.environ.get("BRIEF_SHARED_DATA", REPO.parent / "shared" / 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """``../shared/data`` (real feeds, labels, corpora); tests that need it skip without it."""
+    """``../shared/data`` (real feeds, labels, corpora); tests that need it skip without it, and
+    fail without it where ``CI`` is set (CI always has it beside the checkout)."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data folder {SHARED_DATA} is absent (expected ../shared/data beside the repo)")
+        why = f"real data folder {SHARED_DATA} is absent (expected ../shared/data beside the repo)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def real_days(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> Path:
+    """The real days 2025-08-05..07 published once for the whole session (``tests/real_days.py``).
+
+    The xdist workers share one build: the first to take the lock builds, the others wait and
+    reuse it. Tests read it through ``copy_real_days``, never in place.
+    """
+    from filelock import FileLock
+
+    from tests.real_days import build_real_days
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, shared by its workers
+    built = base / "real-days"
+    with FileLock(str(base / "real-days.lock")):
+        if not (built / "results.json").exists():
+            if built.exists():  # a build that died half-way
+                import shutil
+
+                shutil.rmtree(built)
+            build_real_days(built, shared_data / "feeds")
+    return built
 
 
 @pytest.fixture(scope="session")

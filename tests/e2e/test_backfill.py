@@ -9,6 +9,7 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
+from tests.real_days import archive_config
 
 SOURCES = [
     "arstechnica",
@@ -35,15 +36,7 @@ LABS = {
 def test_backfill_twice_is_idempotent(shared_data: Path, tmp_path: Path, prefect_harness: None) -> None:
     from flows.backfill import backfill
 
-    config = tmp_path / "brief.toml"
-    config.write_text(
-        '[storage]\nroot = "store"\n'
-        + "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n'
-            + ("on_topic = true\n" if s in LABS else "")
-            for s in SOURCES
-        )
-    )
+    config = archive_config(tmp_path, shared_data / "feeds", SOURCES, on_topic=LABS)
     store = ParquetEventStore(load_settings(str(config)).storage.root)
 
     def run_all() -> tuple[list[dict], Counter]:

@@ -1,4 +1,8 @@
-"""The daily brief end to end on real feed snapshots, with the real embedding model and Prefect."""
+"""The daily brief end to end on real feed snapshots, with the real embedding model and Prefect.
+
+The published days come from the session's one build (``real_days``); what is under test here
+runs for real: a rerun of a date, and the dates run again out of order in a new store.
+"""
 
 from __future__ import annotations
 
@@ -12,27 +16,19 @@ import pytest
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
+from tests.real_days import REAL_DAYS, REAL_SOURCES, copy_real_days
 
-DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
-SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
+DAYS = REAL_DAYS
+SOURCES = REAL_SOURCES
 FACT_TYPES = {"article.collected", "feed.fetched", "article.corrected"}
 
 
 @pytest.fixture(scope="module")
-def real_run(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> dict:
+def real_run(real_days: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The session's published real days (``tests/real_days.py``), copied, and 2025-08-06 run again."""
     from flows.daily import daily_brief
 
-    work = tmp_path_factory.mktemp("daily")
-    config = work / "brief.toml"
-    config.write_text(
-        '[storage]\nroot = "store"\n'
-        + "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n'
-            for s in SOURCES
-        )
-        + '[[sources]]\nname = "broken"\nurl = "file:///nonexistent/{date}.xml"\n'
-    )
-    results = {day: daily_brief(day, str(config)) for day in DAYS}
+    config, results = copy_real_days(real_days, tmp_path_factory.mktemp("daily") / "days")
     store = ParquetEventStore(load_settings(str(config)).storage.root)
     facts_before = Counter(e.event_type for e in store.read() if e.event_type in FACT_TYPES)
     rerun = daily_brief("2025-08-06", str(config))
@@ -135,6 +131,7 @@ def test_stories_keep_their_identity_across_days(real_run: dict) -> None:
     continued = stories.filter(stories["days"].list.len() > 1)
     assert continued.height >= 1
     followed = {i["story_id"] for i in real_run["briefs"]["2025-08-07"]["items"] if i["follow_up_of"]}
+    assert followed, "the 7th continues no story of the earlier days"  # else the next line proves nothing
     assert followed <= set(continued["story_id"].to_list())
 
 

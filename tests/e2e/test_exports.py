@@ -14,27 +14,18 @@ from storage.export import export_events
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
 from tests.cli import Completed, brief
+from tests.real_days import REAL_DAYS, copy_real_days
 
-DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
-SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
+DAYS = REAL_DAYS
 
 
 @pytest.fixture(scope="module")
-def log(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> dict:
-    from flows.daily import daily_brief
+def log(real_days: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A copy of the session's published real days, with a person's corrections added."""
     from tasks import steps
 
     work = tmp_path_factory.mktemp("exports")
-    config = work / "brief.toml"
-    config.write_text(
-        '[storage]\nroot = "store"\n'
-        + "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(shared_data / "feeds" / s).as_uri()}/{{date}}.xml"\n'
-            for s in SOURCES
-        )
-    )
-    for day in DAYS:
-        daily_brief(day, str(config))
+    config, _ = copy_real_days(real_days, work / "days")
     settings = load_settings(str(config))
     # a person corrects a category the run was unsure of
     ctx = steps.make_context(settings, date.fromisoformat("2025-08-07"), "review-test")

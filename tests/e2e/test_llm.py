@@ -20,6 +20,7 @@ from tasks.settings import load_settings
 from tests.cli import brief
 from tests.conftest import REPO, ScriptedLLM
 from tests.plaintext import every_file_text
+from tests.real_days import sources_toml
 
 DAY = "2025-08-06"
 REAL_SOURCES = ["arstechnica", "techcrunch", "wired", "openai_news", "anthropic_news"]
@@ -42,11 +43,7 @@ def write_config(
             for s in ("labnotes", "techwire")
         )
     else:
-        sources = "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n'
-            + ("on_topic = true\n" if s.endswith("_news") else "")
-            for s in REAL_SOURCES
-        )
+        sources = sources_toml(feeds, REAL_SOURCES, on_topic=[s for s in REAL_SOURCES if s.endswith("_news")])
     config = folder / "brief.toml"
     config.write_text(
         '[storage]\nroot = "store"\n'

@@ -15,24 +15,15 @@ import pytest
 from tasks.settings import load_settings
 from tests.cli import brief
 from tests.conftest import REPO
+from tests.real_days import archive_config
 
 SOURCES = ["arstechnica", "techcrunch", "openai_news", "anthropic_news"]
 DAYS = ("2025-08-05", "2025-08-06")
 
 
 def config_for(folder: Path, root: str, feeds: Path, endpoint: str | None = None) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    config = folder / "brief.toml"
-    storage = f'[storage]\nroot = "{root}"\n' + (f'endpoint_url = "{endpoint}"\n' if endpoint else "")
-    config.write_text(
-        storage
-        + "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n'
-            + ("on_topic = true\n" if s.endswith("_news") else "")
-            for s in SOURCES
-        )
-    )
-    return config
+    labs = [s for s in SOURCES if s.endswith("_news")]
+    return archive_config(folder, feeds, SOURCES, root=root, endpoint=endpoint, on_topic=labs)
 
 
 def brief_documents(store) -> dict[str, dict]:

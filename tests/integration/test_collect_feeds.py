@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 
 from tasks.collect import Source, collect_source
-from tests.conftest import SHARED_DATA
 
-CASES = sorted((SHARED_DATA / "feedparser-cases").rglob("*.xml")) if SHARED_DATA.is_dir() else []
 DAY = date(2025, 8, 6)
 
 
-@pytest.mark.skipif(not CASES, reason=f"{SHARED_DATA}/feedparser-cases is absent")
-def test_every_feedparser_case_is_collected_or_recorded_as_failed() -> None:
+def test_every_feedparser_case_is_collected_or_recorded_as_failed(shared_data: Path) -> None:
+    cases = sorted((shared_data / "feedparser-cases").rglob("*.xml"))
+    assert cases, f"{shared_data}/feedparser-cases holds no feed"
     outcomes = {"fetched": 0, "failed": 0}
-    for path in CASES:
+    for path in cases:
         events = collect_source(Source("case", path.as_uri()), DAY, "run-cases")
         kinds = {e.event_type for e in events}
         assert kinds <= {"feed.fetched", "feed.failed", "article.collected"}, path

@@ -1,0 +1,64 @@
+"""Configs of dated feed archives, and the published real days built once per test session.
+
+``archive_config`` writes the config every real-day test and benchmark needs: a storage
+section and one ``[[sources]]`` entry per archive folder (``{folder}/{date}.xml``), with the
+declared on-topic sources marked. ``build_real_days`` publishes 2025-08-05..07 of five real
+outlets (plus a source that always fails) into a folder; the ``real_days`` fixture
+(``tests/conftest.py``) builds it once for the session, under a file lock that the xdist
+workers share, and ``copy_real_days`` gives a test its own copy to read or extend.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+REAL_DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
+REAL_SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
+BROKEN = '[[sources]]\nname = "broken"\nurl = "file:///nonexistent/{date}.xml"\n'
+
+
+def sources_toml(feeds: Path, names: Iterable[str], on_topic: Iterable[str] = ()) -> str:
+    """One ``[[sources]]`` entry per dated archive ``feeds/<name>/{date}.xml``."""
+    declared = set(on_topic)
+    return "".join(
+        f'[[sources]]\nname = "{name}"\nurl = "{(feeds / name).as_uri()}/{{date}}.xml"\n'
+        + ("on_topic = true\n" if name in declared else "")
+        for name in names
+    )
+
+
+def archive_config(
+    folder: Path,
+    feeds: Path,
+    names: Iterable[str],
+    *,
+    root: str = "store",
+    endpoint: str | None = None,
+    on_topic: Iterable[str] = (),
+    extra: str = "",
+) -> Path:
+    """``folder/brief.toml`` over dated archives; ``root`` is relative to the folder unless absolute."""
+    folder.mkdir(parents=True, exist_ok=True)
+    storage = f'[storage]\nroot = "{root}"\n' + (f'endpoint_url = "{endpoint}"\n' if endpoint else "")
+    config = folder / "brief.toml"
+    config.write_text(storage + sources_toml(feeds, names, on_topic) + extra)
+    return config
+
+
+def build_real_days(folder: Path, feeds: Path) -> None:
+    """Publish the real days in order into ``folder`` (config, store, and each run's result)."""
+    from flows.daily import daily_brief
+
+    config = archive_config(folder, feeds, REAL_SOURCES, extra=BROKEN)
+    results = {day: daily_brief(day, str(config)) for day in REAL_DAYS}
+    (folder / "results.json").write_text(json.dumps(results, default=str))
+
+
+def copy_real_days(built: Path, to: Path) -> tuple[Path, dict[str, dict]]:
+    """A private copy of the built days: its config and the runs' results, paths moved along."""
+    shutil.copytree(built, to)
+    text = (to / "results.json").read_text().replace(str(built), str(to))
+    return to / "brief.toml", json.loads(text)
