@@ -16,6 +16,7 @@ import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from storage.errors import BriefError, InputError, StoreError
 
@@ -25,9 +26,17 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain: "[[delivery]]" stays as written
 )
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False)
+# No console markup: what is printed (feed titles, error reasons, config names such as
+# [storage]) is text, never Rich markup; styled words are built as Text.
+out = Console(highlight=False, soft_wrap=False, markup=False)
+err = Console(stderr=True, highlight=False, markup=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """Plain strings, and ``(text, style)`` pairs for the styled words."""
+    return Text.assemble(*parts)
 
 ConfigOption = Annotated[
     str | None, typer.Option("--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).")
@@ -204,8 +213,10 @@ def run(
         result = daily_brief(day, config)
     state = "new version" if result["changed"] else "unchanged"
     out.print(
-        f"[bold]Brief for {result['date']}[/] (v{result['version']}, {state}): {result['items']} items "
-        f"in {result['seconds']:.1f} s"
+        styled(
+            (f"Brief for {result['date']}", "bold"),
+            f" (v{result['version']}, {state}): {result['items']} items in {result['seconds']:.1f} s",
+        )
     )
     for ext, path in result["files"].items():
         out.print(f"  {ext:<4} {path}")
@@ -413,8 +424,11 @@ def print_delivery(outcome) -> None:
             )
         else:
             out.print(
-                f"  {sent.channel:<16} [red]failed[/] after {sent.attempts} attempt(s): {sent.reason}",
-                markup=True,
+                styled(
+                    f"  {sent.channel:<16} ",
+                    ("failed", "red"),
+                    f" after {sent.attempts} attempt(s): {sent.reason}",
+                )
             )
     for name, why in outcome.skipped:
         out.print(f"  {name:<16} not sent: {why}", markup=False)
@@ -458,7 +472,7 @@ def deliver(
         wanted = parse_day(day) or steps.today(settings)
         with err.status(f"delivering the brief of {wanted} …"):
             outcome = resend(settings, wanted, channel)
-        out.print(f"[bold]Brief for {wanted}[/] (v{outcome.version}):")
+        out.print(styled((f"Brief for {wanted}", "bold"), f" (v{outcome.version}):"))
         print_delivery(outcome)
         if outcome.waiting:
             out.print(f"  {outcome.waiting}", markup=False)
@@ -486,7 +500,7 @@ def approve(
     wanted = parse_day(day) or steps.today(settings)
     with err.status(f"approving the brief of {wanted} …"):
         outcome = approve_day(settings, wanted, by)
-    out.print(f"[bold]Brief for {wanted}[/] (v{outcome.version}) approved:")
+    out.print(styled((f"Brief for {wanted}", "bold"), f" (v{outcome.version}) approved:"))
     print_delivery(outcome)
     if outcome.failed:
         err.print(f"error: {len(outcome.failed)} channel(s) failed; 'brief deliver --date {wanted}' resends")
@@ -529,11 +543,11 @@ def collect(
             failed = [e for e in events if e.event_type == "feed.failed"]
             items = sum(e.event_type == "article.collected" for e in events)
             status = (
-                f"[red]failed[/] {failed[0].payload['error']}: {failed[0].payload['message']}"
+                styled(("failed", "red"), f" {failed[0].payload['error']}: {failed[0].payload['message']}")
                 if failed
-                else f"{items} items"
+                else Text(f"{items} items")
             )
-            out.print(f"  {src.name:<20} {status}")
+            out.print(Text(f"  {src.name:<20} ") + status)
             progress.advance(bar)
     out.print(
         f"{wanted}: {written} new event(s), {skipped} already in the log; store at {settings.storage.root}"
@@ -557,7 +571,9 @@ def compact(
 
 
 export_app = typer.Typer(
-    help="Take the event log out: events for analysis, datasets for fine-tuning.", no_args_is_help=True
+    help="Take the event log out: events for analysis, datasets for fine-tuning.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(export_app, name="export")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 from rich.console import Console
+from rich.text import Text
 
 from storage.errors import InputError
 from storage.events import Event
@@ -81,11 +82,14 @@ def answer_interactively(ctx: steps.RunContext, questions: pl.DataFrame, out: Co
     total = questions.height
     answered = 0
     out.print(
-        f"[bold]{total} open question(s) for {ctx.day}[/] in {len(batches)} batch(es). "
-        "Enter takes the [default]; Ctrl-D stops."
+        Text.assemble(
+            (f"{total} open question(s) for {ctx.day}", "bold"),
+            f" in {len(batches)} batch(es). Enter takes the [default]; Ctrl-D stops.",
+        ),
+        markup=False,
     )
     for k, batch in enumerate(batches, start=1):
-        out.print(f"\n[bold]Batch {k} of {len(batches)}[/]")
+        out.print(Text.assemble("\n", (f"Batch {k} of {len(batches)}", "bold")), markup=False)
         events: list[Event] = []
         for n, question in enumerate(batch.iter_rows(named=True), start=1):
             try:
