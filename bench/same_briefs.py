@@ -123,7 +123,9 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ref", default="main", help="the git ref to compare with (default: main)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "OUT"), help=argparse.SUPPRESS)
@@ -133,7 +135,9 @@ def main() -> None:
         return
     data = Path(args.data)
     if not all((data / "feeds" / s / f"{d}.xml").is_file() for s in SOURCES for d in DAYS):
-        raise SystemExit(f"no real feed snapshots under {data / 'feeds'} (pass --data PATH to ../shared/data)")
+        raise SystemExit(
+            f"no real feed snapshots under {data / 'feeds'} (pass --data PATH to ../shared/data)"
+        )
     work = Path(tempfile.mkdtemp(prefix="bench-same-briefs-"))
     checkout = work / "ref"
     try:
