@@ -33,8 +33,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 lint: $(STAMP)
-	$(BIN)/ruff check flows tasks storage validations tests bench
-	$(BIN)/ruff format --check flows tasks storage validations tests bench
+	$(BIN)/ruff check flows ops tasks storage validations tests bench
+	$(BIN)/ruff format --check flows ops tasks storage validations tests bench
 	$(BIN)/mypy
 
 # Each script prints its table; the latest output of each is kept in docs/benchmarks/.

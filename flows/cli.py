@@ -286,7 +286,7 @@ def stats(
     config: ConfigOption = None,
 ) -> None:
     """Per-day run metrics from the runs projection: runs, status, news, stories, items, timings."""
-    from tasks.stats import daily_stats
+    from ops.stats import daily_stats
 
     first, last = parse_day(start, "--start"), parse_day(end, "--end")
     _, store = open_store(config)
@@ -632,7 +632,7 @@ def export_finetune_command(
     """A fine-tuning dataset from machine outputs and human corrections (corrections win)."""
     from pathlib import Path
 
-    from tasks.finetune import build
+    from ops.finetune import build
 
     first, last = parse_day(start, "--start"), parse_day(end, "--end")
     _, store = open_store(config)
@@ -657,7 +657,7 @@ def evaluate(
     from pathlib import Path
 
     from flows.backfill import date_range
-    from tasks.evaluate import candidate_settings, evaluate_policy, record, table
+    from ops.evaluate import candidate_settings, evaluate_policy, record, table
     from tasks.settings import load_settings
 
     settings = load_settings(config)
@@ -710,8 +710,8 @@ def learn(
     """Fit a candidate relevance and importance model from answers and hand labels; print its card."""
     from pathlib import Path
 
+    from ops.learn import card_text, collect_examples, fit, read_labels, write
     from tasks.editorial import load_model
-    from tasks.learn import card_text, collect_examples, fit, read_labels, write
     from tasks.settings import load_settings
 
     settings = load_settings(config)
