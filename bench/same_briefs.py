@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,7 @@ def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
         "GX_ANALYTICS_ENABLED": "false",
         "HF_HUB_OFFLINE": "1",
         "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",  # a busy machine starts it slowly
     }
     env.pop("PREFECT_API_URL", None)
     done = subprocess.run(
@@ -138,6 +140,7 @@ def main() -> None:
         raise SystemExit(
             f"no real feed snapshots under {data / 'feeds'} (pass --data PATH to ../shared/data)"
         )
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still removes its checkout
     work = Path(tempfile.mkdtemp(prefix="bench-same-briefs-"))
     checkout = work / "ref"
     try:
