@@ -26,7 +26,7 @@ def test_three_lines_of_config_make_a_channel() -> None:
     [email] = settings_of(
         [{"name": "email", "url": "mailtos://me:${SMTP_PASSWORD}@smtp.example.com"}]
     ).channels
-    assert email.body_format == "html" and email.is_email and email.updates and email.min_core == 0
+    assert email.body_format == "html" and email.scheme == "mailtos" and email.updates and email.min_core == 0
     assert email.target == "mailtos://smtp.example.com" and email.variables == ["SMTP_PASSWORD"]
     [slack] = settings_of([{"name": "slack", "url": "${SLACK_URL}"}]).channels
     assert slack.body_format == "text" and slack.target == "(URL from $SLACK_URL)"  # SLACK_URL unset here
