@@ -504,7 +504,8 @@ def collect(
     from rich.progress import Progress
 
     from storage.events import utcnow
-    from tasks.collect import Source, collect_source
+    from tasks.collect import Source
+    from tasks.steps.collect import collect_source
 
     settings, store = open_store(config, must_exist=False)
     wanted = parse_day(day) or utcnow().astimezone(settings.zone).date()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.collect import Source, collect_source
+from tasks.collect import Source
+from tasks.steps.collect import collect_source
 from tests.conftest import SHARED_DATA
 
 CASES = sorted((SHARED_DATA / "feedparser-cases").rglob("*.xml")) if SHARED_DATA.is_dir() else []

@@ -14,9 +14,10 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.collect import Source, collect_source
+from tasks.collect import Source
 from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
+from tasks.steps.collect import collect_source
 
 FEED = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title>
 <item><title>Local model launch</title><link>http://127.0.0.1/a</link>
