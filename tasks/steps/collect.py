@@ -197,3 +197,8 @@ def _get(url: str, timeout_s: float, attempt: int, validators: Validators) -> Fe
         raise FetchError("TOO_MANY_REDIRECTS", f"more than 5 redirects from {url}", retryable=False) from None
     except httpx.TransportError as exc:
         raise FetchError("NETWORK_ERROR", f"{type(exc).__name__} fetching {url}", retryable=True) from None
+    except httpx.DecodingError:
+        reason = "does not decode (a broken gzip or deflate stream)"
+        raise FetchError("BAD_ENCODING", f"the body from {url} {reason}", retryable=False) from None
+    except httpx.InvalidURL as exc:
+        raise FetchError("BAD_URL", f"invalid URL {url!r}: {exc}", retryable=False) from None
