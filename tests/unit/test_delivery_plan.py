@@ -9,8 +9,9 @@ import pytest
 
 from storage.errors import ConfigError
 from tasks import deliver
-from tasks.channels import Channel, DeliverySettings
+from tasks.channels import Channel, DeliverySettings, redact
 from tasks.settings import parse_settings
+from tasks.steps.send import send
 from tests.delivery_servers import free_port
 from tests.unit.test_analyze_write import _doc
 
@@ -57,7 +58,7 @@ def test_a_secret_comes_from_the_environment_and_is_redacted_everywhere() -> Non
     env = {"TOKEN": "tok en/1234", "KEY": "key-5678"}
     assert channel.resolve(env) == "json://host/in/tok%20en%2F1234?k=key-5678"
     reason = "failed posting to json://host/in/tok%20en%2F1234?k=key-5678 (tok en/1234)"
-    assert "1234" not in deliver.redact(reason, channel.secrets(env))
+    assert "1234" not in redact(reason, channel.secrets(env))
     with pytest.raises(ConfigError, match="environment variable KEY is not set"):
         channel.resolve({"TOKEN": "x"})
     whole = Channel(name="s", url="${SLACK_URL}")
@@ -161,7 +162,7 @@ def test_a_refused_connection_is_retried_with_backoff_and_its_reason_has_no_secr
     waits: list[float] = []
     calls: list[bool] = []
     message = deliver.Message("subject", "body", "markdown")
-    attempts = deliver.send(
+    attempts = send(
         channel,
         message,
         environ={"TOKEN": "super-secret-token"},
@@ -171,7 +172,7 @@ def test_a_refused_connection_is_retried_with_backoff_and_its_reason_has_no_secr
     assert [a.ok for a in attempts] == [False, False, False] and calls == [True, True, False]
     assert 0.9 <= waits[0] <= 1.1 and 1.8 <= waits[1] <= 2.2  # doubling
     assert all("super-secret-token" not in a.reason and "onnect" in a.reason for a in attempts)
-    missing = deliver.send(channel, message, environ={}, sleep=waits.append)
+    missing = send(channel, message, environ={}, sleep=waits.append)
     assert len(missing) == 1 and "TOKEN is not set" in missing[0].reason  # no point waiting for it
 
 
