@@ -43,20 +43,28 @@ def send(
             reason = _notify(apprise, url, message)
         except ConfigError as exc:
             reason = str(exc)
-            attempts.append(Attempt(False, now(), redact(reason, secrets)))
+            attempts.append(Attempt(False, now(), _told(reason, secrets)))
             if on_failure:
                 on_failure(attempts[-1], False)
             return attempts  # a missing variable does not come back by waiting
         if reason is None:
             attempts.append(Attempt(True, now()))
             return attempts
-        attempts.append(Attempt(False, now(), redact(reason, secrets)))
+        attempts.append(Attempt(False, now(), _told(reason, secrets)))
         retry = number <= channel.retries
         if on_failure:
             on_failure(attempts[-1], retry)
         if retry:
             sleep(channel.backoff_s * 2 ** (number - 1) * random.uniform(0.9, 1.1))
     return attempts
+
+
+MAX_REASON = 500
+
+
+def _told(reason: str, secrets: list[str]) -> str:
+    """A reason as events may keep it: redacted first, then cut (a cut first could split a secret)."""
+    return redact(reason, secrets)[:MAX_REASON]
 
 
 def _notify(apprise: Any, url: str, message: Message) -> str | None:
@@ -78,4 +86,4 @@ def _notify(apprise: Any, url: str, message: Message) -> str | None:
         logger.propagate = propagate
     if ok:
         return None
-    return "; ".join(dict.fromkeys(lines))[:500] or "the service did not accept the message"
+    return "; ".join(dict.fromkeys(lines)) or "the service did not accept the message"

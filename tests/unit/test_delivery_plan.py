@@ -218,3 +218,24 @@ def test_apprise_accepts_the_readmes_urls(monkeypatch: pytest.MonkeyPatch) -> No
         settings = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(block)})
         for channel in settings.delivery.channels:
             assert apprise.Apprise().add(channel.resolve()), channel.name
+
+
+def test_a_reason_is_redacted_before_it_is_cut_so_no_part_of_a_secret_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A service's warning that quotes the token across the 500th character keeps none of it."""
+    import logging
+
+    import apprise
+
+    secret = "tok-" + "s3cr3t" * 6
+
+    def refuse(self: object, **kwargs: object) -> bool:
+        logging.getLogger("apprise").warning("x" * 480 + " token=" + secret + " rejected")
+        return False
+
+    monkeypatch.setattr(apprise.Apprise, "notify", refuse)
+    channel = Channel(name="hook", url=f"json://127.0.0.1:{free_port()}/in/${{TOKEN}}", retries=0)
+    [attempt] = send(channel, deliver.Message("s", "b", "markdown"), environ={"TOKEN": secret})
+    assert not attempt.ok and len(attempt.reason) <= 500
+    assert "***" in attempt.reason and secret[:8] not in attempt.reason
