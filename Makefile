@@ -36,6 +36,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check flows ops tasks storage validations tests bench
 	$(BIN)/ruff format --check flows ops tasks storage validations tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # Each script prints its table; the latest output of each is kept in docs/benchmarks/.
 bench: $(STAMP)
