@@ -116,11 +116,16 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
     if notes:
         print(
             f"\nFields compared apart ({', '.join(NORMALISED)}: a digest of the policy, which "
-            "changes when what the digest covers changes); everything else is byte for byte:"
+            "changes when what the digest covers changes, e.g. since the topic vocabulary's digest "
+            "joined it); everything else is byte for byte:"
         )
         for note in notes:
             print(f"- {note}")
-    print("\nidentical" if same_all else "\nDIFFERENT")
+    apart = sorted({note.split(": ", 1)[1].split(" ", 1)[0] for note in notes})
+    if not same_all:
+        print("\nDIFFERENT")
+    else:
+        print("\nidentical" + (f" (apart from {', '.join(apart)}, explained above)" if apart else ""))
     return same_all
 
 
