@@ -38,9 +38,10 @@ test-slow: $(STAMP)
 	BRIEF_TEST_WORKER_DAYS=14 $(BIN)/python -m pytest tests/e2e/test_prefect_stack.py -k two_workers
 
 lint: $(STAMP)
-	$(BIN)/ruff check flows tasks storage validations tests bench
-	$(BIN)/ruff format --check flows tasks storage validations tests bench
+	$(BIN)/ruff check flows ops tasks storage validations tests bench
+	$(BIN)/ruff format --check flows ops tasks storage validations tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
 # Each script prints its table; the latest output of each is kept in docs/benchmarks/.

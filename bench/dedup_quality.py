@@ -28,9 +28,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tasks.collect import Source, collect_source
+from tasks.collect import Source
 from tasks.dedup import DedupPolicy, Item, cluster, in_window, news_window, pairwise_scores
 from tasks.embed import SentenceTransformerEmbedder
+from tasks.steps.collect import collect_source
 
 POOLED = ["2025-07-28", "2025-08-05", "2025-08-06", "2025-08-07"]
 CHINESE = ["2021-06-16", "2021-06-17"]

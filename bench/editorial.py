@@ -149,7 +149,7 @@ def score(briefs: dict[date, dict], labels: list[dict]) -> dict[str, dict]:
 
 def fit_model(root: Path, data: Path, labels_dir: Path, days_out: set[date], out: Path, note: str) -> Path:
     """Fit on the labelled stories whose articles are outside the windows of ``days_out``."""
-    from tasks import learn
+    from ops import learn
 
     settings = settings_for(root, data, "rules")
     labels = learn.read_labels(labels_dir)
@@ -182,7 +182,7 @@ def keyword_and_embedding_models(folder: Path, threshold: float) -> dict[str, Pa
 
 def embedding_threshold(root: Path, data: Path, labels_dir: Path, scored_day: date) -> float:
     """The cosine threshold with the best F1 on the labelled items outside ``scored_day``'s window."""
-    from tasks import learn
+    from ops import learn
 
     labels = learn.read_labels(labels_dir)
     start, end = window(scored_day)
@@ -225,8 +225,8 @@ def main() -> None:
     if args.write_model:
         out = Path(args.write_model).resolve()
         fit_model(base, data, labels_dir, set(), out, "fitted on every labelled item of 2025-08-05..07")
+        from ops.learn import card_text
         from tasks.editorial import load_model
-        from tasks.learn import card_text
 
         print(card_text(load_model(str(out))))
         return

@@ -297,7 +297,7 @@ def stats(
     config: ConfigOption = None,
 ) -> None:
     """Per-day run metrics from the runs projection: runs, status, news, stories, items, timings."""
-    from tasks.stats import daily_stats
+    from ops.stats import daily_stats
 
     first, last = parse_day(start, "--start"), parse_day(end, "--end")
     _, store = open_store(config)
@@ -525,7 +525,8 @@ def collect(
     from rich.progress import Progress
 
     from storage.events import utcnow
-    from tasks.collect import Source, collect_source
+    from tasks.collect import Source
+    from tasks.steps.collect import collect_source
 
     settings, store = open_store(config, must_exist=False)
     wanted = parse_day(day) or utcnow().astimezone(settings.zone).date()
@@ -655,7 +656,7 @@ def export_finetune_command(
     """A fine-tuning dataset from machine outputs and human corrections (corrections win)."""
     from pathlib import Path
 
-    from tasks.finetune import build
+    from ops.finetune import build
 
     first, last = parse_day(start, "--start"), parse_day(end, "--end")
     _, store = open_store(config)
@@ -680,7 +681,7 @@ def evaluate(
     from pathlib import Path
 
     from flows.backfill import date_range
-    from tasks.evaluate import candidate_settings, evaluate_policy, record, table
+    from ops.evaluate import candidate_settings, evaluate_policy, record, table
     from tasks.settings import load_settings
 
     settings = load_settings(config)
@@ -733,8 +734,8 @@ def learn(
     """Fit a candidate relevance and importance model from answers and hand labels; print its card."""
     from pathlib import Path
 
+    from ops.learn import card_text, collect_examples, fit, read_labels, write
     from tasks.editorial import load_model
-    from tasks.learn import card_text, collect_examples, fit, read_labels, write
     from tasks.settings import load_settings
 
     settings = load_settings(config)

@@ -131,7 +131,7 @@ def current_run_id() -> str:
 
 def on_daily_failure(flow, flow_run, state) -> None:
     """Record ``run.failed`` and leave a keyed Markdown artifact that says what failed and how to rerun."""
-    from tasks.failure import explain_failure
+    from ops.failure import explain_failure
 
     params = flow_run.parameters or {}
     markdown, day = explain_failure(

@@ -42,7 +42,7 @@ def export_finetune_flow(
     config: str | None = None,
 ) -> dict:
     """A fine-tuning dataset (chat or preference JSONL) and its dataset card."""
-    from tasks.finetune import build
+    from ops.finetune import build
 
     store = load_settings(config).storage.event_store()
     days = store.days()
@@ -66,7 +66,7 @@ def evaluate_policy_flow(
 ) -> dict:
     """Replay stored facts through a candidate policy beside the current one; record the figures."""
     from flows.backfill import date_range
-    from tasks.evaluate import candidate_settings, evaluate_policy, record, table
+    from ops.evaluate import candidate_settings, evaluate_policy, record, table
 
     settings = load_settings(config)
     candidate = candidate_settings(policy, settings)

@@ -88,10 +88,6 @@ class Event(BaseModel):
             raise ValueError("occurred_at must carry a timezone (UTC)")
         return value.astimezone(UTC)
 
-    def payload_model(self, registry: EventRegistry = REGISTRY) -> BaseModel:
-        spec = registry.spec(self.event_type)
-        return spec.models[self.schema_version].model_validate(dict(self.payload))
-
     @cached_property
     def stored_line(self) -> bytes:
         """The event as one line of a log segment (JSON, newline-ended; times as integers, payload as text).
@@ -100,12 +96,6 @@ class Event(BaseModel):
         appending costs no second serialisation. Not a field: equality and dumps ignore it.
         """
         return _stored_line(self, canonical_json(dict(self.payload)))
-
-    def as_row(self) -> dict[str, Any]:
-        row = self.model_dump()
-        row["payload"] = canonical_json(dict(self.payload))
-        row["source_event_ids"] = list(self.source_event_ids)
-        return row
 
 
 def new_event(

@@ -9,21 +9,15 @@ answer and is what ``refresh`` does. So ``refresh(snapshot)`` always equals a fu
 
 from __future__ import annotations
 
-import io
-import json
 from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
 from polars._typing import EngineType
 
-from storage.atomic import write_bytes
 from storage.projections import get_projection
 from storage.projections.base import Folded, Projection, collect_state
-from storage.store import EventStore, ParquetEventStore, dedup_ordered
-
-SNAPSHOT_FORMAT = 1
+from storage.store import EventStore, dedup_ordered
 
 
 def id_keys(event_ids: pl.Expr) -> pl.Expr:
@@ -239,52 +233,3 @@ def _add_keys(folded: tuple[pl.DataFrame, ...], more: pl.DataFrame) -> tuple[pl.
         small = pl.concat(runs[1:]).sort("_key")
         runs = (runs[0], small)
     return runs
-
-
-# -- persistence ----------------------------------------------------------------------
-
-
-def save_snapshot(store: ParquetEventStore, snapshot: Snapshot) -> str:
-    """Write the snapshot beside the events; the manifest goes last, so a crash leaves the old one."""
-    directory = f"{store.base.rstrip('/')}/snapshots/{snapshot.projection}"
-    store.fs.create_dir(directory, recursive=True)
-    frames = {
-        **{f"state-{k}": v for k, v in snapshot.state.frames.items()},
-        "folded": pl.concat(snapshot.folded).sort("_key"),
-    }
-    tag = (
-        f"{len(snapshot.position)}-{snapshot.events}-{abs(hash(tuple(sorted(snapshot.position.items())))):x}"
-    )
-    names = {}
-    for key, frame in frames.items():
-        path = f"{directory}/{key}-{tag}.parquet"
-        sink = io.BytesIO()
-        pq.write_table(frame.to_arrow(), sink, compression="zstd")
-        write_bytes(store.fs, path, sink.getvalue())
-        names[key] = path
-    manifest = {
-        "format": SNAPSHOT_FORMAT,
-        "projection": snapshot.projection,
-        "frames": names,
-        "position": {k: list(v) for k, v in snapshot.position.items()},
-    }
-    write_bytes(store.fs, f"{directory}/manifest.json", json.dumps(manifest).encode())
-    return f"{directory}/manifest.json"
-
-
-def load_snapshot(store: ParquetEventStore, name: str) -> Snapshot | None:
-    path = f"{store.base.rstrip('/')}/snapshots/{name}/manifest.json"
-    try:
-        with store.fs.open_input_stream(path) as src:
-            manifest = json.loads(src.read())
-    except (FileNotFoundError, OSError):
-        return None
-    if manifest.get("format") != SNAPSHOT_FORMAT:
-        return None
-    frames = {}
-    for key, file in manifest["frames"].items():
-        with store.fs.open_input_file(file) as src:
-            frames[key] = pl.read_parquet(io.BytesIO(src.read()))
-    state = Folded({k[len("state-") :]: v for k, v in frames.items() if k.startswith("state-")})
-    position = {k: tuple(v) for k, v in manifest["position"].items()}
-    return Snapshot(name, _layers(name, state), position, (frames["folded"],))

@@ -107,10 +107,6 @@ class Channel(_Section):
         return self.url.split("://", 1)[0].lower() if "://" in self.url else ""
 
     @property
-    def is_email(self) -> bool:
-        return self.scheme in {"mailto", "mailtos"}
-
-    @property
     def target(self) -> str:
         """What the log may say about where a message went: scheme and host, never a secret."""
         if "://" not in self.url:

@@ -1,24 +1,21 @@
-"""Collect one source for one brief date: fetch, parse, normalise, and say it as events.
+"""What one source says for one brief date: parse, normalise, and say it as events.
 
-A broken source never raises: it becomes one ``feed.failed`` event with a structured
-reason (``{"error": "HTTP_500", "retryable": true}``), and the caller goes on with the rest.
+Pure: the fetching (HTTP, files, retries, the clock) is ``tasks/steps/collect.py``'s; this
+module turns what was fetched into events. A broken source never raises: it becomes one
+``feed.failed`` event with a structured reason (``{"error": "HTTP_500", "retryable": true}``),
+and the caller goes on with the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
-import random
-import time
 from dataclasses import dataclass
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import feedparser
-import httpx
 
-from storage.events import Event, new_event, utcnow
+from storage.events import Event, new_event
 from tasks.normalize import article_id, canonical_url, clean_text, content_hash, guess_language, published_utc
 
 PRODUCER = "collect@1"
@@ -70,85 +67,6 @@ class Validators:
     content_hash: str | None = None
 
 
-def fetch(
-    url: str,
-    *,
-    timeout_s: float = 20.0,
-    retries: int = 3,
-    backoff_s: float = 0.5,
-    validators: Validators | None = None,
-) -> Fetched:
-    """Read a ``file://`` URL, or GET an http(s) URL with retries on retryable failures only."""
-    scheme = urlsplit(url).scheme
-    if scheme in ("", "file"):
-        path = Path(unquote(urlsplit(url).path) if scheme else url)
-        if not path.is_file():
-            raise FetchError("NOT_FOUND", f"no file at {path}", retryable=False)
-        if path.stat().st_size > MAX_BYTES:
-            raise FetchError("TOO_LARGE", f"{path} is over {MAX_BYTES} bytes", retryable=False)
-        return Fetched(path.read_bytes(), 200)
-    if scheme not in ("http", "https"):
-        raise FetchError("BAD_URL", f"unsupported URL scheme {scheme!r}", retryable=False)
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return _get(url, timeout_s, attempt, validators or Validators())
-        except FetchError as exc:
-            exc.attempts = attempt
-            if not exc.retryable or attempt > retries:
-                raise
-            delay = getattr(exc, "retry_after", None) or backoff_s * 2 ** (attempt - 1)
-            time.sleep(delay + random.uniform(0, backoff_s / 2))
-
-
-def _get(url: str, timeout_s: float, attempt: int, validators: Validators) -> Fetched:
-    headers = {"User-Agent": "dailybrief/0.1"}
-    if validators.etag:
-        headers["If-None-Match"] = validators.etag
-    if validators.last_modified:
-        headers["If-Modified-Since"] = validators.last_modified
-    try:
-        with (
-            httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=5) as client,
-            client.stream("GET", url, headers=headers) as response,
-        ):
-            if response.status_code >= 400:
-                error = FetchError(
-                    f"HTTP_{response.status_code}",
-                    f"HTTP {response.status_code} from {url}",
-                    retryable=response.status_code in RETRYABLE_STATUS,
-                )
-                retry_after = response.headers.get("Retry-After", "")
-                if retry_after.isdigit():
-                    error.retry_after = min(float(retry_after), 60.0)  # type: ignore[attr-defined]
-                raise error
-            if response.status_code == 304:
-                return Fetched(b"", 304, None, attempt, validators.etag, validators.last_modified)
-            chunks, size = [], 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > MAX_BYTES:
-                    raise FetchError("TOO_LARGE", f"{url} is over {MAX_BYTES} bytes", retryable=False)
-                chunks.append(chunk)
-            return Fetched(
-                b"".join(chunks),
-                response.status_code,
-                response.headers.get("content-type"),
-                attempt,
-                response.headers.get("ETag"),
-                response.headers.get("Last-Modified"),
-            )
-    except httpx.TimeoutException:
-        raise FetchError(
-            "NETWORK_TIMEOUT", f"timed out after {timeout_s}s fetching {url}", retryable=True
-        ) from None
-    except httpx.TooManyRedirects:
-        raise FetchError("TOO_MANY_REDIRECTS", f"more than 5 redirects from {url}", retryable=False) from None
-    except httpx.TransportError as exc:
-        raise FetchError("NETWORK_ERROR", f"{type(exc).__name__} fetching {url}", retryable=True) from None
-
-
 def parse_feed(body: bytes) -> Any:
     """feedparser's result, or a ``FetchError`` for a body that is not a feed at all."""
     parsed = feedparser.parse(body)
@@ -164,47 +82,26 @@ def parse_feed(body: bytes) -> Any:
     return parsed
 
 
-def collect_source(
+def feed_events(
     source: Source,
     day: date,
     run_id: str,
     *,
-    now: datetime | None = None,
+    at: datetime,
+    url: str,
+    fetched: Fetched,
     validators: Validators | None = None,
-    retries: int = 3,
-    backoff_s: float = 0.5,
-    timeout_s: float = 20.0,
+    elapsed_ms: float = 0.0,
 ) -> list[Event]:
-    """Everything one source says for ``day``, as events (never raises for bad input)."""
-    url = source.url_for(day)
-    started = time.perf_counter()
-    at = now or utcnow()
+    """What a fetched body says for ``day``: ``feed.fetched`` and its articles, or ``feed.failed``."""
+    if fetched.not_modified:
+        return [_fetched_event(source, day, run_id, at, url, fetched, validators, 0, elapsed_ms)]
     try:
-        fetched = fetch(url, validators=validators, retries=retries, backoff_s=backoff_s, timeout_s=timeout_s)
-        if fetched.not_modified:
-            return [_fetched_event(source, day, run_id, at, url, fetched, validators, 0, started)]
         parsed = parse_feed(fetched.body)
     except FetchError as exc:
-        return [
-            new_event(
-                "feed.failed",
-                {
-                    "source": source.name,
-                    "url": url,
-                    "error": exc.code,
-                    "retryable": exc.retryable,
-                    "message": exc.message,
-                    "attempts": exc.attempts,
-                },
-                brief_date=day,
-                run_id=run_id,
-                subject_id=source.name,
-                produced_by=PRODUCER,
-                occurred_at=at,
-            )
-        ]
+        return [failed_event(source, day, run_id, at, url, exc)]
     fetch_event = _fetched_event(
-        source, day, run_id, at, url, fetched, validators, len(parsed.entries), started
+        source, day, run_id, at, url, fetched, validators, len(parsed.entries), elapsed_ms
     )
     events = [fetch_event]
     declared = source.language or parsed.feed.get("language")
@@ -244,6 +141,26 @@ def collect_source(
     return events
 
 
+def failed_event(source: Source, day: date, run_id: str, at: datetime, url: str, exc: FetchError) -> Event:
+    """``feed.failed`` with the structured reason (``{"error": "HTTP_500", "retryable": true}``)."""
+    return new_event(
+        "feed.failed",
+        {
+            "source": source.name,
+            "url": url,
+            "error": exc.code,
+            "retryable": exc.retryable,
+            "message": exc.message,
+            "attempts": exc.attempts,
+        },
+        brief_date=day,
+        run_id=run_id,
+        subject_id=source.name,
+        produced_by=PRODUCER,
+        occurred_at=at,
+    )
+
+
 def feed_tags(entry: Any, limit: int = 20) -> list[str]:
     """The entry's own categories and tags as the outlet wrote them (clean text, each once)."""
     out: list[str] = []
@@ -263,7 +180,7 @@ def _fetched_event(
     fetched: Fetched,
     validators: Validators | None,
     items: int,
-    started: float,
+    elapsed_ms: float,
 ) -> Event:
     """``feed.fetched``; a 304 keeps the validators and content hash of the fetch it confirms."""
     if fetched.not_modified:
@@ -282,7 +199,7 @@ def _fetched_event(
             "etag": fetched.etag,
             "last_modified": fetched.last_modified,
             "not_modified": fetched.not_modified,
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+            "elapsed_ms": round(elapsed_ms, 1),
         },
         brief_date=day,
         run_id=run_id,

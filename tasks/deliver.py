@@ -1,25 +1,22 @@
-"""Deciding what goes where, and sending it through Apprise.
+"""Deciding what goes where, and what it says.
 
 ``fold`` turns a day's delivery events into its state; ``plan`` decides, from that state and
 the settings, which channel gets which message (a pure function: no clock, no network);
-``send`` makes the attempts, with backoff, and says what happened without a secret in it.
+``compose_message`` makes its subject and body. Sending, with backoff, is the step's
+(``tasks/steps/send.py``).
 """
 
 from __future__ import annotations
 
-import logging
-import random
 import re
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from storage.errors import ConfigError
 from storage.events import Event
-from tasks.channels import Channel, DeliverySettings, redact
+from tasks.channels import Channel, DeliverySettings
 
 Kind = Literal["brief", "update", "review"]
 Released = Literal["direct", "approved", "deadline"]
@@ -188,73 +185,7 @@ class Attempt:
     reason: str = ""
 
 
-def send(
-    channel: Channel,
-    message: Message,
-    *,
-    environ: Mapping[str, str] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], datetime] | None = None,
-    on_failure: Callable[[Attempt, bool], None] | None = None,
-) -> list[Attempt]:
-    """Up to ``1 + retries`` attempts, waiting ``backoff_s``, doubling, between them (with jitter).
-
-    ``on_failure(attempt, will_retry)`` is called after each failed attempt. Reasons carry no
-    secret: every value the URL took from the environment is replaced by ``***``.
-    """
-    import apprise
-
-    from storage.events import utcnow
-
-    now = clock or utcnow
-    env = dict(environ) if environ is not None else None
-    secrets = channel.secrets(env)
-    attempts: list[Attempt] = []
-    for number in range(1, channel.retries + 2):
-        try:
-            url = channel.resolve(env)
-            reason = _notify(apprise, url, message)
-        except ConfigError as exc:
-            reason = str(exc)
-            attempts.append(Attempt(False, now(), redact(reason, secrets)))
-            if on_failure:
-                on_failure(attempts[-1], False)
-            return attempts  # a missing variable does not come back by waiting
-        if reason is None:
-            attempts.append(Attempt(True, now()))
-            return attempts
-        attempts.append(Attempt(False, now(), redact(reason, secrets)))
-        retry = number <= channel.retries
-        if on_failure:
-            on_failure(attempts[-1], retry)
-        if retry:
-            sleep(channel.backoff_s * 2 ** (number - 1) * random.uniform(0.9, 1.1))
-    return attempts
-
-
-def _notify(apprise: Any, url: str, message: Message) -> str | None:
-    """One attempt; ``None`` when the service took the message, else why not."""
-    logger = logging.getLogger("apprise")
-    propagate = logger.propagate
-    logger.propagate = False  # Apprise's own lines stay out of every other log
-    try:
-        client = apprise.Apprise()
-        if not client.add(url):
-            scheme = url.split("://", 1)[0] if "://" in url else "?"
-            return f"Apprise does not accept this URL (scheme {scheme!r}); see the Apprise wiki for its form"
-        with apprise.LogCapture(level=logging.DEBUG, fmt="%(levelname)s %(message)s") as captured:
-            ok = client.notify(title=message.subject, body=message.body, body_format=message.format)
-            lines = _reasons(captured.getvalue())
-    except Exception as exc:  # an Apprise plugin raised: the reason is the exception
-        return f"{type(exc).__name__}: {exc}"
-    finally:
-        logger.propagate = propagate
-    if ok:
-        return None
-    return "; ".join(dict.fromkeys(lines))[:500] or "the service did not accept the message"
-
-
-def _reasons(log: str) -> list[str]:
+def reasons_from_log(log: str) -> list[str]:
     """Apprise's warnings, and the debug lines that carry the service's answer (an SMTP code)."""
     out = []
     for line in log.splitlines():

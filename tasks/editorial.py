@@ -154,7 +154,7 @@ def load_model(ref: str) -> EditorialModel:
     try:
         stat = path.stat()
     except OSError:
-        known = ", ".join(f"builtin:{p.stem}" for p in sorted(MODELS_DIR.glob("*.json")))
+        known = ", ".join(f"builtin:{p.stem}" for p in sorted(MODELS_DIR.glob("*.json")) if "." not in p.stem)
         raise ConfigError(
             f"editorial model {ref!r}: no such file; use one of {known}, 'rules', "
             "or a file from 'brief learn'"

@@ -167,3 +167,15 @@ def render(kind: Kind, context: Mapping[str, Any], folder: str | None = None) ->
     if kind == "markdown":
         text = re.sub(r"\n{3,}", "\n\n", text)
     return text.rstrip() + "\n"
+
+
+def render_markdown(
+    doc: Mapping[str, Any], category_labels: Mapping[str, str], templates: str | None = None
+) -> str:
+    return render("markdown", view(doc, category_labels), templates)
+
+
+def render_html(
+    doc: Mapping[str, Any], category_labels: Mapping[str, str], templates: str | None = None
+) -> str:
+    return render("html", view(doc, category_labels), templates)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from storage.errors import ConfigError
 from tasks.channels import DeliverySettings, OutputSettings, delivery_from_toml
+from tasks.vocabulary import vocabulary
 
 if TYPE_CHECKING:
     from storage.store import ParquetEventStore
@@ -96,316 +97,14 @@ class CategorySettings(Section):
     quota: int = Field(default=5, ge=0)
 
 
-DEFAULT_CATEGORIES = [
-    CategorySettings(
-        name="models",
-        label_en="Models and releases",
-        label_zh="模型与发布",
-        weight=1.3,
-        keywords=[
-            "model",
-            "models",
-            "llm",
-            "gpt",
-            "claude",
-            "gemini",
-            "llama",
-            "open-weight",
-            "open-source",
-            "release",
-            "releases",
-            "launch",
-            "launches",
-            "weights",
-            "reasoning",
-            "parameters",
-            "模型",
-            "发布",
-            "开源",
-            "大模型",
-        ],
-    ),
-    CategorySettings(
-        name="business",
-        label_en="Funding and business",
-        label_zh="融资与商业",
-        weight=1.1,
-        keywords=[
-            "raises",
-            "raised",
-            "funding",
-            "valuation",
-            "acquires",
-            "acquisition",
-            "deal",
-            "revenue",
-            "ipo",
-            "investors",
-            "series",
-            "billion",
-            "million",
-            "startup",
-            "contract",
-            "融资",
-            "收购",
-            "估值",
-            "亿",
-        ],
-    ),
-    CategorySettings(
-        name="policy",
-        label_en="Policy and law",
-        label_zh="政策与法规",
-        weight=1.1,
-        keywords=[
-            "regulation",
-            "law",
-            "lawsuit",
-            "court",
-            "government",
-            "congress",
-            "senate",
-            "eu",
-            "ftc",
-            "ban",
-            "policy",
-            "federal",
-            "agencies",
-            "judge",
-            "verdict",
-            "guilty",
-            "监管",
-            "政策",
-            "法院",
-            "政府",
-        ],
-    ),
-    CategorySettings(
-        name="research",
-        label_en="Research",
-        label_zh="研究",
-        weight=1.0,
-        keywords=[
-            "research",
-            "researchers",
-            "paper",
-            "study",
-            "benchmark",
-            "university",
-            "scientists",
-            "arxiv",
-            "dataset",
-            "研究",
-            "论文",
-            "大学",
-            "学者",
-        ],
-    ),
-    CategorySettings(
-        name="security",
-        label_en="Safety and security",
-        label_zh="安全",
-        weight=1.2,
-        keywords=[
-            "security",
-            "attack",
-            "hackers",
-            "vulnerability",
-            "safety",
-            "prompt injection",
-            "jailbreak",
-            "breach",
-            "malware",
-            "privacy",
-            "安全",
-            "漏洞",
-            "攻击",
-        ],
-    ),
-    CategorySettings(
-        name="products",
-        label_en="Products and tools",
-        label_zh="产品与工具",
-        weight=0.9,
-        keywords=[
-            "app",
-            "feature",
-            "users",
-            "chatgpt",
-            "copilot",
-            "update",
-            "available",
-            "subscription",
-            "agent",
-            "tool",
-            "windows",
-            "iphone",
-            "android",
-            "产品",
-            "应用",
-            "用户",
-        ],
-    ),
-    CategorySettings(
-        name="hardware",
-        label_en="Chips and infrastructure",
-        label_zh="芯片与算力",
-        weight=1.0,
-        keywords=[
-            "chip",
-            "chips",
-            "gpu",
-            "nvidia",
-            "data center",
-            "datacenter",
-            "compute",
-            "semiconductor",
-            "tsmc",
-            "energy",
-            "芯片",
-            "算力",
-            "数据中心",
-        ],
-    ),
-]
-
-
-DEFAULT_TOPIC_KEYWORDS = [
-    "AI",
-    "A.I.",
-    "artificial intelligence",
-    "machine learning",
-    "deep learning",
-    "neural network",
-    "neural networks",
-    "LLM",
-    "LLMs",
-    "large language model",
-    "language model",
-    "language models",
-    "generative AI",
-    "GenAI",
-    "chatbot",
-    "chatbots",
-    "AGI",
-    "superintelligence",
-    "deepfake",
-    "deepfakes",
-    "foundation model",
-    "reasoning model",
-    "open-weight",
-    "world model",
-    "AI agent",
-    "AI agents",
-    "prompt injection",
-    "vibe coding",
-    "kunstmatige intelligentie",
-    "taalmodel",
-    "taalmodellen",
-    "AI-model",
-    "AI-modellen",
-    "人工智能",
-    "大模型",
-    "语言模型",
-    "机器学习",
-    "深度学习",
-    "强化学习",
-    "神经网络",
-    "预训练",
-    "自监督",
-    "计算机视觉",
-    "自然语言处理",
-    "算法",
-    "算力",
-    "智能体",
-    "生成式",
-    "换脸",
-]
-DEFAULT_TOPIC_ENTITIES = [
-    "OpenAI",
-    "Anthropic",
-    "DeepMind",
-    "xAI",
-    "Mistral",
-    "Cohere",
-    "Hugging Face",
-    "Perplexity",
-    "Midjourney",
-    "Stability AI",
-    "Character.AI",
-    "Scale AI",
-    "Nvidia",
-    "NVIDIA",
-    "Cerebras",
-    "CoreWeave",
-    "Windsurf",
-    "Cursor",
-    "Anysphere",
-    "Cognition",
-    "Replit",
-    "Runway",
-    "ElevenLabs",
-    "DeepSeek",
-    "Moonshot",
-    "Zhipu",
-    "ChatGPT",
-    "GPT",
-    "gpt-oss",
-    "Claude",
-    "Gemini",
-    "Gemma",
-    "Llama",
-    "Grok",
-    "Copilot",
-    "Sora",
-    "DALL-E",
-    "Qwen",
-    "Kimi",
-    "Genie",
-    "Veo",
-    "NotebookLM",
-    "Alexa+",
-    "Apple Intelligence",
-    "Codex",
-    "Jules",
-    "PyTorch",
-    "TensorFlow",
-    "Keras",
-    "Transformer",
-    "BERT",
-    "GAN",
-    "CVPR",
-    "NeurIPS",
-    "ICML",
-    "ICLR",
-    "Kaggle",
-    "XGBoost",
-]
-DEFAULT_LEADING = ["OpenAI", "Anthropic", "Google DeepMind", "DeepMind", "Google", "Meta", "xAI", "Microsoft"]
-DEFAULT_NOT_NEWS = [
-    r"^\d+ Best\b",
-    r"\bBest\b.*\(20\d\d\)",
-    r"\bBest .* of 20\d\d\b",
-    r"\bPromo Codes?\b",
-    r"\bCoupons?\b",
-    r"\bCoupon Codes?\b",
-    r"\d+% Off\b",
-    r"\b(?:best|top|early|prime day|black friday|cyber monday)\b.*\bdeals\b",
-    r"\bdeals? of the (?:day|week)\b",
-    r"\bDiscount Codes?\b",
-    r"\btickets?\b",
-    r"\bDisrupt 20\d\d\b",
-    r"\b[Ss]ave \$\d",
-    r"^How to\b",
-    r"\bReview:",
-    r"\bReview$",
-    r"\bGift Guide\b",
-    r"\bRight Now\b",
-    r"\bFinal call\b",
-    r"\bLivestream\b",
-    r"\bwebinar\b",
-    r"\bdays? left\b",
-]
+_VOCABULARY = vocabulary()
+DEFAULT_CATEGORIES = [CategorySettings(**c) for c in _VOCABULARY["categories"]]
+DEFAULT_TOPIC_KEYWORDS: list[str] = _VOCABULARY["topic"]["keywords"]
+DEFAULT_TOPIC_ENTITIES: list[str] = _VOCABULARY["topic"]["entities"]
+DEFAULT_LEADING: list[str] = _VOCABULARY["topic"]["leading"]
+DEFAULT_SECTIONS: list[str] = _VOCABULARY["topic"]["sections"]
+DEFAULT_NOT_NEWS: list[str] = _VOCABULARY["topic"]["not_news"]
+DEFAULT_NOT_NEWS_TAGS: list[str] = _VOCABULARY["topic"]["not_news_tags"]
 
 
 class TopicSettings(Section):
@@ -428,7 +127,7 @@ class TopicSettings(Section):
         description="organisations whose own announcements are headline news",
     )
     sections: list[str] = Field(
-        default_factory=lambda: ["ai", "artificial-intelligence"],
+        default_factory=lambda: list(DEFAULT_SECTIONS),
         description="URL path segments of an outlet's section on the topic (/ai/ …)",
     )
     not_news: list[str] = Field(
@@ -436,7 +135,7 @@ class TopicSettings(Section):
         description="title patterns (regular expressions) of items that are not news for any topic",
     )
     not_news_tags: list[str] = Field(
-        default_factory=lambda: ["deals", "coupons", "buying guides", "shopping"],
+        default_factory=lambda: list(DEFAULT_NOT_NEWS_TAGS),
         description="feed categories of items that are not news (buying guides, deals)",
     )
 
@@ -482,12 +181,14 @@ class PolicySettings(Section):
     )
 
     def version(self) -> str:
-        """A short hash of the policy and of the fitted model it names: every derivation carries it."""
+        """A short hash of the policy, of the fitted model it names and of the vocabulary shipped with
+        the model: every derivation carries it."""
         import hashlib
 
         from tasks.editorial import model_digest
+        from tasks.vocabulary import vocabulary_digest
 
-        text = self.model_dump_json() + model_digest(self.editorial_model)
+        text = self.model_dump_json() + model_digest(self.editorial_model) + vocabulary_digest()
         return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 

@@ -1,7 +1,8 @@
-"""Render a brief: the JSON document (the contract), Markdown and HTML.
+"""Write a brief: the JSON document (the contract), its arrangement, labels and escaping.
 
 Feed text is untrusted: Markdown escapes every character that could become markup, HTML
-escapes everything, and only http(s) links are ever rendered as links.
+escapes everything, and only http(s) links are ever rendered as links. The templates that
+turn the document into Markdown and HTML are ``tasks/render.py``'s.
 """
 
 from __future__ import annotations
@@ -122,22 +123,6 @@ def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick
             quick.append(item)
     out.extend({**item, "section": "quick_link"} for item in quick[:quick_links])
     return out
-
-
-def render_markdown(
-    doc: Mapping[str, Any], category_labels: Mapping[str, str], templates: str | None = None
-) -> str:
-    from tasks.render import render, view
-
-    return render("markdown", view(doc, category_labels), templates)
-
-
-def render_html(
-    doc: Mapping[str, Any], category_labels: Mapping[str, str], templates: str | None = None
-) -> str:
-    from tasks.render import render, view
-
-    return render("html", view(doc, category_labels), templates)
 
 
 def left_out_line(doc: Mapping[str, Any]) -> str:

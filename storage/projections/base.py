@@ -56,6 +56,34 @@ class Projection(Protocol):
     def view(self, state: State) -> pl.LazyFrame: ...
 
 
+class LatestPerStoryDay:
+    """A projection whose state is the latest decision of one event type per (story, day).
+
+    A subclass names the event type (``event_types``), the payload ``fields`` it keeps (with
+    ``story_id``) and its ``view``; a rerun under a new policy replaces a day's decision, and
+    the older one stays in the log.
+    """
+
+    name: str
+    event_types: tuple[str, ...]
+    fields: ClassVar[Mapping[str, pl.DataType | type[pl.DataType]]]
+    state_keys: ClassVar[dict[str, list[str]]] = {"days": ["story_id", "brief_date"]}
+
+    def fold(self, events: pl.LazyFrame) -> State:
+        decided = (
+            with_order(events)
+            .filter(pl.col("event_type") == self.event_types[0])
+            .with_columns(payload_struct(self.fields).alias("p"))
+            .select(
+                "brief_date", "run_id", "policy_version", pl.col("p").struct.unnest(), "_ts", "_seq", "_eid"
+            )
+        )
+        return {"days": latest_by(decided, ["story_id", "brief_date"])}
+
+    def merge(self, a: State, b: State) -> State:
+        return {"days": latest_by(pl.concat([a["days"], b["days"]]), ["story_id", "brief_date"])}
+
+
 @dataclass(frozen=True)
 class Folded:
     """A collected state: what snapshots store."""

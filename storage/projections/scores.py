@@ -6,11 +6,9 @@ score, the reasons in words, whether a person's mark decided it, and the model t
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import polars as pl
 
-from storage.projections.base import State, latest_by, payload_struct, with_order
+from storage.projections.base import LatestPerStoryDay, State
 
 _FIELDS: dict[str, pl.DataType | type[pl.DataType]] = {
     "story_id": pl.String,
@@ -27,24 +25,10 @@ _FIELDS: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-class ScoresProjection:
+class ScoresProjection(LatestPerStoryDay):
     name: str = "scores"
     event_types: tuple[str, ...] = ("story.scored",)
-    state_keys: ClassVar[dict[str, list[str]]] = {"days": ["story_id", "brief_date"]}
-
-    def fold(self, events: pl.LazyFrame) -> State:
-        decided = (
-            with_order(events)
-            .filter(pl.col("event_type") == "story.scored")
-            .with_columns(payload_struct(_FIELDS).alias("p"))
-            .select(
-                "brief_date", "run_id", "policy_version", pl.col("p").struct.unnest(), "_ts", "_seq", "_eid"
-            )
-        )
-        return {"days": latest_by(decided, ["story_id", "brief_date"])}
-
-    def merge(self, a: State, b: State) -> State:
-        return {"days": latest_by(pl.concat([a["days"], b["days"]]), ["story_id", "brief_date"])}
+    fields = _FIELDS
 
     def view(self, state: State) -> pl.LazyFrame:
         return (

@@ -8,11 +8,9 @@ new policy replaces the day's membership; the older decision stays in the log).
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import polars as pl
 
-from storage.projections.base import State, latest_by, payload_struct, with_order
+from storage.projections.base import LatestPerStoryDay, State
 
 _FIELDS: dict[str, pl.DataType | type[pl.DataType]] = {
     "story_id": pl.String,
@@ -22,24 +20,10 @@ _FIELDS: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-class StoriesProjection:
+class StoriesProjection(LatestPerStoryDay):
     name: str = "stories"
     event_types: tuple[str, ...] = ("story.clustered",)
-    state_keys: ClassVar[dict[str, list[str]]] = {"days": ["story_id", "brief_date"]}
-
-    def fold(self, events: pl.LazyFrame) -> State:
-        decided = (
-            with_order(events)
-            .filter(pl.col("event_type") == "story.clustered")
-            .with_columns(payload_struct(_FIELDS).alias("p"))
-            .select(
-                "brief_date", "run_id", "policy_version", pl.col("p").struct.unnest(), "_ts", "_seq", "_eid"
-            )
-        )
-        return {"days": latest_by(decided, ["story_id", "brief_date"])}
-
-    def merge(self, a: State, b: State) -> State:
-        return {"days": latest_by(pl.concat([a["days"], b["days"]]), ["story_id", "brief_date"])}
+    fields = _FIELDS
 
     def view(self, state: State) -> pl.LazyFrame:
         return (

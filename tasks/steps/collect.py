@@ -1,14 +1,34 @@
-"""Collect one source for the run (and, for archives, the days the window reaches back into)."""
+"""Collect one source for the run (and, for archives, the days the window reaches back into).
+
+The step's I/O lives here: reading a ``file://`` archive or GETting an http(s) URL with
+retries (backoff and jitter) on retryable failures only, and the clock; ``tasks/collect.py``
+turns what was fetched into events.
+"""
 
 from __future__ import annotations
 
 import json
+import random
+import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
+import httpx
 import polars as pl
 
-from tasks.collect import Source, Validators, collect_source
+from storage.events import Event, utcnow
+from tasks.collect import (
+    MAX_BYTES,
+    RETRYABLE_STATUS,
+    Fetched,
+    FetchError,
+    Source,
+    Validators,
+    failed_event,
+    feed_events,
+)
 from tasks.steps.context import RunContext, lookback_days, today
 
 
@@ -73,3 +93,112 @@ def last_validators(ctx: RunContext, url: str) -> Validators | None:
         if data["url"] == url and (data.get("etag") or data.get("last_modified")):
             return Validators(data.get("etag"), data.get("last_modified"), data["content_hash"])
     return None
+
+
+def collect_source(
+    source: Source,
+    day: date,
+    run_id: str,
+    *,
+    now: datetime | None = None,
+    validators: Validators | None = None,
+    retries: int = 3,
+    backoff_s: float = 0.5,
+    timeout_s: float = 20.0,
+) -> list[Event]:
+    """Everything one source says for ``day``, as events (never raises for bad input)."""
+    url = source.url_for(day)
+    started = time.perf_counter()
+    at = now or utcnow()
+    try:
+        fetched = fetch(url, validators=validators, retries=retries, backoff_s=backoff_s, timeout_s=timeout_s)
+    except FetchError as exc:
+        return [failed_event(source, day, run_id, at, url, exc)]
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    return feed_events(
+        source, day, run_id, at=at, url=url, fetched=fetched, validators=validators, elapsed_ms=elapsed_ms
+    )
+
+
+def fetch(
+    url: str,
+    *,
+    timeout_s: float = 20.0,
+    retries: int = 3,
+    backoff_s: float = 0.5,
+    validators: Validators | None = None,
+) -> Fetched:
+    """Read a ``file://`` URL, or GET an http(s) URL with retries on retryable failures only."""
+    scheme = urlsplit(url).scheme
+    if scheme in ("", "file"):
+        path = Path(unquote(urlsplit(url).path) if scheme else url)
+        if not path.is_file():
+            raise FetchError("NOT_FOUND", f"no file at {path}", retryable=False)
+        if path.stat().st_size > MAX_BYTES:
+            raise FetchError("TOO_LARGE", f"{path} is over {MAX_BYTES} bytes", retryable=False)
+        return Fetched(path.read_bytes(), 200)
+    if scheme not in ("http", "https"):
+        raise FetchError("BAD_URL", f"unsupported URL scheme {scheme!r}", retryable=False)
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return _get(url, timeout_s, attempt, validators or Validators())
+        except FetchError as exc:
+            exc.attempts = attempt
+            if not exc.retryable or attempt > retries:
+                raise
+            delay = getattr(exc, "retry_after", None) or backoff_s * 2 ** (attempt - 1)
+            time.sleep(delay + random.uniform(0, backoff_s / 2))
+
+
+def _get(url: str, timeout_s: float, attempt: int, validators: Validators) -> Fetched:
+    headers = {"User-Agent": "dailybrief/0.1"}
+    if validators.etag:
+        headers["If-None-Match"] = validators.etag
+    if validators.last_modified:
+        headers["If-Modified-Since"] = validators.last_modified
+    try:
+        with (
+            httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=5) as client,
+            client.stream("GET", url, headers=headers) as response,
+        ):
+            if response.status_code >= 400:
+                error = FetchError(
+                    f"HTTP_{response.status_code}",
+                    f"HTTP {response.status_code} from {url}",
+                    retryable=response.status_code in RETRYABLE_STATUS,
+                )
+                retry_after = response.headers.get("Retry-After", "")
+                if retry_after.isdigit():
+                    error.retry_after = min(float(retry_after), 60.0)  # type: ignore[attr-defined]
+                raise error
+            if response.status_code == 304:
+                return Fetched(b"", 304, None, attempt, validators.etag, validators.last_modified)
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_BYTES:
+                    raise FetchError("TOO_LARGE", f"{url} is over {MAX_BYTES} bytes", retryable=False)
+                chunks.append(chunk)
+            return Fetched(
+                b"".join(chunks),
+                response.status_code,
+                response.headers.get("content-type"),
+                attempt,
+                response.headers.get("ETag"),
+                response.headers.get("Last-Modified"),
+            )
+    except httpx.TimeoutException:
+        raise FetchError(
+            "NETWORK_TIMEOUT", f"timed out after {timeout_s}s fetching {url}", retryable=True
+        ) from None
+    except httpx.TooManyRedirects:
+        raise FetchError("TOO_MANY_REDIRECTS", f"more than 5 redirects from {url}", retryable=False) from None
+    except httpx.TransportError as exc:
+        raise FetchError("NETWORK_ERROR", f"{type(exc).__name__} fetching {url}", retryable=True) from None
+    except httpx.DecodingError:
+        reason = "does not decode (a broken gzip or deflate stream)"
+        raise FetchError("BAD_ENCODING", f"the body from {url} {reason}", retryable=False) from None
+    except httpx.InvalidURL as exc:
+        raise FetchError("BAD_URL", f"invalid URL {url!r}: {exc}", retryable=False) from None

@@ -21,6 +21,7 @@ from storage.events import utcnow
 from tasks import deliver
 from tasks.steps.context import RunContext
 from tasks.steps.publish import _exists, category_labels
+from tasks.steps.send import send
 
 PRODUCER = "deliver@1"
 
@@ -166,7 +167,7 @@ def _send(
         ctx.append([_emit(ctx, "delivery.failed", payload, attempt.at)])
 
     attempts_so_far: list[deliver.Attempt] = []
-    attempts = deliver.send(channel, message, sleep=sleep, on_failure=failed)
+    attempts = send(channel, message, sleep=sleep, on_failure=failed)
     last = attempts[-1]
     if last.ok:
         payload = {

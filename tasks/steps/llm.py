@@ -21,6 +21,7 @@ import polars as pl
 
 from tasks import llm
 from tasks.dedup import Item
+from tasks.steps.chat import ChatClient
 from tasks.steps.context import RunContext
 
 FLUSH_EVERY = 50  # calls recorded per append: one file per call would cost more than the call
@@ -53,7 +54,7 @@ class Analyst:
         self.down: str | None = None
         self.pending: list = []  # llm.called events not yet appended
         self.structured = True  # ask for the JSON schema in response_format until the server refuses it
-        self._client: llm.ChatClient | None = None
+        self._client: ChatClient | None = None
         self._recorded: dict[str, dict] | None = None
         self.host = llm.server_host(settings.base_url)
 
@@ -71,7 +72,7 @@ class Analyst:
                     self._recorded.setdefault(data["request_key"], data["output"])
         return self._recorded
 
-    def client(self) -> llm.ChatClient | None:
+    def client(self) -> ChatClient | None:
         if self._client is None:
             key = None
             if self.settings.api_key_env:
@@ -79,7 +80,7 @@ class Analyst:
                 if not key:
                     self.down = f"the key variable {self.settings.api_key_env} is not set"
                     return None
-            self._client = llm.ChatClient(
+            self._client = ChatClient(
                 self.settings.base_url, self.settings.model, key, self.settings.timeout_s
             )
         return self._client

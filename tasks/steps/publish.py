@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from storage.atomic import exclusive, write_bytes
 from storage.store import ParquetEventStore
-from tasks import write
+from tasks import render, write
 from tasks.steps.context import RunContext
 
 
@@ -35,10 +35,10 @@ def publish(ctx: RunContext, document: dict) -> Published:
         version = same[0]["version"] if same else max((v["version"] for v in versions), default=0) + 1
         document = {**document, "version": version}
         templates = ctx.settings.output.templates
-        markdown = write.render_markdown(document, labels, templates)
+        markdown = render.render_markdown(document, labels, templates)
         rendered = {
             "md": markdown,
-            "html": write.render_html(document, labels, templates),
+            "html": render.render_html(document, labels, templates),
             "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n",
         }
         files, version_files = {}, {}

@@ -182,7 +182,7 @@ def test_hostile_feed_item_is_harmless_in_every_output(tmp_path: Path, prefect_h
 
 
 def test_stats_per_day_from_the_runs_projection(real_run: dict) -> None:
-    from tasks.stats import daily_stats
+    from ops.stats import daily_stats
 
     stats = daily_stats(real_run["store"])
     rows = {r["date"].isoformat(): r for r in stats.iter_rows(named=True)}

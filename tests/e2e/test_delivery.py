@@ -138,7 +138,8 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
     assert shown.returncode == 0 and len(shown.stdout.splitlines()) == 3
 
     # the feed of briefs: our own collector reads it back, one entry for the day at its new version
-    from tasks.collect import Source, collect_source
+    from tasks.collect import Source
+    from tasks.steps.collect import collect_source
 
     feed = Path(result["files"]["md"]).parent / "feed.xml"
     events = collect_source(Source("briefs", feed.as_uri()), datetime(2025, 8, 6).date(), "feed-check")

@@ -148,7 +148,7 @@ def test_redaction_happens_before_writing(tmp_path: Path, fmt: str) -> None:
 
 
 def _validate_chat(path: Path, task: str) -> list[dict]:
-    from tasks.finetune import OUTPUT_MODELS
+    from ops.finetune import OUTPUT_MODELS
 
     records = []
     for line in path.read_text().splitlines():

@@ -92,7 +92,7 @@ def test_every_call_is_an_event_and_a_rerun_makes_none(
         assert "<data>" in p["messages"][1]["content"]  # feed text only as delimited data
     report = finished(config)["llm"]
     assert report["calls"] == len(calls) and report["fallbacks"] == [] and report["cost"] > 0
-    from tasks.stats import daily_stats
+    from ops.stats import daily_stats
 
     [row] = [r for r in daily_stats(store).iter_rows(named=True) if r["date"].isoformat() == DAY]
     assert row["llm_calls"] == len(calls) and row["llm_tokens"] > 0 and row["llm_cost"] > 0
@@ -169,7 +169,7 @@ def test_invented_claims_in_model_summaries_are_caught(
         assert invented not in brief
 
     # the recorded calls become training data: the sources' own text preferred over the invention
-    from tasks.finetune import build
+    from ops.finetune import build
 
     out = tmp_path / "invent" / "pairs.jsonl"
     card = build(store, "llm", "preference", out, date(2025, 8, 6), date(2025, 8, 6))

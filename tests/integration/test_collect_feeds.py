@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.collect import Source, collect_source
+from tasks.collect import Source
+from tasks.steps.collect import collect_source
 
 DAY = date(2025, 8, 6)
 

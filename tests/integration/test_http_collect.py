@@ -14,9 +14,10 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.collect import Source, collect_source
+from tasks.collect import Source
 from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
+from tasks.steps.collect import collect_source
 
 FEED = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title>
 <item><title>Local model launch</title><link>http://127.0.0.1/a</link>
@@ -62,6 +63,8 @@ class Handler(BaseHTTPRequestHandler):
             )
         elif path == "/not-found":
             self._send(404, b"nope")
+        elif path == "/bad-gzip":
+            self._send(200, b"this body is not gzip", {"Content-Encoding": "gzip"})
         else:
             self._send(200, FEED)
 
@@ -124,6 +127,27 @@ def test_404_is_not_retried(server: str) -> None:
     payload = failure(collect(f"{server}/not-found"))
     assert (payload["error"], payload["retryable"], payload["attempts"]) == ("HTTP_404", False, 1)
     assert Handler.hits["/not-found"] == 1
+
+
+def test_a_broken_gzip_body_and_an_invalid_url_are_structured_failures(server: str, tmp_path: Path) -> None:
+    payload = failure(collect(f"{server}/bad-gzip"))
+    assert (payload["error"], payload["retryable"], payload["attempts"]) == ("BAD_ENCODING", False, 1)
+    assert Handler.hits["/bad-gzip"] == 1
+    payload = failure(collect("http://127.0.0.1:no-port/feed.xml"))
+    assert (payload["error"], payload["retryable"]) == ("BAD_URL", False)
+    settings = parse_settings(
+        {"storage": {"root": str(tmp_path)}, "sources": [{"name": "gz", "url": f"{server}/bad-gzip"}]}
+    )
+    ctx = steps.RunContext(
+        ParquetEventStore(str(tmp_path)),
+        settings,
+        steps.today(settings),
+        "run-gz",
+        CachedEmbedder(HashingEmbedder(), None, None),
+    )
+    outcome = steps.collect_one(ctx, "gz")  # the run's collect step goes on with the other sources
+    assert (outcome.items, outcome.error) == (0, "BAD_ENCODING")
+    assert [e.event_type for e in ctx.store.read()] == ["feed.failed"]
 
 
 def test_redirects_are_followed_and_loops_stopped(server: str) -> None:

@@ -7,7 +7,8 @@ import pytest
 
 from tasks.analyze import CategoryRule, categorise, extract_facts, importance
 from tasks.dedup import Item
-from tasks.write import arrange, md_escape, render_html, render_markdown, safe_url
+from tasks.render import render_html, render_markdown
+from tasks.write import arrange, md_escape, safe_url
 
 
 def item(title: str, summary: str = "") -> Item:

@@ -9,8 +9,9 @@ import pytest
 
 from storage.errors import ConfigError
 from tasks import deliver
-from tasks.channels import Channel, DeliverySettings
+from tasks.channels import Channel, DeliverySettings, redact
 from tasks.settings import parse_settings
+from tasks.steps.send import send
 from tests.delivery_servers import free_port
 from tests.unit.test_analyze_write import _doc
 
@@ -26,7 +27,7 @@ def test_three_lines_of_config_make_a_channel() -> None:
     [email] = settings_of(
         [{"name": "email", "url": "mailtos://me:${SMTP_PASSWORD}@smtp.example.com"}]
     ).channels
-    assert email.body_format == "html" and email.is_email and email.updates and email.min_core == 0
+    assert email.body_format == "html" and email.scheme == "mailtos" and email.updates and email.min_core == 0
     assert email.target == "mailtos://smtp.example.com" and email.variables == ["SMTP_PASSWORD"]
     [slack] = settings_of([{"name": "slack", "url": "${SLACK_URL}"}]).channels
     assert slack.body_format == "text" and slack.target == "(URL from $SLACK_URL)"  # SLACK_URL unset here
@@ -57,7 +58,7 @@ def test_a_secret_comes_from_the_environment_and_is_redacted_everywhere() -> Non
     env = {"TOKEN": "tok en/1234", "KEY": "key-5678"}
     assert channel.resolve(env) == "json://host/in/tok%20en%2F1234?k=key-5678"
     reason = "failed posting to json://host/in/tok%20en%2F1234?k=key-5678 (tok en/1234)"
-    assert "1234" not in deliver.redact(reason, channel.secrets(env))
+    assert "1234" not in redact(reason, channel.secrets(env))
     with pytest.raises(ConfigError, match="environment variable KEY is not set"):
         channel.resolve({"TOKEN": "x"})
     whole = Channel(name="s", url="${SLACK_URL}")
@@ -161,7 +162,7 @@ def test_a_refused_connection_is_retried_with_backoff_and_its_reason_has_no_secr
     waits: list[float] = []
     calls: list[bool] = []
     message = deliver.Message("subject", "body", "markdown")
-    attempts = deliver.send(
+    attempts = send(
         channel,
         message,
         environ={"TOKEN": "super-secret-token"},
@@ -171,7 +172,7 @@ def test_a_refused_connection_is_retried_with_backoff_and_its_reason_has_no_secr
     assert [a.ok for a in attempts] == [False, False, False] and calls == [True, True, False]
     assert 0.9 <= waits[0] <= 1.1 and 1.8 <= waits[1] <= 2.2  # doubling
     assert all("super-secret-token" not in a.reason and "onnect" in a.reason for a in attempts)
-    missing = deliver.send(channel, message, environ={}, sleep=waits.append)
+    missing = send(channel, message, environ={}, sleep=waits.append)
     assert len(missing) == 1 and "TOKEN is not set" in missing[0].reason  # no point waiting for it
 
 
@@ -216,3 +217,24 @@ def test_apprise_accepts_the_guides_urls(monkeypatch: pytest.MonkeyPatch) -> Non
         settings = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(block)})
         for channel in settings.delivery.channels:
             assert apprise.Apprise().add(channel.resolve()), channel.name
+
+
+def test_a_reason_is_redacted_before_it_is_cut_so_no_part_of_a_secret_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A service's warning that quotes the token across the 500th character keeps none of it."""
+    import logging
+
+    import apprise
+
+    secret = "tok-" + "s3cr3t" * 6
+
+    def refuse(self: object, **kwargs: object) -> bool:
+        logging.getLogger("apprise").warning("x" * 480 + " token=" + secret + " rejected")
+        return False
+
+    monkeypatch.setattr(apprise.Apprise, "notify", refuse)
+    channel = Channel(name="hook", url=f"json://127.0.0.1:{free_port()}/in/${{TOKEN}}", retries=0)
+    [attempt] = send(channel, deliver.Message("s", "b", "markdown"), environ={"TOKEN": secret})
+    assert not attempt.ok and len(attempt.reason) <= 500
+    assert "***" in attempt.reason and secret[:8] not in attempt.reason

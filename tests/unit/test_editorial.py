@@ -148,3 +148,24 @@ def test_only_core_stories_lead_and_a_story_marked_to_lead_comes_first() -> None
     promo = {**story("p", 0.99, "core"), "promotion": True}
     out = arrange([promo, *items], top=2, quotas={"models": 5}, quick_links=5)
     assert "p" not in [i["story_id"] for i in out if i["section"] == "top"]  # a promotion never leads
+
+
+def test_the_vocabulary_ships_with_the_model_and_its_digest_is_in_the_policy_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tasks import vocabulary
+    from tasks.settings import PolicySettings
+
+    shipped = vocabulary.vocabulary()
+    assert TopicSettings().keywords == shipped["topic"]["keywords"]
+    assert [c.name for c in PolicySettings().categories] == [c["name"] for c in shipped["categories"]]
+    policy = PolicySettings()
+    before = policy.version()
+    edited = tmp_path / "ai.vocabulary.json"
+    edited.write_text(vocabulary.VOCABULARY_FILE.read_text().replace('"about": "', '"about": "edited. '))
+    monkeypatch.setattr(vocabulary, "VOCABULARY_FILE", edited)
+    vocabulary.vocabulary_digest.cache_clear()
+    try:
+        assert policy.version() != before  # the same settings, another vocabulary file: another version
+    finally:
+        vocabulary.vocabulary_digest.cache_clear()

@@ -8,7 +8,8 @@ from datetime import date
 from pathlib import Path
 
 from storage.events import new_event, utcnow
-from storage.store import ParquetEventStore, _vanished
+from storage.store import ParquetEventStore
+from storage.store.vanished import vanished as _vanished
 from tasks import steps
 from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings

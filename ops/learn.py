@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storage.errors import InputError
-from tasks import editorial
+from tasks import editorial, steps
 from tasks.settings import Settings
 
 RANK = {"none": 0, "related": 1, "core": 2}
@@ -103,8 +103,6 @@ def collect_examples(
     progress=None,
 ) -> list[Example]:
     """Replay each day (dry run) and pair its stories' evidence with labels and people's marks."""
-    from tasks import steps
-
     examples: list[Example] = []
     for day in days:
         ctx = steps.make_context(settings, day, f"learn-{day.isoformat()}")

@@ -184,7 +184,7 @@ def _share(pair: list) -> float | None:
 def _relevance_labels(folder: Path | None) -> dict:
     if folder is None or not any(folder.glob("relevance-*.json")):
         return {}
-    from tasks.learn import read_labels
+    from ops.learn import read_labels
 
     return read_labels(folder)
 

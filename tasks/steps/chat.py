@@ -1,0 +1,77 @@
+"""The language model's client: the ``openai`` SDK pointed at any chat-completions server.
+
+The I/O of the run's ``Analyst`` (``tasks/steps/llm.py``): the network and the request's
+latency. What a request holds and how an answer is read are ``tasks/llm.py``'s.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tasks.llm import Reply, schema_for
+
+
+class ChatClient:
+    """The ``openai`` SDK pointed at any chat-completions server; no retries of its own (ours are logged)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float) -> None:
+        from openai import OpenAI
+
+        self.model, self._key = model, api_key
+        self._client = OpenAI(
+            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
+        )
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def complete(self, messages: Sequence[dict], task: str, *, structured: bool = True) -> Reply:
+        """One request; ``structured`` asks for the task's JSON schema in ``response_format``
+        (servers that refuse it are asked again without, the prompt saying what JSON to give)."""
+        import openai
+
+        started = time.perf_counter()
+
+        def elapsed() -> int:
+            return round((time.perf_counter() - started) * 1000)
+
+        try:
+            extra: dict[str, Any] = (
+                {"response_format": {"type": "json_schema", "json_schema": schema_for(task)}}
+                if structured
+                else {}
+            )
+            response = self._client.chat.completions.create(  # type: ignore[call-overload]
+                model=self.model,
+                messages=list(messages),  # type: ignore[arg-type]
+                temperature=0,
+                **extra,
+            )
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
+            return Reply(None, 0, 0, elapsed(), f"server {kind}", unreachable=True)
+        except openai.APIStatusError as exc:
+            retry_after = _retry_after(exc.response.headers.get("retry-after"))
+            message = self._scrub(str(exc).splitlines()[0])[:200]
+            return Reply(
+                None, 0, 0, elapsed(), f"HTTP {exc.status_code}: {message}", exc.status_code, retry_after
+            )
+        except openai.OpenAIError as exc:
+            return Reply(None, 0, 0, elapsed(), self._scrub(f"{exc.__class__.__name__}: {exc}")[:200])
+        usage = response.usage
+        text = response.choices[0].message.content if response.choices else None
+        return Reply(
+            text,
+            usage.prompt_tokens if usage else 0,
+            usage.completion_tokens if usage else 0,
+            elapsed(),
+        )
+
+
+def _retry_after(value: Any) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except (TypeError, ValueError):
+        return None
