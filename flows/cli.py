@@ -38,6 +38,7 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     """Plain strings, and ``(text, style)`` pairs for the styled words."""
     return Text.assemble(*parts)
 
+
 ConfigOption = Annotated[
     str | None, typer.Option("--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).")
 ]
