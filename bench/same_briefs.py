@@ -28,6 +28,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from tests.real_days import archive_config
+
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
 NORMALISED = ("policy_version",)
@@ -45,14 +48,7 @@ def child(config: str, out: str) -> None:
 def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
     """The JSON briefs of ``DAYS`` as the code in ``tree`` writes them, in a new store."""
     work.mkdir(parents=True)
-    feeds = data / "feeds"
-    config = work / "brief.toml"
-    config.write_text(
-        f'[storage]\nroot = "{work / "store"}"\n'
-        + "".join(
-            f'[[sources]]\nname = "{s}"\nurl = "{(feeds / s).as_uri()}/{{date}}.xml"\n' for s in SOURCES
-        )
-    )
+    config = archive_config(work, data / "feeds", SOURCES, root=str(work / "store"))
     out = work / "briefs"
     out.mkdir()
     env = {
