@@ -35,17 +35,20 @@ def brief(
     *args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None, input: str | None = None
 ) -> Completed:
     """Run ``brief ARGS`` in this process; never raises for a non-zero exit."""
-    from flows.cli import main
+    from flows import cli
 
     runner = CliRunner()
-    with _LOCK, runner.isolation(input=input, env={"COLUMNS": "160", **(env or {})}) as (stdout, stderr, _):
-        old_argv, old_cwd = sys.argv, os.getcwd()
+    env = {"COLUMNS": "160", **(env or {})}
+    with _LOCK, runner.isolation(input=input, env=env) as (stdout, stderr, _):
+        old_argv, old_cwd, old_widths = sys.argv, os.getcwd(), (cli.out._width, cli.err._width)
         sys.argv = ["brief", *args]
+        # the consoles read COLUMNS once, when a process imports them: give them this call's
+        cli.out.width = cli.err.width = int(env["COLUMNS"])
         if cwd is not None:
             os.chdir(cwd)
         code: int = 0
         try:
-            main()
+            cli.main()
         except SystemExit as exit_:
             code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
         finally:
@@ -53,6 +56,7 @@ def brief(
             sys.stderr.flush()
             sys.argv = old_argv
             os.chdir(old_cwd)
+            cli.out._width, cli.err._width = old_widths
         return Completed(
             ["brief", *args],
             code,
