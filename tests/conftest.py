@@ -173,3 +173,25 @@ def llm_server() -> ScriptedLLM:
     yield ScriptedLLM(f"http://127.0.0.1:{line[1]}")
     process.terminate()
     process.wait(timeout=10)
+
+
+# The test files that take longest, longest first. `make test` hands whole files to its two
+# processes in collection order (--dist loadfile --no-loadscope-reorder), so starting these
+# first keeps one long file from running alone at the end while the other process idles.
+SLOWEST_FIRST = (
+    "tests/e2e/test_prefect_stack.py",
+    "tests/e2e/test_backfill.py",
+    "tests/e2e/test_llm.py",
+    "tests/e2e/test_object_store.py",
+    "tests/e2e/test_daily_brief.py",
+    "tests/integration/test_guide.py",
+    "tests/integration/test_concurrent_writers.py",
+    "tests/unit/test_properties.py",
+    "tests/e2e/test_delivery.py",
+    "tests/e2e/test_review.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: k for k, path in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
