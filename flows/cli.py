@@ -68,6 +68,15 @@ def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
+def prefect_defaults() -> None:
+    """Before Prefect is imported: no analytics, and a temporary server (started when
+    PREFECT_API_URL names none) gets 90 s to come up on a busy machine instead of 20."""
+    import os
+
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+
+
 def open_store(config: str | None, *, must_exist: bool = True):
     from tasks.settings import load_settings
 
@@ -199,7 +208,6 @@ def run(
     config: ConfigOption = None,
 ) -> None:
     """The daily brief of one date: collect, dedup, analyze, write, fact-check, gate, publish."""
-    import os
 
     from tasks.settings import load_settings
 
@@ -207,7 +215,7 @@ def run(
     settings = load_settings(config)  # a bad config fails here, before Prefect starts
     if not settings.sources:
         raise InputError("the config has no [[sources]]; add one with name = … and url = …")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    prefect_defaults()
     with err.status("starting Prefect and running the daily brief …"):
         from flows.daily import daily_brief
 
@@ -256,14 +264,13 @@ def backfill(
     config: ConfigOption = None,
 ) -> None:
     """Briefs for a range of past dates: archives collected, live feeds replayed; idempotent."""
-    import os
 
     from flows.backfill import date_range
     from tasks.settings import load_settings
 
     days = date_range(start, end)
     load_settings(config)
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    prefect_defaults()
     with err.status(f"backfilling {len(days)} date(s), {concurrency} at a time …"):
         from flows.backfill import backfill as backfill_flow
 
