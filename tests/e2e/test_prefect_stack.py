@@ -111,6 +111,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory, s3_server: str) -> Iterator[
             worker.terminate()
         for worker in workers:
             worker.wait(timeout=60)
+        # This process sent the server events and logs (the in-process fanned-out backfill):
+        # flush them while it still answers, or the session's last drain waits on it forever.
+        from prefect.events.worker import EventsWorker
+        from prefect.logging.handlers import APILogWorker
+
+        EventsWorker.drain_all(timeout=60)
+        APILogWorker.drain_all(timeout=60)
         server.stop()
 
 
