@@ -140,11 +140,11 @@ def test_v1_article_is_upcast_on_read_and_frame_upcast_agrees(extra: dict) -> No
         "payload": __import__("json").dumps(payload),
     }
     event = event_from_row(row)
-    assert event.schema_version == 3
+    assert event.schema_version == 4
     assert event.payload["language"] == "und"
     assert event.payload["tags"] == []
-    assert "published" not in event.payload
-    REGISTRY.validate("article.collected", 3, event.payload)
+    assert "published" not in event.payload and "kind" not in event.payload
+    REGISTRY.validate("article.collected", 4, event.payload)
 
     frame = pl.DataFrame(
         {
