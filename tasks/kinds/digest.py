@@ -74,20 +74,19 @@ def sentences(text: str) -> list[str]:
 
 
 def assign(lines: list[str], headlines: list[str]) -> dict[int, list[str]]:
-    """Each sentence to the one story whose names it shares most, if it holds most of them.
+    """Each sentence to the one story most of whose names it holds.
 
-    A sentence naming two stories equally, or only one name of several (an OpenClaw ranking
-    under "OpenClaw supports GPT-5.4"), belongs to none.
+    A sentence holding most names of two stories (a comparison), or only one name of several
+    (an OpenClaw ranking under "OpenClaw supports GPT-5.4"), belongs to none.
     """
     names = [_names(h) for h in headlines]
     full = [_score(h, n) for h, n in zip(headlines, names, strict=True)]
     out: dict[int, list[str]] = {k: [] for k in range(1, len(headlines) + 1)}
     for line in lines:
         scores = [_score(line, n) for n in names]
-        best = max(scores)
-        k = scores.index(best)
-        if best >= 2 and scores.count(best) == 1 and 2 * best > full[k]:
-            out[k + 1].append(line)
+        owners = [k for k, score in enumerate(scores, start=1) if score >= 2 and 2 * score > full[k - 1]]
+        if len(owners) == 1:
+            out[owners[0]].append(line)
     return out
 
 
