@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tomllib
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -16,6 +17,8 @@ import pytest
 
 from storage.events import Event, canonical_json
 from tasks.collect import Fetched, Source, feed_events
+from tasks.settings import parse_settings
+from tasks.steps.collect import collect_source
 
 DAY = date(2026, 3, 18)
 
@@ -166,3 +169,21 @@ def test_no_kind_shows_feed_metadata_as_text(shared_data: Path, name: str) -> No
     kind = {"hackernews_best_stories": "community", "github_trends_daily": "repos"}.get(name, "papers")
     for event in collected(shared_data, name, kind):
         assert "<br" not in event.payload["summary"] and "🔗" not in event.payload["summary"]
+
+
+def test_the_guide_s_config_for_the_14_feeds_loads_and_collects_each_of_them(shared_data: Path) -> None:
+    guide = (Path(__file__).parents[2] / "docs" / "sources.md").read_text()
+    block = re.findall(r"```toml\n(.*?)```", guide, flags=re.DOTALL)[-1]
+    aiweb = shared_data / "aiweb"
+    text = "[storage]\nroot = 'x'\n" + block.replace("/path/to/aiweb", str(aiweb))
+    sources = parse_settings(tomllib.loads(text)).sources
+    assert sorted(s.name for s in sources) == sorted(p.name for p in (aiweb / "feeds").iterdir())
+    for src in sources:
+        events = collect_source(Source(src.name, src.url, src.language, src.kind), DAY, "run-guide")
+        types = [e.event_type for e in events]
+        assert types[0] == "feed.fetched" and "feed.warned" not in types, src.name
+        assert "article.collected" in types, src.name
+    assert {s.name for s in sources if s.first_party} == {
+        "anthropic_news", "deepseek_news", "moonshot_blog", "minimax_blog", "z_ai_blog", "meta_ai_news",
+        "bytedance_seed_blog",
+    }  # fmt: skip
