@@ -10,7 +10,9 @@ import pytest
 
 from storage.errors import ConfigError
 from storage.events import event_from_row
+from storage.projections import materialize
 from storage.registry import REGISTRY
+from storage.store import InMemoryEventStore
 from tasks.collect import Fetched, Source, feed_events
 from tasks.kinds import KINDS, PARSERS, FeedInfo
 from tasks.kinds.digest import assign, sentences, stories
@@ -136,3 +138,22 @@ def test_a_lab_is_first_party_as_on_topic_is() -> None:
     assert settings(on_topic=True).sources[0].first_party  # type: ignore[attr-defined]
     assert not settings(kind="news", language="zh-CN").sources[0].first_party  # type: ignore[attr-defined]
     assert settings(language="auto").sources[0].language == "auto"  # type: ignore[attr-defined]
+
+
+def test_the_articles_projection_shows_a_kind_s_evidence_and_news_as_news() -> None:
+    body = rss(
+        (
+            "T",
+            "https://a.example/1",
+            "Score: 5<br/>Comments: 2<br/>Discussion: https://news.ycombinator.com/item?id=1",
+        )
+    )
+    store = InMemoryEventStore()
+    store.append(events_of(Source("hn", "u", kind="community"), body))
+    store.append(events_of(Source("wire", "u"), rss(("N", "https://b.example/2", "text"))))
+    rows = {r["source"]: r for r in materialize(store, "articles").to_dicts()}
+    assert (rows["hn"]["kind"], rows["hn"]["outlet"], rows["hn"]["points"], rows["hn"]["comments"]) == (
+        "community", "a.example", 5, 2,
+    )  # fmt: skip
+    assert rows["hn"]["discussion_url"] == "https://news.ycombinator.com/item?id=1"
+    assert (rows["wire"]["kind"], rows["wire"]["outlet"], rows["wire"]["points"]) == ("news", None, None)
