@@ -5,7 +5,8 @@ some of them, and spliced: one number's text may run into another story's. Each 
 in the title becomes an article with its own headline and only the sentences that name what
 it names (most clearly of all the stories); a story no sentence names gets no summary rather
 than another story's. Each cites the digest link with its position (``…/26342#2``). An entry
-whose title names fewer than two stories stays one article, with a warning.
+whose title names fewer than two stories (none separated by "；" or ";") stays one article,
+with a warning.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tasks.kinds.base import Article, Evidence, FeedInfo, as_written, entry_link
 from tasks.normalize import clean_text
 
 UNSPLIT = "DIGEST_UNSPLIT"
-_TITLE = re.compile(r"^[^：:]{0,20}日报\s*[：:]\s*(?P<stories>.+)$")
+_TITLE = re.compile(r"^(?:[^：:]{1,30}[：:])?\s*(?P<stories>.+)$")  # "AI日报：", "Daily digest: "
 _SEPARATOR = re.compile(r"\s*[；;]\s*")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?=(?<![\d.])\d{1,2}、)")
 _NUMBER = re.compile(r"^\s*\d{1,2}、\s*")

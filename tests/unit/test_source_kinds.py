@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
+from typing import get_args
 
 import pytest
 
 from storage.errors import ConfigError
 from storage.events import event_from_row
+from storage.payloads import ArticleCollectedV4
 from storage.projections import materialize
 from storage.registry import REGISTRY
 from storage.store import InMemoryEventStore
@@ -38,6 +40,8 @@ def events_of(source: Source, body: bytes) -> list:
 
 def test_every_kind_has_a_parser_and_news_is_the_default() -> None:
     assert set(KINDS) == set(PARSERS) == {"news", "lab", "digest", "community", "repos", "papers"}
+    stored = get_args(ArticleCollectedV4.model_fields["kind"].annotation)[0]
+    assert set(get_args(stored)) == set(KINDS)  # the payload's kinds are the parsers' kinds
     assert Source("s", "u").kind == "news"
     assert PARSERS["news"]({"title": "T", "link": "https://a.example/1"}, FeedInfo())[0].title == "T"
 
@@ -57,6 +61,8 @@ def test_a_digest_entry_that_names_no_stories_stays_one_article_with_a_warning()
 def test_a_digest_sentence_naming_two_stories_alike_belongs_to_neither() -> None:
     headlines = stories("AI日报：OpenAI发布GPT-5.4；谷歌发布Gemini 3.1")
     assert headlines == ["OpenAI发布GPT-5.4", "谷歌发布Gemini 3.1"]
+    assert stories("The Daily: Gemma 3 ships; Gemini Robotics") == ["Gemma 3 ships", "Gemini Robotics"]
+    assert stories("OpenAI 发布 GPT-5.4") == ["OpenAI 发布 GPT-5.4"]  # one story: not a digest's title
     lines = sentences(
         "1、OpenAI发布GPT-5.4，性能提升。8、OpenAI与谷歌对比GPT-5.4和Gemini3.1。谷歌Gemini3.1上线。"
     )
