@@ -546,7 +546,7 @@ def collect(
         bar = progress.add_task("collecting", total=len(settings.sources))
         for src in settings.sources:
             progress.update(bar, description=f"collecting {src.name}")
-            events = collect_source(Source(src.name, src.url, src.language), wanted, run_id)
+            events = collect_source(Source(src.name, src.url, src.language, src.kind), wanted, run_id)
             result = store.append(events)
             written, skipped = written + result.written, skipped + result.skipped
             failed = [e for e in events if e.event_type == "feed.failed"]

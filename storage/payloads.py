@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from storage.registry import REGISTRY
 
@@ -61,6 +61,48 @@ class ArticleCollectedV3(Payload):
     language: str = "und"
     content_hash: str
     tags: list[str] = Field(default_factory=list)
+
+
+class ArticleEvidence(Payload):
+    """What a source says of an item besides its text, as the source gave it."""
+
+    points: int | None = None  # Hacker News points
+    comments: int | None = None  # Hacker News comments
+    stars: int | None = None  # a trending repository's stars
+    stars_today: int | None = None
+    repo_language: str | None = None
+    upvotes: int | None = None  # a daily paper's upvotes
+    digest_position: int | None = None  # the story's place in its digest (1 = first named)
+
+
+class ArticleCollectedV4(ArticleCollectedV3):
+    """v4 adds what a source's kind says of an item: the kind, the outlet named from the link
+    (``techcrunch.com`` for a Hacker News link), the discussion's link and the evidence.
+
+    The new fields are written only when the kind sets them: a news article's v4 payload is
+    its v3 payload, word for word, so its event id does not change.
+    """
+
+    kind: Literal["news", "lab", "digest", "community", "repos", "papers"] | None = None
+    outlet: str | None = None
+    discussion_url: str | None = None
+    evidence: ArticleEvidence | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_kind_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in ("kind", "outlet", "discussion_url", "evidence"):
+            if data.get(name) is None:
+                data.pop(name, None)
+        evidence = {k: v for k, v in (data.pop("evidence", None) or {}).items() if v is not None}
+        if evidence:
+            data["evidence"] = evidence
+        return data
+
+
+def upcast_article_collected_v3_v4(payload: dict[str, Any]) -> dict[str, Any]:
+    """v3 knew no kinds: every article was its outlet's own (news), with no evidence."""
+    return dict(payload)
 
 
 def upcast_article_collected_v2_v3(payload: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +167,16 @@ class FeedFailed(Payload):
     attempts: int = 1
 
 
+class FeedWarned(Payload):
+    """A feed entry its source's kind could not read as such: kept as one item, and said why."""
+
+    source: str
+    url: str
+    entry_url: str
+    warning: str  # a short code, e.g. DIGEST_UNSPLIT
+    message: str
+
+
 # --- runs -----------------------------------------------------------------------------
 
 
@@ -155,8 +207,12 @@ def _key(*fields: str) -> Any:
 
 REGISTRY.register(
     "article.collected",
-    {1: ArticleCollectedV1, 2: ArticleCollectedV2, 3: ArticleCollectedV3},
-    upcasters={1: upcast_article_collected_v1_v2, 2: upcast_article_collected_v2_v3},
+    {1: ArticleCollectedV1, 2: ArticleCollectedV2, 3: ArticleCollectedV3, 4: ArticleCollectedV4},
+    upcasters={
+        1: upcast_article_collected_v1_v2,
+        2: upcast_article_collected_v2_v3,
+        3: upcast_article_collected_v3_v4,
+    },
     fact=True,
     natural_key=_key("article_id", "content_hash"),
 )
@@ -169,6 +225,9 @@ REGISTRY.register(
     fact=True,
     natural_key=_key("source", "url", "content_hash"),
     hash_payload=False,
+)
+REGISTRY.register(
+    "feed.warned", {1: FeedWarned}, fact=True, natural_key=_key("source", "entry_url", "warning")
 )
 REGISTRY.register("feed.failed", {1: FeedFailed}, fact=False, natural_key=_key("source", "url", "error"))
 REGISTRY.register("run.started", {1: RunStarted}, fact=False, natural_key=_key("flow"))

@@ -16,7 +16,8 @@ from typing import Any
 import feedparser
 
 from storage.events import Event, new_event
-from tasks.normalize import article_id, canonical_url, clean_text, content_hash, guess_language, published_utc
+from tasks.kinds import Article, FeedInfo, parse_entry
+from tasks.normalize import article_id, canonical_url, content_hash, guess_language, published_utc
 
 PRODUCER = "collect@1"
 MAX_BYTES = 10 * 1024 * 1024
@@ -27,7 +28,8 @@ RETRYABLE_STATUS = {408, 425, 429, 500, 502, 503, 504}
 class Source:
     name: str
     url: str
-    language: str | None = None
+    language: str | None = None  # an ISO 639-1 code; None: the feed's own; "auto": each item's script
+    kind: str = "news"
 
     def url_for(self, day: date) -> str:
         return self.url.replace("{date}", day.isoformat())
@@ -104,41 +106,74 @@ def feed_events(
         source, day, run_id, at, url, fetched, validators, len(parsed.entries), elapsed_ms
     )
     events = [fetch_event]
-    declared = source.language or parsed.feed.get("language")
-    feed_time = published_utc(parsed.feed)
-    for seq, entry in enumerate(parsed.entries, start=1):
-        link = (entry.get("link") or entry.get("id") or "").strip()
-        title = clean_text(entry.get("title"))
-        if not link or not title:
-            continue
-        body = entry.get("content", [{}])[0].get("value") if entry.get("content") else None
-        summary = clean_text(entry.get("summary") or body)[:2000]
-        when = published_utc(entry) or feed_time  # an undated item takes its feed's own date
-        events.append(
-            new_event(
-                "article.collected",
-                {
-                    "article_id": article_id(link, source.name),
-                    "source": source.name,
-                    "url": link,
-                    "canonical_url": canonical_url(link),
-                    "title": title,
-                    "summary": summary,
-                    "published_at": when.isoformat() if when else None,
-                    "language": guess_language(f"{title} {summary}", declared),
-                    "content_hash": content_hash(title, summary),
-                    "tags": feed_tags(entry),
-                },
-                brief_date=day,
-                run_id=run_id,
-                subject_id=article_id(link, source.name),
-                produced_by=PRODUCER,
-                occurred_at=at,
-                seq=seq,
-                source_event_ids=[fetch_event.event_id],
+    declared = None if source.language == "auto" else source.language or parsed.feed.get("language")
+    feed = FeedInfo(published_utc(parsed.feed))
+    seq = 0
+    for number, entry in enumerate(parsed.entries, start=1):
+        for article in parse_entry(source.kind, entry, feed):
+            seq = max(seq + 1, number)  # the entry's number, as before kinds (a digest's stories follow it)
+            payload = article_payload(source, article, declared)
+            events.append(
+                new_event(
+                    "article.collected",
+                    payload,
+                    brief_date=day,
+                    run_id=run_id,
+                    subject_id=payload["article_id"],
+                    produced_by=PRODUCER,
+                    occurred_at=at,
+                    seq=seq,
+                    source_event_ids=[fetch_event.event_id],
+                )
             )
-        )
+            if article.warning:
+                events.append(_warned_event(source, day, run_id, at, url, article, fetch_event))
     return events
+
+
+def article_payload(source: Source, article: Article, declared: str | None) -> dict[str, Any]:
+    """``article.collected``'s payload; a news article's is what it was before kinds existed."""
+    key = article_id(article.url, source.name, position=article.position)
+    canonical = canonical_url(article.url)
+    payload: dict[str, Any] = {
+        "article_id": key,
+        "source": source.name,
+        "url": article.url,
+        "canonical_url": f"{canonical}#{article.position}" if article.position else canonical,
+        "title": article.title,
+        "summary": article.summary,
+        "published_at": article.published.isoformat() if article.published else None,
+        "language": guess_language(f"{article.title} {article.summary}", declared),
+        "content_hash": content_hash(article.title, article.summary),
+        "tags": article.tags,
+    }
+    if source.kind == "news":
+        return payload
+    evidence = article.evidence.as_dict()
+    return {
+        **payload,
+        "kind": source.kind,
+        "outlet": article.outlet,
+        "discussion_url": article.discussion_url,
+        "evidence": evidence or None,
+    }
+
+
+def _warned_event(
+    source: Source, day: date, run_id: str, at: datetime, url: str, article: Article, fetch_event: Event
+) -> Event:
+    """``feed.warned``: an entry its kind could not read as such (it was kept as one article)."""
+    code, _, message = (article.warning or "").partition(": ")
+    return new_event(
+        "feed.warned",
+        {"source": source.name, "url": url, "entry_url": article.url, "warning": code, "message": message},
+        brief_date=day,
+        run_id=run_id,
+        subject_id=source.name,
+        produced_by=PRODUCER,
+        occurred_at=at,
+        source_event_ids=[fetch_event.event_id],
+    )
 
 
 def failed_event(source: Source, day: date, run_id: str, at: datetime, url: str, exc: FetchError) -> Event:
@@ -159,16 +194,6 @@ def failed_event(source: Source, day: date, run_id: str, at: datetime, url: str,
         produced_by=PRODUCER,
         occurred_at=at,
     )
-
-
-def feed_tags(entry: Any, limit: int = 20) -> list[str]:
-    """The entry's own categories and tags as the outlet wrote them (clean text, each once)."""
-    out: list[str] = []
-    for tag in entry.get("tags") or []:
-        term = clean_text(tag.get("term") or tag.get("label") or "")[:100]
-        if term and term not in out:
-            out.append(term)
-    return out[:limit]
 
 
 def _fetched_event(

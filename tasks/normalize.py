@@ -164,8 +164,9 @@ def content_hash(title: str, text: str) -> str:
     return hashlib.blake2b(norm.encode(), digest_size=16).hexdigest()
 
 
-def article_id(url: str, source: str) -> str:
+def article_id(url: str, source: str, *, position: int | None = None) -> str:
     """One article per outlet and canonical URL: a syndicated copy in another feed is its own
-    article (the outlet that carried it), and exact dedup joins the two by their URL."""
-    key = f"{source}\x1f{canonical_url(url)}"
+    article (the outlet that carried it), and exact dedup joins the two by their URL. A story
+    of a digest is one article per ``position`` in it (its URL's fragment is not enough)."""
+    key = f"{source}\x1f{canonical_url(url)}" + (f"#{position}" if position else "")
     return "art-" + hashlib.blake2b(key.encode(), digest_size=10).hexdigest()

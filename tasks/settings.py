@@ -13,14 +13,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from storage.errors import ConfigError
 from tasks.channels import DeliverySettings, OutputSettings, delivery_from_toml
+from tasks.kinds import FIRST_PARTY, KINDS
 from tasks.vocabulary import vocabulary
 
 if TYPE_CHECKING:
     from storage.store import ParquetEventStore
+
+# ISO 639-1: the two-letter language codes a source's ``language`` may name
+_ISO_639_1_CODES = (
+    "aa ab ae af ak am an ar as av ay az ba be bg bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv "
+    "dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie "
+    "ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv "
+    "mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm "
+    "rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts "
+    "tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu"
+)
+ISO_639_1 = frozenset(_ISO_639_1_CODES.split())
 
 CONFIG_ENV = "BRIEF_CONFIG"
 DEFAULT_CONFIG = "brief.toml"
@@ -75,10 +87,39 @@ class SourceSettings(Section):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Short unique name, e.g. 'techcrunch'")
     url: str = Field(description="Feed URL; '{date}' in it makes a dated archive (file:// or http(s)://)")
     weight: float = Field(default=1.0, ge=0, le=10)
-    language: str | None = None
+    kind: str = Field(default="news", description=f"what the feed is: {', '.join(KINDS)}")
+    language: str | None = Field(
+        default=None,
+        description="ISO 639-1 code ('en', 'zh', 'nl'), or 'auto' to tell each item by its script",
+    )
     on_topic: bool = Field(
         default=False, description="everything this source publishes is on the topic (a lab's own blog)"
     )
+
+    @property
+    def first_party(self) -> bool:
+        """On the topic by declaration: ``on_topic = true``, or a lab's own posts."""
+        return self.on_topic or self.kind in FIRST_PARTY
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str, info: ValidationInfo) -> str:
+        if value not in KINDS:
+            name = info.data.get("name", "?")
+            raise ValueError(f"source {name!r}: unknown kind {value!r}; use one of {', '.join(KINDS)}")
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None or value == "auto":
+            return value
+        code = value.strip().lower().replace("_", "-").split("-")[0]
+        if code not in ISO_639_1:
+            name = info.data.get("name", "?")
+            codes = "an ISO 639-1 code (en, zh, nl, …) or 'auto'"
+            raise ValueError(f"source {name!r}: unknown language {value!r}; use {codes}")
+        return value
 
     @field_validator("url")
     @classmethod

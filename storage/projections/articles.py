@@ -13,6 +13,18 @@ import polars as pl
 
 from storage.projections.base import ORDER_COLUMNS, State, latest_by, parse_utc, payload_struct, with_order
 
+# what a source's kind says of an article (``article.collected`` v4); none for news
+KIND_FIELDS = ("kind", "outlet", "discussion_url")
+_EVIDENCE: dict[str, pl.DataType | type[pl.DataType]] = {
+    "points": pl.Int64,
+    "comments": pl.Int64,
+    "stars": pl.Int64,
+    "stars_today": pl.Int64,
+    "repo_language": pl.String,
+    "upvotes": pl.Int64,
+    "digest_position": pl.Int64,
+}
+EVIDENCE_FIELDS = tuple(_EVIDENCE)
 FIELDS = (
     "source",
     "url",
@@ -23,6 +35,8 @@ FIELDS = (
     "language",
     "content_hash",
     "tags",
+    *KIND_FIELDS,
+    *EVIDENCE_FIELDS,
 )
 CORRECTABLE = ("title", "summary", "published_at", "language", "source", "category", "relevance")
 
@@ -38,18 +52,25 @@ _COLLECTED: dict[str, pl.DataType | type[pl.DataType]] = {
     "language": pl.String,
     "content_hash": pl.String,
     "tags": pl.List(pl.String),
+    "kind": pl.String,
+    "outlet": pl.String,
+    "discussion_url": pl.String,
+    "evidence": pl.Struct(_EVIDENCE),
 }
 _CORRECTED = {"article_id": pl.String, "field": pl.String, "value": pl.String}
 
 
 def upcast_collected_frame(decoded: pl.LazyFrame) -> pl.LazyFrame:
-    """Frame twin of the upcasters: v1 ``published`` -> ``published_at`` and 'und'; no tags before v3."""
+    """Frame twin of the upcasters: v1 ``published`` -> ``published_at`` and 'und'; no tags
+    before v3; an article without a kind (before v4, or news) is news, its evidence flattened."""
     v1 = pl.col("schema_version") == 1
     return decoded.with_columns(
         pl.when(v1).then(pl.col("published")).otherwise(pl.col("published_at")).alias("published_at"),
         pl.when(v1).then(pl.lit("und")).otherwise(pl.col("language")).alias("language"),
         pl.col("tags").fill_null(pl.lit([], dtype=pl.List(pl.String))),
-    ).drop("published")
+        pl.col("kind").fill_null("news"),
+        *[pl.col("evidence").struct.field(f).alias(f) for f in EVIDENCE_FIELDS],
+    ).drop("published", "evidence")
 
 
 class ArticlesProjection:

@@ -43,7 +43,7 @@ class SourceOutcome:
 
 def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
     src = next(s for s in ctx.settings.sources if s.name == source_name)
-    source = Source(src.name, src.url, src.language)
+    source = Source(src.name, src.url, src.language, src.kind)
     if not source.is_archive and ctx.day != today(ctx.settings):
         # a live feed only knows today: a past date replays the facts already stored for it
         return SourceOutcome(src.name, 0, 0, None, "live feed: replayed stored facts")

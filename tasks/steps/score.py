@@ -34,7 +34,7 @@ class Scored:
 
 
 def topic_evidence(ctx: RunContext) -> editorial.TopicEvidence:
-    on_topic = [s.name for s in ctx.settings.sources if s.on_topic]
+    on_topic = [s.name for s in ctx.settings.sources if s.first_party]
     return editorial.TopicEvidence.build(ctx.settings.policy.topic, on_topic)
 
 

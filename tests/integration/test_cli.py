@@ -112,6 +112,14 @@ def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], m
         ),
         ("[storage]\nroot='x'\nroots='y'\n", "roots is not a known setting"),
         (
+            "[storage]\nroot='x'\n[[sources]]\nname='hn'\nurl='file:///f/{date}.xml'\nkind='forum'\n",
+            "source 'hn': unknown kind 'forum'; use one of news, lab, digest, community, repos, papers",
+        ),
+        (
+            "[storage]\nroot='x'\n[[sources]]\nname='aibase'\nurl='file:///f/{date}.xml'\nlanguage='cn'\n",
+            "source 'aibase': unknown language 'cn'; use an ISO 639-1 code (en, zh, nl, …) or 'auto'",
+        ),
+        (
             "[storage]\nroot='x'\nappend_format='csv'\n",
             "storage.append_format Input should be 'jsonl' or 'parquet'",
         ),

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from storage.errors import InvalidPayload, UnknownEventType
 from storage.events import event_from_row, new_event
 from storage.payloads import upcast_article_collected_v1_v2
-from storage.projections.articles import upcast_collected_frame
+from storage.projections.articles import EVIDENCE_FIELDS, upcast_collected_frame
 from storage.projections.base import parse_utc
 from storage.registry import REGISTRY, EventRegistry
 from storage.store import InMemoryEventStore, events_to_table
@@ -140,11 +140,11 @@ def test_v1_article_is_upcast_on_read_and_frame_upcast_agrees(extra: dict) -> No
         "payload": __import__("json").dumps(payload),
     }
     event = event_from_row(row)
-    assert event.schema_version == 3
+    assert event.schema_version == 4
     assert event.payload["language"] == "und"
     assert event.payload["tags"] == []
-    assert "published" not in event.payload
-    REGISTRY.validate("article.collected", 3, event.payload)
+    assert "published" not in event.payload and "kind" not in event.payload
+    REGISTRY.validate("article.collected", 4, event.payload)
 
     frame = pl.DataFrame(
         {
@@ -153,13 +153,21 @@ def test_v1_article_is_upcast_on_read_and_frame_upcast_agrees(extra: dict) -> No
             "published_at": [None],
             "language": [None],
             "tags": [None],
+            "kind": [None],
+            "evidence": [None],
         },
-        schema_overrides={"published_at": pl.String, "language": pl.String, "tags": pl.List(pl.String)},
+        schema_overrides={
+            "published_at": pl.String,
+            "language": pl.String,
+            "tags": pl.List(pl.String),
+            "kind": pl.String,
+            "evidence": pl.Struct({f: pl.String for f in EVIDENCE_FIELDS}),
+        },
     )
     up = upcast_collected_frame(frame.lazy()).with_columns(parse_utc(pl.col("published_at"))).collect()
     expected = event.payload["published_at"]
     got = up["published_at"][0]
-    assert up["tags"].to_list() == [[]]
+    assert up["tags"].to_list() == [[]] and up["kind"].to_list() == ["news"]
     if expected is None:
         assert got is None
     else:
