@@ -141,6 +141,42 @@ def test_a_failing_server_never_fails_the_run(
         assert len(calls) == 1 and calls[0].payload["error"].startswith("server")
 
 
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("html", "not a chat completion"),  # a proxy's error page with status 200
+        ("null-message", "no message in the answer"),
+        ("no-choices", "no message in the answer"),
+        ("bad-usage", "usage is not token counts"),
+        ("no-usage", None),  # a server that does not count: the answer stands, 0 tokens
+    ],
+)
+def test_an_odd_answer_is_a_recorded_fallback_not_a_failed_run(
+    llm_server: ScriptedLLM, tmp_path: Path, prefect_harness: None, mode: str, reason: str | None
+) -> None:
+    from flows.daily import daily_brief
+
+    llm_server.mode(mode)
+    config = write_config(
+        tmp_path / mode, llm_server.base_url, tasks='["relevance", "importance", "summary"]'
+    )
+    result = daily_brief(DAY, str(config))
+    assert result["items"] > 0
+    report = finished(config)["llm"]
+    store = store_of(config)
+    calls = [c.payload for c in store.read(event_types=["llm.called"])]
+    assert calls and all(c["tokens_in"] == c["tokens_out"] == 0 for c in calls)
+    if reason is None:
+        assert report["fallbacks"] == [] and all(c["output"] is not None for c in calls)
+        return
+    assert all(reason in c["error"] and c["output"] is None for c in calls), calls[0]
+    assert report["fallbacks"] and all(reason in f["reason"] for f in report["fallbacks"]), report
+    assert {f["task"] for f in report["fallbacks"]} == {"relevance", "importance", "summary"}
+    for scored in store.read(event_types=["story.scored"]):  # the offline decision stands
+        assert scored.payload["outcome"] == scored.payload["model_outcome"]
+        assert not any("language model" in r for r in scored.payload["reasons"])
+
+
 def test_invented_claims_in_model_summaries_are_caught(
     llm_server: ScriptedLLM, shared_data: Path, tmp_path: Path, prefect_harness: None
 ) -> None:
