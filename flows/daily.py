@@ -158,7 +158,8 @@ def daily_brief(
     after collecting and embedding, the run waits for them to end before it decides anything.
     """
     settings = load_settings(config)
-    ctx = steps.make_context(settings, steps.resolve_day(date_, settings), current_run_id())
+    day = steps.refuse_future(steps.resolve_day(date_, settings), settings)  # before anything is written
+    ctx = steps.make_context(settings, day, current_run_id())
     report = steps.RunReport(ctx)
     say = get_run_logger().info
     report.start()
