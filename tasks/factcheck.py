@@ -21,7 +21,8 @@ INJECTION = re.compile(
     r"ignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|prompts?)"
     r"|disregard (?:the|all|your) "
     r"(?:previous|prior|above)? ?instructions|you are now (?:a|an|in)|system prompt|act as (?:a|an) |"
-    r"忽略(?:之前|以上|前面)的(?:指令|指示)",
+    r"忽略(?:之前|以上|前面)的(?:指令|指示)"
+    r"|<\s*/?\s*data\b",  # the markers of a prompt's data block: text that tries to leave it
     re.IGNORECASE,
 )
 
