@@ -16,6 +16,7 @@ with ``POST /mode {"mode": "..."}``:
 - ``html``: 200 with an HTML page (a proxy's error page) instead of JSON
 - ``null-message``: 200 whose choice has ``message: null``; ``no-choices``: 200 without choices
 - ``bad-usage``: a valid answer whose usage counts are not numbers; ``no-usage``: without usage
+- ``dismiss``: every story is off-topic (confidence 1) and of no importance
 - ``invent``: valid JSON, but each summary invents an amount, a company, a date or a link,
   in turn; ``instruct``: summaries that carry instructions or markup
 
@@ -67,6 +68,10 @@ def answer(task: str, messages: list[dict], mode: str, n: int) -> str:
     stories = _stories(messages)
     title = (stories[0]["title"] if stories else "A story").rstrip(".")
     words = " ".join(f"{s['title']} {s['summary']}" for s in stories).lower()
+    if task == "relevance" and mode == "dismiss":
+        return json.dumps({"outcome": "off-topic", "confidence": 1.0, "reason": "scripted dismissal"})
+    if task == "importance" and mode == "dismiss":
+        return json.dumps({"importance": 0.0, "reason": "scripted"})
     if task == "relevance":
         on = any(w in words for w in ("ai", "model", "openai", "anthropic", "gpt", "claude", "gemini", "llm"))
         return json.dumps({"outcome": "core" if on else "off-topic", "confidence": 0.8, "reason": "scripted"})
