@@ -38,10 +38,12 @@ def test_citations_drop_tracking_parameters_in_every_format(tmp_path: Path, pref
     cited = {c["url"] for i in document["items"] for c in i["citations"]}
     assert "https://labnotes.example/2025/08/pippin-2-release" in cited
     assert "https://labnotes.example/2025/08/Northwind-Series-B?id=7&Page=2#Sec" in cited
-    assert "https://techwire.example/news/brightwater-ai-triage" in cited  # without them: as published
+    assert "https://techwire.example/news/brightwater-ai-triage" in cited  # the sample's ?fbclid=, dropped
+    assert "https://techwire.example/news/orchard-pippin-2" in cited  # a link without them: as published
     markdown, html = (base / f"{DAY}.md").read_text(), (base / f"{DAY}.html").read_text()
     for rendered in (json.dumps(document), markdown, html):
         assert "utm_" not in rendered.lower() and "fbclid" not in rendered
     assert "(<https://labnotes.example/2025/08/pippin-2-release>)" in markdown
     assert 'href="https://labnotes.example/2025/08/Northwind-Series-B?id=7&Page=2#Sec"' in html
     assert 'href="https://techwire.example/news/brightwater-ai-triage"' in html
+    assert 'href="https://techwire.example/news/orchard-pippin-2"' in html
