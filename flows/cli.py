@@ -242,6 +242,9 @@ def run(
     )
     for ext, path in result["files"].items():
         out.print(f"  {ext:<4} {path}")
+    if result.get("skipped"):
+        reasons = sorted(set(result["skipped"].values()))
+        out.print(f"  not fetched: {', '.join(result['skipped'])} ({'; '.join(reasons)})")
     if result["delivered"]:
         out.print(f"  delivered to {', '.join(result['delivered'])}")
     if result["delivery_failed"]:

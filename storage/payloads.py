@@ -125,6 +125,14 @@ class FeedFailed(Payload):
     attempts: int = 1
 
 
+class FeedSkipped(Payload):
+    """A source the run did not fetch, and why (a live feed asked for a date other than today)."""
+
+    source: str
+    url: str
+    reason: str
+
+
 # --- runs -----------------------------------------------------------------------------
 
 
@@ -171,6 +179,7 @@ REGISTRY.register(
     hash_payload=False,
 )
 REGISTRY.register("feed.failed", {1: FeedFailed}, fact=False, natural_key=_key("source", "url", "error"))
+REGISTRY.register("feed.skipped", {1: FeedSkipped}, fact=False, natural_key=_key("source", "url"))
 REGISTRY.register("run.started", {1: RunStarted}, fact=False, natural_key=_key("flow"))
 REGISTRY.register(
     "run.finished", {1: RunFinished}, fact=False, natural_key=_key("status"), hash_payload=False
