@@ -77,6 +77,24 @@ def prefect_defaults() -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 
 
+def print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib.metadata import version
+
+        out.print(f"brief (dailybrief) {version('dailybrief')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=print_version, is_eager=True),
+    ] = False,
+) -> None:
+    """dailybrief: an event-sourced daily brief of AI news."""
+
+
 def open_store(config: str | None, *, must_exist: bool = True):
     from tasks.settings import load_settings
 
@@ -209,10 +227,13 @@ def run(
 ) -> None:
     """The daily brief of one date: collect, dedup, analyze, write, fact-check, gate, publish."""
 
+    from tasks import steps
     from tasks.settings import load_settings
 
-    parse_day(day)
+    wanted = parse_day(day)
     settings = load_settings(config)  # a bad config fails here, before Prefect starts
+    if wanted is not None:
+        steps.refuse_future(wanted, settings, "--date")
     if not settings.sources:
         raise InputError("the config has no [[sources]]; add one with name = … and url = …")
     prefect_defaults()
@@ -229,6 +250,9 @@ def run(
     )
     for ext, path in result["files"].items():
         out.print(f"  {ext:<4} {path}")
+    if result.get("skipped"):
+        reasons = sorted(set(result["skipped"].values()))
+        out.print(f"  not fetched: {', '.join(result['skipped'])} ({'; '.join(reasons)})")
     if result["delivered"]:
         out.print(f"  delivered to {', '.join(result['delivered'])}")
     if result["delivery_failed"]:
@@ -266,10 +290,11 @@ def backfill(
     """Briefs for a range of past dates: archives collected, live feeds replayed; idempotent."""
 
     from flows.backfill import date_range
+    from tasks import steps
     from tasks.settings import load_settings
 
     days = date_range(start, end)
-    load_settings(config)
+    steps.refuse_future(days[-1], load_settings(config), "--end")
     prefect_defaults()
     with err.status(f"backfilling {len(days)} date(s), {concurrency} at a time …"):
         from flows.backfill import backfill as backfill_flow
@@ -390,7 +415,7 @@ def review(
     from tasks.settings import load_settings
 
     settings = load_settings(config)
-    wanted = parse_day(day) or steps.today(settings)
+    wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
     open_store(config)  # a missing store is one clear line
     ctx = steps.make_context(settings, wanted, f"review-{utcnow_tag()}")
     marks = parse_marks(mark or [])
@@ -462,10 +487,14 @@ def deliver(
     """Send the day's brief to the channels that have not had it (after a failure, or by hand)."""
     from flows.deliver import release_due, resend
     from tasks import steps
+    from tasks.settings import load_settings
 
     moment = parse_time(now, "--now")
     if moment is not None and not due:
         raise InputError("--now only applies with --due; add --due or drop --now")
+    given = parse_day(day)
+    if given is not None:  # before the store is opened: a refused date is one line
+        steps.refuse_future(given, load_settings(config), "--date")
     settings, _ = open_store(config)
     if not settings.delivery.channels:
         raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
@@ -477,7 +506,7 @@ def deliver(
             out.print("No held brief is past its deadline.")
         failed = [s for o in outcomes for s in o.failed]
     else:
-        wanted = parse_day(day) or steps.today(settings)
+        wanted = given or steps.today(settings)
         with err.status(f"delivering the brief of {wanted} …"):
             outcome = resend(settings, wanted, channel)
         out.print(styled((f"Brief for {wanted}", "bold"), f" (v{outcome.version}):"))
@@ -533,11 +562,12 @@ def collect(
     from rich.progress import Progress
 
     from storage.events import utcnow
+    from tasks import steps
     from tasks.collect import Source
     from tasks.steps.collect import collect_source
 
     settings, store = open_store(config, must_exist=False)
-    wanted = parse_day(day) or utcnow().astimezone(settings.zone).date()
+    wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
     if not settings.sources:
         raise InputError("the config has no [[sources]]; add one with name = … and url = …")
     run_id = f"collect-{wanted.isoformat()}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}"

@@ -158,7 +158,8 @@ def daily_brief(
     after collecting and embedding, the run waits for them to end before it decides anything.
     """
     settings = load_settings(config)
-    ctx = steps.make_context(settings, steps.resolve_day(date_, settings), current_run_id())
+    day = steps.refuse_future(steps.resolve_day(date_, settings), settings)  # before anything is written
+    ctx = steps.make_context(settings, day, current_run_id())
     report = steps.RunReport(ctx)
     say = get_run_logger().info
     report.start()
@@ -167,6 +168,8 @@ def daily_brief(
         outcomes = [f.result() for f in futures]
         report.sources = outcomes
         say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
+        for skipped in (o for o in outcomes if o.skipped):
+            say(f"{skipped.source} not fetched: {skipped.skipped}")
     if after_runs:
         with report.step("wait"):
             from flows.fanout import wait_for_runs
@@ -216,6 +219,7 @@ def daily_brief(
         "files": published.files,
         "items": published.items,
         "changed": published.changed,
+        "skipped": {o.source: o.skipped for o in report.sources if o.skipped},
         "delivered": [s.channel for s in report.delivery.sent if s.ok] if report.delivery else [],
         "delivery_failed": [s.channel for s in report.delivery.failed] if report.delivery else [],
         "seconds": round(time.perf_counter() - report.started, 2),

@@ -10,7 +10,7 @@ import polars as pl
 
 from storage.events import new_event, utcnow
 from tasks.settings import load_settings
-from tasks.steps import resolve_day, today
+from tasks.steps import latest_day, resolve_day, today
 
 
 def recorded_day(store, settings, run_id: str) -> date | None:
@@ -41,6 +41,11 @@ def explain_failure(
     day = resolve_day(date_text, settings) if date_text else recorded_day(store, settings, run_id)
     match = re.search(r"step '([a-z_-]+)' failed: (.*)", message, re.DOTALL)
     step, error = (match.group(1), match.group(2).strip()) if match else ("flow", message.strip())
+    if day is not None and day > latest_day(settings):
+        return (
+            f"# Daily brief of {day.isoformat()} refused\n\n**Why:** {error}\n\nNothing was written.\n",
+            None,
+        )
     if day is None:
         return (
             f"# Daily brief failed before it resolved its date\n\n**Why:** {error}\n\n"

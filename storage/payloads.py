@@ -177,6 +177,14 @@ class FeedWarned(Payload):
     message: str
 
 
+class FeedSkipped(Payload):
+    """A source the run did not fetch, and why (a live feed asked for a date other than today)."""
+
+    source: str
+    url: str
+    reason: str
+
+
 # --- runs -----------------------------------------------------------------------------
 
 
@@ -230,6 +238,7 @@ REGISTRY.register(
     "feed.warned", {1: FeedWarned}, fact=True, natural_key=_key("source", "entry_url", "warning")
 )
 REGISTRY.register("feed.failed", {1: FeedFailed}, fact=False, natural_key=_key("source", "url", "error"))
+REGISTRY.register("feed.skipped", {1: FeedSkipped}, fact=False, natural_key=_key("source", "url"))
 REGISTRY.register("run.started", {1: RunStarted}, fact=False, natural_key=_key("flow"))
 REGISTRY.register(
     "run.finished", {1: RunFinished}, fact=False, natural_key=_key("status"), hash_payload=False

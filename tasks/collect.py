@@ -176,6 +176,15 @@ def _warned_event(
     )
 
 
+def live_skip_reason(day: date, today: date) -> str | None:
+    """Why a live feed (a URL without ``{date}``) is not fetched for ``day``; None when ``day`` is today."""
+    if day < today:
+        return "a live feed cannot be replayed for a past date"
+    if day > today:
+        return "a live feed has no news of a later date yet"
+    return None
+
+
 def failed_event(source: Source, day: date, run_id: str, at: datetime, url: str, exc: FetchError) -> Event:
     """``feed.failed`` with the structured reason (``{"error": "HTTP_500", "retryable": true}``)."""
     return new_event(

@@ -16,12 +16,14 @@ from datetime import date
 
 from tasks import analyze
 from tasks.dedup import Item
+from tasks.normalize import without_tracking
 
 INJECTION = re.compile(
     r"ignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|prompts?)"
     r"|disregard (?:the|all|your) "
     r"(?:previous|prior|above)? ?instructions|you are now (?:a|an|in)|system prompt|act as (?:a|an) |"
-    r"忽略(?:之前|以上|前面)的(?:指令|指示)",
+    r"忽略(?:之前|以上|前面)的(?:指令|指示)"
+    r"|<\s*/?\s*data\b",  # the markers of a prompt's data block: text that tries to leave it
     re.IGNORECASE,
 )
 
@@ -59,6 +61,7 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
     cited = [c for c in item["citations"]]
     known = [articles[c["article_id"]] for c in cited if c.get("article_id") in articles]
     collected_urls = {a.canonical_url for a in articles.values()} | {a.url for a in articles.values()}
+    collected_urls |= {without_tracking(a.url) for a in articles.values()}  # as a published brief cites it
     sources = tuple(c["url"] for c in cited)
     findings = [
         Finding(story, "citation", c["url"], "NOT_COLLECTED", sources)

@@ -115,8 +115,15 @@ def prompts_digest(folder: str | None = None) -> str:
     return ",".join(p.label for p in load_prompts(folder).values())
 
 
+_DATA_MARKER = re.compile(r"<(?=\s*/?\s*data\b)", re.IGNORECASE)
+
+
 def story_data(items: Sequence[Item], max_chars: int) -> str:
-    """A story's reports as JSON data for a prompt: no more than ``max_chars`` characters of text."""
+    """A story's reports as JSON data for a prompt: no more than ``max_chars`` characters of text.
+
+    A ``<data>`` or ``</data>`` in feed text (any case or spacing) has its ``<`` written as the
+    JSON escape ``\\u003c``: the same text to a JSON reader, but no marker that could close the
+    block; such an item is flagged as carrying instructions."""
     budget = max_chars
     rows = []
     for item in items:
@@ -133,7 +140,7 @@ def story_data(items: Sequence[Item], max_chars: int) -> str:
         )
         if budget <= 0:
             break
-    return json.dumps(rows, ensure_ascii=False, indent=1)
+    return _DATA_MARKER.sub(r"\\u003c", json.dumps(rows, ensure_ascii=False, indent=1))
 
 
 def messages_for(

@@ -34,6 +34,29 @@ TRACKING_PARAMS = {
     "guce_referrer_sig",
 }
 DEFAULT_PORTS = {"http": 80, "https": 443}
+CITED_TRACKING = frozenset({"fbclid", "gclid", "mc_cid", "mc_eid"})  # and every utm_*
+
+
+def without_tracking(url: str) -> str:
+    """A link as published less its tracking parameters (``utm_*``, ``fbclid``, ``gclid``, ``mc_cid``,
+    ``mc_eid``): everything else (order, case, other parameters, the fragment) byte for byte."""
+    head, hash_, fragment = url.partition("#")
+    base, question, query = head.partition("?")
+    if not question:
+        return url
+    pairs = query.split("&")
+    kept = [p for p in pairs if not _is_tracking(p.split("=", 1)[0])]
+    if len(kept) == len(pairs):
+        return url
+    rest = "&".join(kept)
+    return base + (f"?{rest}" if rest else "") + hash_ + fragment
+
+
+def _is_tracking(key: str) -> bool:
+    from urllib.parse import unquote_plus
+
+    name = unquote_plus(key).strip().lower()
+    return name.startswith("utm_") or name in CITED_TRACKING
 
 
 def canonical_url(url: str) -> str:

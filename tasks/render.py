@@ -19,6 +19,7 @@ from typing import Any, Literal
 from markupsafe import Markup
 
 from storage.errors import ConfigError
+from tasks.normalize import without_tracking
 from tasks.write import LABELS, left_out_line, md_escape, safe_url
 
 Kind = Literal["markdown", "html", "text", "email", "entry"]
@@ -86,6 +87,18 @@ def check_templates(folder: str, where: str = "config") -> None:
             raise ConfigError(f"{path / name}: line {exc.lineno}: {exc.message}") from None
 
 
+def for_readers(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The brief document as readers get it (its JSON file): cited links without tracking parameters.
+    The run's document keeps them as the feed published them (what the fact-check compares)."""
+    return {
+        **doc,
+        "items": [
+            {**i, "citations": [{**c, "url": without_tracking(c["url"])} for c in i["citations"]]}
+            for i in doc["items"]
+        ],
+    }
+
+
 def view(
     doc: Mapping[str, Any],
     category_labels: Mapping[str, str],
@@ -98,7 +111,7 @@ def view(
     items = doc["items"]
 
     def link(url: str) -> Markup | None:
-        safe = safe_url(url)
+        safe = safe_url(without_tracking(url))
         return Markup(safe) if safe else None
 
     def item_view(number: int, item: Mapping[str, Any]) -> dict[str, Any]:

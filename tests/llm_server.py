@@ -13,6 +13,10 @@ with ``POST /mode {"mode": "..."}``:
 - ``500``: every request fails with 500
 - ``no-schema``: 400 for any request that asks for a JSON schema in ``response_format``
 - ``slow``: answers after 5 s (longer than the tests' timeout)
+- ``html``: 200 with an HTML page (a proxy's error page) instead of JSON
+- ``null-message``: 200 whose choice has ``message: null``; ``no-choices``: 200 without choices
+- ``bad-usage``: a valid answer whose usage counts are not numbers; ``no-usage``: without usage
+- ``dismiss``: every story is off-topic (confidence 1) and of no importance
 - ``invent``: valid JSON, but each summary invents an amount, a company, a date or a link,
   in turn; ``instruct``: summaries that carry instructions or markup
 
@@ -64,6 +68,10 @@ def answer(task: str, messages: list[dict], mode: str, n: int) -> str:
     stories = _stories(messages)
     title = (stories[0]["title"] if stories else "A story").rstrip(".")
     words = " ".join(f"{s['title']} {s['summary']}" for s in stories).lower()
+    if task == "relevance" and mode == "dismiss":
+        return json.dumps({"outcome": "off-topic", "confidence": 1.0, "reason": "scripted dismissal"})
+    if task == "importance" and mode == "dismiss":
+        return json.dumps({"importance": 0.0, "reason": "scripted"})
     if task == "relevance":
         on = any(w in words for w in ("ai", "model", "openai", "anthropic", "gpt", "claude", "gemini", "llm"))
         return json.dumps({"outcome": "core" if on else "off-topic", "confidence": 0.8, "reason": "scripted"})
@@ -85,10 +93,16 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:  # quiet
         return
 
-    def _send(self, status: int, body: dict | str, headers: dict | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: dict | str,
+        headers: dict | None = None,
+        content_type: str = "application/json",
+    ) -> None:
         data = (body if isinstance(body, str) else json.dumps(body)).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -139,6 +153,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         if mode == "slow":
             time.sleep(5)
+        if mode == "html":
+            page = "<html><body><h1>502 Bad Gateway</h1></body></html>"
+            self._send(200, page, content_type="text/html")
+            return
         messages = body.get("messages", [])
         retried = any("is not valid" in m.get("content", "") for m in messages if m["role"] == "user")
         if mode == "garbage" or (mode == "fixable" and not retried):
@@ -146,27 +164,31 @@ class Handler(BaseHTTPRequestHandler):
         else:
             content = answer(task, messages, mode, n)
         tokens_in = sum(len(m.get("content", "")) for m in messages) // 4
-        self._send(
-            200,
-            {
-                "id": f"chatcmpl-{n}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "scripted"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": tokens_in,
-                    "completion_tokens": len(content) // 4,
-                    "total_tokens": tokens_in + len(content) // 4,
-                },
+        completion: dict = {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "scripted"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": None if mode == "null-message" else {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": tokens_in,
+                "completion_tokens": len(content) // 4,
+                "total_tokens": tokens_in + len(content) // 4,
             },
-        )
+        }
+        if mode == "no-choices":
+            del completion["choices"]
+        if mode == "bad-usage":
+            completion["usage"] = {"prompt_tokens": "many", "completion_tokens": None, "total_tokens": [1]}
+        if mode == "no-usage":
+            del completion["usage"]
+        self._send(200, completion)
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.answers import answered
 from tasks.steps.collect import SourceOutcome, collect_lookback, collect_one, last_validators
 from tasks.steps.compose import compose, injection_flags
-from tasks.steps.context import RunContext, make_context, resolve_day, today
+from tasks.steps.context import RunContext, latest_day, make_context, refuse_future, resolve_day, today
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, embed_window, follow_ups, human_links
 from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
 from tasks.steps.draft import draft
@@ -43,6 +43,7 @@ __all__ = [
     "human_links",
     "injection_flags",
     "last_validators",
+    "latest_day",
     "left_out",
     "make_context",
     "mark_story",
@@ -50,6 +51,7 @@ __all__ = [
     "publish",
     "raise_questions",
     "rebrief",
+    "refuse_future",
     "resolve",
     "resolve_day",
     "run_gates",

@@ -60,14 +60,37 @@ class ChatClient:
             )
         except openai.OpenAIError as exc:
             return Reply(None, 0, 0, elapsed(), self._scrub(f"{exc.__class__.__name__}: {exc}")[:200])
-        usage = response.usage
-        text = response.choices[0].message.content if response.choices else None
-        return Reply(
-            text,
-            usage.prompt_tokens if usage else 0,
-            usage.completion_tokens if usage else 0,
-            elapsed(),
+        return self._read(response, elapsed())
+
+    def _read(self, response: Any, latency_ms: int) -> Reply:
+        """A 200 answer as a Reply; one that is not a chat completion is an error, never an exception."""
+        if not hasattr(response, "choices"):  # the SDK hands back the body as text when it is not JSON
+            return Reply(
+                None, 0, 0, latency_ms, self._scrub(f"not a chat completion: {str(response)[:80]!r}")
+            )
+        choices = response.choices if isinstance(response.choices, list) else []
+        message = getattr(choices[0], "message", None) if choices else None
+        if message is None:
+            return Reply(None, 0, 0, latency_ms, "no message in the answer (no choices, or message: null)")
+        content = getattr(message, "content", None)
+        text = content if isinstance(content, str) else None
+        usage = getattr(response, "usage", None)
+        if usage is None:  # some servers do not count: the answer stands, its tokens are 0
+            return Reply(text, 0, 0, latency_ms)
+        counts = (
+            _count(getattr(usage, "prompt_tokens", None)),
+            _count(getattr(usage, "completion_tokens", None)),
         )
+        if counts[0] is None or counts[1] is None:
+            return Reply(None, 0, 0, latency_ms, "usage is not token counts: the answer is not used")
+        return Reply(text, counts[0], counts[1], latency_ms)
+
+
+def _count(value: Any) -> int | None:
+    """A token count as the protocol gives it (a whole number, 0 or more), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        return None
+    return int(value) if value != float("inf") else None
 
 
 def _retry_after(value: Any) -> float | None:

@@ -28,6 +28,7 @@ from tasks.collect import (
     Validators,
     failed_event,
     feed_events,
+    live_skip_reason,
 )
 from tasks.steps.context import RunContext, lookback_days, today
 
@@ -39,14 +40,22 @@ class SourceOutcome:
     new_events: int
     error: str | None = None
     message: str | None = None
+    skipped: str | None = None  # why the source was not fetched (a live feed and a date not today)
 
 
 def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
     src = next(s for s in ctx.settings.sources if s.name == source_name)
     source = Source(src.name, src.url, src.language, src.kind)
-    if not source.is_archive and ctx.day != today(ctx.settings):
-        # a live feed only knows today: a past date replays the facts already stored for it
-        return SourceOutcome(src.name, 0, 0, None, "live feed: replayed stored facts")
+    why = None if source.is_archive else live_skip_reason(ctx.day, today(ctx.settings))
+    if why is not None:
+        # a live feed only knows today: another date rests on the facts already stored for it
+        skipped = ctx.emit(
+            "feed.skipped",
+            {"source": src.name, "url": src.url, "reason": why},
+            subject=src.name,
+            producer="collect@1",
+        )
+        return SourceOutcome(src.name, 0, ctx.append([skipped]), None, f"skipped: {why}", skipped=why)
     validators = last_validators(ctx, source.url_for(ctx.day))
     events = collect_source(source, ctx.day, ctx.run_id, validators=validators)
     written = ctx.append(events)

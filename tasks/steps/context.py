@@ -121,6 +121,25 @@ def today(settings: Settings) -> date:
     return datetime.now(UTC).astimezone(settings.zone).date()
 
 
+def latest_day(settings: Settings) -> date:
+    """The latest brief date a run accepts: tomorrow in the configured timezone."""
+    return today(settings) + timedelta(days=1)
+
+
+def refuse_future(day: date, settings: Settings, option: str = "date") -> date:
+    """``day``, or an InputError when it is after tomorrow: no feed has that day's news yet, and its
+    brief (empty) would become the newest entry of the briefs' feed."""
+    from storage.errors import InputError
+
+    latest = latest_day(settings)
+    if day > latest:
+        raise InputError(
+            f"{option} {day} is after tomorrow ({latest} in {settings.timezone}); "
+            f"no feed has its news yet: give a date up to {latest}"
+        )
+    return day
+
+
 def resolve_day(text: str | None, settings: Settings) -> date:
     from storage.errors import InputError
 

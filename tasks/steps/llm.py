@@ -2,7 +2,8 @@
 
 ``Analyst.ask`` answers one task for one story, or returns None and records why (the caller
 then keeps its offline result). It never raises: a server that is down or too slow, answers
-429 (``Retry-After`` honoured up to ``max_retry_after_s``) or 5xx, an answer that is not valid
+429 (``Retry-After`` honoured up to ``max_retry_after_s``) or 5xx, a 200 that is not a chat
+completion (an HTML page, no message, usage that is not token counts), an answer that is not valid
 twice, or a run over its ``max_calls_per_run`` budget all end in the offline result for that
 story, listed in the run report. A question already answered in this brief date's log under
 the same model and template (the same request key) is answered from the log: a rerun or a

@@ -39,7 +39,7 @@ def publish(ctx: RunContext, document: dict) -> Published:
         rendered = {
             "md": markdown,
             "html": render.render_html(document, labels, templates),
-            "json": json.dumps(document, ensure_ascii=False, indent=2) + "\n",
+            "json": json.dumps(render.for_readers(document), ensure_ascii=False, indent=2) + "\n",
         }
         files, version_files = {}, {}
         day = ctx.day.isoformat()

@@ -2,7 +2,10 @@
 
 Every decision is a ``story.scored`` derivation with the scores, the evidence and the reasons,
 so "why is X missing from the brief" is one ``brief events --type story.scored`` away. A
-person's mark (``article.corrected`` of the field ``relevance``) overrides the model.
+person's mark (``article.corrected`` of the field ``relevance``) overrides the model. A language
+model cannot take a decision over: a story whose report talks to an AI system keeps the offline
+relevance and importance (the model is not asked), and a declared on-topic source's post is not
+dropped as off-topic on a model's word.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from tasks import analyze, editorial, llm
+from tasks import analyze, editorial, factcheck, llm
 from tasks.steps.context import RunContext, lookback_days
 from tasks.steps.dedup import DedupOutcome
 from tasks.steps.llm import analyst as llm_analyst
@@ -143,9 +146,18 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
         if judged.outcome == "off-topic":
             reasons.append(f"on-topic score {judged.relevance:.2f}, under 0.50")
         relevance, core = judged.relevance, judged.core
-        if analyst is not None and marked_of(outcome, story) is None:
+        instructed = any(factcheck.looks_like_instructions(f"{i.title} {i.summary}") for i in items)
+        if analyst is not None and marked is None and instructed:
+            reasons.append("language model not asked: a report talks to an AI system (offline decision kept)")
+        if analyst is not None and marked is None and not instructed:
             verdict = analyst.ask("relevance", story_id, items)
-            if isinstance(verdict, llm.RelevanceAnswer):
+            if (
+                isinstance(verdict, llm.RelevanceAnswer)
+                and verdict.outcome == "off-topic"
+                and inputs.first_party
+            ):
+                reasons.append("language model said off-topic; kept: a post of a declared on-topic source")
+            elif isinstance(verdict, llm.RelevanceAnswer):
                 outcome_ = verdict.outcome
                 sure = 0.5 + verdict.confidence / 2
                 relevance = sure if verdict.outcome != "off-topic" else 1 - sure

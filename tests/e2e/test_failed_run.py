@@ -80,3 +80,23 @@ def test_a_scheduled_run_without_a_date_that_fails_speaks_of_the_day_it_resolved
         )
     assert f"# Daily brief of {day.isoformat()} failed" in artifact.data
     assert f"brief run --date {day.isoformat()}" in artifact.data
+
+
+def test_the_flow_refuses_a_date_after_tomorrow_before_it_writes_anything(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from flows.daily import daily_brief
+
+    shutil.copytree(REPO / "samples" / "feeds", tmp_path / "feeds")
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n[[sources]]\nname = "techwire"\nurl = "file://feeds/techwire/{date}.xml"\n'
+    )
+    later = (datetime.now(UTC).date() + timedelta(days=3)).isoformat()
+    state = daily_brief(later, str(config), return_state=True)
+    assert state.is_failed()
+    assert f"date {later} is after tomorrow" in state.message, state.message
+    store = tmp_path / "store"
+    assert not store.exists() or not [p for p in store.rglob("*") if p.is_file()], list(store.rglob("*"))

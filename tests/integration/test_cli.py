@@ -248,3 +248,51 @@ def test_square_brackets_are_text_in_tables_messages_and_help(sample: Path) -> N
 
     helped = brief("backfill", "--help", env={"COLUMNS": "200"})
     assert "[[delivery]]" in helped.stdout, helped.stdout
+
+
+def test_version_prints_the_package_version() -> None:
+    from importlib.metadata import version
+
+    done = brief("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"brief (dailybrief) {version('dailybrief')}"
+
+
+def _after_tomorrow() -> str:
+    from datetime import UTC, datetime, timedelta
+
+    return (datetime.now(UTC).date() + timedelta(days=3)).isoformat()  # after tomorrow in any timezone
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--date", "{later}"],
+        ["backfill", "--start", "{today}", "--end", "{later}"],
+        ["collect", "--date", "{later}"],
+        ["review", "--date", "{later}"],
+        ["deliver", "--date", "{later}"],
+    ],
+)
+def test_a_date_after_tomorrow_is_refused_and_nothing_is_written(sample: Path, args: list[str]) -> None:
+    from datetime import UTC, datetime
+
+    later, today = _after_tomorrow(), datetime.now(UTC).date().isoformat()
+    done = brief(*[a.format(later=later, today=today) for a in args], "--config", str(sample))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{later} is after tomorrow" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (sample.parent / "store").exists()
+
+
+def test_tomorrow_is_still_a_brief_date(sample: Path) -> None:
+    from datetime import datetime, timedelta
+
+    from tasks.settings import load_settings
+    from tasks.steps import latest_day, refuse_future, today
+
+    settings = load_settings(str(sample))
+    assert latest_day(settings) == today(settings) + timedelta(days=1)
+    assert refuse_future(latest_day(settings), settings) == latest_day(settings)
+    tomorrow = (datetime.now(settings.zone) + timedelta(days=1)).date().isoformat()
+    assert brief("collect", "--date", tomorrow, "--config", str(sample)).returncode == 0

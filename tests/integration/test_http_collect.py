@@ -212,5 +212,8 @@ def test_a_live_feed_is_not_collected_for_a_past_date(server: str, tmp_path: Pat
         CachedEmbedder(HashingEmbedder(), None, None),
     )
     outcome = steps.collect_one(ctx, "live")
-    assert outcome.message == "live feed: replayed stored facts" and outcome.new_events == 0
+    reason = "a live feed cannot be replayed for a past date"
+    assert outcome.skipped == reason and outcome.message == f"skipped: {reason}" and outcome.new_events == 1
+    [skipped] = ctx.store.read(event_types=["feed.skipped"])
+    assert skipped.payload == {"source": "live", "url": f"{server}/feed.xml", "reason": reason}
     assert "/feed.xml" not in Handler.hits
