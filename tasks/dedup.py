@@ -122,6 +122,10 @@ class Item:
     language: str = "und"
     url: str = ""  # the link as the feed gave it (what citations show)
     tags: tuple[str, ...] = ()  # the feed's own categories
+    kind: str = "news"  # the source's kind (``tasks/kinds``)
+    outlet: str | None = None  # the outlet as the kind names it ("techcrunch.com", "GitHub")
+    discussion_url: str | None = None  # a community item's discussion
+    evidence: tuple[tuple[str, int | str], ...] = ()  # (field, value) the source gave, e.g. points
 
     @property
     def text(self) -> str:

@@ -116,7 +116,12 @@ def view(
 
     def item_view(number: int, item: Mapping[str, Any]) -> dict[str, Any]:
         citations = [
-            {"source": c["source"], "url": link(c["url"]), "published": (c["published"] or "")[:10]}
+            {
+                "source": c.get("outlet_label") or c["source"],
+                "url": link(c["url"]),
+                "published": (c["published"] or "")[:10],
+                "discussion": link(c["discussion_url"]) if c.get("discussion_url") else None,
+            }
             for c in item["citations"]
         ]
         return {
@@ -129,7 +134,9 @@ def view(
             "flagged": "instructions_to_ai" in item.get("flags", ()),
             "facts": [f["text"] for f in item["facts"]][:8],
             "citations": citations,
-            "link": citations[0] if citations else {"source": "", "url": None, "published": ""},
+            "link": citations[0]
+            if citations
+            else {"source": "", "url": None, "published": "", "discussion": None},
             "relevance": item.get("relevance", "core"),
         }
 

@@ -54,6 +54,42 @@ def collected(
     )
 
 
+def collected_of_kind(
+    n: int,
+    kind: str,
+    *,
+    source: str,
+    title: str,
+    url: str,
+    outlet: str | None = None,
+    discussion_url: str | None = None,
+    evidence: dict[str, int | str] | None = None,
+    day: date = DAY,
+) -> Event:
+    """An ``article.collected`` v4 event as a source of ``kind`` writes it (outlet, discussion, evidence)."""
+    kind_fields = {"kind": kind, "outlet": outlet, "discussion_url": discussion_url, "evidence": evidence}
+    return new_event(
+        "article.collected",
+        {
+            "article_id": f"art-{n}",
+            "source": source,
+            "url": url,
+            "canonical_url": url,
+            "title": title,
+            "summary": "",
+            "published_at": "2025-08-06T09:30:00Z",
+            "language": "en",
+            "content_hash": f"hash-{n}-{title}",
+            **{k: v for k, v in kind_fields.items() if v is not None},
+        },
+        brief_date=day,
+        run_id="run-1",
+        subject_id=f"art-{n}",
+        produced_by="tests",
+        occurred_at=T0 + timedelta(seconds=n),
+    )
+
+
 def corrected(
     n: int, field: str, value: str | None, *, day: date = DAY, at: datetime | None = None, seq: int = 0
 ) -> Event:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC
 
-from tasks import dedup, factcheck, llm, write
+from tasks import dedup, factcheck, llm, outlets, write
 from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
@@ -62,6 +62,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                     "url": m.url or m.canonical_url,  # the link as the outlet published it
                     "source": m.source,
                     "published": m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
+                    **outlets.citation_fields(m.kind, m.source, m.outlet, m.discussion_url, dict(m.evidence)),
                 }
             )
         items.append(

@@ -11,6 +11,7 @@ import polars as pl
 
 from storage.events import Event
 from storage.projections import materialize
+from storage.projections.articles import EVIDENCE_FIELDS
 from tasks import dedup
 from tasks.steps.context import FOLLOW_UP_DAYS, RunContext
 
@@ -43,6 +44,10 @@ def _items(frame: pl.DataFrame) -> dict[str, dedup.Item]:
             r["language"] or "und",
             r["url"],
             tuple(r["tags"] or ()),
+            r.get("kind") or "news",
+            r.get("outlet"),
+            r.get("discussion_url"),
+            tuple((f, r[f]) for f in EVIDENCE_FIELDS if r.get(f) is not None),
         )
         for r in frame.iter_rows(named=True)
     }
