@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/export.py | tee docs/benchmarks/export.md
 	$(BIN)/python bench/history.py | tee docs/benchmarks/history.md
 	$(BIN)/python bench/llm.py | tee docs/benchmarks/llm.md
+	$(BIN)/python bench/multilingual.py | tee docs/benchmarks/multilingual.md
 
 clean:
 	rm -rf $(VENV) var
