@@ -31,7 +31,7 @@ run: $(STAMP)
 	$(BIN)/brief run --config $(CONFIG) --date $(DATE) --show
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
 # The two-worker backfill over two weeks of real days (make test runs it over four dates).
 test-slow: $(STAMP)

@@ -11,6 +11,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
+from prefect.utilities.annotations import quote
 
 from tasks import factcheck, steps
 from tasks.settings import load_settings
@@ -164,7 +165,10 @@ def daily_brief(
     say = get_run_logger().info
     report.start()
     with report.step("collect"):
-        futures = [collect_source_task.submit(ctx, s.name) for s in settings.sources]
+        # quote: Prefect must not walk the context's contents while the sources' tasks already
+        # running add to its counts (that walk failed a run now and then with "dictionary
+        # changed size during iteration")
+        futures = [collect_source_task.submit(quote(ctx), s.name) for s in settings.sources]
         outcomes = [f.result() for f in futures]
         report.sources = outcomes
         say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
