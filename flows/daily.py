@@ -168,7 +168,10 @@ def daily_brief(
         # quote: Prefect must not walk the context's contents while the sources' tasks already
         # running add to its counts (that walk failed a run now and then with "dictionary
         # changed size during iteration")
-        futures = [collect_source_task.submit(quote(ctx), s.name) for s in settings.sources]
+        futures = [
+            collect_source_task.submit(quote(ctx), s.name)  # type: ignore[call-overload]
+            for s in settings.sources
+        ]
         outcomes = [f.result() for f in futures]
         report.sources = outcomes
         say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
