@@ -52,8 +52,14 @@ class LocalServer:
                 self.process.wait(timeout=10)
 
 
-def start_local_server(home: Path, port: int | None = None, timeout_s: float = 120) -> LocalServer:
-    """``prefect server start`` on 127.0.0.1 with its own PREFECT_HOME; returns once it answers."""
+def start_local_server(
+    home: Path, port: int | None = None, timeout_s: float = 120, services: bool = True
+) -> LocalServer:
+    """``prefect server start`` on 127.0.0.1 with its own PREFECT_HOME; returns once it answers.
+
+    Without ``services`` it runs only the API and the UI (no scheduler: flow runs are created
+    by hand or by ``run_deployment``, and workers still pick them up).
+    """
     port = port or free_port()
     home.mkdir(parents=True, exist_ok=True)
     log_path = home / "server.log"
@@ -68,7 +74,8 @@ def start_local_server(home: Path, port: int | None = None, timeout_s: float = 1
     prefect = Path(sys.executable).parent / "prefect"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+            + ([] if services else ["--no-services"]),
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

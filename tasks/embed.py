@@ -7,6 +7,11 @@ the brief date that computed the vectors, like the log:
 ``{root}/cache/embeddings/model=<slug>/date=YYYY-MM-DD/part-….parquet`` (append-only). A run
 loads only the days it reads, so its cost does not grow with history; a vector it does not
 find there is computed again (same model, same vector).
+
+``BRIEF_EMBEDDINGS_SHARED`` names a SQLite file that every process on one machine shares
+(the workers of a fanned-out backfill, a test session): a text any of them embedded with a
+model is not embedded again by another, and a process that finds all its texts there never
+loads the model.
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import closing
 from datetime import date
 from typing import ClassVar, Protocol
 
@@ -30,6 +37,7 @@ from storage.atomic import write_with
 from storage.errors import ConfigError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+SHARED_ENV = "BRIEF_EMBEDDINGS_SHARED"
 
 
 class Embedder(Protocol):
@@ -44,12 +52,50 @@ def text_key(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
+class SharedVectors:
+    """Vectors by (model, text key) in one SQLite file that processes on a machine share."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=120)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS v (model TEXT, key TEXT, vector BLOB, PRIMARY KEY (model, key))"
+        )
+        return db
+
+    def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        with closing(self._connect()) as db:
+            found = {}
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT key, vector FROM v WHERE model = ? AND key IN ({marks})", [model, *chunk]
+                )
+                found.update((k, np.frombuffer(blob, dtype=np.float32).copy()) for k, blob in rows)
+        return found
+
+    def put(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        rows = [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in vectors.items()]
+        with closing(self._connect()) as db, db:
+            db.executemany("INSERT OR IGNORE INTO v VALUES (?, ?, ?)", rows)
+
+
+def shared_vectors() -> SharedVectors | None:
+    path = os.environ.get(SHARED_ENV)
+    return SharedVectors(path) if path else None
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded once per process, offline.
 
     Vectors are also remembered per process, keyed by model and text (the most recent
     ``MEMO_SIZE``), so a process that opens several stores (a backfill, ``brief evaluate``, a
-    test session) computes a text once, whichever store's cache it lands in.
+    test session) computes a text once, whichever store's cache it lands in; with
+    ``BRIEF_EMBEDDINGS_SHARED`` set, once per machine.
     """
 
     _models: ClassVar[dict[str, object]] = {}
@@ -90,6 +136,14 @@ class SentenceTransformerEmbedder:
         with self._lock:
             known = {k: self._memo[k] for k in keys if k in self._memo}
         missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items())
+        shared = shared_vectors()
+        if missing and shared is not None:
+            found = shared.get(self.model_ref, [key for (_, key), _ in missing])
+            remembered = {(self.model_ref, key): vector for key, vector in found.items()}
+            known.update(remembered)
+            with self._lock:
+                self._memo.update(remembered)
+            missing = [(k, t) for k, t in missing if k not in known]
         if missing:
             model = self._load()
             vectors = model.encode(  # type: ignore[attr-defined]
@@ -100,6 +154,8 @@ class SentenceTransformerEmbedder:
             )
             fresh = dict(zip((k for k, _ in missing), np.asarray(vectors, dtype=np.float32), strict=True))
             known.update(fresh)
+            if shared is not None:
+                shared.put(self.model_ref, {key: vector for (_, key), vector in fresh.items()})
             with self._lock:
                 self._memo.update(fresh)
                 while len(self._memo) > self.MEMO_SIZE:

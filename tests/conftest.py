@@ -15,6 +15,10 @@ os.environ["GX_ANALYTICS_ENABLED"] = "false"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.pop("BRIEF_CONFIG", None)
+# Sentence vectors shared by every process of the run (xdist workers inherit this from the
+# process that starts them, and pass it on to the Prefect workers and CLIs they start): a
+# text is embedded once per test run, whichever store caches it (``tasks/embed.py``).
+os.environ.setdefault("BRIEF_EMBEDDINGS_SHARED", os.path.join(_SESSION_HOME, "embeddings.sqlite"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("BRIEF_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -43,9 +47,7 @@ def real_days(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefe
 
     from tests.real_days import build_real_days
 
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent  # the run's folder, shared by its workers
+    base = _run_folder(tmp_path_factory)
     built = base / "real-days"
     with FileLock(str(base / "real-days.lock")):
         if not (built / "results.json").exists():
@@ -57,12 +59,59 @@ def real_days(shared_data: Path, tmp_path_factory: pytest.TempPathFactory, prefe
     return built
 
 
-@pytest.fixture(scope="session")
-def prefect_harness():
-    """One temporary Prefect server for the whole session (flows run against it)."""
-    from prefect.testing.utilities import prefect_test_harness
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test run's temporary folder, shared by its xdist workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
-    with prefect_test_harness(server_startup_timeout=120):
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory):
+    """A real Prefect server (API and UI, no background services) for this test process.
+
+    Its database starts as a copy of the run's migrated template: the first xdist worker
+    migrates a fresh one and copies it (SQLite's backup, consistent while the server runs);
+    the other starts from the copy, skipping the migrations (about 13 s).
+    """
+    import shutil
+    import sqlite3
+    from contextlib import closing
+
+    from filelock import FileLock
+
+    from flows.serve import start_local_server
+
+    base = _run_folder(tmp_path_factory)
+    home = tmp_path_factory.mktemp("prefect-server")
+    template = base / "prefect-template.db"
+    with FileLock(str(base / "prefect-template.lock")):
+        if template.exists():
+            shutil.copyfile(template, home / "prefect.db")
+        server = start_local_server(home, services=False)
+        if not template.exists():
+            with (
+                closing(sqlite3.connect(home / "prefect.db")) as live,
+                closing(sqlite3.connect(base / "prefect-template.partial")) as copy,
+            ):
+                live.backup(copy)
+            (base / "prefect-template.partial").rename(template)
+    yield server
+    # Flush what this process sent while the server still answers, or the interpreter's
+    # last drain waits on it.
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    EventsWorker.drain_all(timeout=60)
+    APILogWorker.drain_all(timeout=60)
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(prefect_server):
+    """Flows run in this process report to the session's Prefect server."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
         yield
 
 

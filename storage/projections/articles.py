@@ -73,6 +73,13 @@ def upcast_collected_frame(decoded: pl.LazyFrame) -> pl.LazyFrame:
     ).drop("published", "evidence")
 
 
+# An article's fields are those of its newest snapshot: the collection for the latest brief
+# date, then the latest in event order (a live feed read twice in a day). Not simply the
+# last collected: dates collected in another order (a fanned-out backfill, where a date's run
+# also reads the archives of the days before it) would then give other fields.
+LATEST = ["fields_day", *ORDER_COLUMNS]
+
+
 class ArticlesProjection:
     name: str = "articles"
     event_types: tuple[str, ...] = ("article.collected", "article.corrected")
@@ -90,11 +97,15 @@ class ArticlesProjection:
             .pipe(upcast_collected_frame)
             .with_columns(parse_utc(pl.col("published_at")).alias("published_at"))
         )
-        base = collected.group_by("article_id").agg(
-            pl.col("brief_date").min().alias("first_brief_date"),
-            pl.col("_ts").min().alias("first_collected_at"),
-            pl.len().cast(pl.UInt32).alias("collected_events"),
-            *[pl.col(c).sort_by(ORDER_COLUMNS).last() for c in (*FIELDS, *ORDER_COLUMNS)],
+        base = (
+            collected.with_columns(pl.col("brief_date").alias("fields_day"))
+            .group_by("article_id")
+            .agg(
+                pl.col("brief_date").min().alias("first_brief_date"),
+                pl.col("_ts").min().alias("first_collected_at"),
+                pl.len().cast(pl.UInt32).alias("collected_events"),
+                *[pl.col(c).sort_by(LATEST).last() for c in (*FIELDS, *LATEST)],
+            )
         )
         corrections = latest_by(
             ordered.filter(pl.col("event_type") == "article.corrected")
@@ -113,7 +124,7 @@ class ArticlesProjection:
                 pl.col("first_brief_date").min(),
                 pl.col("first_collected_at").min(),
                 pl.col("collected_events").sum(),
-                *[pl.col(c).sort_by(ORDER_COLUMNS).last() for c in (*FIELDS, *ORDER_COLUMNS)],
+                *[pl.col(c).sort_by(LATEST).last() for c in (*FIELDS, *LATEST)],
             )
         )
         corrections = latest_by(pl.concat([a["corrections"], b["corrections"]]), ["article_id", "field"])

@@ -10,7 +10,7 @@ from tests.conftest import REPO
 
 def test_a_failing_step_fails_the_run_with_an_explanation(tmp_path: Path, prefect_harness: None) -> None:
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
     from flows.daily import daily_brief
     from storage.store import ParquetEventStore
@@ -33,7 +33,10 @@ def test_a_failing_step_fails_the_run_with_an_explanation(tmp_path: Path, prefec
 
     with get_client(sync_client=True) as client:
         [artifact] = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["failed-run-2025-08-06"]))
+            artifact_filter=ArtifactFilter(
+                key=ArtifactFilterKey(any_=["failed-run-2025-08-06"]),
+                flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id]),
+            )
         )
     text = artifact.data
     assert "**Step:** `dedup`" in text and "cannot be loaded offline" in text
@@ -46,7 +49,7 @@ def test_a_scheduled_run_without_a_date_that_fails_speaks_of_the_day_it_resolved
 ) -> None:
     """A scheduled run has no date parameter: its failure page and events name the day it ran for."""
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
     from flows.daily import daily_brief
     from storage.store import ParquetEventStore
@@ -73,7 +76,10 @@ def test_a_scheduled_run_without_a_date_that_fails_speaks_of_the_day_it_resolved
     assert started.run_id == failed.run_id and started.brief_date == day
     with get_client(sync_client=True) as client:
         [artifact] = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[f"failed-run-{day.isoformat()}"]))
+            artifact_filter=ArtifactFilter(
+                key=ArtifactFilterKey(any_=[f"failed-run-{day.isoformat()}"]),
+                flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id]),
+            )
         )
         assert not client.read_artifacts(
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["failed-run-today"]))

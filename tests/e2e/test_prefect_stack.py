@@ -1,10 +1,11 @@
-"""Against one real Prefect stack started here for the module: a server, the deployments of
-``prefect.yaml`` and two process workers of the ``dailybrief`` pool (one run at a time each).
+"""Against one real Prefect stack set up here for the module: the session's server, the
+deployments of ``prefect.yaml`` and three process workers of the ``dailybrief`` pool (one run
+at a time each).
 
 - The deployments run through the API; a failing run's page in the Prefect UI, rendered by
   headless Chromium, carries the failure explanation.
-- Two workers share a fanned-out backfill of real days on an S3 store (moto), and it gives the
-  same facts and briefs as a one-process backfill. ``make test`` runs four dates
+- The ``backfill`` deployment, run through the API, fans real days out to the workers on an S3
+  store (moto), and it gives the same facts and briefs as a one-process backfill. ``make test`` runs four dates
   (2025-07-07..10); ``make test-slow`` runs two weeks (``BRIEF_TEST_WORKER_DAYS=14``,
   2025-07-01..14, about 20 s a date fanned out on two cores). The backfill flow creates one
   ``daily-brief`` flow run per date; each date waits for the earlier dates its window reaches
@@ -30,7 +31,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from flows.serve import LocalServer, start_local_server
+from flows.backfill import date_range
+from flows.serve import LocalServer
 from tasks.settings import load_settings
 from tests.conftest import REPO
 from tests.real_days import archive_config
@@ -42,6 +44,7 @@ DAYS = int(os.environ.get("BRIEF_TEST_WORKER_DAYS", "4"))
 START, END = {14: ("2025-07-01", "2025-07-14"), 7: ("2025-07-07", "2025-07-13")}.get(
     DAYS, ("2025-07-07", "2025-07-10")
 )
+WORKERS = 3  # one holds a fanned-out backfill's own run while two run its dates
 FACTS = ("article.collected", "feed.fetched")
 DECISIONS = ("article.duplicate_detected", "story.clustered", "story.scored", "brief.published")
 
@@ -53,8 +56,10 @@ def _prefect(env: dict[str, str], *args: str, timeout: float = 300) -> subproces
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, s3_server: str) -> Iterator[dict]:
-    """The server, the pool, ``prefect deploy --all`` and two workers, once for the module.
+def stack(
+    tmp_path_factory: pytest.TempPathFactory, s3_server: str, prefect_server: LocalServer
+) -> Iterator[dict]:
+    """The pool, ``prefect deploy --all`` and three workers on the session's server, once for the module.
 
     The deployments' default config is the sample's (labnotes, a local store); the workers
     inherit the S3 server's credentials (``s3_server``) for the runs that name an S3 config.
@@ -65,7 +70,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, s3_server: str) -> Iterator[
     sources = '[[sources]]\nname = "labnotes"\nurl = "file://feeds/labnotes/{date}.xml"\n'
     good.write_text('[storage]\nroot = "store"\n' + sources)
     bad.write_text('[storage]\nroot = "store-broken"\n[embedding]\nmodel = "/no/such/model"\n' + sources)
-    server: LocalServer = start_local_server(work / "prefect-home")
+    server = prefect_server
     env = {
         **os.environ,
         "PREFECT_API_URL": server.api_url,
@@ -79,11 +84,18 @@ def stack(tmp_path_factory: pytest.TempPathFactory, s3_server: str) -> Iterator[
     workers: list[subprocess.Popen[bytes]] = []
     logs: list[Path] = []
     try:
-        created = _prefect(env, "work-pool", "create", "dailybrief", "--type", "process", timeout=120)
-        assert created.returncode == 0, created.stdout + created.stderr
+        from prefect.workers.process import ProcessWorker
+
+        pool = {
+            "name": "dailybrief",
+            "type": "process",
+            "base_job_template": ProcessWorker.get_default_base_job_template(),
+        }
+        created = httpx.post(f"{server.api_url}/work_pools/", json=pool, timeout=30)
+        assert created.status_code == 201, created.text
         deployed = _prefect(env, "--no-prompt", "deploy", "--all")
         assert deployed.returncode == 0, deployed.stdout + deployed.stderr
-        for k in range(2):
+        for k in range(WORKERS):
             logs.append(work / f"worker-{k}.log")
             with open(logs[-1], "wb") as log:
                 workers.append(
@@ -110,15 +122,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory, s3_server: str) -> Iterator[
         for worker in workers:
             worker.terminate()
         for worker in workers:
-            worker.wait(timeout=60)
-        # This process sent the server events and logs (the in-process fanned-out backfill):
-        # flush them while it still answers, or the session's last drain waits on it forever.
-        from prefect.events.worker import EventsWorker
-        from prefect.logging.handlers import APILogWorker
-
-        EventsWorker.drain_all(timeout=60)
-        APILogWorker.drain_all(timeout=60)
-        server.stop()
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # a worker still reporting a run: stop its group
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait(timeout=30)
 
 
 def _client(stack: dict):
@@ -165,13 +173,6 @@ def test_daily_brief_run_through_the_api(stack: dict) -> None:
     artifacts = _artifacts(stack, run.id)
     assert "Orchard Labs releases Pippin" in artifacts["brief-2025-08-06"].data
     assert "labnotes" in str(artifacts["run-report-2025-08-06"].data)
-
-
-def test_backfill_run_through_the_api(stack: dict) -> None:
-    run = _run(stack, "backfill/backfill", {"start": "2025-08-05", "end": "2025-08-06", "concurrency": 2})
-    assert run.state.is_completed(), run.state
-    summary = str(_artifacts(stack, run.id)["backfill-summary"].data)
-    assert "2025-08-05" in summary and "2025-08-06" in summary and "completed" in summary
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
@@ -233,11 +234,11 @@ def decisions(store) -> Counter:
 
 
 @pytest.mark.timeout(1200 if DAYS > 4 else 600)  # two weeks: about 6 minutes on two cores
-def test_two_workers_share_a_backfill_and_match_one_process(
+def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_process(
     stack: dict, s3_root: str, shared_data: Path, tmp_path: Path, prefect_harness: None
 ) -> None:
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
+    """The ``backfill`` deployment (``fan_out: true``) run through the API on an S3 store: its own
+    run waits in one worker's slot while the other two workers run the dates."""
     from flows.backfill import backfill
 
     feeds = shared_data / "month" / "feeds"
@@ -245,13 +246,17 @@ def test_two_workers_share_a_backfill_and_match_one_process(
         pytest.skip(f"no month of feeds at {feeds}")
     s3_config = archive_config(tmp_path / "s3", feeds, SOURCES, root=s3_root, endpoint=stack["s3"])
     before = set().union(*(ran_by(log) for log in stack["logs"]))
-    with temporary_settings({PREFECT_API_URL: stack["server"].api_url}):
-        fanned = backfill(START, END, str(s3_config), fan_out=True)
+    run = _run(stack, "backfill/backfill", {"start": START, "end": END, "config": str(s3_config)})
+    assert run.state.is_completed(), run.state
+    fanned = json.loads(str(_artifacts(stack, run.id)["backfill-summary"].data))
     assert [o["status"] for o in fanned] == ["completed"] * DAYS, fanned
+    assert [o["date"] for o in fanned] == [str(d) for d in date_range(START, END)], fanned
     assert all(o["changed"] and o["version"] == 1 for o in fanned), fanned
-    # both workers ran dates, and each date ran once
-    ran = [ran_by(log) - before for log in stack["logs"]]
-    assert all(ran) and len(ran[0] | ran[1]) == len(ran[0]) + len(ran[1]) == DAYS, ran
+    # each date ran once, in a flow run of its own, and two workers shared them
+    dates = {o["flow_run_id"] for o in fanned}
+    ran = [(ran_by(log) - before) & dates for log in stack["logs"]]
+    assert sum(map(len, ran)) == len(set().union(*ran)) == DAYS and sum(map(bool, ran)) == 2, ran
+    assert any(str(run.id) in ran_by(log) for log in stack["logs"])
 
     local_config = archive_config(tmp_path / "local", feeds, SOURCES)
     one = backfill(START, END, str(local_config))
