@@ -68,7 +68,7 @@ class SharedVectors:
 
     def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         with closing(self._connect()) as db:
-            found = {}
+            found: dict[str, np.ndarray] = {}
             for start in range(0, len(keys), 500):
                 chunk = list(keys[start : start + 500])
                 marks = ",".join("?" * len(chunk))
