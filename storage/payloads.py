@@ -317,6 +317,17 @@ class BriefPublished(Payload):
     version_files: dict[str, str] = Field(default_factory=dict)  # this version's own copies
 
 
+class BriefWithheld(Payload):
+    """A brief readers did not get: too few core stories, or too many sources failed."""
+
+    brief_date: str
+    reason: str
+    core: int = Field(ge=0)
+    min_core: int = Field(ge=0)
+    sources: int = Field(ge=0)
+    failed_sources: list[str] = Field(default_factory=list)
+
+
 REGISTRY.register(
     "article.duplicate_detected", {1: DuplicateDetected}, fact=False, natural_key=_key("article_id", "reason")
 )
@@ -329,6 +340,7 @@ REGISTRY.register(
     fact=False,
     natural_key=_key("brief_date", "version", "content_hash"),
 )
+REGISTRY.register("brief.withheld", {1: BriefWithheld}, fact=False, natural_key=_key("brief_date", "reason"))
 
 
 class FactcheckFailed(Payload):

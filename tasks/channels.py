@@ -151,6 +151,14 @@ class DeliverySettings(_Section):
     channels: list[Channel] = Field(default_factory=list)
     review_channel: str | None = Field(default=None, description="the channel that gets held briefs")
     hold: bool = Field(default=False, description="readers get a brief only once someone approves it")
+    min_core: int = Field(
+        default=1,
+        ge=0,
+        description=(
+            "a day with fewer core stories, or on which more than half the sources failed, is "
+            "withheld: not published to readers nor delivered, and the run fails saying why (0: never)"
+        ),
+    )
     hold_until: str | None = Field(
         default=None, description="HH:MM (in the configured timezone): deliver unapproved briefs then"
     )

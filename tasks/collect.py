@@ -9,6 +9,8 @@ and the caller goes on with the rest.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -69,8 +71,32 @@ class Validators:
     content_hash: str | None = None
 
 
+_PARSED: OrderedDict[bytes, Any] = OrderedDict()  # body digest -> feedparser's result (read-only)
+_PARSED_SIZE = 48
+_PARSED_LOCK = threading.Lock()
+
+
 def parse_feed(body: bytes) -> Any:
-    """feedparser's result, or a ``FetchError`` for a body that is not a feed at all."""
+    """feedparser's result, or a ``FetchError`` for a body that is not a feed at all.
+
+    The latest results are remembered by the body's digest: a backfill reads each day's
+    archive up to three times (all dates first, then the date, then as the next date's day
+    before), and parsing is most of collecting.
+    """
+    digest = hashlib.blake2b(body, digest_size=16).digest()
+    with _PARSED_LOCK:
+        if digest in _PARSED:
+            _PARSED.move_to_end(digest)
+            return _PARSED[digest]
+    parsed = _parse(body)
+    with _PARSED_LOCK:
+        _PARSED[digest] = parsed
+        while len(_PARSED) > _PARSED_SIZE:
+            _PARSED.popitem(last=False)
+    return parsed
+
+
+def _parse(body: bytes) -> Any:
     parsed = feedparser.parse(body)
     if not parsed.entries:
         head = body[:512].lstrip().lower()

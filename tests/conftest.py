@@ -15,6 +15,9 @@ os.environ["GX_ANALYTICS_ENABLED"] = "false"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.pop("BRIEF_CONFIG", None)
+# One thread per process for torch and BLAS: the two test processes and the runs they start
+# share two cores, and threads spinning for a core they do not get only burn time.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Sentence vectors shared by every process of the run (xdist workers inherit this from the
 # process that starts them, and pass it on to the Prefect workers and CLIs they start): a
 # text is embedded once per test run, whichever store caches it (``tasks/embed.py``).

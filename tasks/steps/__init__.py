@@ -14,12 +14,13 @@ from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
 from tasks.steps.draft import draft
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
-from tasks.steps.publish import Published, publish
+from tasks.steps.publish import BriefWithheld, Published, publish, withhold, withhold_reason
 from tasks.steps.report import RunReport
 from tasks.steps.review import mark_story, open_questions, raise_questions, rebrief, resolve
 from tasks.steps.score import Scored, score_stories
 
 __all__ = [
+    "BriefWithheld",
     "DedupOutcome",
     "DeliveryOutcome",
     "Published",
@@ -57,4 +58,6 @@ __all__ = [
     "run_gates",
     "score_stories",
     "today",
+    "withhold",
+    "withhold_reason",
 ]

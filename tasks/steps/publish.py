@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from storage.atomic import exclusive, write_bytes
+from storage.errors import BriefError
 from storage.store import ParquetEventStore
 from tasks import render, write
 from tasks.steps.context import RunContext
@@ -19,6 +20,54 @@ class Published:
     changed: bool
     markdown: str
     items: int
+
+
+class BriefWithheld(BriefError):
+    """The day's brief is not fit to send (``[delivery] min_core``); the run fails with this."""
+
+
+def withhold_reason(ctx: RunContext, document: dict, failed_sources: list[str]) -> str | None:
+    """Why readers must not get this brief, or None: fewer than ``min_core`` core stories, or
+    more than half the sources failed (an outage makes a thin brief that looks like a quiet day)."""
+    least = ctx.settings.delivery.min_core
+    if least == 0:
+        return None
+    sources = len(ctx.settings.sources)
+    if sources and len(failed_sources) * 2 > sources:
+        return f"{len(failed_sources)} of {sources} sources failed ({', '.join(sorted(failed_sources))})"
+    core = core_stories(document)
+    if core < least:
+        return f"{core} core stor{'y' if core == 1 else 'ies'}, fewer than min_core = {least}"
+    return None
+
+
+def core_stories(document: dict) -> int:
+    return sum(1 for i in document["items"] if i.get("relevance", "core") == "core")
+
+
+def withhold(ctx: RunContext, document: dict, failed_sources: list[str], reason: str) -> BriefWithheld:
+    """Record ``brief.withheld``; the caller raises what this returns (nothing is published)."""
+    ctx.append(
+        [
+            ctx.emit(
+                "brief.withheld",
+                {
+                    "brief_date": ctx.day.isoformat(),
+                    "reason": reason,
+                    "core": core_stories(document),
+                    "min_core": ctx.settings.delivery.min_core,
+                    "sources": len(ctx.settings.sources),
+                    "failed_sources": sorted(failed_sources),
+                },
+                subject=ctx.day.isoformat(),
+                producer="publish.withhold@1",
+            )
+        ]
+    )
+    return BriefWithheld(
+        f"the brief of {ctx.day} is withheld: {reason}; readers got nothing "
+        "(see the run report; [delivery] min_core = 0 sends such days anyway)"
+    )
 
 
 def publish(ctx: RunContext, document: dict) -> Published:

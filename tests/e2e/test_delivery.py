@@ -355,3 +355,36 @@ def _render(page: Path, profile: Path) -> str:
         timeout=120,
     )
     return done.stdout
+
+
+def test_every_feed_down_withholds_the_brief_readers_get_nothing_and_the_run_fails(
+    tmp_path: Path, prefect_harness: None, mail: MailServer, hook: Webhook
+) -> None:
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        '[[sources]]\nname = "gone"\nurl = "file:///nonexistent/gone/{date}.xml"\n'
+        '[[sources]]\nname = "moved"\nurl = "file:///nonexistent/moved/{date}.xml"\n' + channels(mail, hook)
+    )
+    run = cli("run", "--config", str(config), "--date", DAY)
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert f"the brief of {DAY} is withheld: 2 of 2 sources failed (gone, moved)" in run.stdout + run.stderr
+    assert mail.messages == [] and hook.posts == []
+    [withheld] = payloads(config, "brief.withheld")
+    assert withheld["failed_sources"] == ["gone", "moved"] and withheld["core"] == 0
+    assert payloads(config, "brief.published") == [] and payloads(config, "brief.delivered") == []
+    assert not (tmp_path / "store" / "briefs" / f"{DAY}.md").exists()
+    [failed] = payloads(config, "run.failed")
+    assert failed["step"] == "publish" and failed["error"] == "BriefWithheld"
+
+
+def test_min_core_zero_sends_even_an_empty_day(tmp_path: Path, prefect_harness: None) -> None:
+    from flows.daily import daily_brief
+
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n[delivery]\nmin_core = 0\n'
+        '[[sources]]\nname = "gone"\nurl = "file:///nonexistent/gone/{date}.xml"\n'
+    )
+    result = daily_brief(DAY, str(config))
+    assert (result["version"], result["items"]) == (1, 0) and payloads(config, "brief.withheld") == []
