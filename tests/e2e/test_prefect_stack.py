@@ -117,7 +117,11 @@ def stack(
                         start_new_session=True,
                     )
                 )
-        yield {"server": server, "good": good, "bad": bad, "work": work, "logs": logs, "s3": s3_server}
+        found = {"server": server, "good": good, "bad": bad, "work": work, "logs": logs, "s3": s3_server}
+        # the day's run of the sample and a failing run start together, on two of the workers
+        found["daily"] = _submit(found, {"date_": "2025-08-06"})
+        found["failing"] = _submit(found, {"date_": "2025-08-06", "config": str(bad)})
+        yield found
     finally:
         for worker in workers:
             worker.terminate()
@@ -144,6 +148,30 @@ def _run(stack: dict, name: str, parameters: dict):
         return run_deployment(name=name, parameters=parameters, timeout=600, poll_interval=2)
 
 
+def _submit(stack: dict, parameters: dict) -> object:
+    """A ``daily-brief`` flow run created through the API (a worker picks it up): its id."""
+    from prefect.deployments import run_deployment
+
+    settings, _ = _client(stack)
+    with settings:
+        return run_deployment(name="daily-brief/daily-brief", parameters=parameters, timeout=0).id
+
+
+def _ended(stack: dict, flow_run_id: object, timeout_s: float = 600):
+    """The flow run once it has ended."""
+    settings, get_client = _client(stack)
+    deadline = time.monotonic() + timeout_s
+    with settings, get_client(sync_client=True) as client:
+        while True:
+            run = client.read_flow_run(flow_run_id)
+            if run.state and run.state.is_final():
+                return run
+            assert time.monotonic() < deadline, (
+                f"flow run {flow_run_id} still {run.state} after {timeout_s} s"
+            )
+            time.sleep(1)
+
+
 def _artifacts(stack: dict, flow_run_id: object) -> dict[str, object]:
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
@@ -168,7 +196,7 @@ def test_deployments_from_prefect_yaml_are_registered(stack: dict) -> None:
 
 
 def test_daily_brief_run_through_the_api(stack: dict) -> None:
-    run = _run(stack, "daily-brief/daily-brief", {"date_": "2025-08-06"})
+    run = _ended(stack, stack["daily"])
     assert run.state.is_completed(), run.state
     artifacts = _artifacts(stack, run.id)
     assert "Orchard Labs releases Pippin" in artifacts["brief-2025-08-06"].data
@@ -177,7 +205,7 @@ def test_daily_brief_run_through_the_api(stack: dict) -> None:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_failed_run_page_explains_the_failure(stack: dict, tmp_path: Path) -> None:
-    run = _run(stack, "daily-brief/daily-brief", {"date_": "2025-08-06", "config": str(stack["bad"])})
+    run = _ended(stack, stack["failing"])
     assert run.state.is_failed(), run.state
     assert "step 'dedup' failed" in run.state.message
     assert "failed-run-2025-08-06" in _artifacts(stack, run.id)
@@ -245,6 +273,12 @@ def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_proces
     if not feeds.is_dir():
         pytest.skip(f"no month of feeds at {feeds}")
     s3_config = archive_config(tmp_path / "s3", feeds, SOURCES, root=s3_root, endpoint=stack["s3"])
+    # the one-process backfill first: the fanned-out dates then find every sentence vector in
+    # the run's shared cache (``BRIEF_EMBEDDINGS_SHARED``) and never load the model
+    local_config = archive_config(tmp_path / "local", feeds, SOURCES)
+    one = backfill(START, END, str(local_config))
+    assert [o["status"] for o in one] == ["completed"] * DAYS, one
+
     before = set().union(*(ran_by(log) for log in stack["logs"]))
     run = _run(stack, "backfill/backfill", {"start": START, "end": END, "config": str(s3_config)})
     assert run.state.is_completed(), run.state
@@ -257,10 +291,6 @@ def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_proces
     ran = [(ran_by(log) - before) & dates for log in stack["logs"]]
     assert sum(map(len, ran)) == len(set().union(*ran)) == DAYS and sum(map(bool, ran)) == 2, ran
     assert any(str(run.id) in ran_by(log) for log in stack["logs"])
-
-    local_config = archive_config(tmp_path / "local", feeds, SOURCES)
-    one = backfill(START, END, str(local_config))
-    assert [o["status"] for o in one] == ["completed"] * DAYS, one
 
     s3_store = load_settings(str(s3_config)).storage.event_store()
     local_store = load_settings(str(local_config)).storage.event_store()
