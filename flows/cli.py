@@ -820,12 +820,16 @@ def learn(
 
 
 def main() -> None:
-    """Console-script entry point: one clear line and exit code 2 on a user mistake."""
+    """Console-script entry point: one clear line, and exit code 2 on a user mistake (1 when the
+    day's brief was withheld)."""
+    from tasks.steps.publish import BriefWithheld
+
     try:
         app(standalone_mode=False)
     except BriefError as exc:
         err.print(f"error: {exc}", soft_wrap=True)
-        raise SystemExit(2) from None
+        # a withheld brief is the run's outcome (exit 1, as a failed date), not a mistake in the input
+        raise SystemExit(1 if isinstance(getattr(exc, "cause", exc), BriefWithheld) else 2) from None
     except typer.Abort:
         err.print("aborted")
         raise SystemExit(130) from None

@@ -12,7 +12,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
-from prefect.utilities.annotations import quote
+from prefect.utilities.annotations import opaque
 
 from tasks import factcheck, steps
 from tasks.settings import load_settings
@@ -20,11 +20,10 @@ from tasks.settings import load_settings
 T = TypeVar("T")
 
 
-def opaque(value: T) -> T:
-    """A task argument Prefect passes as it is, without walking its contents: the run's
-    context, its outcome and documents hold thousands of objects (the walk was about a tenth
-    of a run's time), and the collect tasks add to the context's counts while it would walk."""
-    return quote(value)  # type: ignore[return-value]
+def unwalked(value: T) -> T:
+    """A task argument that Prefect passes without walking its contents (``opaque``), typed as
+    the value itself."""
+    return opaque(value)  # type: ignore[return-value]
 
 
 @task(name="collect-source", task_run_name="collect {source_name}", cache_policy=NO_CACHE)
@@ -175,10 +174,11 @@ def daily_brief(
     say = get_run_logger().info
     report.start()
     with report.step("collect"):
-        # opaque: Prefect must not walk the context's contents while the sources' tasks already
-        # running add to its counts (that walk failed a run now and then with "dictionary
-        # changed size during iteration")
-        futures = [collect_source_task.submit(opaque(ctx), s.name) for s in settings.sources]
+        # unwalked, here and below: Prefect passes the value without walking its contents (the
+        # context, outcomes and documents hold thousands of objects; the walk was about a tenth
+        # of a run), and never while the sources' tasks already running add to the context's
+        # counts (that walk failed a run now and then: "dictionary changed size during iteration")
+        futures = [collect_source_task.submit(unwalked(ctx), s.name) for s in settings.sources]
         outcomes = [f.result() for f in futures]
         report.sources = outcomes
         say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
@@ -194,40 +194,49 @@ def daily_brief(
             say(f"{embedded} text(s) embedded; waiting for {len(after_runs)} earlier date(s) of the backfill")
             wait_for_runs(after_runs, say, poll_s=0.5)
     with report.step("dedup"):
-        outcome = dedup_task(opaque(ctx))
+        outcome = dedup_task(unwalked(ctx))
         say(
             f"{outcome.news} new articles in {len(outcome.stories)} stories ({outcome.duplicates} duplicates)"
         )
     with report.step("score"):
-        scores = score_task(opaque(ctx), opaque(outcome))
+        scores = score_task(unwalked(ctx), unwalked(outcome))
         report.off_topic = steps.left_out(scores)
         say(
             f"{len(scores) - report.off_topic} stories on {settings.policy.topic.name}, "
             f"{report.off_topic} left out"
         )
     with report.step("analyze"):
-        analyses = analyze_task(opaque(ctx), opaque(outcome), opaque(scores))
+        analyses = analyze_task(unwalked(ctx), unwalked(outcome), unwalked(scores))
     with report.step("factcheck"):
-        document, findings = factcheck_task(opaque(ctx), opaque(outcome), opaque(analyses), report.off_topic)
+        document, findings = factcheck_task(
+            unwalked(ctx), unwalked(outcome), unwalked(analyses), report.off_topic
+        )
     with report.step("questions"):
         asked = questions_task(
-            opaque(ctx), opaque(outcome), opaque(document), opaque(findings), opaque(scores)
+            unwalked(ctx), unwalked(outcome), unwalked(document), unwalked(findings), unwalked(scores)
         )
         say(f"{asked['asked']} question(s) for review, {asked['applied']} answered before")
     with report.step("gate"):
-        document = gate_task(opaque(ctx), opaque(outcome), opaque(document))
+        document = gate_task(unwalked(ctx), unwalked(outcome), unwalked(document))
+    failed = [o.source for o in report.sources if o.error]
+    fetched = sum(1 for o in report.sources if not o.skipped)
+    reason = steps.withhold_reason(ctx, document, fetched, failed)
+    if reason:
+        withheld = steps.withhold(ctx, document, fetched, failed, reason)
+        compact_task(unwalked(ctx))
+        create_table_artifact(
+            key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=str(withheld)
+        )
+        with report.step("publish"):
+            raise withheld
     with report.step("publish"):
-        failed = [o.source for o in report.sources if o.error]
-        reason = steps.withhold_reason(ctx, document, failed)
-        if reason:
-            raise steps.withhold(ctx, document, failed, reason)
-        published = publish_task(opaque(ctx), opaque(document))
+        published = publish_task(unwalked(ctx), unwalked(document))
         say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")
     if deliver and settings.delivery.channels:
         with report.step("deliver"):
-            report.delivery = deliver_task(opaque(ctx))
+            report.delivery = deliver_task(unwalked(ctx))
     report.finish(outcome, published)
-    merged, stale = compact_task(opaque(ctx))
+    merged, stale = compact_task(unwalked(ctx))
     say(f"log compacted: {merged} file(s) merged, {stale} stale temporary file(s) removed")
     create_table_artifact(
         key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=report.summary()

@@ -53,13 +53,17 @@ def text_key(text: str) -> str:
 
 
 class SharedVectors:
-    """Vectors by (model, text key) in one SQLite file that processes on a machine share."""
+    """Vectors by (model, text key) in one SQLite file that processes on a machine share.
+
+    A cache only: when the file cannot be read or written (a read-only folder, a lock held too
+    long), the vectors are computed as if it were not there.
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=120)
+        db = sqlite3.connect(self.path, timeout=30)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(
             "CREATE TABLE IF NOT EXISTS v (model TEXT, key TEXT, vector BLOB, PRIMARY KEY (model, key))"
@@ -67,21 +71,27 @@ class SharedVectors:
         return db
 
     def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        with closing(self._connect()) as db:
-            found: dict[str, np.ndarray] = {}
-            for start in range(0, len(keys), 500):
-                chunk = list(keys[start : start + 500])
-                marks = ",".join("?" * len(chunk))
-                rows = db.execute(
-                    f"SELECT key, vector FROM v WHERE model = ? AND key IN ({marks})", [model, *chunk]
-                )
-                found.update((k, np.frombuffer(blob, dtype=np.float32).copy()) for k, blob in rows)
+        found: dict[str, np.ndarray] = {}
+        try:
+            with closing(self._connect()) as db:
+                for start in range(0, len(keys), 500):
+                    chunk = list(keys[start : start + 500])
+                    marks = ",".join("?" * len(chunk))
+                    rows = db.execute(
+                        f"SELECT key, vector FROM v WHERE model = ? AND key IN ({marks})", [model, *chunk]
+                    )
+                    found.update((k, np.frombuffer(blob, dtype=np.float32).copy()) for k, blob in rows)
+        except sqlite3.Error:
+            return found
         return found
 
     def put(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         rows = [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in vectors.items()]
-        with closing(self._connect()) as db, db:
-            db.executemany("INSERT OR IGNORE INTO v VALUES (?, ?, ?)", rows)
+        try:
+            with closing(self._connect()) as db, db:
+                db.executemany("INSERT OR IGNORE INTO v VALUES (?, ?, ?)", rows)
+        except sqlite3.Error:
+            return
 
 
 def shared_vectors() -> SharedVectors | None:
@@ -143,6 +153,8 @@ class SentenceTransformerEmbedder:
             known.update(remembered)
             with self._lock:
                 self._memo.update(remembered)
+                while len(self._memo) > self.MEMO_SIZE:
+                    self._memo.popitem(last=False)
             missing = [(k, t) for k, t in missing if k not in known]
         if missing:
             model = self._load()

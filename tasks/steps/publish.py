@@ -26,15 +26,15 @@ class BriefWithheld(BriefError):
     """The day's brief is not fit to send (``[delivery] min_core``); the run fails with this."""
 
 
-def withhold_reason(ctx: RunContext, document: dict, failed_sources: list[str]) -> str | None:
-    """Why readers must not get this brief, or None: fewer than ``min_core`` core stories, or
-    more than half the sources failed (an outage makes a thin brief that looks like a quiet day)."""
+def withhold_reason(ctx: RunContext, document: dict, fetched: int, failed: list[str]) -> str | None:
+    """Why readers must not get this brief, or None: more than half of the ``fetched`` sources
+    (those the run tried; a live feed skipped for a past date is not one) ``failed``, or fewer
+    than ``min_core`` core stories. An outage makes a thin brief that looks like a quiet day."""
     least = ctx.settings.delivery.min_core
     if least == 0:
         return None
-    sources = len(ctx.settings.sources)
-    if sources and len(failed_sources) * 2 > sources:
-        return f"{len(failed_sources)} of {sources} sources failed ({', '.join(sorted(failed_sources))})"
+    if fetched and len(failed) * 2 > fetched:
+        return f"{len(failed)} of {fetched} sources failed ({', '.join(sorted(failed))})"
     core = core_stories(document)
     if core < least:
         return f"{core} core stor{'y' if core == 1 else 'ies'}, fewer than min_core = {least}"
@@ -45,8 +45,11 @@ def core_stories(document: dict) -> int:
     return sum(1 for i in document["items"] if i.get("relevance", "core") == "core")
 
 
-def withhold(ctx: RunContext, document: dict, failed_sources: list[str], reason: str) -> BriefWithheld:
-    """Record ``brief.withheld``; the caller raises what this returns (nothing is published)."""
+def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], reason: str) -> BriefWithheld:
+    """Record ``brief.withheld``; the caller raises what this returns (nothing new is published).
+
+    A version published before (an earlier run of the day, when the feeds were up) stands.
+    """
     ctx.append(
         [
             ctx.emit(
@@ -56,17 +59,20 @@ def withhold(ctx: RunContext, document: dict, failed_sources: list[str], reason:
                     "reason": reason,
                     "core": core_stories(document),
                     "min_core": ctx.settings.delivery.min_core,
-                    "sources": len(ctx.settings.sources),
-                    "failed_sources": sorted(failed_sources),
+                    "sources": fetched,
+                    "failed_sources": sorted(failed),
                 },
                 subject=ctx.day.isoformat(),
                 producer="publish.withhold@1",
             )
         ]
     )
+    previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
+    versions = [json.loads(p)["version"] for p in previous.get_column("payload").to_list()]
+    readers = f"readers keep v{max(versions)}" if versions else "readers got nothing"
     return BriefWithheld(
-        f"the brief of {ctx.day} is withheld: {reason}; readers got nothing "
-        "(see the run report; [delivery] min_core = 0 sends such days anyway)"
+        f"the brief of {ctx.day} is withheld: {reason}; {readers} "
+        "([delivery] min_core = 0 sends such days anyway)"
     )
 
 

@@ -15,7 +15,7 @@ from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome, dedup_day
 from tasks.steps.draft import draft
 from tasks.steps.gate import run_gates
-from tasks.steps.publish import Published, publish
+from tasks.steps.publish import Published, publish, withhold, withhold_reason
 from tasks.steps.score import Scored
 
 
@@ -233,4 +233,7 @@ def rebrief(ctx: RunContext) -> Published:
     document, findings, scores = draft(ctx, outcome)
     raise_questions(ctx, outcome, document, findings, scores)
     document, _ = run_gates(ctx, outcome, document)
+    reason = withhold_reason(ctx, document, 0, [])  # no collection here: only the core count
+    if reason:
+        raise withhold(ctx, document, 0, [], reason)
     return publish(ctx, document)

@@ -367,7 +367,7 @@ def test_every_feed_down_withholds_the_brief_readers_get_nothing_and_the_run_fai
         '[[sources]]\nname = "moved"\nurl = "file:///nonexistent/moved/{date}.xml"\n' + channels(mail, hook)
     )
     run = cli("run", "--config", str(config), "--date", DAY)
-    assert run.returncode != 0, run.stdout + run.stderr
+    assert run.returncode == 1, run.stdout + run.stderr  # the run's outcome, not a typing mistake
     assert f"the brief of {DAY} is withheld: 2 of 2 sources failed (gone, moved)" in run.stdout + run.stderr
     assert mail.messages == [] and hook.posts == []
     [withheld] = payloads(config, "brief.withheld")
@@ -376,6 +376,21 @@ def test_every_feed_down_withholds_the_brief_readers_get_nothing_and_the_run_fai
     assert not (tmp_path / "store" / "briefs" / f"{DAY}.md").exists()
     [failed] = payloads(config, "run.failed")
     assert failed["step"] == "publish" and failed["error"] == "BriefWithheld"
+
+    # the feeds are back (one of the two still down: half failed is not more than half): the
+    # same date runs again, is published and delivered once
+    shutil.copytree(REPO / "samples" / "feeds", tmp_path / "feeds")
+    config.write_text(config.read_text().replace("file:///nonexistent/gone/", "file://feeds/labnotes/"))
+    again = cli("run", "--config", str(config), "--date", DAY)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert len(hook.posts) == 1 and len(mail.messages) == 1
+    assert [p["version"] for p in payloads(config, "brief.published")] == [1]
+
+    # a later run of the day with every feed down again keeps v1 for readers, and says so
+    config.write_text(config.read_text().replace("file://feeds/labnotes/", "file:///nonexistent/gone/"))
+    down = cli("run", "--config", str(config), "--date", DAY)
+    assert down.returncode == 1 and "readers keep v1" in down.stdout + down.stderr
+    assert len(hook.posts) == 1 and (tmp_path / "store" / "briefs" / f"{DAY}.md").exists()
 
 
 def test_min_core_zero_sends_even_an_empty_day(tmp_path: Path, prefect_harness: None) -> None:

@@ -124,7 +124,7 @@ def stack(
         yield found
     finally:
         for worker in workers:
-            worker.terminate()
+            os.killpg(worker.pid, signal.SIGTERM)  # the worker and any flow run it still has
         for worker in workers:
             try:
                 worker.wait(timeout=30)
