@@ -232,13 +232,15 @@ def llm_server() -> ScriptedLLM:
 # first keeps one long file from running alone at the end while the other process idles.
 SLOWEST_FIRST = (
     "tests/e2e/test_prefect_stack.py",
+    # no Prefect server: the other process runs it while the first migrates the server's
+    # database (tests/conftest.py's prefect_server), then starts its own from the copy
+    "tests/unit/test_properties.py",
     "tests/e2e/test_backfill.py",
     "tests/e2e/test_llm.py",
     "tests/e2e/test_object_store.py",
     "tests/e2e/test_daily_brief.py",
     "tests/integration/test_guide.py",
     "tests/integration/test_concurrent_writers.py",
-    "tests/unit/test_properties.py",
     "tests/e2e/test_delivery.py",
     "tests/e2e/test_review.py",
 )
