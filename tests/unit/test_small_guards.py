@@ -92,3 +92,32 @@ def test_counts_are_exact_when_collectors_append_at_once(tmp_path: Path) -> None
     finally:
         sys.setswitchinterval(interval)
     assert ctx.counts["run.started"] == 16000
+
+
+def test_shared_vectors_round_trip_and_a_broken_file_is_only_a_miss(tmp_path: Path) -> None:
+    import numpy as np
+
+    from tasks.embed import SharedVectors
+
+    shared = SharedVectors(str(tmp_path / "vectors.sqlite"))
+    vector = np.linspace(-1, 1, 384, dtype=np.float32)
+    shared.put("m", {"k1": vector})
+    found = SharedVectors(str(tmp_path / "vectors.sqlite")).get("m", ["k1", "k2"])  # another process's view
+    assert list(found) == ["k1"] and found["k1"].tobytes() == vector.tobytes()  # bit for bit
+    assert shared.get("other-model", ["k1"]) == {}
+    (tmp_path / "not-a-db.sqlite").write_bytes(b"this is not SQLite" * 100)
+    broken = SharedVectors(str(tmp_path / "not-a-db.sqlite"))
+    assert broken.get("m", ["k1"]) == {}
+    broken.put("m", {"k1": vector})  # no error: the caller computes the vectors instead
+
+
+def test_a_feed_body_is_parsed_once_and_a_changed_body_again() -> None:
+    from tasks.collect import parse_feed
+
+    body = (
+        b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        b"<item><title>One</title><link>https://example.org/1</link></item></channel></rss>"
+    )
+    assert parse_feed(body) is parse_feed(body)
+    changed = parse_feed(body.replace(b"One", b"Two"))
+    assert changed.entries[0].title == "Two" and parse_feed(body).entries[0].title == "One"
