@@ -34,7 +34,7 @@ from storage.atomic import write_text
 from storage.errors import InputError, StoreError
 from storage.projections import materialize
 from storage.store import EventStore
-from tasks.factcheck import looks_like_instructions
+from tasks.injection import looks_like_instructions
 
 TASKS = ("classify", "extract", "summarize", "dedup", "relevance", "llm")
 SYSTEM = {

@@ -9,7 +9,6 @@ naming the claim and the sources checked; the caller records it and marks the it
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -17,15 +16,6 @@ from datetime import date
 from tasks import analyze
 from tasks.dedup import Item
 from tasks.normalize import without_tracking
-
-INJECTION = re.compile(
-    r"ignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|prompts?)"
-    r"|disregard (?:the|all|your) "
-    r"(?:previous|prior|above)? ?instructions|you are now (?:a|an|in)|system prompt|act as (?:a|an) |"
-    r"忽略(?:之前|以上|前面)的(?:指令|指示)"
-    r"|<\s*/?\s*data\b",  # the markers of a prompt's data block: text that tries to leave it
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -44,11 +34,6 @@ class Finding:
             "reason": self.reason,
             "sources_checked": list(self.sources),
         }
-
-
-def looks_like_instructions(text: str) -> bool:
-    """Feed text addressed to an AI system rather than to readers (a prompt-injection attempt)."""
-    return bool(INJECTION.search(text))
 
 
 def _amounts(text: str) -> set[str]:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storage.errors import ConfigError
-from tasks import analyze, factcheck
+from tasks import analyze, injection
 from tasks.dedup import Item
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
@@ -135,7 +135,7 @@ def story_data(items: Sequence[Item], max_chars: int) -> str:
                 "title": title,
                 "summary": summary,
                 "published": item.published_at.isoformat() if item.published_at else None,
-                "untrusted_instructions": factcheck.looks_like_instructions(f"{item.title} {item.summary}"),
+                "untrusted_instructions": injection.looks_like_instructions(f"{item.title} {item.summary}"),
             }
         )
         if budget <= 0:
@@ -219,7 +219,7 @@ def check_model_text(
         url = m.group(0).rstrip(".,;")
         if url not in collected_urls:
             findings.append(TextFinding("link", url, "NOT_COLLECTED"))
-    if factcheck.looks_like_instructions(text):
+    if injection.looks_like_instructions(text):
         findings.append(TextFinding("instructions", text[:120], "INSTRUCTIONS"))
     if _MARKUP.search(text):
         findings.append(TextFinding("markup", text[:120], "MARKUP"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC
 
-from tasks import dedup, factcheck, llm, outlets, write
+from tasks import dedup, factcheck, injection, llm, outlets, write
 from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
@@ -16,7 +16,7 @@ def injection_flags(members: Sequence[dedup.Item]) -> list[str]:
     """``instructions_to_ai`` when a cited text talks to an AI system (kept, shown as quoted data)."""
     return (
         ["instructions_to_ai"]
-        if any(factcheck.looks_like_instructions(f"{m.title} {m.summary}") for m in members)
+        if any(injection.looks_like_instructions(f"{m.title} {m.summary}") for m in members)
         else []
     )
 

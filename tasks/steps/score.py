@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from tasks import analyze, editorial, factcheck, llm
+from tasks import analyze, editorial, injection, llm
 from tasks.steps.context import RunContext, lookback_days
 from tasks.steps.dedup import DedupOutcome
 from tasks.steps.llm import analyst as llm_analyst
@@ -146,7 +146,7 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
         if judged.outcome == "off-topic":
             reasons.append(f"on-topic score {judged.relevance:.2f}, under 0.50")
         relevance, core = judged.relevance, judged.core
-        instructed = any(factcheck.looks_like_instructions(f"{i.title} {i.summary}") for i in items)
+        instructed = any(injection.looks_like_instructions(f"{i.title} {i.summary}") for i in items)
         if analyst is not None and marked is None and instructed:
             reasons.append("language model not asked: a report talks to an AI system (offline decision kept)")
         if analyst is not None and marked is None and not instructed:

@@ -181,6 +181,34 @@ def test_hostile_feed_item_is_harmless_in_every_output(tmp_path: Path, prefect_h
     assert all(not i["flags"] for i in brief["items"] if i is not odd)
 
 
+def test_chinese_instructions_in_a_feed_are_flagged_in_every_output(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """The Chinese twin of the test above, in a Chinese brief: the four items of the fixture feed
+    that talk to an AI system are flagged and shown as data; the two that only mention a system
+    prompt or an output format, as news does, are not."""
+    from flows.daily import daily_brief
+    from tests.conftest import REPO
+
+    config = tmp_path / "brief.toml"
+    feeds = (REPO / "tests" / "fixtures" / "feeds" / "hostile_zh").as_uri()
+    config.write_text(
+        f'language = "zh"\n[storage]\nroot = "{tmp_path / "root"}"\n[[sources]]\nname = "xinghe"\n'
+        f'url = "{feeds}/{{date}}.xml"\non_topic = true\n'
+    )
+    result = daily_brief("2025-08-06", str(config))
+    outputs = {ext: Path(path).read_text() for ext, path in result["files"].items()}
+    for ext, text in outputs.items():
+        assert "<script" not in text.lower() and "alert(" not in text.lower(), ext
+    brief = json.loads(outputs["json"])
+    flagged = {c["url"].rsplit("/", 1)[-1] for i in brief["items"] if i["flags"] for c in i["citations"]}
+    assert flagged == {"lumen-3", "yunzhou-funding", "odd-item", "qingteng-earbuds"}
+    assert all(i["flags"] in ([], ["instructions_to_ai"]) for i in brief["items"])
+    assert len(brief["items"]) == 6  # the two that only mention the words are published unflagged
+    for ext in ("md", "html"):
+        assert outputs[ext].count("原文含有针对 AI 系统的指令") == 4, ext
+
+
 def test_stats_per_day_from_the_runs_projection(real_run: dict) -> None:
     from ops.stats import daily_stats
 
