@@ -32,7 +32,7 @@ _ENGLISH = (
     r"|you are now (?:a|an|in)|system prompt|act as (?:a|an) "
 )
 # the markers of a prompt's data block (``tasks/prompts``): text that tries to leave it
-MARKER_OPENERS = "<\u2039\u3008"  # after the compatibility form: < (and ＜ ﹤), ‹, 〈 (and 〈)
+MARKER_OPENERS = "<\uff1c\ufe64\u2039\u3008\u2329"  # < ＜ ﹤ ‹ 〈 〈
 _MARKER = rf"[{MARKER_OPENERS}]\s*/?\s*(?:data|数据)(?!\w)"
 
 # "之前的", "以上", "所有", "你收到的": what an order to forget points at

@@ -115,15 +115,35 @@ def prompts_digest(folder: str | None = None) -> str:
     return ",".join(p.label for p in load_prompts(folder).values())
 
 
-_DATA_MARKER = re.compile(r"<(?=\s*/?\s*data\b)", re.IGNORECASE)
+_OPENER = re.compile(f"[{injection.MARKER_OPENERS}]")
+_JSON_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))")
+_JSON_CHARS = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "b": "\b"}
+
+
+def _as_read(json_text: str) -> str:
+    """A piece of JSON text as a reader of its strings sees it (``\\n`` a line break)."""
+    return _JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else _JSON_CHARS.get(m[2], m[2]), json_text)
+
+
+def _without_markers(json_text: str) -> str:
+    """Each character that opens a data marker written as its JSON escape (``<`` as ``\\u003c``)."""
+    return _OPENER.sub(
+        lambda m: (
+            f"\\u{ord(m[0]):04x}"
+            if injection.opens_data_marker(_as_read(json_text[m.start() : m.start() + 80]))
+            else m[0]
+        ),
+        json_text,
+    )
 
 
 def story_data(items: Sequence[Item], max_chars: int) -> str:
     """A story's reports as JSON data for a prompt: no more than ``max_chars`` characters of text.
 
-    A ``<data>`` or ``</data>`` in feed text (any case or spacing) has its ``<`` written as the
-    JSON escape ``\\u003c``: the same text to a JSON reader, but no marker that could close the
-    block; such an item is flagged as carrying instructions."""
+    A ``<data>`` or ``</data>`` in feed text (in any case, width or spacing, with invisible
+    characters, or as ``</数据>``) has its ``<`` (or ``＜``…) written as a JSON escape
+    (``\\u003c``, ``\\uff1c``): the same text to a JSON reader, but no marker that could close
+    the block; such an item is flagged as carrying instructions."""
     budget = max_chars
     rows = []
     for item in items:
@@ -140,7 +160,7 @@ def story_data(items: Sequence[Item], max_chars: int) -> str:
         )
         if budget <= 0:
             break
-    return _DATA_MARKER.sub(r"\\u003c", json.dumps(rows, ensure_ascii=False, indent=1))
+    return _without_markers(json.dumps(rows, ensure_ascii=False, indent=1))
 
 
 def messages_for(
