@@ -49,10 +49,13 @@ _SCALE = {
     "billion": 1e9,
     "t": 1e12,
     "trillion": 1e12,
+    "千": 1e3,
     "万": 1e4,
-    "亿": 1e8,
-    "千万": 1e7,
     "百万": 1e6,
+    "千万": 1e7,
+    "亿": 1e8,
+    "千亿": 1e11,
+    "万亿": 1e12,
 }
 _CURRENCY_SIGN = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "CNY"}
 _CURRENCY_WORD = {
@@ -62,18 +65,27 @@ _CURRENCY_WORD = {
     "euros": "EUR",
     "eur": "EUR",
     "pounds": "GBP",
+    "yuan": "CNY",
+    "rmb": "CNY",
+    "cny": "CNY",
     "美元": "USD",
     "美金": "USD",
     "元": "CNY",
     "人民币": "CNY",
     "元人民币": "CNY",
     "欧元": "EUR",
+    "英镑": "GBP",
+    "日元": "JPY",
+    "港元": "HKD",
+    "港币": "HKD",
 }
 _NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
+_CHINESE_SCALE = "万亿|千亿|千万|百万|亿|万"
 _AMOUNT = re.compile(
     rf"(?P<sign>[$€£¥])\s?(?P<n1>{_NUMBER})\s?(?P<s1>trillion|billion|million|thousand|bn|mn|[kKmMbBtT](?![a-z]))?"
-    rf"|(?P<n2>{_NUMBER})\s?(?P<s2>trillion|billion|million|thousand)\s(?P<w2>dollars|euros|pounds|USD|EUR)"
-    rf"|(?P<n3>{_NUMBER})\s?(?P<s3>千万|百万|万|亿)?(?P<w3>元人民币|美元|美金|人民币|欧元|元)"
+    rf"|(?P<n2>{_NUMBER})\s?(?P<s2>trillion|billion|million|thousand)\s(?P<w2>dollars|euros|pounds|yuan|USD|EUR|RMB|CNY)"
+    rf"|(?P<n3>{_NUMBER})\s?(?P<s3>{_CHINESE_SCALE}|千)?\s?"
+    r"(?P<w3>元人民币|人民币|美元|美金|欧元|英镑|日元|港元|港币|RMB|CNY|元(?!宇宙))"
 )
 _MONTHS = {
     m: i
@@ -105,7 +117,9 @@ _DATE = re.compile(
     rf"(?P<m1>{_MONTH_RE})\s(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:,\s(?P<y1>\d{{4}}))?(?!\d)"
     rf"|(?<!\d)(?P<d2>\d{{1,2}})\s(?P<m2>{_MONTH_RE})(?:\s(?P<y2>\d{{4}}))?"
     r"|(?P<y3>\d{4})-(?P<m3>\d{2})-(?P<d3>\d{2})"
-    r"|(?:(?P<y4>\d{4})年)?(?P<m4>\d{1,2})月(?P<d4>\d{1,2})日"
+    r"|(?:(?P<y4>\d{4})\s?年\s?)?(?<!\d)(?P<m4>\d{1,2})\s?月\s?(?P<d4>\d{1,2})\s?[日号]"
+    # a month: 3月, 2026年3月, 3月份, 3月底 (not 3个月, not the month of 3月18日)
+    r"|(?:(?P<y5>\d{4})\s?年\s?)?(?<!\d)(?P<m5>\d{1,2})\s?月(?!\s?\d)"
 )
 
 
@@ -145,6 +159,12 @@ def amount_value(match: re.Match[str]) -> str:
     return f"{currency} {value:.0f}"
 
 
+def date_stated(value: str, stated: set[str]) -> bool:
+    """Whether a date (``2026-03-18``) or a month (``2026-03``) is among ``stated``; a month is
+    stated by any day of it."""
+    return value in stated or (len(value) == 7 and any(s.startswith(value) for s in stated))
+
+
 def date_value(match: re.Match[str], default_year: int) -> str | None:
     g = match.groupdict()
     try:
@@ -152,6 +172,8 @@ def date_value(match: re.Match[str], default_year: int) -> str | None:
             return date(int(g["y3"]), int(g["m3"]), int(g["d3"])).isoformat()
         if g["m4"]:
             return date(int(g["y4"] or default_year), int(g["m4"]), int(g["d4"])).isoformat()
+        if g["m5"]:
+            return date(int(g["y5"] or default_year), int(g["m5"]), 1).isoformat()[:7]
         month = _MONTHS[(g["m1"] or g["m2"]).lower().rstrip(".")]
         day = int(g["d1"] or g["d2"])
         return date(int(g["y1"] or g["y2"] or default_year), month, day).isoformat()

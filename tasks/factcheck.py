@@ -69,7 +69,7 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
         elif kind == "date":
             if value > brief_date.isoformat():
                 findings.append(Finding(story, kind, shown, "AFTER_BRIEF_DATE", sources))
-            elif value not in source_dates:
+            elif not analyze.date_stated(value, source_dates):
                 findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
         elif shown.lower() not in lowered:
             findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))

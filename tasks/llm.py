@@ -253,7 +253,7 @@ def check_model_text(
         f.value for s in sources for f in analyze.extract_facts(s, brief_date.year) if f.kind == "date"
     }
     for fact in analyze.extract_facts(probe, brief_date.year):
-        if fact.kind == "date" and fact.value not in source_dates:  # a date the sources state may be ahead
+        if fact.kind == "date" and not analyze.date_stated(fact.value, source_dates):  # may be ahead
             reason = "AFTER_BRIEF_DATE" if fact.value > brief_date.isoformat() else "NOT_IN_SOURCES"
             findings.append(TextFinding("date", fact.text, reason))
     for m in _NAME.finditer(plain):

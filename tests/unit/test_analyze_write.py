@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tasks.analyze import CategoryRule, categorise, extract_facts, importance
+from tasks.analyze import CategoryRule, categorise, date_stated, extract_facts, importance
 from tasks.dedup import Item
 from tasks.render import render_html, render_markdown
 from tasks.write import arrange, md_escape, safe_url
@@ -26,6 +26,16 @@ def item(title: str, summary: str = "") -> Item:
         ("1.2亿元", "CNY 120000000"),
         ("12亿美元", "USD 1200000000"),
         ("€4.5M", "EUR 4500000"),
+        ("20亿美元", "USD 2000000000"),
+        ("20 亿美元", "USD 2000000000"),
+        ("3000万元", "CNY 30000000"),
+        ("1.5万亿元", "CNY 1500000000000"),
+        ("3千元", "CNY 3000"),
+        ("10亿人民币", "CNY 1000000000"),
+        ("5000万RMB", "CNY 50000000"),
+        ("5亿美金", "USD 500000000"),
+        ("100亿日元", "JPY 10000000000"),
+        ("2 billion yuan", "CNY 2000000000"),
     ],
 )
 def test_money_amounts_are_normalised(text: str, value: str) -> None:
@@ -33,6 +43,40 @@ def test_money_amounts_are_normalised(text: str, value: str) -> None:
     assert [f.value for f in facts] == [value]
     assert facts[0].field == "title"
     assert f"Company gets {text} in funding"[facts[0].start : facts[0].end] == text
+
+
+@pytest.mark.parametrize("text", ["进军元宇宙3元宇宙基金", "用户1.5万", "3000万次下载"])
+def test_no_money_amount_without_a_currency(text: str) -> None:
+    assert [f for f in extract_facts(item(text), 2025) if f.kind == "amount"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("4月15日", "2025-04-15"),
+        ("4月15号", "2025-04-15"),
+        ("2026年3月18日", "2026-03-18"),
+        ("2026 年 3 月 18 日", "2026-03-18"),
+        ("3月", "2025-03"),  # a month
+        ("3月份", "2025-03"),
+        ("6月底", "2025-06"),
+        ("2026年3月", "2026-03"),
+    ],
+)
+def test_chinese_dates_are_read_with_their_anchor(text: str, value: str) -> None:
+    title = f"发布会定于{text}举行"
+    [fact] = [f for f in extract_facts(item(title), 2025) if f.kind == "date"]
+    assert fact.value == value and title[fact.start : fact.end] == fact.text and text.startswith(fact.text)
+
+
+@pytest.mark.parametrize("text", ["3个月", "13月", "3月18发布", "第2026年"])
+def test_what_is_not_a_chinese_date(text: str) -> None:
+    assert [f for f in extract_facts(item(f"预计{text}"), 2025) if f.kind == "date"] == []
+
+
+def test_a_month_is_stated_by_any_day_of_it() -> None:
+    assert date_stated("2026-03", {"2026-03-18"}) and date_stated("2026-03-18", {"2026-03-18"})
+    assert not date_stated("2026-04", {"2026-03-18"}) and not date_stated("2026-03-18", {"2026-03"})
 
 
 def test_facts_carry_anchors_into_their_field() -> None:
