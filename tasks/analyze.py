@@ -87,6 +87,11 @@ _AMOUNT = re.compile(
     rf"|(?P<n3>{_NUMBER})\s?(?P<s3>{_CHINESE_SCALE}|千)?\s?"
     r"(?P<w3>元人民币|人民币|美元|美金|欧元|英镑|日元|港元|港币|RMB|CNY|元(?!宇宙))"
 )
+# a number with a scale and no currency: 1.5万 (users), 2000亿 (parameters), 7 billion (downloads)
+_SCALED = re.compile(
+    rf"(?<![\d.,])(?P<n>{_NUMBER})\s?(?:(?P<zh>{_CHINESE_SCALE})|(?P<en>trillion|billion|million)(?![a-z]))"
+)
+_PLAIN_NUMBER = re.compile(rf"(?<![\d.,]){_NUMBER}")
 _MONTHS = {
     m: i
     for i, m in enumerate(
@@ -157,6 +162,36 @@ def amount_value(match: re.Match[str]) -> str:
     )
     value = float(number.replace(",", "")) * _SCALE.get(scale.lower() if scale.isascii() else scale, 1.0)
     return f"{currency} {value:.0f}"
+
+
+def amounts(text: str) -> list[tuple[str, str]]:
+    """Each money amount ``text`` states, as written and normalised: ``("20亿美元", "USD 2000000000")``."""
+    return [(m.group(0).strip(), amount_value(m)) for m in _AMOUNT.finditer(text)]
+
+
+def scaled_numbers(text: str) -> list[tuple[str, str]]:
+    """Each number with a scale and no currency, as written and as a number: ``("1.5万", "15000")``."""
+    money = [m.span() for m in _AMOUNT.finditer(text)]
+    out = []
+    for m in _SCALED.finditer(text):
+        if not any(start <= m.start() < end for start, end in money):
+            scale = _SCALE[m["zh"] or m["en"]]
+            out.append((m.group(0), f"{float(m['n'].replace(',', '')) * scale:.0f}"))
+    return out
+
+
+def numbers(text: str) -> set[str]:
+    """Every number ``text`` states, scaled: what a scaled number elsewhere may be compared with
+    (``15,000`` and ``1.5万``, ``$2 billion`` and ``20亿``, are one number)."""
+    plain = {f"{float(m.group(0).replace(',', '')):.0f}" for m in _PLAIN_NUMBER.finditer(text)}
+    money = {value.split()[1] for _, value in amounts(text)}
+    return plain | money | {value for _, value in scaled_numbers(text)}
+
+
+def dates(text: str, default_year: int) -> list[tuple[str, str]]:
+    """Each date (or month) ``text`` states, as written and in ISO form: ``("4月15日", "2026-04-15")``."""
+    found = [(m.group(0), date_value(m, default_year)) for m in _DATE.finditer(text)]
+    return [(shown, value) for shown, value in found if value]
 
 
 def date_stated(value: str, stated: set[str]) -> bool:

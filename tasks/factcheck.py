@@ -1,9 +1,12 @@
 """Fact-check a brief draft against the articles it cites.
 
 Every organisation, person, product, money amount and date an item states must be found in
-the text of the articles it cites (amounts compared normalised: ``$1.2B`` = ``1.2 billion
-dollars`` = ``12亿美元``); no stated date may be after the brief date; an item states at
-most one amount; every link it cites must be a collected article. A failure is a finding
+the text of the articles it cites, and so must every amount, number with a scale (``1.5万``,
+``2 billion``) and date its title and summary write. Amounts, numbers and dates are compared
+normalised, in either language: ``$1.2B`` = ``1.2 billion dollars`` = ``12亿美元``,
+``15,000`` = ``1.5万``, ``2026年3月18日`` = ``March 18, 2026``, and a month (``3月``) is
+stated by any day of it. No date among its facts may be after the brief date; an item states
+at most one amount; every link it cites must be a collected article. A failure is a finding
 naming the claim and the sources checked; the caller records it and marks the item.
 """
 
@@ -21,7 +24,7 @@ from tasks.normalize import without_tracking
 @dataclass(frozen=True)
 class Finding:
     story_id: str
-    kind: str  # organization | person | product | amount | date | citation
+    kind: str  # organization | person | product | amount | number | date | citation
     claim: str
     reason: str  # NOT_IN_SOURCES | AFTER_BRIEF_DATE | SEVERAL_AMOUNTS | NOT_COLLECTED
     sources: tuple[str, ...]
@@ -36,8 +39,36 @@ class Finding:
         }
 
 
-def _amounts(text: str) -> set[str]:
-    return {analyze.amount_value(m) for m in analyze._AMOUNT.finditer(text)}
+@dataclass(frozen=True)
+class Claim:
+    kind: str  # amount | number | date
+    text: str
+    value: str
+
+
+def unanchored(text: str, sources: Sequence[Item], year: int) -> list[Claim]:
+    """The money amounts, scaled numbers and dates ``text`` states that ``sources`` do not, each once.
+
+    Compared normalised, in either language: ``20亿美元`` = ``$2 billion``, ``1.5万`` =
+    ``15,000``; a month (``3月``) is stated by any day of it. A date the sources state may be
+    after the brief date: what a later date means is the caller's to decide."""
+    source_text = " \n ".join(f"{s.title} \n {s.summary}" for s in sources)
+    money = {value for _, value in analyze.amounts(source_text)}
+    counted = analyze.numbers(source_text)
+    days = {f.value for s in sources for f in analyze.extract_facts(s, year) if f.kind == "date"}
+    claims = [Claim("amount", shown, value) for shown, value in analyze.amounts(text) if value not in money]
+    claims += [
+        Claim("number", shown, value) for shown, value in analyze.scaled_numbers(text) if value not in counted
+    ]
+    claims += [
+        Claim("date", shown, value)
+        for shown, value in analyze.dates(text, year)
+        if not analyze.date_stated(value, days)
+    ]
+    first: dict[tuple[str, str], Claim] = {}
+    for claim in claims:
+        first.setdefault((claim.kind, claim.value), claim)
+    return list(first.values())
 
 
 def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) -> list[Finding]:
@@ -55,15 +86,13 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
     ]
     text = " \n ".join(f"{a.title} \n {a.summary}" for a in known)
     lowered = text.lower()
-    source_amounts = _amounts(text)
+    source_amounts = {value for _, value in analyze.amounts(text)}
     source_dates = {
         f.value for a in known for f in analyze.extract_facts(a, brief_date.year) if f.kind == "date"
     }
-    stated_amounts = set()
     for fact in item["facts"]:
         kind, value, shown = fact["kind"], fact["value"], fact["text"]
         if kind == "amount":
-            stated_amounts.add(value)
             if value not in source_amounts:
                 findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
         elif kind == "date":
@@ -73,10 +102,11 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
                 findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
         elif shown.lower() not in lowered:
             findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
-    for value in _amounts(f"{item['title']} \n {item['summary']}") - stated_amounts:
-        stated_amounts.add(value)
-        if value not in source_amounts:
-            findings.append(Finding(story, "amount", value, "NOT_IN_SOURCES", sources))
+    in_facts = {(f["kind"], f["value"]) for f in item["facts"]}  # checked above
+    for claim in unanchored(f"{item['title']} \n {item['summary']}", known, brief_date.year):
+        if (claim.kind, claim.value) not in in_facts:
+            shown = claim.value if claim.kind == "amount" else claim.text  # an amount named normalised
+            findings.append(Finding(story, claim.kind, shown, "NOT_IN_SOURCES", sources))
     stated_in_facts = {f["value"] for f in item["facts"] if f["kind"] == "amount"}
     if len(stated_in_facts) > 1:
         findings.append(

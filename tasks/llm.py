@@ -5,7 +5,7 @@ Pure functions and one thin client. The prompts are versioned templates shipped 
 version. Feed text enters a prompt only as JSON data between ``<data>`` markers, each item
 saying whether its text tries to instruct an AI system. What the model answers is data too:
 parsed into one pydantic model per task, and a summary is checked against its sources
-(names, amounts, dates, links, instructions, markup) before the brief may use it.
+(names, amounts, numbers, dates, links, instructions, markup) before the brief may use it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storage.errors import ConfigError
-from tasks import analyze, injection
+from tasks import factcheck, injection
 from tasks.dedup import Item
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
@@ -223,7 +223,7 @@ _COMMON = {
 
 @dataclass(frozen=True)
 class TextFinding:
-    kind: str  # name | amount | date | link | instructions | markup
+    kind: str  # name | amount | number | date | link | instructions | markup
     claim: str
     reason: str  # NOT_IN_SOURCES | AFTER_BRIEF_DATE | NOT_COLLECTED | INSTRUCTIONS | MARKUP
 
@@ -244,18 +244,11 @@ def check_model_text(
     if _MARKUP.search(text):
         findings.append(TextFinding("markup", text[:120], "MARKUP"))
     plain = _URL.sub(" ", text)
-    source_amounts = {analyze.amount_value(m) for m in analyze._AMOUNT.finditer(source_text)}
-    for m in analyze._AMOUNT.finditer(plain):
-        if analyze.amount_value(m) not in source_amounts:
-            findings.append(TextFinding("amount", m.group(0).strip(), "NOT_IN_SOURCES"))
-    probe = Item("model", "model", "", plain, "", "", None)
-    source_dates = {
-        f.value for s in sources for f in analyze.extract_facts(s, brief_date.year) if f.kind == "date"
-    }
-    for fact in analyze.extract_facts(probe, brief_date.year):
-        if fact.kind == "date" and not analyze.date_stated(fact.value, source_dates):  # may be ahead
-            reason = "AFTER_BRIEF_DATE" if fact.value > brief_date.isoformat() else "NOT_IN_SOURCES"
-            findings.append(TextFinding("date", fact.text, reason))
+    for claim in factcheck.unanchored(plain, sources, brief_date.year):
+        later = claim.kind == "date" and claim.value > brief_date.isoformat()
+        findings.append(
+            TextFinding(claim.kind, claim.text, "AFTER_BRIEF_DATE" if later else "NOT_IN_SOURCES")
+        )
     for m in _NAME.finditer(plain):
         words = [w for w in m.group(1).split() if w not in _COMMON]
         name = " ".join(words)

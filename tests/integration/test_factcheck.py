@@ -16,6 +16,8 @@ from tasks.settings import parse_settings
 
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
 CHINESE = ["36kr", "jiqizhixin", "qbitai", "xinzhiyuan"]
+# March 2026 of the AI world's own sources (``../shared/data/aiweb``), with their kinds
+AIWEB = {"aibase_daily": "digest", "deepseek_news": "lab"}
 # the labs' own feeds and the AI-focused Chinese accounts are declared on-topic, as a user would
 ON_TOPIC = {
     "openai_research",
@@ -37,8 +39,9 @@ def outcome_settings(shared_data: Path, root: Path, sources: list[str]):
             "sources": [
                 {
                     "name": s,
-                    "url": f"{(shared_data / 'feeds' / s).as_uri()}/{{date}}.xml",
-                    "on_topic": s in ON_TOPIC,
+                    "url": f"{(shared_data / ('aiweb/feeds' if s in AIWEB else 'feeds') / s).as_uri()}/{{date}}.xml",
+                    "kind": AIWEB.get(s, "news"),
+                    "on_topic": s in ON_TOPIC or s in AIWEB,
                 }
                 for s in sources
             ],
@@ -80,6 +83,7 @@ def real_draft(
         ("2025-08-07", SOURCES),
         ("2021-06-16", ["36kr", "jiqizhixin", "qbitai", "xinzhiyuan"]),
         ("2021-06-17", ["36kr", "jiqizhixin", "qbitai", "xinzhiyuan"]),
+        ("2026-03-25", list(AIWEB)),
     ],
 )
 def test_published_real_briefs_pass_the_check(
@@ -247,6 +251,7 @@ def test_a_flagged_chinese_item_renders_as_data(chinese_draft: tuple, phrase: st
         ("2025-08-07", SOURCES),
         ("2021-06-16", ["36kr", "jiqizhixin", "qbitai", "xinzhiyuan"]),
         ("2021-06-17", ["36kr", "jiqizhixin", "qbitai", "xinzhiyuan"]),
+        ("2026-03-25", list(AIWEB)),
     ],
 )
 def test_model_text_check_has_no_false_alarm_on_real_days(
