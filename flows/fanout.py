@@ -27,23 +27,30 @@ from uuid import UUID
 
 FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 DEFAULT_DEPLOYMENT = "daily-brief/daily-brief"
+PAGE = 200  # the most runs one API call returns (the server's default limit)
+WAIT_S = 6 * 3600  # a fanned-out backfill gives up on a date after this long
 
 
 def _states(ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """Flow run id -> (state type, message), from the Prefect API."""
+    """Flow run id -> (state type, message), from the Prefect API: one filtered call per 200 runs."""
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
-    out = {}
+    out = {run_id: ("PENDING", "") for run_id in ids}
     with get_client(sync_client=True) as client:
-        for run_id in ids:
-            run = client.read_flow_run(UUID(run_id))
-            state = run.state
-            out[run_id] = (state.type.value if state else "PENDING", (state.message or "") if state else "")
+        for k in range(0, len(ids), PAGE):
+            chunk = [UUID(i) for i in ids[k : k + PAGE]]
+            found = client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=chunk)), limit=len(chunk)
+            )
+            for run in found:
+                if run.state is not None:
+                    out[str(run.id)] = (run.state.type.value, run.state.message or "")
     return out
 
 
 def wait_for_runs(
-    ids: Sequence[str], say: Callable[[str], None], poll_s: float = 1.0, timeout_s: float = 6 * 3600
+    ids: Sequence[str], say: Callable[[str], None], poll_s: float = 1.0, timeout_s: float = WAIT_S
 ) -> None:
     """Return when every flow run in ``ids`` has ended; raise after ``timeout_s``."""
     pending = list(ids)
@@ -92,8 +99,13 @@ def fan_out(
     batch: str = "",
     poll_s: float = 1.0,
     deliver: bool = False,
+    timeout_s: float = WAIT_S,
 ) -> list[dict]:
-    """One ``deployment`` flow run per date, each waiting for the earlier dates its window reaches."""
+    """One ``deployment`` flow run per date, each waiting for the earlier dates its window reaches.
+
+    A date whose run has not ended ``timeout_s`` after the runs were created is that date's
+    failure (no worker took it, or one died holding it), so the backfill always ends.
+    """
     from prefect.client.schemas.objects import FlowRun
     from prefect.deployments import run_deployment
 
@@ -118,13 +130,20 @@ def fan_out(
         runs[day] = str(run.id)
     say(f"created {len(runs)} flow run(s) of {deployment}; workers of its pool run them")
     outcomes: dict[date, dict] = {}
+    deadline = time.monotonic() + timeout_s
     while len(outcomes) < len(runs):
         states = _states([runs[d] for d in days if d not in outcomes])
+        late = time.monotonic() > deadline
         for day in days:
-            if day in outcomes or states[runs[day]][0] not in FINAL:
+            if day in outcomes or (states[runs[day]][0] not in FINAL and not late):
                 continue
             kind, message = states[runs[day]]
             ok = kind == "COMPLETED"
+            if kind not in FINAL:
+                message = (
+                    f"still {kind.lower()} after {timeout_s:.0f} s: no worker of the deployment's "
+                    "pool finished it; start workers ('prefect worker start --pool …') and rerun the date"
+                )
             outcomes[day] = {
                 "date": day.isoformat(),
                 "status": "completed" if ok else "failed",

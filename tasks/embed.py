@@ -120,6 +120,7 @@ class SentenceTransformerEmbedder:
     def _load(self):
         with self._lock:
             if self.model_ref not in self._models:
+                self._check_folder()
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
@@ -138,6 +139,16 @@ class SentenceTransformerEmbedder:
                         f"give a local model folder or keep the default {DEFAULT_MODEL!r}"
                     ) from None
             return self._models[self.model_ref]
+
+    def _check_folder(self) -> None:
+        """A model named by a path that is not a folder fails at once, before torch is imported."""
+        ref = self.model_ref
+        is_path = ref != DEFAULT_MODEL and ref.startswith(("/", "./", "../", "~"))
+        if is_path and not os.path.isdir(os.path.expanduser(ref)):
+            raise ConfigError(
+                f"embedding.model {ref!r} cannot be loaded offline (no such folder); "
+                f"give a local model folder or keep the default {DEFAULT_MODEL!r}"
+            )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -132,14 +132,18 @@ def s3_server() -> str:
     import time
     import urllib.request
 
-    server = shutil.which("moto_server", path=str(Path(sys.executable).parent))
-    if server is None:
+    if shutil.which("moto_server", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("moto[server] is not installed (pip install 'moto[server]'): the S3 tests need it")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     log = open(os.path.join(_SESSION_HOME, "moto.log"), "wb")  # noqa: SIM115 - open for the session
-    process = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=log)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.s3_server", "-H", "127.0.0.1", "-p", str(port)],
+        cwd=REPO,
+        stdout=log,
+        stderr=log,
+    )
     endpoint = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:

@@ -76,3 +76,32 @@ def test_fan_out_without_the_deployment_is_one_clear_error(tmp_path: Path, prefe
     with pytest.raises(InputError, match=r"no deployment 'daily-brief/daily-brief'.*prefect deploy --all"):
         backfill("2025-08-05", "2025-08-06", str(config), fan_out=True)
     assert not (tmp_path / "store" / "briefs").exists()  # nothing was run
+
+
+def test_fan_out_gives_up_on_a_date_no_worker_takes_and_says_why(prefect_harness: None) -> None:
+    """A fanned-out backfill ends: a date still scheduled at its deadline is that date's failure,
+    and one API call reads all the dates' states (not one per date)."""
+    from datetime import date
+
+    from prefect.client.orchestration import get_client
+
+    from flows.fanout import fan_out
+
+    with get_client(sync_client=True) as client:
+        flow_id = client.create_flow_from_name("unattended")
+        client.create_deployment(flow_id, "nobody-runs-it", parameter_openapi_schema={})
+    said: list[str] = []
+    days = [date(2025, 8, 5), date(2025, 8, 6)]
+    outcomes = fan_out(
+        days,
+        None,
+        1,
+        said.append,
+        lambda *_: None,
+        deployment="unattended/nobody-runs-it",
+        poll_s=0.2,
+        timeout_s=1.0,
+    )
+    assert [o["status"] for o in outcomes] == ["failed", "failed"], outcomes
+    assert all(o["error"].startswith("still scheduled after 1 s: no worker") for o in outcomes), outcomes
+    assert said[0].startswith("created 2 flow run(s)") and said[-1].endswith("2 failed so far"), said

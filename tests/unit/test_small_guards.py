@@ -121,3 +121,28 @@ def test_a_feed_body_is_parsed_once_and_a_changed_body_again() -> None:
     assert parse_feed(body) is parse_feed(body)
     changed = parse_feed(body.replace(b"One", b"Two"))
     assert changed.entries[0].title == "Two" and parse_feed(body).entries[0].title == "One"
+
+
+def test_a_model_path_that_is_no_folder_fails_before_torch_is_imported(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from storage.errors import ConfigError\n"
+        "from tasks.embed import SentenceTransformerEmbedder\n"
+        "try:\n"
+        "    SentenceTransformerEmbedder(sys.argv[1]).encode(['a sentence'])\n"
+        "except ConfigError as exc:\n"
+        "    print(exc)\n"
+        "print('torch' in sys.modules)\n"
+    )
+    missing = str(tmp_path / "no-such-model")
+    done = subprocess.run(
+        [sys.executable, "-c", script, missing], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.splitlines() == [
+        f"embedding.model {missing!r} cannot be loaded offline (no such folder); "
+        "give a local model folder or keep the default 'all-MiniLM-L6-v2'",
+        "False",
+    ], done.stdout + done.stderr
