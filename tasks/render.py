@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from storage.errors import ConfigError
 from tasks.normalize import without_tracking
-from tasks.write import LABELS, left_out_line, md_escape, safe_url
+from tasks.write import KIND_SECTIONS, LABELS, left_out_line, md_escape, safe_url
 
 Kind = Literal["markdown", "html", "text", "email", "entry"]
 TEMPLATES: dict[Kind, str] = {
@@ -142,22 +142,32 @@ def view(
 
     sections: list[dict[str, Any]] = []
     number = 0
+
+    def add(kind: str, heading: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        nonlocal number
+        section: dict[str, Any] = {"kind": kind, "heading": heading, "entries": []}
+        for item in entries:
+            number += 1
+            section["entries"].append(item_view(number, item))
+        sections.append(section)
+
     top = [i for i in items if i["section"] == "top"]
     if top:
-        sections.append({"kind": "top", "heading": lab["top"], "entries": []})
-        for item in top:
-            number += 1
-            sections[-1]["entries"].append(item_view(number, item))
+        add("top", lab["top"], top)
     categories: dict[str, list] = {}
     for item in items:
         if item["section"] == "category":
             categories.setdefault(item["category"], []).append(item)
+    by_kind = {k: [i for i in items if i["section"] == k] for k in KIND_SECTIONS}
+    if by_kind["research"]:  # the papers join the research category's stories under one heading
+        by_kind["research"] = categories.pop("research", []) + by_kind["research"]
     for category in sorted(categories, key=lambda c: -max(i["importance"] for i in categories[c])):
-        heading = category_labels.get(category, lab["other"])
-        sections.append({"kind": "category", "heading": heading, "entries": []})
-        for item in categories[category]:
-            number += 1
-            sections[-1]["entries"].append(item_view(number, item))
+        add("category", category_labels.get(category, lab["other"]), categories[category])
+    for kind, entries in by_kind.items():
+        if entries:
+            # research is headed as the policy's research category is, when it has one
+            heading = category_labels.get(kind, lab[kind]) if kind == "research" else lab[kind]
+            add(kind, heading, entries)
     quick = [i for i in items if i["section"] == "quick_link"]
     if quick:
         sections.append({"kind": "quick_link", "heading": lab["quick"], "entries": []})
