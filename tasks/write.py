@@ -43,6 +43,9 @@ LABELS = {
         "or answers the questions in 'brief review'{deadline}.",
         "held_deadline": ", or at {at} without anyone",
         "unreviewed": "Nobody looked at this brief before it went out: the review deadline ({at}) passed.",
+        "subject_updated": "Updated: {title} (v{version})",
+        "subject_review": "For review: {title} ({n} open question(s))",
+        "subject_unreviewed": " (not reviewed)",
     },
     "zh": {
         "title": "AI 简报",
@@ -71,6 +74,9 @@ LABELS = {
         "中回答问题后，读者才会收到{deadline}。",
         "held_deadline": "；无人审阅时于 {at} 发送",
         "unreviewed": "此简报发送前无人审阅：审阅截止时间（{at}）已过。",
+        "subject_updated": "更新：{title}（第 {version} 版）",
+        "subject_review": "待审阅：{title}（{n} 个待确认的问题）",
+        "subject_unreviewed": "（未经审阅）",
     },
 }
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")

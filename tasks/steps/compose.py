@@ -62,7 +62,14 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                     "url": m.url or m.canonical_url,  # the link as the outlet published it
                     "source": m.source,
                     "published": m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
-                    **outlets.citation_fields(m.kind, m.source, m.outlet, m.discussion_url, dict(m.evidence)),
+                    **outlets.citation_fields(
+                        m.kind,
+                        m.source,
+                        m.outlet,
+                        m.discussion_url,
+                        dict(m.evidence),
+                        language=ctx.settings.language,
+                    ),
                 }
             )
         items.append(
