@@ -31,6 +31,7 @@ TEMPLATES: dict[Kind, str] = {
     "entry": "entry.html.j2",
 }
 SHIPPED = Path(__file__).parent / "templates"
+CJK = frozenset({"zh", "ja", "ko"})  # languages whose text wants the CJK fonts of the font stacks
 
 
 def _md_finalize(value: Any) -> Any:
@@ -106,9 +107,16 @@ def view(
     note: str | None = None,
     questions: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
-    """What a template sees: sections in reading order, numbered items, checked links."""
+    """What a template sees: sections in reading order, numbered items, checked links; an item's
+    ``lang`` where it is not the page's, and ``cjk`` when the page holds Chinese, Japanese or
+    Korean text (its font stacks then name CJK fonts)."""
     lab = {**LABELS["en"], **LABELS[doc["language"]]}
     items = doc["items"]
+
+    def lang(item: Mapping[str, Any]) -> str | None:
+        """The item's language where it is not the page's (the ``lang`` of its elements)."""
+        language = item.get("language")
+        return language if language and language != doc["language"] else None
 
     def link(url: str) -> Markup | None:
         safe = safe_url(without_tracking(url))
@@ -127,6 +135,7 @@ def view(
         return {
             "number": number,
             "story_id": item["story_id"],
+            "lang": lang(item),
             "title": item["title"],
             "summary": item["summary"],
             "unverified": item.get("verified") is False,
@@ -176,6 +185,7 @@ def view(
         "title": f"{lab['title']} — {doc['date']}",
         "date": doc["date"],
         "language": doc["language"],
+        "cjk": doc["language"] in CJK or any(i.get("language") in CJK for i in items),
         "version": doc["version"],
         "lab": lab,
         "count": len(items),

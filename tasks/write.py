@@ -108,6 +108,13 @@ def content_hash(document: Mapping[str, Any]) -> str:
     return hashlib.blake2b(json.dumps(body, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
+def item_language(language: str, brief_language: str) -> dict[str, str]:
+    """``{"language": …}`` for an item in another language than the brief's (its title's, known
+    from the source or detected per item); nothing when it is the brief's or unknown, so the
+    briefs of sources in the brief's language are what they were."""
+    return {} if language in ("und", brief_language) else {"language": language}
+
+
 # The kinds of source that report news; a story none of them reports has a section of its kind.
 NEWS_KINDS = frozenset({"news", "lab", "digest"})
 # The sections a story's kinds give it, in reading order (after the category sections).

@@ -76,6 +76,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
             {
                 "story_id": analysis["story_id"],
                 "title": rep.title,
+                **write.item_language(rep.language, ctx.settings.language),
                 "category": analysis["category"],
                 "category_confidence": analysis["confidence"],
                 "importance": analysis["importance"],
