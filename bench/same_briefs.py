@@ -1,12 +1,13 @@
-"""The same briefs before and after a change: the JSON briefs of the real days, byte for byte.
+"""The same briefs before and after a change: the briefs of the real days and of the sample, byte for byte.
 
     python bench/same_briefs.py [--ref main] [--data ../shared/data]
 
-Builds the JSON briefs of 2025-08-05..07 (five real sources, a fresh store each) twice in one
-run: with the working tree's code and with the code of a git ref, checked out with
-``git worktree add --detach`` into a temporary folder. Each build is its own process whose
-``PYTHONPATH`` points at its tree. Prints one row per day (bytes and sha256 of each, identical
-or not) and exits 1 on any difference.
+Builds the briefs (JSON, Markdown and HTML, and the text, email and feed entry rendered from the
+JSON) of 2025-08-05..07 (five real sources, a fresh store each) and of the sample's day
+(``samples/``) twice in one run: with the working tree's code and with the code of a git ref,
+checked out with ``git worktree add --detach`` into a temporary folder. Each build is its own
+process whose ``PYTHONPATH`` points at its tree. Prints one row per brief and format (bytes and
+sha256 of each, identical or not) and exits 1 on any difference.
 
 A field listed in ``NORMALISED`` may differ when the policy itself changed (``policy_version``
 is a digest of the policy, so a change to what the digest covers changes it); the script
@@ -33,22 +34,36 @@ from tests.real_days import archive_config
 
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
+SAMPLE_DAY = "2025-08-06"  # the sample feeds' one day
+FORMATS = ("json", "md", "html")  # the published files
+MESSAGES = ("text", "email", "entry")  # rendered from the JSON brief: chat text, email body, feed entry
 NORMALISED = ("policy_version",)
+NAMES = [*DAYS, "sample"]
 
 
-def child(config: str, out: str) -> None:
-    """Build the days with the code on ``PYTHONPATH``; copy each JSON brief into ``out``."""
+def child(config: str, sample: str, out: str) -> None:
+    """Build the days, then the sample's, with the code on ``PYTHONPATH``; copy each brief into
+    ``out``, and write the messages rendered from it."""
     from flows.daily import daily_brief
+    from tasks.render import render, view
+    from tasks.settings import load_settings
 
-    for day in DAYS:
-        result = daily_brief(day, config, deliver=False)
-        shutil.copyfile(result["files"]["json"], Path(out) / f"{day}.json")
+    runs = [(day, config, day) for day in DAYS] + [(SAMPLE_DAY, sample, "sample")]
+    for day, where, name in runs:
+        result = daily_brief(day, where, deliver=False)
+        for ext in FORMATS:
+            shutil.copyfile(result["files"][ext], Path(out) / f"{name}.{ext}")
+        labels = {c.name: c.label_en or c.name for c in load_settings(where).policy.categories}
+        context = view(json.loads(Path(result["files"]["json"]).read_text()), labels)
+        for kind in MESSAGES:
+            (Path(out) / f"{name}.{kind}").write_text(render(kind, context))
 
 
 def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
-    """The JSON briefs of ``DAYS`` as the code in ``tree`` writes them, in a new store."""
+    """The briefs of ``DAYS`` and of the sample as the code in ``tree`` writes them, in new stores."""
     work.mkdir(parents=True)
     config = archive_config(work, data / "feeds", SOURCES, root=str(work / "store"))
+    shutil.copytree(REPO / "samples", work / "samples")  # its store goes to work/var
     out = work / "briefs"
     out.mkdir()
     env = {
@@ -63,7 +78,14 @@ def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
     }
     env.pop("PREFECT_API_URL", None)
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", str(config), str(out)],
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--child",
+            str(config),
+            str(work / "samples" / "brief.toml"),
+            str(out),
+        ],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -72,12 +94,15 @@ def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
     )
     if done.returncode != 0:
         raise SystemExit(f"the build in {tree} failed:\n{done.stderr[-3000:]}")
-    return {day: (out / f"{day}.json").read_bytes() for day in DAYS}
+    return {f"{n}.{ext}": (out / f"{n}.{ext}").read_bytes() for n in NAMES for ext in FORMATS + MESSAGES}
 
 
 def normalise(raw: bytes) -> tuple[bytes, dict[str, object]]:
-    """The brief with the ``NORMALISED`` fields blanked, and their values."""
-    doc = json.loads(raw)
+    """The JSON brief with the ``NORMALISED`` fields blanked, and their values (another format as it is)."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return raw, {}
     found = {k: doc[k] for k in NORMALISED if k in doc}
     for k in found:
         doc[k] = None
@@ -89,13 +114,16 @@ def sha(raw: bytes) -> str:
 
 
 def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
-    print(f"# JSON briefs of {DAYS[0]}..{DAYS[-1]}: working tree vs {ref} ({', '.join(SOURCES)})\n")
-    print("| day | tree bytes | tree sha256 | ref bytes | ref sha256 | identical |")
+    print(
+        f"# Briefs of {DAYS[0]}..{DAYS[-1]} ({', '.join(SOURCES)}) and of the sample's {SAMPLE_DAY}: "
+        f"working tree vs {ref}\n"
+    )
+    print("| brief | tree bytes | tree sha256 | ref bytes | ref sha256 | identical |")
     print("|---|---|---|---|---|---|")
     same_all = True
     notes = []
-    for day in DAYS:
-        a, b = ours[day], theirs[day]
+    for name in ours:
+        a, b = ours[name], theirs[name]
         if a == b:
             verdict = "yes"
         else:
@@ -104,11 +132,11 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
             changed = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
             if na == nb and changed:
                 verdict = f"yes, except {', '.join(changed)}"
-                notes.extend(f"{day}: {k} {fb.get(k)!r} -> {fa.get(k)!r}" for k in changed)
+                notes.extend(f"{name}: {k} {fb.get(k)!r} -> {fa.get(k)!r}" for k in changed)
             else:
                 verdict = "NO"
                 same_all = False
-        print(f"| {day} | {len(a)} | {sha(a)} | {len(b)} | {sha(b)} | {verdict} |")
+        print(f"| {name} | {len(a)} | {sha(a)} | {len(b)} | {sha(b)} | {verdict} |")
     if notes:
         print(
             f"\nFields compared apart ({', '.join(NORMALISED)}: a digest of the policy, which "
@@ -131,7 +159,7 @@ def main() -> None:
     )
     parser.add_argument("--ref", default="main", help="the git ref to compare with (default: main)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
-    parser.add_argument("--child", nargs=2, metavar=("CONFIG", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, metavar=("CONFIG", "SAMPLE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)

@@ -167,13 +167,13 @@ def compose_message(
     template = {"html": "email", "markdown": "markdown", "text": "text"}[fmt]
     title = base["title"]
     if send.kind == "update":
-        subject = f"Updated: {title} (v{document['version']})"
+        subject = lab["subject_updated"].format(title=title, version=document["version"])
     elif send.kind == "review":
-        subject = f"For review: {title} ({len(questions)} open question(s))"
+        subject = lab["subject_review"].format(title=title, n=len(questions))
     else:
         subject = f"{title}: {base['lead']}" if base["lead"] else title
     if send.released == "deadline" and send.kind != "review":
-        subject += " (not reviewed)"
+        subject += lab["subject_unreviewed"]
     subject = re.sub(r"\s+", " ", subject).strip()[:200]
     return Message(subject, render(template, context, templates), fmt)  # type: ignore[arg-type]
 

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from storage.errors import ConfigError
 from tasks.normalize import without_tracking
-from tasks.write import LABELS, left_out_line, md_escape, safe_url
+from tasks.write import KIND_SECTIONS, LABELS, left_out_line, md_escape, safe_url
 
 Kind = Literal["markdown", "html", "text", "email", "entry"]
 TEMPLATES: dict[Kind, str] = {
@@ -31,6 +31,7 @@ TEMPLATES: dict[Kind, str] = {
     "entry": "entry.html.j2",
 }
 SHIPPED = Path(__file__).parent / "templates"
+CJK = frozenset({"zh", "ja", "ko"})  # languages whose text wants the CJK fonts of the font stacks
 
 
 def _md_finalize(value: Any) -> Any:
@@ -106,9 +107,16 @@ def view(
     note: str | None = None,
     questions: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
-    """What a template sees: sections in reading order, numbered items, checked links."""
+    """What a template sees: sections in reading order, numbered items, checked links; an item's
+    ``lang`` where it is not the page's, and ``cjk`` when the page holds Chinese, Japanese or
+    Korean text (its font stacks then name CJK fonts)."""
     lab = {**LABELS["en"], **LABELS[doc["language"]]}
     items = doc["items"]
+
+    def lang(item: Mapping[str, Any]) -> str | None:
+        """The item's language where it is not the page's (the ``lang`` of its elements)."""
+        language = item.get("language")
+        return language if language and language != doc["language"] else None
 
     def link(url: str) -> Markup | None:
         safe = safe_url(without_tracking(url))
@@ -127,6 +135,7 @@ def view(
         return {
             "number": number,
             "story_id": item["story_id"],
+            "lang": lang(item),
             "title": item["title"],
             "summary": item["summary"],
             "unverified": item.get("verified") is False,
@@ -142,22 +151,32 @@ def view(
 
     sections: list[dict[str, Any]] = []
     number = 0
+
+    def add(kind: str, heading: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        nonlocal number
+        section: dict[str, Any] = {"kind": kind, "heading": heading, "entries": []}
+        for item in entries:
+            number += 1
+            section["entries"].append(item_view(number, item))
+        sections.append(section)
+
     top = [i for i in items if i["section"] == "top"]
     if top:
-        sections.append({"kind": "top", "heading": lab["top"], "entries": []})
-        for item in top:
-            number += 1
-            sections[-1]["entries"].append(item_view(number, item))
+        add("top", lab["top"], top)
     categories: dict[str, list] = {}
     for item in items:
         if item["section"] == "category":
             categories.setdefault(item["category"], []).append(item)
+    by_kind = {k: [i for i in items if i["section"] == k] for k in KIND_SECTIONS}
+    if by_kind["research"]:  # the papers join the research category's stories under one heading
+        by_kind["research"] = categories.pop("research", []) + by_kind["research"]
     for category in sorted(categories, key=lambda c: -max(i["importance"] for i in categories[c])):
-        heading = category_labels.get(category, lab["other"])
-        sections.append({"kind": "category", "heading": heading, "entries": []})
-        for item in categories[category]:
-            number += 1
-            sections[-1]["entries"].append(item_view(number, item))
+        add("category", category_labels.get(category, lab["other"]), categories[category])
+    for kind, entries in by_kind.items():
+        if entries:
+            # research is headed as the policy's research category is, when it has one
+            heading = category_labels.get(kind, lab[kind]) if kind == "research" else lab[kind]
+            add(kind, heading, entries)
     quick = [i for i in items if i["section"] == "quick_link"]
     if quick:
         sections.append({"kind": "quick_link", "heading": lab["quick"], "entries": []})
@@ -166,6 +185,7 @@ def view(
         "title": f"{lab['title']} — {doc['date']}",
         "date": doc["date"],
         "language": doc["language"],
+        "cjk": doc["language"] in CJK or any(i.get("language") in CJK for i in items),
         "version": doc["version"],
         "lab": lab,
         "count": len(items),

@@ -18,6 +18,9 @@ LABELS = {
         "title": "AI brief",
         "top": "Top stories",
         "quick": "Quick links",
+        "research": "Research",
+        "open_source": "Open source",
+        "community": "Community discussion",
         "sources": "Sources",
         "discussion": "discussion",
         "facts": "Key facts",
@@ -40,11 +43,17 @@ LABELS = {
         "or answers the questions in 'brief review'{deadline}.",
         "held_deadline": ", or at {at} without anyone",
         "unreviewed": "Nobody looked at this brief before it went out: the review deadline ({at}) passed.",
+        "subject_updated": "Updated: {title} (v{version})",
+        "subject_review": "For review: {title} ({n} open question(s))",
+        "subject_unreviewed": " (not reviewed)",
     },
     "zh": {
         "title": "AI 简报",
         "top": "头条",
         "quick": "快讯",
+        "research": "研究",
+        "open_source": "开源项目",
+        "community": "社区讨论",
         "sources": "来源",
         "discussion": "讨论",
         "facts": "要点",
@@ -65,6 +74,9 @@ LABELS = {
         "中回答问题后，读者才会收到{deadline}。",
         "held_deadline": "；无人审阅时于 {at} 发送",
         "unreviewed": "此简报发送前无人审阅：审阅截止时间（{at}）已过。",
+        "subject_updated": "更新：{title}（第 {version} 版）",
+        "subject_review": "待审阅：{title}（{n} 个待确认的问题）",
+        "subject_unreviewed": "（未经审阅）",
     },
 }
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
@@ -96,20 +108,59 @@ def content_hash(document: Mapping[str, Any]) -> str:
     return hashlib.blake2b(json.dumps(body, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
+def item_language(language: str, brief_language: str) -> dict[str, str]:
+    """``{"language": …}`` for an item in another language than the brief's (its title's, known
+    from the source or detected per item); nothing when it is the brief's or unknown, so the
+    briefs of sources in the brief's language are what they were."""
+    return {} if language in ("und", brief_language) else {"language": language}
+
+
+# The kinds of source that report news; a story none of them reports has a section of its kind.
+NEWS_KINDS = frozenset({"news", "lab", "digest"})
+# The sections a story's kinds give it, in reading order (after the category sections).
+KIND_SECTIONS = ("research", "open_source", "community")
+KIND_SECTION_SIZE = 5  # stories per kind section; the rest join the quick links
+MANY_SOURCES = 2  # sources that make a story without a news report a candidate to lead
+
+
+def kind_section(item: Mapping[str, Any]) -> str | None:
+    """The section a story belongs to by what reported it, or None when a news, lab or digest
+    source reports it: ``research`` for a paper, ``open_source`` for a repository, ``community``
+    for a story known only from a community source (Hacker News). A citation without a
+    ``kind`` is a news or lab article."""
+    kinds = {c.get("kind", "news") for c in item.get("citations", ())}
+    if not kinds or kinds & NEWS_KINDS:
+        return None
+    if "papers" in kinds:
+        return "research"
+    return "open_source" if "repos" in kinds else "community"
+
+
 def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick_links: int) -> list[dict]:
-    """Top stories first, then by category within quotas, then quick links; each gets a ``section``.
+    """Top stories first, then by category within quotas, then the sections of the stories no
+    news source reports (research, open source, community discussion), then quick links; each
+    gets a ``section``.
 
     Only core stories lead (a story a person marked to lead comes first), and never one that
     looks like a promotion (an event, a livestream, a deal); related stories go to the category
-    sections and quick links.
+    sections and quick links. A paper, a repository or a discussion leads only when
+    ``MANY_SOURCES`` sources report it; the others go to their kind's section, up to
+    ``KIND_SECTION_SIZE`` each. A day of news and lab sources only is arranged as before kinds.
     """
     ranked = sorted(items, key=lambda i: (not i.get("lead"), -i["importance"], i["story_id"]))
+    homes = {id(i): kind_section(i) for i in ranked}
+
+    def may_lead(item: Mapping[str, Any]) -> bool:
+        widely = len({c["source"] for c in item.get("citations", ())}) >= MANY_SOURCES
+        return homes[id(item)] is None or bool(item.get("lead")) or widely
+
     out: list[dict] = []
-    used: dict[str, int] = {}
+    used: dict[str, int] = {}  # stories per category
+    placed: dict[str, int] = {}  # stories per kind section
     leaders = [
         i
         for i in ranked
-        if i.get("relevance", "core") == "core" and (i.get("lead") or not i.get("promotion"))
+        if i.get("relevance", "core") == "core" and (i.get("lead") or not i.get("promotion")) and may_lead(i)
     ][:top]
     chosen = {id(i) for i in leaders}
     for item in leaders:
@@ -117,6 +168,14 @@ def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick
     rest = [i for i in ranked if id(i) not in chosen]
     quick = []
     for item in rest:
+        home = homes[id(item)]
+        if home is not None:
+            if placed.get(home, 0) < KIND_SECTION_SIZE:
+                placed[home] = placed.get(home, 0) + 1
+                out.append({**item, "section": home})
+            else:
+                quick.append(item)
+            continue
         category = item["category"]
         if used.get(category, 0) < quotas.get(category, 3):
             used[category] = used.get(category, 0) + 1

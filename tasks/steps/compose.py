@@ -62,13 +62,21 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                     "url": m.url or m.canonical_url,  # the link as the outlet published it
                     "source": m.source,
                     "published": m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
-                    **outlets.citation_fields(m.kind, m.source, m.outlet, m.discussion_url, dict(m.evidence)),
+                    **outlets.citation_fields(
+                        m.kind,
+                        m.source,
+                        m.outlet,
+                        m.discussion_url,
+                        dict(m.evidence),
+                        language=ctx.settings.language,
+                    ),
                 }
             )
         items.append(
             {
                 "story_id": analysis["story_id"],
                 "title": rep.title,
+                **write.item_language(rep.language, ctx.settings.language),
                 "category": analysis["category"],
                 "category_confidence": analysis["confidence"],
                 "importance": analysis["importance"],

@@ -1,0 +1,97 @@
+"""A Chinese brief (``language = "zh"``): its own words are Chinese in every template and message."""
+
+from __future__ import annotations
+
+import re
+import string
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tasks import deliver
+from tasks.channels import Channel
+from tasks.outlets import outlet_label
+from tasks.render import render, view
+from tasks.write import LABELS
+from tests.unit.test_brief_sections import _day, cite, story
+
+
+def test_every_label_has_a_chinese_text_with_the_same_placeholders() -> None:
+    def fields(text: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    assert set(LABELS["zh"]) == set(LABELS["en"])
+    for key, english in LABELS["en"].items():
+        chinese = LABELS["zh"][key]
+        assert chinese.strip() and re.search(r"[\u4e00-\u9fff]", chinese), key
+        assert fields(chinese) <= fields(english) and fields(english) - fields(chinese) <= {"stories"}, key
+
+
+def _chinese_day() -> dict:
+    doc = _day("zh")
+    for item in doc["items"]:
+        item["title"] = f"新闻{item['story_id']}"
+        item["summary"] = "内容。"
+    doc["items"][0]["follow_up_of"] = "st-earlier"
+    doc["items"][1]["verified"] = False
+    doc["items"][1]["flags"] = ["instructions_to_ai"]
+    doc["items"][1]["facts"] = [{"text": "2026年3月18日"}]
+    doc["items"].append(
+        {**story("quick", 0.1, cite("hn", "community")), "section": "quick_link", "title": "快讯一"}
+    )
+    doc["items"][-2]["citations"][0]["discussion_url"] = "https://news.ycombinator.com/item?id=1"
+    return {**doc, "left_out": {"off_topic": 3}, "topic": "AI"}
+
+
+@pytest.mark.parametrize("kind", ["markdown", "html", "text", "email", "entry"])
+def test_a_chinese_brief_says_nothing_in_english(kind: str) -> None:
+    doc = _chinese_day()
+    question = {"id": "q-1", "prompt": "同一事件？", "default": "yes"}
+    context = view(
+        doc,
+        {"models": "模型与发布"},
+        note=LABELS["zh"]["unreviewed"].format(at="08:00"),
+        questions=[question],
+    )
+    page = render(kind, context)  # type: ignore[arg-type]
+    for key, english in LABELS["en"].items():
+        fixed = max(re.split(r"\{[^}]*\}", english), key=len).strip(" .:'")
+        if fixed and key not in ("title",):  # "AI brief" vs "AI 简报": the zh title keeps "AI"
+            assert fixed not in page, (key, fixed)
+    assert "新闻top" in page and "研究" in page
+
+
+def test_a_chinese_brief_s_messages_have_chinese_subjects() -> None:
+    zone = ZoneInfo("Asia/Shanghai")
+    doc = {**_chinese_day(), "version": 2}
+    email = Channel(name="email", url="mailto://x")
+
+    def subject(send: deliver.Send, **kw) -> str:
+        return deliver.compose_message(send, doc, {}, zone=zone, **kw).subject
+
+    at = datetime(2026, 3, 18, 8, tzinfo=zone)
+    assert (
+        subject(deliver.Send(email, "update", "direct", previous=1))
+        == "更新：AI 简报 — 2026-03-18（第 2 版）"
+    )
+    q = [{"id": "q-1", "prompt": "同一事件？", "default": "yes"}]
+    review = subject(
+        deliver.Send(Channel(name="eds", url="json://x"), "review", "direct"), until=at, questions=q
+    )
+    assert review == "待审阅：AI 简报 — 2026-03-18（1 个待确认的问题）"
+    assert subject(deliver.Send(email, "brief", "deadline"), until=at).endswith("（未经审阅）")
+
+
+@pytest.mark.parametrize(
+    ("kind", "outlet", "evidence", "label"),
+    [
+        ("community", "techcrunch.com", {"points": 643}, "techcrunch.com · Hacker News（643 分）"),
+        ("repos", "GitHub", {"stars_today": 2330, "stars": 9}, "GitHub · 今日 2,330 星"),
+        ("repos", "GitHub", {"stars": 94498}, "GitHub · 94,498 星"),
+        ("papers", None, {"upvotes": 57}, "hf_papers · 57 赞"),
+        ("digest", "aibase", {"digest_position": 3}, "aibase #3"),
+    ],
+)
+def test_a_chinese_brief_counts_in_chinese(kind: str, outlet: str | None, evidence: dict, label: str) -> None:
+    assert outlet_label(kind, "hf_papers", outlet, evidence, "zh") == label
