@@ -261,7 +261,7 @@ def decisions(store) -> Counter:
     return out
 
 
-@pytest.mark.timeout(1200 if DAYS > 4 else 600)  # two weeks: about 6 minutes on two cores
+@pytest.mark.timeout(1800 if DAYS > 4 else 900)  # two weeks: about 6 minutes on two cores, quiet
 def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_process(
     stack: dict, s3_root: str, shared_data: Path, tmp_path: Path, prefect_harness: None
 ) -> None:
