@@ -77,7 +77,12 @@ def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], r
 
 
 def publish(ctx: RunContext, document: dict) -> Published:
-    """Write the brief files; a new version only when the content changed (version 1 stays)."""
+    """Write the brief files; a new version whenever the content differs from the current
+    version's, earlier versions staying as they were.
+
+    Content that returns to an earlier version's (A, then B, then A again) is a new version
+    too: the files then change, and every change of the files is a ``brief.published`` event.
+    """
     labels = category_labels(ctx)
     base = f"{ctx.store.base.rstrip('/')}/briefs"
     # Reading the versions, writing the files and recording the version is one critical section:
@@ -86,8 +91,9 @@ def publish(ctx: RunContext, document: dict) -> Published:
         previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
         versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
         digest = write.content_hash(document)
-        same = [v for v in versions if v["content_hash"] == digest]
-        version = same[0]["version"] if same else max((v["version"] for v in versions), default=0) + 1
+        latest = max((v["version"] for v in versions), default=0)
+        same = any(v["version"] == latest and v["content_hash"] == digest for v in versions)
+        version = latest if same else latest + 1
         document = {**document, "version": version}
         templates = ctx.settings.output.templates
         markdown = render.render_markdown(document, labels, templates)

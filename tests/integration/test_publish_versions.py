@@ -1,0 +1,77 @@
+"""Publishing keeps the brief files and the log in agreement: every change of the files is a version."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+from storage.store import ParquetEventStore
+from tasks import steps
+from tasks.embed import CachedEmbedder, HashingEmbedder
+from tasks.settings import parse_settings
+
+DAY = date(2025, 8, 6)
+
+
+def brief(story: str) -> dict:
+    return {
+        "date": DAY.isoformat(),
+        "version": 1,
+        "language": "en",
+        "policy_version": "test",
+        "window": {"start": "2025-08-04T00:00:00+00:00", "end": "2025-08-06T23:59:59+00:00"},
+        "topic": "AI",
+        "left_out": {"off_topic": 0},
+        "items": [
+            {
+                "story_id": story,
+                "title": f"Story {story}",
+                "category": "models",
+                "category_confidence": 1.0,
+                "importance": 0.5,
+                "relevance": "core",
+                "summary": "",
+                "facts": [],
+                "citations": [],
+                "follow_up_of": None,
+                "flags": [],
+                "section": "top",
+            }
+        ],
+    }
+
+
+def test_content_that_returns_to_an_earlier_version_is_a_new_version_in_the_log(tmp_path: Path) -> None:
+    root = str(tmp_path / "store")
+    store = ParquetEventStore(root)
+    ctx = steps.RunContext(
+        store,
+        parse_settings({"storage": {"root": root}}),
+        DAY,
+        "r",
+        CachedEmbedder(HashingEmbedder(), None, None),
+    )
+    outcomes = [steps.publish(ctx, brief(story)) for story in ("st-a", "st-b", "st-a", "st-a")]
+
+    assert [(o.version, o.changed) for o in outcomes] == [(1, True), (2, True), (3, True), (3, False)]
+    published = [e.payload for e in store.read(event_types=["brief.published"])]
+    assert sorted(p["version"] for p in published) == [1, 2, 3]  # the rerun of A recorded nothing
+    latest = max(published, key=lambda p: p["version"])
+    folder = Path(root) / "briefs"
+    on_disk = json.loads((folder / f"{DAY}.json").read_text())
+    # what readers find is what the log says was published last
+    assert on_disk["version"] == latest["version"] == 3
+    assert [i["story_id"] for i in on_disk["items"]] == latest["stories"] == ["st-a"]
+    assert json.loads((folder / DAY.isoformat() / "v3.json").read_text()) == on_disk
+    # every version file on disk has its event, and the earlier ones stay as they were
+    assert sorted(p.name for p in (folder / DAY.isoformat()).glob("v*.json")) == [
+        "v1.json",
+        "v2.json",
+        "v3.json",
+    ]
+    stories = {p["version"]: p["stories"] for p in published}
+    for version, expected in stories.items():
+        document = json.loads((folder / DAY.isoformat() / f"v{version}.json").read_text())
+        assert document["version"] == version and [i["story_id"] for i in document["items"]] == expected
+    assert "(v3)" in (folder / "feed.xml").read_text()  # the feed's entry is that version too
