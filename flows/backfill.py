@@ -81,8 +81,9 @@ def collect_archives_task(
 ) -> int:
     """Every dated archive of every date, ``concurrency`` at a time; returns new events.
 
-    Says how far it is every tenth of the way (and moves the backfill's progress bar over its
-    first fifth).
+    One store for the whole backfill (on S3, one check of the bucket) and one context per date,
+    shared by that date's sources. Says how far it is every tenth of the way (and moves the
+    backfill's progress bar over its first fifth).
     """
     from tasks.collect import Source
     from tasks.steps import collect_one, make_context
@@ -90,11 +91,13 @@ def collect_archives_task(
     settings = load_settings(config)
     log = get_run_logger()
     archives = [s.name for s in settings.sources if Source(s.name, s.url).is_archive]
+    store = settings.storage.event_store()
+    contexts = {day: make_context(settings, day, run_id, store) for day in days} if archives else {}
     jobs = [(day, name) for day in days for name in archives]
     started, step = time.perf_counter(), max(1, len(jobs) // 10)
     total = 0
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, 8))) as pool:
-        outcomes = pool.map(lambda job: collect_one(make_context(settings, job[0], run_id), job[1]), jobs)
+        outcomes = pool.map(lambda job: collect_one(contexts[job[0]], job[1]), jobs)
         for done, outcome in enumerate(outcomes, start=1):
             total += outcome.new_events
             if done % step == 0 or done == len(jobs):

@@ -99,13 +99,19 @@ def read_days(lookback_hours: int) -> int:
     return FOLLOW_UP_DAYS + lookback_days(lookback_hours) + 1
 
 
-def make_context(settings: Settings, day: date, run_id: str | None = None) -> RunContext:
-    """The run's store and cached embedder, from the settings (the one place that wires them)."""
+def make_context(
+    settings: Settings, day: date, run_id: str | None = None, store: ParquetEventStore | None = None
+) -> RunContext:
+    """The run's store and cached embedder, from the settings (the one place that wires them).
+
+    ``store``: one already open, shared by the contexts of many days (a backfill's collection),
+    instead of a new one (and, on S3, a new check of the bucket) per context.
+    """
     import uuid
 
     from tasks.embed import SentenceTransformerEmbedder
 
-    store = settings.storage.event_store()
+    store = store or settings.storage.event_store()
     reach = read_days(settings.policy.lookback_hours)
     embedder = CachedEmbedder(
         SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
