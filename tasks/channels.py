@@ -3,7 +3,9 @@
 A channel is an Apprise URL (``mailto://``, ``slack://``, ``tgram://``, ``ntfy://``, ``json://``
 for any webhook …). Secrets never sit in the config file: a URL names them as ``${VARIABLE}``
 and they are read from the environment when a message is sent; nothing that holds a resolved
-URL is ever logged, recorded or exported (``target`` is the scheme and host only).
+URL is ever logged, recorded or exported (``target`` is the scheme and a server's name only).
+A URL that carries a secret written out (a password, a bot token, a webhook's key, any
+key-like run of letters and digits) is refused: ``literal_secrets`` says which.
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ class Channel(_Section):
                     "must not carry a password; name an environment variable instead, e.g. "
                     f"{scheme}://{userinfo.split(':', 1)[0]}:${{SMTP_PASSWORD}}@…"
                 )
+            found = literal_secrets(value)
+            if found:
+                raise ValueError(secret_advice(value, found))
         return value
 
     @property
@@ -108,12 +113,15 @@ class Channel(_Section):
 
     @property
     def target(self) -> str:
-        """What the log may say about where a message went: scheme and host, never a secret."""
+        """What the log may say about where a message went, never a secret: the scheme, and the
+        host when it names a server (``mailtos://smtp.example.com``) or only variables. A host
+        that is anything else (``tgram://`` and ``discord://`` put a bot's or a webhook's key
+        there, ``pover://`` a token, ``ntfy://`` a topic) is shown as ``…``."""
         if "://" not in self.url:
             return "(URL from $" + ", $".join(self.variables) + ")"
         scheme, rest = self.url.split("://", 1)
-        host = rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
-        return f"{scheme}://{host}"
+        host = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+        return f"{scheme}://{host if _names_a_server(host) else '…'}"
 
     def resolve(self, environ: dict[str, str] | None = None) -> str:
         """The URL with its ``${VARIABLE}``s from the environment (quoted inside a URL's parts)."""
@@ -208,6 +216,111 @@ class DeliverySettings(_Section):
         if at <= local:
             at = datetime.combine(local.date() + timedelta(days=1), time.fromisoformat(self.hold_until), zone)
         return at.astimezone(held_at.tzinfo)
+
+
+_SERVER = re.compile(r"^(?:localhost|\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+)(?::[0-9]{1,5})?$")
+_KEY_LIKE = 16  # letters and digits in a row, at least two of each: a token, not a word or a number
+_SECRET_PARAMETER = re.compile(r"(?i)^[+-]?(?:.*token|.*key|.*secret|pass|password|pwd|auth|authorization)$")
+_MARK = "briefvar{}x"  # stands for a ${VARIABLE} while Apprise parses a URL
+
+
+def _names_a_server(host: str) -> bool:
+    """A DNS name, an IP address or localhost (with a port), or nothing but ``${VARIABLE}``s."""
+    return bool(_SERVER.match(host)) or (bool(host) and not _PLACEHOLDER.sub("", host).strip(":"))
+
+
+def _key_like(piece: str) -> bool:
+    digits = sum(c.isdigit() for c in piece)
+    return len(piece) >= _KEY_LIKE and digits >= 2 and len(piece) - digits >= 2
+
+
+def literal_secrets(url: str) -> list[tuple[str, str]]:
+    """What in ``url`` is a secret written out rather than named as ``${VARIABLE}``: pairs of
+    (what it is, its text). Three kinds are found:
+
+    - the parts Apprise marks private for the URL's service (``tgram://`` its bot token,
+      ``discord://`` the webhook's id and token, ``slack://`` its three tokens, ``pover://`` the
+      user key and token, a password or an API key anywhere), unless a variable is in them;
+    - the value of a query parameter named like a secret (``?token=…``, ``?apikey=…``,
+      ``?+Authorization=…``);
+    - any key-like run of letters and digits (16 or more, with at least two of each) outside
+      the variables, whatever the scheme: a webhook's secret path, a hex or base64 key.
+    """
+    if "://" not in url:
+        return []
+    names: dict[str, str] = {}
+
+    def mark(match: re.Match[str]) -> str:
+        names[match.group(1)] = _MARK.format(len(names))
+        return names[match.group(1)]
+
+    marked = _PLACEHOLDER.sub(mark, url)
+    found: list[tuple[str, str]] = []
+
+    def literal(text: str) -> bool:
+        return bool(text) and not any(m in text.lower() for m in names.values())
+
+    for name, value in _private_parts(marked):
+        if literal(value):
+            found.append((name, value))
+    query = marked.split("?", 1)[1] if "?" in marked else ""
+    for pair in query.split("&"):
+        key, _, value = pair.partition("=")
+        if _SECRET_PARAMETER.match(key) and literal(value) and all(value != v for _, v in found):
+            found.append((f"?{key.lstrip('+-')}", value))
+    rest = marked.split("://", 1)[1]
+    for piece in re.findall(r"[A-Za-z0-9]+", rest):
+        if _key_like(piece) and literal(piece) and not any(piece in v for _, v in found):
+            found.append(("a key-like part", piece))
+    return found
+
+
+def _private_parts(url: str) -> list[tuple[str, str]]:
+    """The values Apprise's parser gives the private tokens and arguments of the URL's service."""
+    try:
+        from apprise.manager_plugins import NotificationManager
+
+        plugins = NotificationManager()
+        scheme = url.split("://", 1)[0].lower()
+        if scheme not in plugins:
+            return []
+        plugin = plugins[scheme]
+        parsed = plugin.parse_url(url)
+    except Exception:  # a URL Apprise cannot read: sending will say so; the patterns still apply
+        return []
+    if not isinstance(parsed, dict):
+        return []
+    private = {"password"}
+    for table in (plugin.template_tokens, plugin.template_args):
+        for key, spec in table.items():
+            if spec.get("private"):
+                private |= {key, spec.get("map_to", key), spec.get("alias_of", key)}
+    out = []
+    for key in sorted(private & parsed.keys()):
+        value = parsed[key]
+        values = value if isinstance(value, list | tuple | set) else [value]
+        out += [(key, str(v)) for v in values if isinstance(v, str | int) and str(v)]
+    return out
+
+
+def secret_advice(url: str, found: list[tuple[str, str]]) -> str:
+    """Why ``url`` is refused and the URL to write instead, without the secrets themselves."""
+    scheme = url.split("://", 1)[0].lower()
+    what = ", ".join(dict.fromkeys(name for name, _ in found))
+    suggestion = url
+    for name, value in sorted(found, key=lambda f: len(f[1]), reverse=True):
+        variable = re.sub(r"[^A-Z0-9]+", "_", f"{scheme}_{name}".upper()).strip("_")
+        if name == "a key-like part":
+            variable = f"{scheme.upper()}_TOKEN"
+        suggestion = suggestion.replace(value, f"${{{variable}}}")
+    instead = f'url = "${{{scheme.upper()}_URL}}" with the whole URL in that variable'
+    if suggestion != url and not literal_secrets(suggestion):
+        instead = f'url = "{suggestion}", or {instead}'
+    return (
+        f"carries a secret written out ({what} of {scheme}://); secrets are read from the "
+        f"environment, never the config file: write {instead}, and export the variable where "
+        "the brief runs"
+    )
 
 
 def delivery_from_toml(value: object) -> object:

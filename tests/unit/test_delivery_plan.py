@@ -191,16 +191,18 @@ def test_the_guides_delivery_configs_are_valid() -> None:
 
     section = (REPO / "docs" / "delivery.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)
-    assert len(blocks) == 5
+    assert len(blocks) == 6
     for block in blocks:
         settings = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(block)})
         assert settings.delivery.channels or settings.output.base_url
     email, slack = (tomllib.loads(b)["delivery"] for b in blocks[:2])
     assert len(blocks[0].strip().splitlines()) == 3 and len(blocks[1].strip().splitlines()) == 3
     assert email[0]["url"].startswith("mailtos://") and slack[0]["url"] == "${SLACK_WEBHOOK}"
-    sends_all = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[3])}).delivery
+    [telegram] = tomllib.loads(blocks[2])["delivery"]
+    assert telegram["url"].startswith("tgram://${TG_BOT_TOKEN}/")  # the token from the environment
+    sends_all = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[4])}).delivery
     assert sends_all.min_core == 0 and not sends_all.hold
-    held = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[4])}).delivery
+    held = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[5])}).delivery
     assert held.hold and held.min_core == 1 and [c.name for c in held.readers] == ["email"]
 
 
@@ -214,6 +216,7 @@ def test_apprise_accepts_the_guides_urls(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setenv("SMTP_PASSWORD", "pw-1234")
     monkeypatch.setenv("SLACK_WEBHOOK", "slack://TokenA/TokenB/TokenC/#ai-news")
+    monkeypatch.setenv("TG_BOT_TOKEN", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw")
     section = (REPO / "docs" / "delivery.md").read_text()
     for block in re.findall(r"```toml\n(.*?)```", section, re.DOTALL):
         settings = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(block)})
