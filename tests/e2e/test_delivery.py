@@ -164,7 +164,11 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
         "jsonl",
     )
     assert done.returncode == 0, done.stderr
-    texts = [shown.stdout, done.stdout, done.stderr, *_all_text(tmp_path / "store"), *_all_text(exported)]
+    stored, exported_texts = _all_text(tmp_path / "store"), _all_text(exported)
+    # the search reads what the files hold: the hook's target and the lead's title are found there
+    assert any(f"json://127.0.0.1:{hook.port}" in t for t in stored)
+    assert any(lead in t for t in stored) and any(lead in t for t in exported_texts)
+    texts = [shown.stdout, done.stdout, done.stderr, *stored, *exported_texts]
     for text in texts:
         assert PASSWORD not in text and TOKEN not in text
 
