@@ -594,6 +594,53 @@ def collect(
 
 
 @app.command()
+def check(
+    day: Annotated[
+        str | None,
+        typer.Option(
+            "--date", help="Check the dated archives of this date (default: today).", show_default=False
+        ),
+    ] = None,
+    send_test: Annotated[
+        bool, typer.Option("--send-test", help="Send one test message to every channel.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Pre-flight: the config, the store, every source fetched once, every channel; exit 1 on a failure."""
+    from ops.preflight import check_config, preflight
+    from tasks import steps
+
+    given = parse_day(day)
+    settings, config_check = check_config(config)
+    checks = [config_check]
+    if settings is not None:
+        today = steps.today(settings)
+        wanted = steps.refuse_future(given or today, settings, "--date")
+        with err.status("fetching every source once …"):
+            checks += preflight(settings, wanted, today, send_test=send_test)
+    table = Table(title="brief check" + (f" of {given}" if given else ""), title_justify="left")
+    table.add_column("check", overflow="fold", max_width=22)
+    table.add_column("", no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    marks = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}
+    for c in checks:
+        table.add_row(c.what, styled(marks[c.status]), c.detail)
+    out.print(table)
+    failed = [c for c in checks if c.status == "fail"]
+    for c in checks:
+        if c.status != "ok":
+            word = "error" if c.status == "fail" else "warning"
+            err.print(f"{word}: {c.what}: {c.detail}; {c.fix}", soft_wrap=True)
+    if settings is None:
+        raise SystemExit(2)  # a mistake in the config, as every command says it
+    if failed:
+        out.print(f"{len(failed)} of {len(checks)} checks failed")
+        raise SystemExit(1)
+    warned = sum(c.status == "warn" for c in checks)
+    out.print(f"all {len(checks)} checks passed" + (f" ({warned} with a warning)" if warned else ""))
+
+
+@app.command()
 def compact(
     day: Annotated[str | None, typer.Option("--date", help="Only this day (default: every day).")] = None,
     config: ConfigOption = None,

@@ -67,6 +67,31 @@ def _told(reason: str, secrets: list[str]) -> str:
     return redact(reason, secrets)[:MAX_REASON]
 
 
+def rejects(url: str, secrets: list[str]) -> str | None:
+    """Why Apprise would not take ``url`` (its scheme unknown, a part missing or malformed), or
+    None; nothing is sent, and Apprise's own lines stay out of every log."""
+    import apprise
+
+    logger = logging.getLogger("apprise")
+    propagate = logger.propagate
+    logger.propagate = False
+    try:
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(levelname)s %(message)s") as captured:
+            plugin = apprise.Apprise.instantiate(url)
+            lines = reasons_from_log(captured.getvalue())
+    except Exception as exc:  # a plugin raised while reading its URL
+        return _told(f"{type(exc).__name__}: {exc}", secrets)
+    finally:
+        logger.propagate = propagate
+    if plugin is not None:
+        return None
+    scheme = url.split("://", 1)[0] if "://" in url else "?"
+    said = "; ".join(dict.fromkeys(lines))
+    return _told(
+        f"Apprise does not accept this URL (scheme {scheme!r})" + (f": {said}" if said else ""), secrets
+    )
+
+
 def _notify(apprise: Any, url: str, message: Message) -> str | None:
     """One attempt; ``None`` when the service took the message, else why not."""
     logger = logging.getLogger("apprise")

@@ -1,0 +1,230 @@
+"""``brief check``: is everything the brief needs there, before it is left to run on its own?
+
+One row per check: the config, the store's root, every source fetched once (a dated archive
+for the date checked, a live feed as it is now) with the items it parsed and the newest one's
+date, and every channel's URL and environment variables, sent one test message only when
+asked. A failed or doubtful row says what is wrong and how to fix it. Nothing is written to
+the log: a source's events are looked at, not appended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Literal
+
+from storage.errors import BriefError, ConfigError
+from storage.events import Event
+from tasks.channels import Channel
+from tasks.collect import Source
+from tasks.dedup import news_window
+from tasks.deliver import Message
+from tasks.settings import Settings, SourceSettings, load_settings
+
+Status = Literal["ok", "warn", "fail"]
+RUN_ID = "check"  # the run id of the events a check looks at (never stored)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row of the pre-flight: what was checked, how it went, what was found, how to fix it."""
+
+    what: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+def check_config(config: str | None) -> tuple[Settings | None, Check]:
+    """The settings, or None and the one line that says what is wrong with the file."""
+    try:
+        settings = load_settings(config)
+    except ConfigError as exc:
+        return None, Check("config", "fail", str(exc), "fix that setting and run 'brief check' again")
+    channels = len(channels_of(settings))
+    detail = f"{len(settings.sources)} source(s), {channels} channel(s), timezone {settings.timezone}"
+    if not settings.sources:
+        return settings, Check(
+            "config", "fail", "no [[sources]]", "add a [[sources]] entry with name = … and url = …"
+        )
+    return settings, Check("config", "ok", detail)
+
+
+def check_storage(settings: Settings) -> Check:
+    """The store's root opens (on S3: the bucket exists and answers); how many days it holds."""
+    try:
+        store = settings.storage.event_store()
+        days = store.days()
+    except (BriefError, OSError) as exc:
+        return Check("storage", "fail", str(exc), "fix [storage] root (or the bucket, or its credentials)")
+    if not days:
+        return Check("storage", "ok", f"{settings.storage.root}: empty; the first run fills it")
+    return Check("storage", "ok", f"{settings.storage.root}: {len(days)} day(s), the last {days[-1]}")
+
+
+def channels_of(settings: Settings) -> list[tuple[str, Channel]]:
+    """Every channel a message may go to, with its role: the ``[[delivery]]`` channels (an
+    ``[[alerts]]`` channel is checked the same way, as ``("alert", channel)``)."""
+    return [("channel", c) for c in settings.delivery.channels]
+
+
+# -- sources -----------------------------------------------------------------------------
+
+FIXES = {
+    "NOT_FOUND": "no archive for that date: check the url's folder and its {date}, or give a --date it has",
+    "BAD_URL": "fix the source's url: http(s)://… or file://…",
+    "NOT_A_FEED": "the URL is a web page, not its feed: use the page's RSS or Atom link as url",
+    "MALFORMED_FEED": "the feed does not parse: check the URL in a browser, or ask the site to fix its feed",
+    "TOO_LARGE": "the feed is over 10 MB: use a smaller feed of the site (a category, the latest items)",
+    "BAD_ENCODING": "the server sent a broken compressed body: try again later, or use another feed URL",
+    "TOO_MANY_REDIRECTS": "the URL redirects in a loop: open it in a browser and use where it ends",
+    "NETWORK_ERROR": "the host cannot be reached: check its name in the url, and this machine's network",
+    "NETWORK_TIMEOUT": "the host did not answer in time: check the url, or try again later",
+}
+
+
+def source_fix(error: str) -> str:
+    if error in FIXES:
+        return FIXES[error]
+    if error in ("HTTP_404", "HTTP_410"):
+        return "the feed is gone from that URL: find the site's current feed and fix url"
+    if error in ("HTTP_401", "HTTP_403"):
+        return "the site refuses the request: check the url, or whether the feed needs a login"
+    if error.startswith("HTTP_"):
+        return "the site is failing now: try again later; if it lasts, check the url"
+    return "check the source's url"
+
+
+def judge_source(
+    name: str, archive: bool, day: date, events: list[Event], window: tuple[datetime, datetime]
+) -> Check:
+    """What one fetch of a source says: failed (why, how to fix), or its items and the newest
+    item's date; a warning when it holds no item, or none in the news window of ``day``."""
+    what = f"source {name}"
+    for e in events:
+        if e.event_type == "feed.failed":
+            error = e.payload["error"]
+            return Check(what, "fail", f"{error}: {e.payload['message']}", source_fix(error))
+    items = [e.payload for e in events if e.event_type == "article.collected"]
+    where = f"archive of {day}" if archive else "live feed, now"
+    if not items:
+        return Check(
+            what,
+            "warn",
+            f"{where}: parsed, but it holds no items",
+            "open the url in a browser: a feed that stays empty gives the brief nothing",
+        )
+    dates = [_utc(datetime.fromisoformat(p["published_at"])) for p in items if p.get("published_at")]
+    newest = max(dates, default=None)
+    detail = f"{where}: {len(items)} item(s), " + (
+        f"newest {newest:%Y-%m-%d %H:%M} UTC" if newest else "none dated"
+    )
+    if newest is not None and newest < window[0]:
+        return Check(
+            what,
+            "warn",
+            f"{detail}, before the news window of {day}",
+            "the feed may have stopped updating: check that url is still the site's feed",
+        )
+    return Check(what, "ok", detail)
+
+
+def check_source(src: SourceSettings, day: date, today: date, settings: Settings) -> Check:
+    """Fetch the source once (one retry at most): its archive of ``day``, or a live feed now."""
+    from tasks.steps.collect import collect_source
+
+    source = Source(src.name, src.url, src.language, src.kind)
+    when = day if source.is_archive else today
+    try:
+        events = collect_source(source, when, RUN_ID, retries=1, backoff_s=0.5, timeout_s=15.0)
+    except Exception as exc:  # collection records a broken feed as feed.failed; this is anything else
+        return Check(
+            f"source {src.name}",
+            "fail",
+            f"{type(exc).__name__}: {exc}",
+            "reading this feed breaks the collector: report it with the feed's URL",
+        )
+    window = news_window(when, settings.zone, settings.policy.lookback_hours)
+    return judge_source(src.name, source.is_archive, when, events, window)
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+# -- channels ----------------------------------------------------------------------------
+
+
+def check_channel(
+    channel: Channel,
+    role: str = "channel",
+    *,
+    send_test: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Check:
+    """A channel's variables are set and Apprise accepts its URL; with ``send_test``, one test
+    message goes out (no retry). Nothing said here holds a secret."""
+    import os
+
+    from tasks.steps.send import rejects, send
+
+    env = dict(os.environ if environ is None else environ)
+    what = f"{role} {channel.name}"
+    missing = [v for v in channel.variables if not env.get(v)]
+    if missing:
+        names = ", ".join(f"${v}" for v in missing)
+        return Check(
+            what,
+            "fail",
+            f"{names} not set",
+            f"export {missing[0]}=… where the brief runs (the shell, the service's environment "
+            "or the worker's), or fix the variable's name in the url",
+        )
+    why = rejects(channel.resolve(env), channel.secrets(env))
+    if why is not None:
+        return Check(
+            what, "fail", why, "check the URL's form for its service: https://github.com/caronc/apprise/wiki"
+        )
+    variables = f"; {', '.join('$' + v for v in channel.variables)} set" if channel.variables else ""
+    if not send_test:
+        return Check(what, "ok", f"{channel.target}{variables}; not sent (--send-test sends one)")
+    message = test_message(channel.name, role, channel.body_format)
+    [attempt] = send(channel.model_copy(update={"retries": 0}), message, environ=env)
+    if not attempt.ok:
+        return Check(
+            what,
+            "fail",
+            f"{channel.target}: the test message failed: {attempt.reason}",
+            "fix the URL or its variables, or the service's side, then run 'brief check --send-test' again",
+        )
+    return Check(what, "ok", f"{channel.target}{variables}; test message sent")
+
+
+def test_message(name: str, role: str, body_format: Literal["html", "markdown", "text"]) -> Message:
+    text = f"A test message from 'brief check' (dailybrief) to the {role} '{name}': it works."
+    body = f"<p>{text}</p>" if body_format == "html" else text
+    return Message(f"dailybrief: test of the {role} '{name}'", body, body_format)
+
+
+# -- all of it ---------------------------------------------------------------------------
+
+
+def preflight(
+    settings: Settings,
+    day: date,
+    today: date,
+    *,
+    send_test: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> list[Check]:
+    """The checks after the config's, in its order: storage, sources (at once), channels."""
+    checks = [check_storage(settings)]
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(settings.sources)))) as pool:
+        checks += list(pool.map(lambda s: check_source(s, day, today, settings), settings.sources))
+    checks += [
+        check_channel(channel, role, send_test=send_test, environ=environ)
+        for role, channel in channels_of(settings)
+    ]
+    return checks

@@ -1,0 +1,200 @@
+"""``brief check``, in this process, against feeds and a webhook on 127.0.0.1: the sample passes; a
+bad feed URL, a missing variable, a channel Apprise refuses and an unknown setting each fail with
+a line that says what is wrong and how to fix it; nothing is sent unless ``--send-test``."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.cli import Completed, brief
+from tests.conftest import REPO
+from tests.delivery_servers import Webhook
+
+TOKEN = "check-token-5be1d0c4a9"
+
+
+def rss(published: datetime) -> bytes:
+    return (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title>'
+        "<item><title>A model launch</title><link>http://127.0.0.1/a</link>"
+        f"<pubDate>{format_datetime(published)}</pubDate><description>A story.</description></item>"
+        "</channel></rss>"
+    ).encode()
+
+
+class Feeds(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        pages = {
+            "/feed.xml": rss(datetime.now(UTC)),
+            "/stale.xml": rss(datetime(2019, 3, 1, 9, 0, tzinfo=UTC)),
+            "/page.html": b"<!doctype html><html><body>Our news</body></html>",
+            "/empty.xml": b'<?xml version="1.0"?><rss version="2.0"><channel><title>Quiet</title></channel></rss>',
+        }
+        body = pages.get(self.path)
+        self.send_response(200 if body else 404)
+        self.end_headers()
+        self.wfile.write(body or b"not here")
+
+
+@pytest.fixture(scope="module")
+def feeds() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Feeds)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def hook() -> Iterator[Webhook]:
+    server = Webhook().start()
+    yield server
+    server.stop()
+
+
+def sample(tmp_path: Path, extra: str = "") -> Path:
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    config = tmp_path / "samples" / "brief.toml"
+    config.write_text(config.read_text() + extra)
+    return config
+
+
+def check(config: Path, *args: str, env: dict[str, str] | None = None) -> Completed:
+    return brief("check", "--config", str(config), *args, env={"COLUMNS": "80", **(env or {})})
+
+
+def fits(done: Completed) -> bool:
+    return all(len(line) <= 80 for line in done.stdout.splitlines())
+
+
+def rows(done: Completed) -> dict[str, tuple[str, str]]:
+    """``{check: (status, detail)}`` from the table, each cell's folded lines joined by spaces."""
+    found: dict[str, list[list[str]]] = {}
+    last = None
+    for line in done.stdout.splitlines():
+        if not line.startswith("│"):
+            continue
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        if cells[0] and cells[1]:
+            last = cells[0]
+            found[last] = [[c] for c in cells]
+        elif last is not None:
+            for parts, cell in zip(found[last], cells, strict=True):
+                parts.append(cell)
+    return {
+        " ".join(p for p in cells[0] if p): (" ".join(cells[1]).strip(), " ".join(p for p in cells[2] if p))
+        for cells in found.values()
+    }
+
+
+def test_the_sample_passes_in_one_table_of_80_columns(tmp_path: Path) -> None:
+    done = check(sample(tmp_path), "--date", "2025-08-06")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert fits(done), done.stdout
+    table = rows(done)
+    assert list(table) == ["config", "storage", "source labnotes", "source techwire"], table
+    for source in ("labnotes", "techwire"):
+        status, detail = table[f"source {source}"]
+        assert status == "ok" and detail.startswith("archive of 2025-08-06: 4 item(s), newest 2025-08-06")
+    assert "all 4 checks passed" in done.stdout and done.stderr == ""
+    assert not (tmp_path / "var").exists()  # nothing written: the store is not even created
+
+
+def test_a_bad_feed_url_fails_and_says_how_to_fix_it(tmp_path: Path, feeds: str) -> None:
+    config = sample(
+        tmp_path,
+        f'[[sources]]\nname = "live"\nurl = "{feeds}/feed.xml"\n'
+        f'[[sources]]\nname = "gone"\nurl = "{feeds}/moved-away.xml"\n'
+        f'[[sources]]\nname = "page"\nurl = "{feeds}/page.html"\n'
+        f'[[sources]]\nname = "stale"\nurl = "{feeds}/stale.xml"\n'
+        f'[[sources]]\nname = "empty"\nurl = "{feeds}/empty.xml"\n',
+    )
+    done = check(config, "--date", "2025-08-06")
+    assert done.returncode == 1 and "2 of 9 checks failed" in done.stdout, done.stdout + done.stderr
+    assert fits(done), done.stdout
+    errors = done.stderr.splitlines()
+    assert any(
+        e.startswith("error: source gone: HTTP_404") and "find the site's current feed and fix url" in e
+        for e in errors
+    ), errors
+    assert any(e.startswith("error: source page: NOT_A_FEED") and "RSS or Atom link" in e for e in errors)
+    assert any(e.startswith("warning: source stale:") and "stopped updating" in e for e in errors)
+    assert any(e.startswith("warning: source empty:") and "holds no items" in e for e in errors)
+    table = rows(done)
+    assert [table[f"source {s}"][0] for s in ("live", "gone", "page", "stale")] == [
+        "ok",
+        "FAIL",
+        "FAIL",
+        "warn",
+    ]
+    assert table["source live"][1].startswith("live feed, now: 1 item(s), newest"), table
+
+
+def test_a_missing_variable_fails_and_nothing_is_sent_unless_asked(tmp_path: Path, hook: Webhook) -> None:
+    config = sample(
+        tmp_path, f'[[delivery]]\nname = "hook"\nurl = "{hook.url("/in/${BRIEF_CHECK_TOKEN}")}"\n'
+    )
+    missing = check(config, "--date", "2025-08-06", env={"BRIEF_CHECK_TOKEN": ""})
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert "error: channel hook: $BRIEF_CHECK_TOKEN not set; export BRIEF_CHECK_TOKEN=…" in missing.stderr
+
+    quiet = check(config, "--date", "2025-08-06", env={"BRIEF_CHECK_TOKEN": TOKEN})
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    assert rows(quiet)["channel hook"] == (
+        "ok",
+        f"json://127.0.0.1:{hook.port}; $BRIEF_CHECK_TOKEN set; not sent (--send-test sends one)",
+    )
+    assert hook.posts == []
+
+    sent = check(config, "--date", "2025-08-06", "--send-test", env={"BRIEF_CHECK_TOKEN": TOKEN})
+    assert sent.returncode == 0 and rows(sent)["channel hook"][1].endswith("test message sent"), sent.stdout
+    [(path, posted)] = hook.posts
+    assert path == f"/in/{TOKEN}" and "brief check" in posted["message"]
+
+    hook.status = 500
+    refused = check(config, "--date", "2025-08-06", "--send-test", env={"BRIEF_CHECK_TOKEN": TOKEN})
+    assert refused.returncode == 1 and "the test message failed" in refused.stderr
+    for done in (missing, quiet, sent, refused):
+        assert TOKEN not in done.stdout + done.stderr
+
+
+def test_a_url_apprise_refuses_fails_without_sending(tmp_path: Path) -> None:
+    config = sample(
+        tmp_path, '[[delivery]]\nname = "chat"\nurl = "slack://${BRIEF_CHECK_A}/${BRIEF_CHECK_B}"\n'
+    )
+    done = check(
+        config, "--date", "2025-08-06", env={"BRIEF_CHECK_A": "T1JJ3T3L2", "BRIEF_CHECK_B": "A1BRTD4JD"}
+    )
+    assert done.returncode == 1
+    assert "error: channel chat: Apprise does not accept this URL (scheme 'slack')" in done.stderr
+    assert "apprise/wiki" in done.stderr and "T1JJ3T3L2" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ('colour = "red"\n', "sources.1.colour is not a known setting"),
+        (
+            '[[delivery]]\nname = "tg"\nurl = "tgram://123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/42"\n',
+            "carries a secret written out (bot_token of tgram://)",
+        ),
+    ],
+)
+def test_a_mistake_in_the_config_is_one_failed_row_and_exit_2(tmp_path: Path, extra: str, said: str) -> None:
+    done = check(sample(tmp_path, extra), "--date", "2025-08-06")
+    assert done.returncode == 2, done.stdout + done.stderr
+    [error] = done.stderr.splitlines()
+    assert error.startswith("error: config: ") and said in error, error
+    assert list(rows(done)) == ["config"] and rows(done)["config"][0] == "FAIL"  # nothing else can be checked
+    assert "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw" not in done.stdout + done.stderr
