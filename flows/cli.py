@@ -544,6 +544,63 @@ def approve(
         raise SystemExit(1)
 
 
+@app.command()
+def alerts(
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="First find runs killed without a word (recorded crashed), a late brief, and alerts "
+            "still owed, and send them.",
+        ),
+    ] = False,
+    now: Annotated[
+        str | None,
+        typer.Option("--now", help="Judge at this UTC time (default: now), e.g. whether a brief is late."),
+    ] = None,
+    days: Annotated[int, typer.Option("--days", help="Alerts of the last N brief dates.", min=1)] = 7,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="table for people, jsonl for scripts.")
+    ] = Format.table,
+    config: ConfigOption = None,
+) -> None:
+    """The recent alerts, newest first: what went wrong, sent where (or why not)."""
+    from flows.alerting import check as check_now
+    from tasks.steps.alert import recent_alerts
+
+    moment = parse_time(now, "--now")
+    settings, _ = open_store(config, must_exist=not check)
+    failed = []
+    if check:
+        prefect_defaults()
+        with err.status("checking runs and alerts …"):
+            outcome = check_now(settings, now=moment, say=lambda line: err.print(line))
+        failed = outcome.failed
+        if not settings.alerts:
+            err.print("no [[alerts]] in the config: nothing is sent (see 'Alerts' in the guide)")
+        out.print(
+            f"checked: {len(outcome.crashed)} crashed run(s) found, {len(outcome.sent)} alert(s) sent, "
+            f"{len(failed)} failed"
+        )
+    rows = recent_alerts(settings, days, moment)
+    if fmt is Format.jsonl:
+        for row in rows:
+            sys.stdout.write(orjson.dumps({**row, "at": row["at"].isoformat()}).decode() + "\n")
+    else:
+        table = Table(title=f"alerts of the last {days} day(s): {len(rows)}")
+        table.add_column("when", no_wrap=True)
+        table.add_column("cause", overflow="fold", max_width=22)
+        table.add_column("channel", overflow="fold", max_width=12)
+        table.add_column("what", overflow="fold")
+        for row in rows:
+            what = row["what"] if row["status"] == "sent" else f"FAILED: {row['what']}"
+            table.add_row(f"{row['at']:%m-%d %H:%M}", row["cause"], row["channel"], what)
+        out.print(table)
+    if failed:
+        err.print(f"error: {len(failed)} alert(s) could not be sent; see above; the next check tries again")
+        raise SystemExit(1)
+
+
 def utcnow_tag() -> str:
     from storage.events import utcnow
 

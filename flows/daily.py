@@ -14,6 +14,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 from prefect.utilities.annotations import opaque
 
+from flows.alerting import alert_safely
 from tasks import factcheck, steps
 from tasks.settings import load_settings
 
@@ -119,6 +120,14 @@ def deliver_task(ctx: steps.RunContext) -> steps.DeliveryOutcome:
     return outcome
 
 
+@task(name="alerts", cache_policy=NO_CACHE)
+def alerts_task(ctx: steps.RunContext) -> list[tuple[str, str]]:
+    """The day's alerts (a gate quarantine, a failed delivery, a failing or silent source), each
+    sent once; an alert channel that is down never fails the run."""
+    outcome = alert_safely(ctx.settings, ctx.day, get_run_logger().warning, run_id=ctx.run_id)
+    return outcome.sent if outcome else []
+
+
 @task(name="compact", cache_policy=NO_CACHE)
 def compact_task(ctx: steps.RunContext) -> tuple[int, int]:
     """Fold the segments of the days the run wrote into one zstd Parquet file per day, which other
@@ -140,7 +149,8 @@ def current_run_id() -> str:
 
 
 def on_daily_failure(flow, flow_run, state) -> None:
-    """Record ``run.failed`` and leave a keyed Markdown artifact that says what failed and how to rerun."""
+    """Record ``run.failed``, leave a keyed Markdown artifact that says what failed and how to rerun,
+    and send the day's alerts."""
     from ops.failure import explain_failure
 
     params = flow_run.parameters or {}
@@ -151,9 +161,22 @@ def on_daily_failure(flow, flow_run, state) -> None:
     # day's failure has its own artifact history in the UI
     key = f"failed-run-{day.isoformat()}" if day else f"failed-run-unresolved-{flow_run.name}"
     create_markdown_artifact(key=key, markdown=markdown, description="Why this run failed")
+    alert_safely(load_settings(params.get("config")), day, get_run_logger().warning, run_id=str(flow_run.id))
 
 
-@flow(name="daily-brief", log_prints=True, on_failure=[on_daily_failure])
+def on_daily_crash(flow, flow_run, state) -> None:
+    """A crash Prefect saw (a signal, the runner finding the process dead): ``run.crashed`` and an alert.
+
+    A process killed with nobody watching leaves no such hook: ``flows/alerting.py:check`` finds it.
+    """
+    from ops.failure import record_crash
+
+    params = flow_run.parameters or {}
+    day = record_crash(params.get("config"), params.get("date_"), str(flow_run.id), state.message or "")
+    alert_safely(load_settings(params.get("config")), day, get_run_logger().warning, run_id=str(flow_run.id))
+
+
+@flow(name="daily-brief", log_prints=True, on_failure=[on_daily_failure], on_crashed=[on_daily_crash])
 def daily_brief(
     date_: str | None = None,
     config: str | None = None,
@@ -236,6 +259,8 @@ def daily_brief(
         with report.step("deliver"):
             report.delivery = deliver_task(unwalked(ctx))
     report.finish(outcome, published)
+    if settings.alerts:
+        alerts_task(unwalked(ctx))
     merged, stale = compact_task(unwalked(ctx))
     say(f"log compacted: {merged} file(s) merged, {stale} stale temporary file(s) removed")
     create_table_artifact(

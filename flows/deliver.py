@@ -2,7 +2,8 @@
 
 ``brief deliver`` and ``brief approve`` call these functions in the command's process (no
 Prefect server needed); the ``deliver-held`` deployment runs ``deliver_held`` every few minutes
-so that a held brief nobody approved goes out at its ``hold_until``.
+so that a held brief nobody approved goes out at its ``hold_until``, and a crashed run or a
+late brief raises its alert (``flows/alerting.py:check``).
 """
 
 from __future__ import annotations
@@ -70,10 +71,18 @@ def _context(settings: Settings, day: date, what: str) -> steps.RunContext:
 
 @flow(name="deliver-held", log_prints=True)
 def deliver_held(config: str | None = None) -> list[dict]:
-    """Release held briefs whose ``hold_until`` has passed (the ``deliver-held`` deployment, every 5 min)."""
+    """Release held briefs whose ``hold_until`` has passed, and check for crashed runs and alerts
+    still owed, a late brief among them (the ``deliver-held`` deployment, every 5 min)."""
+    from flows.alerting import check
+
     settings = load_settings(config)
     log = get_run_logger()
     outcomes = release_due(settings, say=log.info)
-    if not outcomes:
+    if not outcomes and settings.delivery.hold:
         log.info("no held brief is past its deadline")
+    checked = check(settings, say=log.warning)
+    for cause, channel in checked.sent:
+        log.info(f"alert {cause} sent to {channel}")
+    for cause, channel, reason in checked.failed:
+        log.warning(f"alert {cause} to {channel} failed: {reason}; the next check tries again")
     return [{"date": o.day.isoformat(), "delivered": [s.channel for s in o.sent if s.ok]} for o in outcomes]

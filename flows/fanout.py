@@ -31,12 +31,18 @@ PAGE = 200  # the most runs one API call returns (the server's default limit)
 WAIT_S = 6 * 3600  # a fanned-out backfill gives up on a date after this long
 
 
-def _states(ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """Flow run id -> (state type, message), from the Prefect API: one filtered call per 200 runs."""
+def flow_run_states(
+    ids: Sequence[str], unknown: tuple[str, str] | None = ("PENDING", "")
+) -> dict[str, tuple[str, str]]:
+    """Flow run id -> (state type, message), from the Prefect API: one filtered call per 200 runs.
+
+    A run the server does not know is ``unknown`` (not yet visible: pending), or left out when
+    ``unknown`` is None.
+    """
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
-    out = {run_id: ("PENDING", "") for run_id in ids}
+    out: dict[str, tuple[str, str]] = {} if unknown is None else dict.fromkeys(ids, unknown)
     with get_client(sync_client=True) as client:
         for k in range(0, len(ids), PAGE):
             chunk = [UUID(i) for i in ids[k : k + PAGE]]
@@ -56,7 +62,7 @@ def wait_for_runs(
     pending = list(ids)
     deadline, told = time.monotonic() + timeout_s, 0.0
     while pending:
-        states = _states(pending)
+        states = flow_run_states(pending)
         pending = [i for i in pending if states[i][0] not in FINAL]
         if not pending:
             return
@@ -132,7 +138,7 @@ def fan_out(
     outcomes: dict[date, dict] = {}
     deadline = time.monotonic() + timeout_s
     while len(outcomes) < len(runs):
-        states = _states([runs[d] for d in days if d not in outcomes])
+        states = flow_run_states([runs[d] for d in days if d not in outcomes])
         late = time.monotonic() > deadline
         for day in days:
             if day in outcomes or (states[runs[day]][0] not in FINAL and not late):

@@ -2,8 +2,10 @@
 
 It starts a Prefect server on 127.0.0.1 when ``PREFECT_API_URL`` names none (the UI comes
 with it), serves the ``daily-brief`` deployment on the configured cron schedule and
-timezone and the ``backfill`` deployment, and says where the UI is. Ctrl-C stops what it
-started: the runner, then the server.
+timezone, the ``backfill`` deployment and, when briefs are held until a time or alerts are
+configured, ``deliver-held`` every five minutes (held briefs, crashed runs, a late brief), and
+says where the UI is. It checks once for crashed runs and alerts owed as it starts. Ctrl-C
+stops what it started: the runner, then the server.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def deployments(config_path: str):
 
     settings = load_settings(config_path)
     held = []
-    if settings.delivery.hold and settings.delivery.hold_until:
+    if (settings.delivery.hold and settings.delivery.hold_until) or settings.alerts:
         from flows.deliver import deliver_held
 
         held = [
@@ -116,7 +118,8 @@ def deployments(config_path: str):
                 name="deliver-held",
                 schedules=[Cron(HELD_CRON, timezone=settings.timezone)],
                 parameters={"config": config_path},
-                description=f"Held briefs nobody approved, delivered at {settings.delivery.hold_until}",
+                description="Held briefs nobody approved, delivered at their deadline; crashed runs, "
+                f"a brief missing at {settings.alerting.late_after} and alerts still owed",
             )
         ]
     return [
@@ -135,7 +138,18 @@ def deployments(config_path: str):
     ]
 
 
-HELD_CRON = "*/5 * * * *"  # how often held briefs are checked against their deadline
+HELD_CRON = "*/5 * * * *"  # how often held briefs, crashed runs and a late brief are checked
+
+
+def check_once(config_path: str, say: Callable[[str], None]) -> None:
+    """At start: a run that died while nothing watched (the machine restarted) is recorded crashed
+    and alerted, and alerts still owed are sent, before the schedules take over."""
+    from flows.alerting import check
+    from tasks.settings import load_settings
+
+    outcome = check(load_settings(config_path), say=say)
+    for cause, channel in outcome.sent:
+        say(f"alert {cause} sent to {channel}")
 
 
 def serve(config_path: str, home: Path, say: Callable[[str], None], port: int | None = None) -> None:
@@ -155,6 +169,7 @@ def serve(config_path: str, home: Path, say: Callable[[str], None], port: int | 
     try:
         from prefect import serve as prefect_serve
 
+        check_once(config_path, say)
         runner_deployments = deployments(config_path)
         names = ", ".join(d.name for d in runner_deployments)
         say(f"serving deployments: {names} (daily-brief on its schedule); Ctrl-C stops")

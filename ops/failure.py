@@ -11,6 +11,7 @@ import polars as pl
 from storage.events import new_event, utcnow
 from tasks.settings import load_settings
 from tasks.steps import latest_day, resolve_day, today
+from tasks.steps.liveness import crashed_event
 
 
 def recorded_day(store, settings, run_id: str) -> date | None:
@@ -28,6 +29,26 @@ def recorded_day(store, settings, run_id: str) -> date | None:
     return started["brief_date"][0] if started.height else None
 
 
+def run_day(store, settings, date_text: str | None, run_id: str) -> date | None:
+    """The brief date of a run: its parameter, else the day it recorded when it started."""
+    if date_text:
+        return resolve_day(date_text, settings)
+    return recorded_day(store, settings, run_id)
+
+
+def record_crash(config: str | None, date_text: str | None, run_id: str, message: str) -> date | None:
+    """Record ``run.crashed`` for a run Prefect saw crash (its ``on_crashed`` hook); its brief date,
+    or None when the run crashed before it knew its day (nothing is recorded then)."""
+    settings = load_settings(config)
+    store = settings.storage.event_store()
+    day = run_day(store, settings, date_text, run_id)
+    if day is None or day > latest_day(settings):
+        return None
+    how = message.strip().splitlines()[0][:200] if message.strip() else "Prefect marked it crashed"
+    store.append([crashed_event(run_id, day, how, message, "hook")])
+    return day
+
+
 def explain_failure(
     config: str | None, date_text: str | None, run_id: str, message: str
 ) -> tuple[str, date | None]:
@@ -38,7 +59,7 @@ def explain_failure(
     """
     settings = load_settings(config)
     store = settings.storage.event_store()
-    day = resolve_day(date_text, settings) if date_text else recorded_day(store, settings, run_id)
+    day = run_day(store, settings, date_text, run_id)
     match = re.search(r"step '([a-z_-]+)' failed: (.*)", message, re.DOTALL)
     step, error = (match.group(1), match.group(2).strip()) if match else ("flow", message.strip())
     if day is not None and day > latest_day(settings):

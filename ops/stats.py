@@ -73,7 +73,7 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         .group_by("brief_date", maintain_order=True)
         .agg(
             pl.len().alias("runs"),
-            (pl.col("status") == "failed").sum().alias("failed"),
+            pl.col("status").is_in(["failed", "crashed"]).sum().alias("failed"),
             pl.col("status").last().alias("last_status"),
             pl.col("article.collected").fill_null(0).last().alias("collected"),
             pl.col("feed.failed").fill_null(0).last().alias("feeds_failed"),

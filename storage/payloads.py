@@ -188,9 +188,28 @@ class FeedSkipped(Payload):
 # --- runs -----------------------------------------------------------------------------
 
 
-class RunStarted(Payload):
+class RunStartedV1(Payload):
     flow: str
     parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunProcess(Payload):
+    """Where a run runs: a check on the same host can tell that its process is gone."""
+
+    host: str
+    pid: int = Field(ge=1)
+    started: int | None = None  # the process's start time (clock ticks since boot), against pid reuse
+
+
+class RunStarted(RunStartedV1):
+    """v2 adds the run's process, so that a run killed without a word is found and recorded crashed."""
+
+    process: RunProcess | None = None
+
+
+def upcast_run_started_v1_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 did not say where the run ran."""
+    return {**payload, "process": None}
 
 
 class RunFinished(Payload):
@@ -204,6 +223,14 @@ class RunFailed(Payload):
     step: str
     error: str
     message: str
+
+
+class RunCrashed(Payload):
+    """A run that ended without saying so: its process vanished (killed, out of memory, a reboot)."""
+
+    how: str  # one line: "its process is gone", "Prefect marked it crashed"
+    message: str = ""
+    detected_by: Literal["hook", "check"]  # Prefect's on_crashed hook, or a later check of open runs
 
 
 def _key(*fields: str) -> Any:
@@ -239,11 +266,19 @@ REGISTRY.register(
 )
 REGISTRY.register("feed.failed", {1: FeedFailed}, fact=False, natural_key=_key("source", "url", "error"))
 REGISTRY.register("feed.skipped", {1: FeedSkipped}, fact=False, natural_key=_key("source", "url"))
-REGISTRY.register("run.started", {1: RunStarted}, fact=False, natural_key=_key("flow"))
+REGISTRY.register(
+    "run.started",
+    {1: RunStartedV1, 2: RunStarted},
+    upcasters={1: upcast_run_started_v1_v2},
+    fact=False,
+    natural_key=_key("flow"),
+)
 REGISTRY.register(
     "run.finished", {1: RunFinished}, fact=False, natural_key=_key("status"), hash_payload=False
 )
 REGISTRY.register("run.failed", {1: RunFailed}, fact=False, natural_key=_key("step", "error"))
+# one per run, whoever notices first (the hook or a check): the id is the day, the run and nothing else
+REGISTRY.register("run.crashed", {1: RunCrashed}, fact=False, natural_key=_key(), hash_payload=False)
 
 
 # --- dedup, stories, analysis, briefs --------------------------------------------------
@@ -543,4 +578,38 @@ REGISTRY.register(
 REGISTRY.register("brief.held", {1: BriefHeld}, fact=True, natural_key=_key("brief_date"), hash_payload=False)
 REGISTRY.register(
     "brief.approved", {1: BriefApproved}, fact=True, natural_key=_key("brief_date"), hash_payload=False
+)
+
+
+# --- alerts ---------------------------------------------------------------------------
+# An alert is a fact: sent once per cause, channel and brief date whichever run or check sends it.
+
+
+class AlertSent(Payload):
+    cause: str  # the cause's key within the day: withheld, run-failed, source-failing:<name> …
+    channel: str
+    target: str  # scheme and host only
+    subject: str
+    attempts: int = Field(ge=1)
+
+
+class AlertFailed(Payload):
+    cause: str
+    channel: str
+    target: str
+    reason: str  # redacted
+    attempt: int = Field(ge=1)
+    attempted_at: datetime
+    will_retry: bool
+
+
+REGISTRY.register(
+    "alert.sent", {1: AlertSent}, fact=True, natural_key=_key("cause", "channel"), hash_payload=False
+)
+REGISTRY.register(
+    "alert.failed",
+    {1: AlertFailed},
+    fact=True,
+    natural_key=_key("cause", "channel", "attempt", "attempted_at"),
+    hash_payload=False,
 )

@@ -1,17 +1,19 @@
 """Where briefs go: the ``[output]`` and ``[[delivery]]`` settings, and their secrets.
 
-A channel is an Apprise URL (``mailto://``, ``slack://``, ``tgram://``, ``ntfy://``, ``json://``
-for any webhook …). Secrets never sit in the config file: a URL names them as ``${VARIABLE}``
-and they are read from the environment when a message is sent; nothing that holds a resolved
-URL is ever logged, recorded or exported (``target`` is the scheme and a server's name only).
-A URL that carries a secret written out (a password, a bot token, a webhook's key, any
-key-like run of letters and digits) is refused: ``literal_secrets`` says which.
+A channel (and an ``[[alerts]]`` entry: both are an ``Endpoint``) is an Apprise URL
+(``mailto://``, ``slack://``, ``tgram://``, ``ntfy://``, ``json://`` for any webhook …).
+Secrets never sit in the config file: a URL names them as ``${VARIABLE}`` and they are read
+from the environment when a message is sent; nothing that holds a resolved URL is ever
+logged, recorded or exported (``target`` is the scheme and a server's name only). A URL that
+carries a secret written out (a password, a bot token, a webhook's key, any key-like run of
+letters and digits) is refused: ``literal_secrets`` says which.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from datetime import datetime, time, timedelta
 from typing import Literal
 from urllib.parse import quote, urlsplit
@@ -62,14 +64,13 @@ class OutputSettings(_Section):
         return value.rstrip("/") if value else value
 
 
-class Channel(_Section):
-    """One place a brief goes: a name, an Apprise URL, a format, and which briefs."""
+class Endpoint(_Section):
+    """A named Apprise URL whose secrets come from the environment: a ``[[delivery]]`` channel or
+    an ``[[alerts]]`` entry. Parsing, the refusal of a literal password, resolving, ``target``
+    and the secrets to redact are the same for both."""
 
     name: str = Field(pattern=_NAME, description="lower-case letters, digits, - and _")
     url: str = Field(min_length=4, description="an Apprise URL; secrets as ${VARIABLE}")
-    format: Format | None = Field(default=None, description="html, markdown or text (default by scheme)")
-    min_core: int = Field(default=0, ge=0, description="send only days with at least this many core stories")
-    updates: bool = Field(default=True, description="send a correction when a new version replaces one sent")
     retries: int = Field(default=2, ge=0, le=10, description="attempts after the first, with backoff")
     backoff_s: float = Field(default=2.0, ge=0, le=600, description="first wait; doubles each retry")
 
@@ -95,17 +96,6 @@ class Channel(_Section):
     @property
     def variables(self) -> list[str]:
         return _PLACEHOLDER.findall(self.url)
-
-    @property
-    def body_format(self) -> Format:
-        """The format asked for, else the scheme's (a URL wholly from a variable: that URL's scheme)."""
-        if self.format:
-            return self.format
-        scheme = self.scheme
-        whole = _PLACEHOLDER.fullmatch(self.url)
-        if whole and "://" in os.environ.get(whole.group(1), ""):
-            scheme = os.environ[whole.group(1)].split("://", 1)[0].lower()
-        return _BY_SCHEME.get(scheme, "text")
 
     @property
     def scheme(self) -> str:
@@ -153,6 +143,25 @@ class Channel(_Section):
         return sorted({s for s in out if len(s) >= 3}, key=len, reverse=True)
 
 
+class Channel(Endpoint):
+    """One place a brief goes: a name, an Apprise URL, a format, and which briefs."""
+
+    format: Format | None = Field(default=None, description="html, markdown or text (default by scheme)")
+    min_core: int = Field(default=0, ge=0, description="send only days with at least this many core stories")
+    updates: bool = Field(default=True, description="send a correction when a new version replaces one sent")
+
+    @property
+    def body_format(self) -> Format:
+        """The format asked for, else the scheme's (a URL wholly from a variable: that URL's scheme)."""
+        if self.format:
+            return self.format
+        scheme = self.scheme
+        whole = _PLACEHOLDER.fullmatch(self.url)
+        if whole and "://" in os.environ.get(whole.group(1), ""):
+            scheme = os.environ[whole.group(1)].split("://", 1)[0].lower()
+        return _BY_SCHEME.get(scheme, "text")
+
+
 class DeliverySettings(_Section):
     """``[delivery]``: the channels, and an optional last look before readers get a brief."""
 
@@ -174,19 +183,11 @@ class DeliverySettings(_Section):
     @field_validator("hold_until")
     @classmethod
     def _clock(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                time.fromisoformat(value)
-            except ValueError:
-                raise ValueError(f"{value!r} is not a time of day; use HH:MM, e.g. '08:30'") from None
-        return value
+        return clock_time(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> DeliverySettings:
-        names = [c.name for c in self.channels]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"channel names must be unique; repeated: {', '.join(dupes)}")
+        names = unique_names(self.channels, "channel")
         if self.review_channel is not None and self.review_channel not in names:
             raise ValueError(
                 f"review_channel {self.review_channel!r} is not a channel; add a [[delivery.channels]] "
@@ -321,6 +322,25 @@ def secret_advice(url: str, found: list[tuple[str, str]]) -> str:
         f"environment, never the config file: write {instead}, and export the variable where "
         "the brief runs"
     )
+
+
+def clock_time(value: str | None) -> str | None:
+    """``value`` when it is a time of day (HH:MM), else a ValueError that says how to write one."""
+    if value is not None:
+        try:
+            time.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a time of day; use HH:MM, e.g. '08:30'") from None
+    return value
+
+
+def unique_names(endpoints: Sequence[Endpoint], what: str) -> list[str]:
+    """The endpoints' names, or a ValueError naming those given twice."""
+    names = [e.name for e in endpoints]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"{what} names must be unique; repeated: {', '.join(dupes)}")
+    return names
 
 
 def delivery_from_toml(value: object) -> object:

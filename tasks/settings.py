@@ -16,7 +16,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from storage.errors import ConfigError
-from tasks.channels import DeliverySettings, OutputSettings, delivery_from_toml
+from tasks.alerts import AlertChannel, AlertingSettings
+from tasks.channels import DeliverySettings, OutputSettings, delivery_from_toml, unique_names
 from tasks.kinds import FIRST_PARTY, KINDS
 from tasks.vocabulary import vocabulary
 
@@ -303,6 +304,16 @@ class Settings(Section):
     llm: LLMSettings | None = None
     output: OutputSettings = Field(default_factory=OutputSettings)
     delivery: DeliverySettings = Field(default_factory=DeliverySettings)
+    alerts: list[AlertChannel] = Field(
+        default_factory=list, description="[[alerts]]: where an operator hears that something broke"
+    )
+    alerting: AlertingSettings = Field(default_factory=AlertingSettings)
+
+    @field_validator("alerts")
+    @classmethod
+    def _unique_alerts(cls, value: list[AlertChannel]) -> list[AlertChannel]:
+        unique_names(value, "alert")
+        return value
 
     @field_validator("delivery", mode="before")
     @classmethod

@@ -8,7 +8,12 @@ import polars as pl
 
 from storage.projections.base import ORDER_COLUMNS, State, with_order
 
-_STATUS = {"run.started": "running", "run.finished": "completed", "run.failed": "failed"}
+_STATUS = {
+    "run.started": "running",
+    "run.finished": "completed",
+    "run.failed": "failed",
+    "run.crashed": "crashed",
+}
 
 
 class RunsProjection:
@@ -75,7 +80,7 @@ class RunsProjection:
             .agg(pl.col("event_type").last().alias("_last"), pl.col("payload").last().alias("_payload"))
             .with_columns(
                 pl.col("_last").replace_strict(_STATUS, default="running").alias("status"),
-                pl.when(pl.col("_last") == "run.failed")
+                pl.when(pl.col("_last").is_in(["run.failed", "run.crashed"]))
                 .then(pl.col("_payload").str.json_path_match("$.message"))
                 .alias("error"),
                 pl.when(pl.col("_last") == "run.finished")

@@ -7,6 +7,7 @@ from tasks.steps.collect import SourceOutcome
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
 from tasks.steps.deliver import DeliveryOutcome
+from tasks.steps.liveness import this_process
 from tasks.steps.publish import Published
 
 
@@ -46,6 +47,7 @@ class RunReport:
                             "date": self.ctx.day.isoformat(),
                             "policy_version": self.ctx.policy_version,
                         },
+                        "process": this_process(),  # a run killed without a word is found by it
                     },
                     subject=self.ctx.run_id,
                     producer="flow.daily@1",

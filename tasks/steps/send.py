@@ -13,12 +13,12 @@ from typing import Any
 
 from storage.errors import ConfigError
 from storage.events import utcnow
-from tasks.channels import Channel, redact
+from tasks.channels import Endpoint, redact
 from tasks.deliver import Attempt, Message, reasons_from_log
 
 
 def send(
-    channel: Channel,
+    channel: Endpoint,
     message: Message,
     *,
     environ: Mapping[str, str] | None = None,

@@ -1,0 +1,181 @@
+"""The alert step: the causes the log holds for a brief date, each sent once to every ``[[alerts]]``
+channel, each send an event.
+
+Alerts concern the days a schedule runs: yesterday, today and tomorrow in the configured
+timezone. A backfill of older dates reports on the screen and in the Prefect UI, not to the
+alert channels. A channel that refuses never fails the caller: each failed attempt is an
+``alert.failed`` event, and a later check tries again (at most ``MAX_REFUSALS`` times a day).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from storage.atomic import exclusive
+from storage.events import Event, new_event, utcnow
+from storage.store import ParquetEventStore
+from tasks import alerts
+from tasks.alerts import AlertChannel
+from tasks.channels import redact
+from tasks.deliver import Attempt, Message
+from tasks.settings import Settings
+from tasks.steps.send import send
+
+PRODUCER = "alert@1"
+MAX_REFUSALS = 3  # a cause a channel refused this many times (after its retries) waits for tomorrow
+
+
+@dataclass
+class AlertOutcome:
+    day: date
+    sent: list[tuple[str, str]] = field(default_factory=list)  # (cause, channel)
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (cause, channel, reason)
+    causes: list[alerts.Cause] = field(default_factory=list)
+
+
+def recent(day: date, now: datetime, settings: Settings) -> bool:
+    """Whether ``day`` is one the alerts speak of at ``now``: yesterday, today or tomorrow."""
+    today = now.astimezone(settings.zone).date()
+    return today - timedelta(days=1) <= day <= today + timedelta(days=1)
+
+
+def raise_alerts(
+    settings: Settings,
+    day: date,
+    *,
+    now: datetime | None = None,
+    late: bool = False,
+    run_id: str | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> AlertOutcome:
+    """Send what ``day``'s causes still owe the alert channels; ``late`` also asks whether its
+    brief is missing at ``now`` (``[alerting] late_after``)."""
+    outcome = AlertOutcome(day)
+    moment = now or utcnow()
+    if not settings.alerts or not recent(day, moment, settings):
+        return outcome
+    store = settings.storage.event_store()
+    reach = settings.alerting.reach()
+    events = store.read(
+        days=[day - timedelta(days=k) for k in range(reach, -1, -1)], event_types=alerts.INPUT_TYPES
+    )
+    outcome.causes = alerts.causes(
+        events,
+        day,
+        settings.alerting,
+        sources=[s.name for s in settings.sources],
+        zone=settings.zone,
+        now=moment if late else None,
+        schedule=settings.schedule,
+    )
+    if not outcome.causes:
+        return outcome
+    run = run_id or f"alerts-{moment.strftime('%Y%m%dT%H%M%S%f')}"
+    hidden = secrets(settings)
+    base = f"{store.base.rstrip('/')}/briefs"
+    with exclusive(store.fs, f"{base}/.{day.isoformat()}.alerts.lock"):
+        done = store.read(days=[day], event_types=["alert.sent", "alert.failed"])
+        sent = {(e.payload["cause"], e.payload["channel"]) for e in done if e.event_type == "alert.sent"}
+        refused = Counter(
+            (e.payload["cause"], e.payload["channel"])
+            for e in done
+            if e.event_type == "alert.failed" and not e.payload["will_retry"]
+        )
+        for cause in outcome.causes:
+            subject, body = (redact(text, hidden) for text in cause.message())
+            for channel in settings.alerts:
+                key = (cause.key, channel.name)
+                if key in sent or refused[key] >= MAX_REFUSALS:
+                    continue
+                last = _send(store, channel, cause.key, Message(subject, body, "text"), day, run, sleep)
+                if last.ok:
+                    outcome.sent.append(key)
+                else:
+                    outcome.failed.append((*key, last.reason))
+    return outcome
+
+
+def _send(
+    store: ParquetEventStore,
+    channel: AlertChannel,
+    cause: str,
+    message: Message,
+    day: date,
+    run_id: str,
+    sleep: Callable[[float], None],
+) -> Attempt:
+    """One alert to one channel, with the channel's retries; each outcome an event."""
+    tried: list[Attempt] = []
+
+    def failed(attempt: Attempt, will_retry: bool) -> None:
+        tried.append(attempt)
+        payload = {
+            "cause": cause,
+            "channel": channel.name,
+            "target": channel.target,
+            "reason": attempt.reason,
+            "attempt": len(tried),
+            "attempted_at": attempt.at,
+            "will_retry": will_retry,
+        }
+        store.append([_emit("alert.failed", payload, day, run_id, attempt.at)])
+
+    attempts = send(channel, message, sleep=sleep, on_failure=failed)
+    last = attempts[-1]
+    if last.ok:
+        payload = {
+            "cause": cause,
+            "channel": channel.name,
+            "target": channel.target,
+            "subject": message.subject,
+            "attempts": len(attempts),
+        }
+        store.append([_emit("alert.sent", payload, day, run_id, last.at)])
+    return last
+
+
+def secrets(settings: Settings) -> list[str]:
+    """Every value a delivery or alert URL takes from the environment: no alert shows one."""
+    found = {s for e in [*settings.delivery.channels, *settings.alerts] for s in e.secrets()}
+    return sorted(found, key=len, reverse=True)
+
+
+def _emit(event_type: str, payload: dict, day: date, run_id: str, at: datetime) -> Event:
+    return new_event(
+        event_type,
+        payload,
+        brief_date=day,
+        run_id=run_id,
+        subject_id=payload["cause"],
+        produced_by=PRODUCER,
+        occurred_at=at,
+    )
+
+
+def recent_alerts(settings: Settings, days: int, now: datetime | None = None) -> list[dict]:
+    """The alerts of the last ``days`` brief dates, newest first: sent, or refused (and why)."""
+    store = settings.storage.event_store()
+    today = (now or utcnow()).astimezone(settings.zone).date()
+    wanted = [today + timedelta(days=1) - timedelta(days=k) for k in range(days + 1)]
+    rows = []
+    for e in store.read(days=wanted, event_types=["alert.sent", "alert.failed"]):
+        p = e.payload
+        if e.event_type == "alert.failed" and p["will_retry"]:
+            continue  # the attempt after it says how it ended
+        rows.append(
+            {
+                "at": e.occurred_at.astimezone(settings.zone),
+                "date": e.brief_date,
+                "cause": p["cause"],
+                "channel": p["channel"],
+                "status": "sent" if e.event_type == "alert.sent" else "FAILED",
+                "what": p["subject"].removeprefix("dailybrief alert: ")
+                if e.event_type == "alert.sent"
+                else p["reason"],
+            }
+        )
+    return sorted(rows, key=lambda r: r["at"], reverse=True)
