@@ -232,3 +232,50 @@ def test_no_brief_by_the_deadline_is_one_alert(tmp_path: Path, ops: Webhook) -> 
     table = brief("alerts", "--now", "2025-08-06T21:00:00Z", "--config", str(config), env={"COLUMNS": "80"})
     assert "late" in table.stdout and all(len(line) <= 80 for line in table.stdout.splitlines()), table.stdout
     no_secret_anywhere(config, before, late, listed, table)
+
+
+def test_an_alert_channel_that_is_down_never_fails_the_run_and_the_next_check_sends_it(
+    tmp_path: Path, prefect_harness: None, ops: Webhook
+) -> None:
+    """Today's run, whose delivery channel refuses: the run completes, the alert it owes is
+    recorded refused (no token in the reason), and the next check sends it once."""
+    from datetime import UTC, datetime, timedelta
+
+    from flows.daily import daily_brief
+
+    today = datetime.now(UTC).date()
+    sample = (REPO / "samples" / "feeds" / "labnotes" / "2025-08-06.xml").read_text()
+    for was, day in (("Wed, 06 Aug 2025", today), ("Tue, 05 Aug 2025", today - timedelta(days=1))):
+        sample = sample.replace(was, f"{day:%a, %d %b %Y}")
+    (tmp_path / "feeds").mkdir()
+    (tmp_path / "feeds" / f"{today}.xml").write_text(sample)
+    readers = Webhook(status=500).start()
+    ops.status = 500
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n'
+        '[[sources]]\nname = "labnotes"\nurl = "file://feeds/{date}.xml"\non_topic = true\n'
+        f'[[delivery]]\nname = "readers"\nurl = "{readers.url()}"\nretries = 0\n' + alert_channel(ops)
+    )
+    try:
+        result = daily_brief(today.isoformat(), str(config))
+    finally:
+        readers.stop()
+    assert result["version"] == 1 and result["delivery_failed"] == ["readers"]
+    refused = [e.payload for e in events(config, "alert.failed")]
+    assert [(p["cause"], p["attempt"], p["will_retry"]) for p in refused] == [
+        ("delivery-failed:readers", 1, True),
+        ("delivery-failed:readers", 2, False),
+    ]
+    assert all(TOKEN not in p["reason"] and "500" in p["reason"] for p in refused), refused
+    assert ops.posts == [] and events(config, "alert.sent") == []
+
+    ops.status = 200
+    checked = brief("alerts", "--check", "--config", str(config))
+    assert "1 alert(s) sent, 0 failed" in checked.stdout, checked.stdout + checked.stderr
+    [(_, alert)] = ops.posts
+    assert alert["title"] == f"dailybrief alert: delivery of {today} to readers failed after 1 attempt(s)"
+    assert f"Resend: brief deliver --date {today} --channel readers" in alert["message"]
+    brief("alerts", "--check", "--config", str(config))
+    assert len(ops.posts) == 1
+    no_secret_anywhere(config, checked)
