@@ -70,17 +70,21 @@ def _context(settings: Settings, day: date, what: str) -> steps.RunContext:
 
 
 @flow(name="deliver-held", log_prints=True)
-def deliver_held(config: str | None = None) -> list[dict]:
+def deliver_held(config: str | None = None, now: str | None = None) -> list[dict]:
     """Release held briefs whose ``hold_until`` has passed, and check for crashed runs and alerts
-    still owed, a late brief among them (the ``deliver-held`` deployment, every 5 min)."""
+    still owed, a late brief among them (the ``deliver-held`` deployment, every 5 min).
+
+    ``now``: an ISO time to judge the deadlines at (default: now), as ``--now`` does.
+    """
     from flows.alerting import check
 
     settings = load_settings(config)
     log = get_run_logger()
-    outcomes = release_due(settings, say=log.info)
+    moment = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
+    outcomes = release_due(settings, now=moment, say=log.info)
     if not outcomes and settings.delivery.hold:
         log.info("no held brief is past its deadline")
-    checked = check(settings, say=log.warning)
+    checked = check(settings, now=moment, say=log.warning)
     for cause, channel in checked.sent:
         log.info(f"alert {cause} sent to {channel}")
     for cause, channel, reason in checked.failed:
