@@ -246,6 +246,7 @@ SLOWEST_FIRST = (
     "tests/integration/test_guide.py",
     "tests/integration/test_concurrent_writers.py",
     "tests/e2e/test_delivery.py",
+    "tests/e2e/test_alerts.py",
     "tests/e2e/test_review.py",
 )
 

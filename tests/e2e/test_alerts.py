@@ -273,6 +273,9 @@ def test_an_alert_channel_that_is_down_never_fails_the_run_and_the_next_check_se
     ]
     assert all(TOKEN not in p["reason"] and "500" in p["reason"] for p in refused), refused
     assert ops.posts == [] and events(config, "alert.sent") == []
+    still_down = brief("alerts", "--check", "--config", str(config))
+    assert still_down.returncode == 1 and "1 alert(s) could not be sent" in still_down.stderr
+    assert ops.posts == [] and TOKEN not in still_down.stdout + still_down.stderr
 
     ops.status = 200
     checked = brief("alerts", "--check", "--config", str(config))
