@@ -17,7 +17,7 @@ from typing import Literal
 
 from storage.errors import BriefError, ConfigError
 from storage.events import Event
-from tasks.channels import Channel
+from tasks.channels import Channel, Endpoint
 from tasks.collect import Source
 from tasks.dedup import news_window
 from tasks.deliver import Message
@@ -64,10 +64,10 @@ def check_storage(settings: Settings) -> Check:
     return Check("storage", "ok", f"{settings.storage.root}: {len(days)} day(s), the last {days[-1]}")
 
 
-def channels_of(settings: Settings) -> list[tuple[str, Channel]]:
-    """Every channel a message may go to, with its role: the ``[[delivery]]`` channels (an
-    ``[[alerts]]`` channel is checked the same way, as ``("alert", channel)``)."""
-    return [("channel", c) for c in settings.delivery.channels]
+def channels_of(settings: Settings) -> list[tuple[str, Endpoint]]:
+    """Every channel a message may go to, with its role: the ``[[delivery]]`` channels, then the
+    ``[[alerts]]`` ones (checked the same way, as ``("alert", channel)``)."""
+    return [("channel", c) for c in settings.delivery.channels] + [("alert", a) for a in settings.alerts]
 
 
 # -- sources -----------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def _utc(moment: datetime) -> datetime:
 
 
 def check_channel(
-    channel: Channel,
+    channel: Endpoint,
     role: str = "channel",
     *,
     send_test: bool = False,
@@ -190,7 +190,10 @@ def check_channel(
     variables = f"; {', '.join('$' + v for v in channel.variables)} set" if channel.variables else ""
     if not send_test:
         return Check(what, "ok", f"{channel.target}{variables}; not sent (--send-test sends one)")
-    message = test_message(channel.name, role, channel.body_format)
+    # an alert is plain text (tasks/steps/alert.py); a delivery channel has its format
+    message = test_message(
+        channel.name, role, channel.body_format if isinstance(channel, Channel) else "text"
+    )
     [attempt] = send(channel.model_copy(update={"retries": 0}), message, environ=env)
     if not attempt.ok:
         return Check(

@@ -198,3 +198,15 @@ def test_a_mistake_in_the_config_is_one_failed_row_and_exit_2(tmp_path: Path, ex
     assert error.startswith("error: config: ") and said in error, error
     assert list(rows(done)) == ["config"] and rows(done)["config"][0] == "FAIL"  # nothing else can be checked
     assert "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw" not in done.stdout + done.stderr
+
+
+def test_an_alert_channel_is_checked_as_a_delivery_channel_is(tmp_path: Path, hook: Webhook) -> None:
+    config = sample(tmp_path, f'[[alerts]]\nname = "ops"\nurl = "{hook.url("/ops/${BRIEF_CHECK_TOKEN}")}"\n')
+    missing = check(config, "--date", "2025-08-06", env={"BRIEF_CHECK_TOKEN": ""})
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert "error: alert ops: $BRIEF_CHECK_TOKEN not set; export BRIEF_CHECK_TOKEN=…" in missing.stderr
+    sent = check(config, "--date", "2025-08-06", "--send-test", env={"BRIEF_CHECK_TOKEN": TOKEN})
+    assert sent.returncode == 0 and rows(sent)["alert ops"][1].endswith("test message sent"), sent.stdout
+    [(path, posted)] = hook.posts
+    assert path == f"/ops/{TOKEN}" and "to the alert 'ops'" in posted["message"] and fits(sent)
+    assert all(TOKEN not in done.stdout + done.stderr for done in (missing, sent))
