@@ -588,13 +588,14 @@ def alerts(
             sys.stdout.write(orjson.dumps({**row, "at": row["at"].isoformat()}).decode() + "\n")
     else:
         table = Table(title=f"alerts of the last {days} day(s): {len(rows)}")
-        table.add_column("when", no_wrap=True)
+        table.add_column("date, sent", no_wrap=True)
         table.add_column("cause", overflow="fold", max_width=22)
         table.add_column("channel", overflow="fold", max_width=12)
         table.add_column("what", overflow="fold")
         for row in rows:
             what = row["what"] if row["status"] == "sent" else f"FAILED: {row['what']}"
-            table.add_row(f"{row['at']:%m-%d %H:%M}", row["cause"], row["channel"], what)
+            when = f"{row['date']}\n{row['at']:%m-%d %H:%M}"  # the brief date, then the time it went
+            table.add_row(when, row["cause"], row["channel"], what)
         out.print(table)
     if failed:
         err.print(f"error: {len(failed)} alert(s) could not be sent; see above; the next check tries again")

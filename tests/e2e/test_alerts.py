@@ -234,7 +234,8 @@ def test_no_brief_by_the_deadline_is_one_alert(tmp_path: Path, prefect_harness: 
     assert (row["date"], row["cause"], row["channel"], row["status"]) == ("2025-08-06", "late", "ops", "sent")
     assert row["what"] == "no brief of 2025-08-06 by 08:30 (Europe/Amsterdam)"
     table = brief("alerts", "--now", "2025-08-06T21:00:00Z", "--config", str(config), env={"COLUMNS": "80"})
-    assert "late" in table.stdout and all(len(line) <= 80 for line in table.stdout.splitlines()), table.stdout
+    assert "late" in table.stdout and "2025-08-06" in table.stdout, table.stdout
+    assert all(len(line) <= 80 for line in table.stdout.splitlines()), table.stdout
     no_secret_anywhere(config, before, *later, listed, table)
 
 
