@@ -29,7 +29,8 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+if "--child" not in sys.argv:  # a build imports the code of the tree on its PYTHONPATH, not this one
+    sys.path.insert(0, str(REPO))
 from tests.real_days import archive_config
 
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]

@@ -133,22 +133,21 @@ class SentenceTransformerEmbedder:
                 try:
                     self._models[self.model_ref] = SentenceTransformer(path, device="cpu")
                 except OSError as exc:
-                    raise ConfigError(
-                        f"embedding.model {self.model_ref!r} cannot be loaded offline "
-                        f"({exc.__class__.__name__}); "
-                        f"give a local model folder or keep the default {DEFAULT_MODEL!r}"
-                    ) from None
+                    raise self._unloadable(exc.__class__.__name__) from None
             return self._models[self.model_ref]
+
+    def _unloadable(self, why: str) -> ConfigError:
+        return ConfigError(
+            f"embedding.model {self.model_ref!r} cannot be loaded offline ({why}); "
+            f"give a local model folder or keep the default {DEFAULT_MODEL!r}"
+        )
 
     def _check_folder(self) -> None:
         """A model named by a path that is not a folder fails at once, before torch is imported."""
         ref = self.model_ref
         is_path = ref != DEFAULT_MODEL and ref.startswith(("/", "./", "../", "~"))
         if is_path and not os.path.isdir(os.path.expanduser(ref)):
-            raise ConfigError(
-                f"embedding.model {ref!r} cannot be loaded offline (no such folder); "
-                f"give a local model folder or keep the default {DEFAULT_MODEL!r}"
-            )
+            raise self._unloadable("no such folder")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
