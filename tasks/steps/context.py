@@ -117,13 +117,15 @@ def make_context(
     days = [day - timedelta(days=k) for k in range(reach + 1)]
     chosen = settings.embedding
 
-    def cached(model: str) -> CachedEmbedder:
-        return CachedEmbedder(embedder(model, chosen.batch_size), store.fs, store.base, day=day, days=days)
+    def cached(model: str, setting: str) -> CachedEmbedder:
+        inner = embedder(model, chosen.batch_size, setting)
+        return CachedEmbedder(inner, store.fs, store.base, day=day, days=days)
 
-    main = cached(chosen.model)
+    main = cached(chosen.model, "embedding.model")
     multilingual = None
     if chosen.multilingual:
-        multilingual = main if chosen.multilingual == chosen.model else cached(chosen.multilingual)
+        same = chosen.multilingual == chosen.model
+        multilingual = main if same else cached(chosen.multilingual, "embedding.multilingual")
     run = run_id or f"local-{uuid.uuid4().hex[:12]}"
     return RunContext(store, settings, day, run, main, multilingual)
 
