@@ -133,9 +133,14 @@ def test_a_shared_company_is_not_a_shared_event() -> None:
         "Google DeepMind introduces Gemini Robotics, a Gemini 2.0-based model for robots.",
     )
     assert alike([gemma, robotics]) == [("en",), ("nl",)]
-    # nor do the company's names join them when no multilingual model compares the pair
-    names_only = run([gemma, robotics], min_shared_names=1)
-    assert names_only == [("en",), ("nl",)]
+    # without a multilingual model, the names two titles share: the company's are not among them
+    zh = [
+        replace(item("a", "qbitai", "Google DeepMind发布Gemma 3开源模型"), language="zh"),
+        replace(item("b", "jiqizhixin", "Google DeepMind推出Gemini Robotics机器人模型"), language="zh"),
+    ]
+    assert run(zh, name_conflicts=False) == [("a",), ("b",)]
+    same_model = replace(item("c", "jiqizhixin", "Google DeepMind发布Gemma 3"), language="zh")
+    assert run([zh[0], same_model]) == [("a", "c")]  # a name they share (a version counts two) joins them
 
 
 def test_a_title_naming_what_the_other_never_mentions_on_both_sides_is_another_story() -> None:
@@ -152,7 +157,7 @@ def test_a_title_naming_what_the_other_never_mentions_on_both_sides_is_another_s
 
 def test_one_product_line_at_two_versions_is_two_products() -> None:
     ios = [
-        dutch("nl", "Apple brengt iOS 18.6 uit en maakt het installeren van appwinkels makkelijker"),
+        dutch("nl", "Met iOS 18.6 wordt het installeren van andere appwinkels makkelijker"),
         item("en", "techcrunch", "iOS 26 beta 3 dials back Liquid Glass"),
     ]
     cards = [
@@ -284,11 +289,14 @@ def test_a_trending_repository_joins_news_on_its_projects_own_site() -> None:
         kind="repos",
     )
     studio = replace(
-        item("hn", "hackernews", "Unsloth Studio", url="https://unsloth.ai/docs/new/studio"), kind="community"
-    )
-    other = replace(
-        item("other", "hackernews", "Unsloth Studio reviewed", url="https://blog.example/unsloth"),
+        item("hn", "hackernews", "Unsloth Studio", url="https://unsloth.ai/docs/new/studio"),
         kind="community",
+        outlet="unsloth.ai",
+    )
+    other = replace(  # names the project, on another site
+        item("other", "hackernews", "Unsloth Studio, a week later", url="https://blog.example/unsloth"),
+        kind="community",
+        outlet="blog.example",
     )
     unrelated = np.eye(3, dtype=np.float32)
     stories = sorted(s.members for s in cluster([repo, studio, other], unrelated, DedupPolicy()).stories)
