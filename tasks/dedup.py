@@ -14,9 +14,9 @@ Three layers, each a plain function:
      post), the same title in two sources, or a trending repository and a page on the
      project's own site that names it, are one story;
    - *embedding cosine* of title + summary at or above ``near_duplicate_threshold`` (the
-     English model); a pair with non-English text is compared by the multilingual model at
-     ``cross_language_threshold``, or without one by the names its titles share
-     (``min_shared_names``; a versioned name such as ``PyTorch 1.9`` counts two);
+     English model); a pair with non-English text joins when the multilingual model's cosine
+     reaches ``cross_language_threshold`` or when its titles share ``min_shared_names`` names
+     (a versioned name such as ``PyTorch 1.9`` counts two), either evidence;
    - *organisation conflict*: a title naming an organisation the other article never
      mentions (Microsoft, AWS …; a page on the company's own site mentions it) marks a
      different story (a partner announcement, a reaction) and forbids the link;
@@ -329,11 +329,17 @@ def decide(signals: PairSignals, policy: DedupPolicy) -> tuple[bool, bool, float
         return False, True, signals.cosine
     if policy.one_page and (signals.same_title or signals.same_project):
         return True, False, 1.0
-    if signals.multilingual:
-        return signals.cosine >= policy.cross_language_threshold, False, signals.cosine
-    if signals.non_english and policy.shared_names_for_non_english:
-        link = not signals.same_source and signals.shared_names >= policy.min_shared_names
-        return link, False, 0.5 + 0.1 * signals.shared_names if link else signals.cosine
+    if signals.non_english:  # either evidence: the multilingual model, or the names the titles share
+        by_model = signals.multilingual and signals.cosine >= policy.cross_language_threshold
+        by_names = (
+            policy.shared_names_for_non_english
+            and not signals.same_source
+            and signals.shared_names >= policy.min_shared_names
+        )
+        score = max(
+            signals.cosine if by_model else 0.0, 0.5 + 0.1 * signals.shared_names if by_names else 0.0
+        )
+        return by_model or by_names, False, score if by_model or by_names else signals.cosine
     return signals.cosine >= policy.near_duplicate_threshold, False, signals.cosine
 
 

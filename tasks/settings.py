@@ -201,7 +201,7 @@ class PolicySettings(Section):
     near_duplicate_threshold: float = Field(default=0.60, ge=0, le=1)
     same_source_threshold: float = Field(default=0.80, ge=0, le=1.01)
     min_shared_names: int = Field(
-        default=2, ge=1, description="shared names that join two non-English items (no multilingual model)"
+        default=2, ge=1, description="shared names that join a pair with non-English text"
     )
     cross_language_threshold: float = Field(
         default=0.55, ge=0, le=1, description="multilingual cosine joining a pair with non-English text"
@@ -256,7 +256,7 @@ class EmbeddingSettings(Section):
     multilingual: str = Field(
         default="use-multilingual-v3",
         description="the model dedup compares a pair with non-English text by (same choices as model); "
-        "'' compares such pairs by the names their titles share",
+        "'': such pairs join only on the names their titles share",
     )
     batch_size: int = Field(default=64, ge=1)
 

@@ -193,6 +193,17 @@ def test_the_multilingual_cosine_decides_a_pair_with_non_english_text() -> None:
     assert len(joined.stories) == 1 and len(kept.stories) == 2
 
 
+def test_a_shared_versioned_name_joins_a_pair_the_multilingual_model_scores_low() -> None:
+    launch = [
+        dutch("nl", "XAI brengt Grok 4-model uit en komt met AI-abonnement van 300 dollar per maand"),
+        item("en", "wired", "Elon Musk Unveils Grok 4 Amid Controversy Over Chatbot's Antisemitic Posts"),
+    ]
+    english = np.eye(2, dtype=np.float32)
+    far = np.array([[1.0, 0.0], [0.25, 0.968]], dtype=np.float32)  # multilingual cosine 0.25
+    assert len(cluster(launch, english, DedupPolicy(), multilingual=far).stories) == 1
+    assert len(cluster(launch, english, DedupPolicy(min_shared_names=3), multilingual=far).stories) == 2
+
+
 def test_reviews_and_roundups_are_stories_of_their_own() -> None:
     launch = item("launch", "ars", "Nothing Phone 3 arrives July 15 with a tiny dot matrix rear display")
     review = item("review", "wired", "Nothing Phone (3) Review: The Designer Phone")
