@@ -6,7 +6,8 @@ Builds the briefs (JSON, Markdown and HTML, and the text, email and feed entry r
 JSON) of 2025-08-05..07 (five real sources, a fresh store each) and of the sample's day
 (``samples/``) twice in one run: with the working tree's code and with the code of a git ref,
 checked out with ``git worktree add --detach`` into a temporary folder. Each build is its own
-process whose ``PYTHONPATH`` points at its tree. Prints one row per brief and format (bytes and
+process that runs its tree's copy of this script (which puts that tree first on ``sys.path``), so
+the ref's briefs are the ref's code's. Prints one row per brief and format (bytes and
 sha256 of each, identical or not) and exits 1 on any difference.
 
 A field listed in ``NORMALISED`` may differ when the policy itself changed (``policy_version``
@@ -29,8 +30,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if "--child" not in sys.argv:  # a build imports the code of the tree on its PYTHONPATH, not this one
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO))
 from tests.real_days import archive_config
 
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
@@ -81,7 +81,7 @@ def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
     done = subprocess.run(
         [
             sys.executable,
-            str(Path(__file__).resolve()),
+            str(tree / "bench" / "same_briefs.py"),  # the tree's own copy: it puts its tree first on the path
             "--child",
             str(config),
             str(work / "samples" / "brief.toml"),

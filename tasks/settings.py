@@ -200,7 +200,12 @@ class PolicySettings(Section):
     lookback_hours: int = Field(default=48, ge=1, le=24 * 14)
     near_duplicate_threshold: float = Field(default=0.60, ge=0, le=1)
     same_source_threshold: float = Field(default=0.80, ge=0, le=1.01)
-    min_shared_names: int = Field(default=2, ge=1, description="shared names that join two non-English items")
+    min_shared_names: int = Field(
+        default=2, ge=1, description="shared names that join a pair with non-English text"
+    )
+    cross_language_threshold: float = Field(
+        default=0.55, ge=0, le=1, description="multilingual cosine joining a pair with non-English text"
+    )
     top_stories: int = Field(default=5, ge=0)
     quick_links: int = Field(default=15, ge=0)
     min_category_confidence: float = Field(default=0.5, ge=0, le=1)
@@ -245,7 +250,13 @@ class GateSettings(Section):
 
 class EmbeddingSettings(Section):
     model: str = Field(
-        default="all-MiniLM-L6-v2", description="a sentence-transformers model name or local path"
+        default="all-MiniLM-L6-v2",
+        description="a sentence-transformers model name or local path, or 'use-multilingual-v3'",
+    )
+    multilingual: str = Field(
+        default="use-multilingual-v3",
+        description="the model dedup compares a pair with non-English text by (same choices as model); "
+        "'': such pairs join only on the names their titles share",
     )
     batch_size: int = Field(default=64, ge=1)
 

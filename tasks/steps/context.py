@@ -22,6 +22,7 @@ class RunContext:
     day: date
     run_id: str
     embedder: CachedEmbedder
+    multilingual: CachedEmbedder | None = None  # what dedup compares pairs with non-English text by
     counts: dict[str, int] = field(default_factory=dict)
     dry_run: bool = False  # evaluate a policy: decide everything, record nothing
     apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
@@ -102,25 +103,31 @@ def read_days(lookback_hours: int) -> int:
 def make_context(
     settings: Settings, day: date, run_id: str | None = None, store: ParquetEventStore | None = None
 ) -> RunContext:
-    """The run's store and cached embedder, from the settings (the one place that wires them).
+    """The run's store and cached embedders, from the settings (the one place that wires them).
 
     ``store``: one already open, shared by the contexts of many days (a backfill's collection),
     instead of a new one (and, on S3, a new check of the bucket) per context.
     """
     import uuid
 
-    from tasks.embed import SentenceTransformerEmbedder
+    from tasks.embed import embedder
 
     store = store or settings.storage.event_store()
     reach = read_days(settings.policy.lookback_hours)
-    embedder = CachedEmbedder(
-        SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
-        store.fs,
-        store.base,
-        day=day,
-        days=[day - timedelta(days=k) for k in range(reach + 1)],
-    )
-    return RunContext(store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder)
+    days = [day - timedelta(days=k) for k in range(reach + 1)]
+    chosen = settings.embedding
+
+    def cached(model: str, setting: str) -> CachedEmbedder:
+        inner = embedder(model, chosen.batch_size, setting)
+        return CachedEmbedder(inner, store.fs, store.base, day=day, days=days)
+
+    main = cached(chosen.model, "embedding.model")
+    multilingual = None
+    if chosen.multilingual:
+        same = chosen.multilingual == chosen.model
+        multilingual = main if same else cached(chosen.multilingual, "embedding.multilingual")
+    run = run_id or f"local-{uuid.uuid4().hex[:12]}"
+    return RunContext(store, settings, day, run, main, multilingual)
 
 
 def today(settings: Settings) -> date:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
+import numpy as np
 import polars as pl
 
 from storage.events import Event
@@ -85,9 +86,21 @@ def embed_window(ctx: RunContext) -> int:
     """
     window = dedup.news_window(ctx.day, ctx.settings.zone, ctx.settings.policy.lookback_hours)
     items = _items(materialize(ctx.store, "articles", days=ctx.reach))
-    texts = [i.text for i in items.values() if dedup.in_window(i.published_at, window)]
-    ctx.embedder.encode(texts)
-    return len(texts)
+    news = [i for i in items.values() if dedup.in_window(i.published_at, window)]
+    ctx.embedder.encode([i.text for i in news])
+    multilingual_vectors(ctx, news)
+    return len(news)
+
+
+def multilingual_vectors(ctx: RunContext, items: Sequence[dedup.Item]) -> np.ndarray | None:
+    """The multilingual model's vectors of ``items`` when one of them is not in English.
+
+    None on a day of English text only (the model is never loaded: such a day is clustered as
+    before it existed), or when the settings name no multilingual model.
+    """
+    if ctx.multilingual is None or not any(dedup.is_non_english(i) for i in items):
+        return None
+    return ctx.multilingual.encode([i.text for i in items])
 
 
 def dedup_day(ctx: RunContext) -> DedupOutcome:
@@ -115,11 +128,17 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
             continue
         news.append(item)
     vectors = ctx.embedder.encode([i.text for i in news])
+    multilingual = multilingual_vectors(ctx, news)
     dedup_policy = dedup.DedupPolicy(
-        policy.near_duplicate_threshold, policy.same_source_threshold, policy.min_shared_names
+        policy.near_duplicate_threshold,
+        policy.same_source_threshold,
+        policy.min_shared_names,
+        policy.cross_language_threshold,
     )
     must, cannot = human_links(ctx, ctx.reach) if ctx.apply_links else (frozenset(), frozenset())
-    clustering = dedup.cluster(news, vectors, dedup_policy, must, cannot, policy.question_margin)
+    clustering = dedup.cluster(
+        news, vectors, dedup_policy, must, cannot, policy.question_margin, multilingual=multilingual
+    )
     for dup in clustering.duplicates:
         events.append(
             ctx.emit(
@@ -130,6 +149,9 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
             )
         )
     follow = follow_ups(ctx, clustering.stories, items, briefed, dedup_policy)
+    producer = f"dedup.embedding@1:{ctx.embedder.name}"
+    if multilingual is not None and ctx.multilingual is not None:
+        producer += f"+{ctx.multilingual.name}"
     continued = set(follow.values())
     earlier_sources: dict[str, set[str]] = {}
     for article_id, (story_id, _) in briefed.items():
@@ -148,7 +170,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
                     "pair_scores": [list(p) for p in story.pair_scores],
                 },
                 subject=story_id,
-                producer=f"dedup.embedding@1:{ctx.embedder.name}",
+                producer=producer,
             )
         )
     ctx.append(events)
@@ -223,11 +245,19 @@ def follow_ups(
     old = [items[a] for a, _ in earlier]
     vectors = ctx.embedder.encode([i.text for i in heads + old])
     sims = vectors[: len(heads)] @ vectors[len(heads) :].T
-    orgs = dedup.organisation_index(heads + old)
+    both = multilingual_vectors(ctx, heads + old)
+    cross = None if both is None else both[: len(heads)] @ both[len(heads) :].T
+    found = dedup.evidence_index(heads + old)
     candidates = []
     for h, story in enumerate(stories):
         for o, (article_id, earlier_story) in enumerate(earlier):
-            signals = dedup.pair_signals(heads[h], items[article_id], float(sims[h, o]), orgs=orgs)
+            signals = dedup.pair_signals(
+                heads[h],
+                items[article_id],
+                float(sims[h, o]),
+                evidence=found,
+                multilingual=None if cross is None else float(cross[h, o]),
+            )
             link, _, score = dedup.decide(signals, policy)
             if link:
                 candidates.append((-score, story.story_id, earlier_story))

@@ -143,6 +143,6 @@ def test_a_model_path_that_is_no_folder_fails_before_torch_is_imported(tmp_path:
     )
     assert done.stdout.splitlines() == [
         f"embedding.model {missing!r} cannot be loaded offline (no such folder); "
-        "give a local model folder or keep the default 'all-MiniLM-L6-v2'",
+        "give a local model folder, 'use-multilingual-v3' or keep the default 'all-MiniLM-L6-v2'",
         "False",
     ], done.stdout + done.stderr
