@@ -105,6 +105,10 @@ def main() -> None:
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "HF_HUB_OFFLINE": "1",
         "PREFECT_LOGGING_LEVEL": "WARNING",
+        # each run starts a temporary server; on a busy machine it may take longer than the default 20 s
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": os.environ.get(
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120"
+        ),
     }
     rows = []
     try:
