@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/daily_run.py | tee docs/benchmarks/daily_run.md
 	$(BIN)/python bench/export.py | tee docs/benchmarks/export.md
 	$(BIN)/python bench/history.py | tee docs/benchmarks/history.md
+	$(BIN)/python bench/aiweb_month.py | tee docs/benchmarks/aiweb_month.md
 	$(BIN)/python bench/llm.py | tee docs/benchmarks/llm.md
 	$(BIN)/python bench/multilingual.py | tee docs/benchmarks/multilingual.md
 

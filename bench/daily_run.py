@@ -1,6 +1,10 @@
-"""End-to-end wall time of the daily run on the real day 2025-08-06, cold and warm.
+"""End-to-end wall time of the daily run on two real days, cold and warm.
 
-    python bench/daily_run.py [--data ../shared/data] [--day 2025-08-06]
+    python bench/daily_run.py [--data ../shared/data] [--day 2025-08-06] [--aiweb-day 2026-03-18]
+
+The days: ``--day``, the real outlets' feeds of that date (``feeds/``, five sources on
+2025-08-06), and ``--aiweb-day``, the AI world's 14 feeds in two languages (``aiweb/feeds/``,
+the guide's config of ``docs/sources.md``: labs, a Chinese digest, HN, GitHub, papers).
 
 Cold: a new store (no events, no cached embeddings, model loaded from disk). Warm: the
 same date again on that store (facts already there, embeddings cached). Each run is its
@@ -31,7 +35,7 @@ LABS = {
     "microsoft_ai_blog",
 }
 sys.path.insert(0, str(REPO))
-from tests.real_days import archive_config
+from tests.real_days import aiweb_config, archive_config
 
 
 def child(config: str, day: str) -> None:
@@ -74,6 +78,7 @@ def main() -> None:
     )
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--day", default="2025-08-06")
+    parser.add_argument("--aiweb-day", default="2026-03-18")
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "DAY"))
     args = parser.parse_args()
     if args.child:
@@ -85,51 +90,65 @@ def main() -> None:
     )
     if not sources:
         raise SystemExit(f"no feed snapshots for {args.day} under {feeds}")
+    aiweb = Path(args.data) / "aiweb"
+    aiweb_sources = sorted(p.parent.name for p in (aiweb / "feeds").glob(f"*/{args.aiweb_day}.xml"))
+    if not aiweb_sources:
+        raise SystemExit(f"no AI-world feed snapshots for {args.aiweb_day} under {aiweb / 'feeds'}")
     work = Path(tempfile.mkdtemp(prefix="bench-daily-"))
-    config = archive_config(work, feeds, sources, on_topic=LABS)
+    days = [
+        (args.day, sources, archive_config(work / "outlets", feeds, sources, on_topic=LABS)),
+        (args.aiweb_day, aiweb_sources, aiweb_config(work / "aiweb", aiweb)),
+    ]
     env = {
         **os.environ,
         "PREFECT_HOME": str(work / "prefect"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "HF_HUB_OFFLINE": "1",
         "PREFECT_LOGGING_LEVEL": "WARNING",
+        # each run starts a temporary server; on a busy machine it may take longer than the default 20 s
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": os.environ.get(
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120"
+        ),
     }
     rows = []
     try:
-        for label in ("cold", "warm"):
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", str(config), args.day],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if done.returncode != 0:
-                raise SystemExit(f"{label} run failed:\n{done.stderr[-3000:]}")
-            rows.append((label, json.loads(done.stdout.strip().splitlines()[-1])))
-        print(
-            f"# daily run of {args.day}: {len(sources)} real sources ({', '.join(sources)}); {os.cpu_count()} cores\n"
-        )
-        order = ["collect", "dedup", "analyze", "factcheck", "questions", "gate", "publish"]
-        names = sorted(rows[0][1]["steps"], key=lambda n: order.index(n) if n in order else len(order))
-        print(
-            "| run | pipeline (steps) | "
-            + " | ".join(names)
-            + " | Prefect start-up and overhead | imports | items | peak RSS MB | target |"
-        )
-        print("|---|---|" + "---|" * len(names) + "---|---|---|---|---|")
-        for label, r in rows:
-            steps = r["steps"]
-            pipeline = sum(steps.values())
-            overhead = r["total"] - r["import"] - pipeline
-            target = "<= 30 s" if label == "cold" else "<= 10 s"
-            cells = " | ".join(f"{steps.get(n, 0):.2f}" for n in names)
-            print(
-                f"| {label} | **{pipeline:.2f} s** | {cells} | {overhead:.1f} s | {r['import']:.1f} s | "
-                f"{r['items']} | {r['peak_rss_mb']:.0f} | {target} |"
-            )
+        for day, _, config in days:
+            for label in ("cold", "warm"):
+                done = subprocess.run(
+                    [sys.executable, __file__, "--child", str(config), day],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                if done.returncode != 0:
+                    raise SystemExit(f"{day} {label} run failed:\n{done.stderr[-3000:]}")
+                rows.append((day, label, json.loads(done.stdout.strip().splitlines()[-1])))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    print(f"# the daily run of two real days, cold and warm ({os.cpu_count()} cores)\n")
+    for day, names, _ in days:
+        print(f"- {day}: {len(names)} real sources ({', '.join(names)})")
+    order = ["collect", "dedup", "score", "analyze", "factcheck", "questions", "gate", "publish"]
+    steps = sorted(
+        {n for _, _, r in rows for n in r["steps"]},
+        key=lambda n: order.index(n) if n in order else len(order),
+    )
+    print(
+        "\n| day | run | pipeline (steps) | "
+        + " | ".join(steps)
+        + " | Prefect start-up and overhead | imports | items | peak RSS MB | target |"
+    )
+    print("|---|---|---|" + "---|" * len(steps) + "---|---|---|---|---|")
+    for day, label, r in rows:
+        pipeline = sum(r["steps"].values())
+        overhead = r["total"] - r["import"] - pipeline
+        target = "<= 30 s" if label == "cold" else ("<= 8 s" if day == args.aiweb_day else "<= 10 s")
+        cells = " | ".join(f"{r['steps'].get(n, 0):.2f}" for n in steps)
+        print(
+            f"| {day} | {label} | **{pipeline:.2f} s** | {cells} | {overhead:.1f} s | {r['import']:.1f} s | "
+            f"{r['items']} | {r['peak_rss_mb']:.0f} | {target} |"
+        )
 
 
 if __name__ == "__main__":

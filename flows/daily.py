@@ -210,10 +210,8 @@ def daily_brief(
     if after_runs:
         with report.step("wait"):
             from flows.fanout import wait_for_runs
-            from validations.gate import warm_up
 
             embedded = steps.embed_window(ctx)
-            warm_up()  # the gate's import, off the path the dates wait on
             say(f"{embedded} text(s) embedded; waiting for {len(after_runs)} earlier date(s) of the backfill")
             wait_for_runs(after_runs, say, poll_s=0.5)
     with report.step("dedup"):

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import feedparser
 
@@ -40,6 +41,11 @@ class Source:
     def is_archive(self) -> bool:
         """A dated archive (``…/{date}.xml``): past days can be collected again."""
         return "{date}" in self.url
+
+    @property
+    def over_http(self) -> bool:
+        """Fetched over HTTP(S), where the validators of the last fetch can spare a download."""
+        return urlsplit(self.url).scheme in ("http", "https")
 
 
 class FetchError(Exception):

@@ -2,7 +2,8 @@
 
 ``archive_config`` writes the config every real-day test and benchmark needs: a storage
 section and one ``[[sources]]`` entry per archive folder (``{folder}/{date}.xml``), with the
-declared on-topic sources marked. ``build_real_days`` publishes 2025-08-05..07 of five real
+declared on-topic sources marked; ``aiweb_config`` the guide's config of the 14 AI-world feeds
+(``docs/sources.md``). ``build_real_days`` publishes 2025-08-05..07 of five real
 outlets (plus a source that always fails) into a folder; the ``real_days`` fixture
 (``tests/conftest.py``) builds it once for the session, under a file lock that the xdist
 workers share, and ``copy_real_days`` gives a test its own copy to read or extend.
@@ -11,6 +12,7 @@ workers share, and ``copy_real_days`` gives a test its own copy to read or exten
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,6 +47,22 @@ def archive_config(
     storage = f'[storage]\nroot = "{root}"\n' + (f'endpoint_url = "{endpoint}"\n' if endpoint else "")
     config = folder / "brief.toml"
     config.write_text(storage + sources_toml(feeds, names, on_topic) + extra)
+    return config
+
+
+def aiweb_sources_toml(aiweb: Path) -> str:
+    """The guide's config of the AI world's 14 feeds (``docs/sources.md``), pointing at ``aiweb``."""
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "sources.md").read_text()
+    [block] = [b for b in re.findall(r"```toml\n(.*?)```", guide, flags=re.DOTALL) if "/path/to/aiweb" in b]
+    return block.replace("/path/to/aiweb", str(aiweb))
+
+
+def aiweb_config(folder: Path, aiweb: Path, *, root: str = "store", extra: str = "") -> Path:
+    """``folder/brief.toml`` over the 14 AI-world feeds of ``aiweb`` (kinds and languages as the guide
+    gives them)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "brief.toml"
+    config.write_text(f'[storage]\nroot = "{root}"\n' + aiweb_sources_toml(aiweb) + extra)
     return config
 
 

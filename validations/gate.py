@@ -4,22 +4,24 @@ Three suites (GX Core 1.x, ephemeral context, pandas dataframes). Each is ``bloc
 ``warning`` or ``off`` by config (``[gates]``). A failed blocking suite fails the run with
 a message that names the suite, the expectation and the offending rows; a failed warning
 suite quarantines the offending rows (they leave the brief) and the run goes on. GX is
-imported only here, when a gate runs (it costs seconds to import).
+imported only here, when a suite needs it (it costs seconds to import): a suite whose every
+value evidently meets its expectations (``validations/evident.py``) is met without it. An
+expectation is data, its GX class name and arguments.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
 
 import pandas as pd
 
 from storage.errors import BriefError
+from validations.evident import Expectation, met
 
-Expectation = Callable[[Any], Any]  # gx.expectations module -> one expectation
+Suite = tuple[str, pd.DataFrame, str, list[Expectation]]  # mode, frame, id column, expectations
 
 
 class GateFailed(BriefError):
@@ -59,42 +61,56 @@ class SuiteResult:
 def article_suite(sources: Sequence[str], brief_date: date) -> list[Expectation]:
     latest = datetime.combine(brief_date + timedelta(days=2), time(0), tzinfo=UTC)
     return [
-        lambda x: x.ExpectColumnValuesToNotBeNull(column="url"),
-        lambda x: x.ExpectColumnValuesToMatchRegex(column="url", regex=r"^https?://"),
-        lambda x: x.ExpectColumnValuesToBeUnique(column="article_id"),
-        lambda x: x.ExpectColumnValueLengthsToBeBetween(column="title", min_value=1),
-        lambda x: x.ExpectColumnValuesToBeBetween(column="published_at", max_value=latest),
-        lambda x: x.ExpectColumnValuesToBeInSet(column="source", value_set=list(sources)),
+        ("ExpectColumnValuesToNotBeNull", {"column": "url"}),
+        ("ExpectColumnValuesToMatchRegex", {"column": "url", "regex": r"^https?://"}),
+        ("ExpectColumnValuesToBeUnique", {"column": "article_id"}),
+        ("ExpectColumnValueLengthsToBeBetween", {"column": "title", "min_value": 1}),
+        ("ExpectColumnValuesToBeBetween", {"column": "published_at", "max_value": latest}),
+        ("ExpectColumnValuesToBeInSet", {"column": "source", "value_set": list(sources)}),
     ]
 
 
 def item_suite(categories: Sequence[str]) -> list[Expectation]:
     return [
-        lambda x: x.ExpectColumnValuesToBeUnique(column="story_id"),
-        lambda x: x.ExpectColumnValuesToBeInSet(column="category", value_set=[*categories, "other"]),
-        lambda x: x.ExpectColumnValuesToBeBetween(column="category_confidence", min_value=0, max_value=1),
-        lambda x: x.ExpectColumnValuesToBeBetween(column="importance", min_value=0, max_value=1),
-        lambda x: x.ExpectColumnValuesToBeBetween(column="citations", min_value=1),
-        lambda x: x.ExpectColumnValueLengthsToBeBetween(column="title", min_value=1),
+        ("ExpectColumnValuesToBeUnique", {"column": "story_id"}),
+        ("ExpectColumnValuesToBeInSet", {"column": "category", "value_set": [*categories, "other"]}),
+        ("ExpectColumnValuesToBeBetween", {"column": "category_confidence", "min_value": 0, "max_value": 1}),
+        ("ExpectColumnValuesToBeBetween", {"column": "importance", "min_value": 0, "max_value": 1}),
+        ("ExpectColumnValuesToBeBetween", {"column": "citations", "min_value": 1}),
+        ("ExpectColumnValueLengthsToBeBetween", {"column": "title", "min_value": 1}),
     ]
 
 
 def event_suite(event_types: Sequence[str], brief_date: date) -> list[Expectation]:
     return [
-        lambda x: x.ExpectColumnValuesToBeUnique(column="event_id"),
-        lambda x: x.ExpectColumnValuesToBeInSet(column="event_type", value_set=list(event_types)),
-        lambda x: x.ExpectColumnValuesToBeInSet(column="brief_date", value_set=[brief_date.isoformat()]),
-        lambda x: x.ExpectColumnValuesToNotBeNull(column="run_id"),
+        ("ExpectColumnValuesToBeUnique", {"column": "event_id"}),
+        ("ExpectColumnValuesToBeInSet", {"column": "event_type", "value_set": list(event_types)}),
+        ("ExpectColumnValuesToBeInSet", {"column": "brief_date", "value_set": [brief_date.isoformat()]}),
+        ("ExpectColumnValuesToNotBeNull", {"column": "run_id"}),
     ]
 
 
-def warm_up() -> None:
-    """Import Great Expectations now (about 3 s), not when the gate runs: for a run that waits anyway."""
-    import great_expectations  # noqa: F401
+def validate(suites: Mapping[str, Suite], *, evident: bool = True) -> list[SuiteResult]:
+    """Run each suite ``name -> (mode, frame, id column, expectations)`` on its frame.
+
+    A suite whose expectations are all evidently met gets the result GX gives it (no failure)
+    without GX; GX runs the others, or every suite when ``evident`` is False.
+    """
+    results: dict[str, SuiteResult] = {}
+    asked = {}
+    for name, (mode, frame, id_column, expectations) in suites.items():
+        if mode == "off":
+            continue
+        if frame.empty or (evident and all(met(frame, e) for e in expectations)):
+            results[name] = SuiteResult(name, mode, len(frame), len(expectations))
+        else:
+            asked[name] = (mode, frame, id_column, expectations)
+    if asked:
+        results |= {r.suite: r for r in _with_gx(asked)}
+    return [results[name] for name in suites if name in results]
 
 
-def validate(suites: Mapping[str, tuple[str, pd.DataFrame, str, list[Expectation]]]) -> list[SuiteResult]:
-    """Run each suite ``name -> (mode, frame, id column, expectations)`` on its frame."""
+def _with_gx(suites: Mapping[str, Suite]) -> list[SuiteResult]:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import logging
 
@@ -108,11 +124,6 @@ def validate(suites: Mapping[str, tuple[str, pd.DataFrame, str, list[Expectation
     source = context.data_sources.add_pandas("brief")
     results = []
     for name, (mode, frame, id_column, expectations) in suites.items():
-        if mode == "off":
-            continue
-        if frame.empty:
-            results.append(SuiteResult(name, mode, 0, len(expectations)))
-            continue
         frame = frame.reset_index(drop=True)
         batch = (
             source.add_dataframe_asset(name)
@@ -120,8 +131,8 @@ def validate(suites: Mapping[str, tuple[str, pd.DataFrame, str, list[Expectation
             .get_batch(batch_parameters={"dataframe": frame})
         )
         suite = gx.ExpectationSuite(name=name)
-        for build in expectations:
-            suite.add_expectation(build(gx.expectations))
+        for kind, arguments in expectations:
+            suite.add_expectation(getattr(gx.expectations, kind)(**arguments))
         # a pass needs no row lists: only a failed suite is validated again, naming its rows
         outcome = batch.validate(suite, result_format={"result_format": "BASIC"})
         if not outcome.success:

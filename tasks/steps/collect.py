@@ -56,7 +56,8 @@ def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
             producer="collect@1",
         )
         return SourceOutcome(src.name, 0, ctx.append([skipped]), None, f"skipped: {why}", skipped=why)
-    validators = last_validators(ctx, source.url_for(ctx.day))
+    # a file has no validators: the log is not searched for them
+    validators = last_validators(ctx, source.url_for(ctx.day)) if source.over_http else None
     events = collect_source(source, ctx.day, ctx.run_id, validators=validators)
     written = ctx.append(events)
     if source.is_archive:

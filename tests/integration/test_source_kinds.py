@@ -19,6 +19,7 @@ from storage.events import Event, canonical_json
 from tasks.collect import Fetched, Source, feed_events
 from tasks.settings import parse_settings
 from tasks.steps.collect import collect_source
+from tests.real_days import aiweb_sources_toml
 
 DAY = date(2026, 3, 18)
 
@@ -172,10 +173,8 @@ def test_no_kind_shows_feed_metadata_as_text(shared_data: Path, name: str) -> No
 
 
 def test_the_guide_s_config_for_the_14_feeds_loads_and_collects_each_of_them(shared_data: Path) -> None:
-    guide = (Path(__file__).parents[2] / "docs" / "sources.md").read_text()
-    [block] = [b for b in re.findall(r"```toml\n(.*?)```", guide, flags=re.DOTALL) if "/path/to/aiweb" in b]
     aiweb = shared_data / "aiweb"
-    text = "[storage]\nroot = 'x'\n" + block.replace("/path/to/aiweb", str(aiweb))
+    text = "[storage]\nroot = 'x'\n" + aiweb_sources_toml(aiweb)
     sources = parse_settings(tomllib.loads(text)).sources
     assert sorted(s.name for s in sources) == sorted(p.name for p in (aiweb / "feeds").iterdir())
     for src in sources:

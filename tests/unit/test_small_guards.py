@@ -1,11 +1,14 @@
 """Small guards: how the store recognises a vanished file, the timezone of a typed publish date,
-a dry run that writes nothing, counts kept by concurrent collectors."""
+a dry run that writes nothing, counts kept by concurrent collectors, a model path that is no
+folder, a file archive collected without a search for validators."""
 
 from __future__ import annotations
 
 import threading
 from datetime import date
 from pathlib import Path
+
+import pytest
 
 from storage.events import new_event, utcnow
 from storage.store import ParquetEventStore
@@ -146,3 +149,20 @@ def test_a_model_path_that_is_no_folder_fails_before_torch_is_imported(tmp_path:
         "give a local model folder, 'use-multilingual-v3' or keep the default 'all-MiniLM-L6-v2'",
         "False",
     ], done.stdout + done.stderr
+
+
+def test_a_file_archive_is_collected_without_searching_the_log_for_validators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tasks.collect import Source
+    from tasks.steps import collect as collect_step
+
+    assert not Source("a", "file:///feeds/a/{date}.xml").over_http
+    assert not Source("a", "/feeds/a/{date}.xml").over_http
+    assert Source("a", "https://example.org/{date}.xml").over_http and Source("a", "http://x/feed").over_http
+    searched: list[str] = []
+    monkeypatch.setattr(collect_step, "last_validators", lambda ctx, url: searched.append(url))
+    feeds = (REPO / "samples" / "feeds").as_uri()
+    ctx = context(tmp_path, sources=[{"name": "labnotes", "url": f"{feeds}/labnotes/{{date}}.xml"}])
+    assert steps.collect_one(ctx, "labnotes").items >= 4
+    assert searched == []  # a file sends no ETag and gets no 304: the events are those it gave before
