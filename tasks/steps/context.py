@@ -23,6 +23,9 @@ class RunContext:
     run_id: str
     embedder: CachedEmbedder
     counts: dict[str, int] = field(default_factory=dict)
+    # reads the articles the run's embedder cannot (Chinese, Dutch …) for the editorial judgement;
+    # without it, a non-English article's embedding evidence is undecided
+    multilingual: CachedEmbedder | None = None
     dry_run: bool = False  # evaluate a policy: decide everything, record nothing
     apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
     apply_links: bool = True  # people's same-story answers bind clustering (evaluate holds them out)
@@ -100,21 +103,26 @@ def read_days(lookback_hours: int) -> int:
 
 
 def make_context(settings: Settings, day: date, run_id: str | None = None) -> RunContext:
-    """The run's store and cached embedder, from the settings (the one place that wires them)."""
+    """The run's store and cached embedders, from the settings (the one place that wires them)."""
     import uuid
 
     from tasks.embed import SentenceTransformerEmbedder
+    from tasks.embed_multilingual import MultilingualEmbedder
 
     store = settings.storage.event_store()
     reach = read_days(settings.policy.lookback_hours)
+    days = [day - timedelta(days=k) for k in range(reach + 1)]
     embedder = CachedEmbedder(
         SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size),
         store.fs,
         store.base,
         day=day,
-        days=[day - timedelta(days=k) for k in range(reach + 1)],
+        days=days,
     )
-    return RunContext(store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder)
+    multilingual = CachedEmbedder(MultilingualEmbedder(), store.fs, store.base, day=day, days=days)
+    return RunContext(
+        store, settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", embedder, multilingual=multilingual
+    )
 
 
 def today(settings: Settings) -> date:
