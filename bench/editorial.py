@@ -388,7 +388,7 @@ def main() -> None:
     print(
         "Two source mixes: the labelled days 2025-08-05..07 (five sources), scored against "
         "labels/relevance-2025-08-05..07.json, and the AI world's 14 feeds on 2026-03-17..19, each day "
-        "scored against its own labels/aiweb-<day>.json after the two days before it were briefed. Cells: "
+        "scored against its own `labels/aiweb-DAY.json` after the two days before it were briefed. Cells: "
         "share (hits / total); items: the brief's length. 'before: rules' is the pipeline without a topic "
         "filter and with the hand-set ranking; the keyword and embedding baselines filter differently and "
         "rank the same way. The embedding-only threshold and the fitted weights are chosen without the "

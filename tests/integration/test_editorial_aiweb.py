@@ -4,9 +4,10 @@ the labs' own kind).
 
 2026-03-16 and -17 are briefed before -18, as a daily run would, so each item is news on its own
 day. The labels of 2026-03-18 (``labels/aiweb-2026-03-18.json``) say what leads: OpenAI's "GPT‑5.4
-Mini and Nano" (a Hacker News link to openai.com) and aibase's digest that names it. The shipped
-model was fitted on these labels too, so this guards the wiring; the held-out figures, each day
-left out of the fit, are in ``bench/editorial.py``.
+Mini and Nano" (a Hacker News link to openai.com) and aibase's digest that names it. Before, the
+launch was a "related" story low in a category section while an Ars piece on gamers' reaction to
+DLSS 5 led. The shipped model was fitted on these labels too, so this guards the wiring; the
+held-out figures, each day left out of the fit, are in ``bench/editorial.py``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tasks import steps
 from tasks.settings import parse_settings
 
 DAYS = [date(2026, 3, 16), date(2026, 3, 17), date(2026, 3, 18)]
-GAMERS = "Gamers react with overwhelming disgust to DLSS 5's generative AI glow-ups"
+GODOT = "Show HN: Claude Code skills that build complete Godot games"  # 313 points, 193 comments
 XBOX = "Microsoft's 'unhackable' Xbox One has been hacked by 'Bliss'"
 
 
@@ -55,24 +56,24 @@ def cited(brief: dict, top: bool) -> set[str]:
 
 
 @pytest.mark.slow
-def test_the_days_headlines_lead_and_the_gamers_reaction_does_not(
-    briefs: dict[date, dict], shared_data: Path
-) -> None:
+def test_the_days_headlines_lead(briefs: dict[date, dict], shared_data: Path) -> None:
     labels = json.loads((shared_data / "labels" / "aiweb-2026-03-18.json").read_text())
     headlines = {lab["id"]: lab["title"] for lab in labels if lab["importance"] == 3}
     assert "GPT‑5.4 Mini and Nano" in headlines.values()
     led = set().union(*(cited(brief, top=True) for brief in briefs.values()))
     assert {title for link, title in headlines.items() if link not in led} == set()
-    day = briefs[date(2026, 3, 18)]
-    top = [item["title"] for item in day["items"] if item["section"] == "top"]
-    assert "GPT‑5.4 Mini and Nano" in top
-    assert GAMERS in [item["title"] for item in day["items"]] and GAMERS not in top  # in the brief, below
+    top = [item["title"] for item in briefs[date(2026, 3, 18)]["items"] if item["section"] == "top"]
+    assert top[0] == "GPT‑5.4 Mini and Nano"
 
 
 @pytest.mark.slow
-def test_a_hacker_news_front_page_about_games_is_not_ai_news(briefs: dict[date, dict]) -> None:
-    shown = [item["title"] for brief in briefs.values() for item in brief["items"]]
-    assert XBOX not in shown
+def test_a_community_only_gaming_item_does_not_reach_the_top(briefs: dict[date, dict]) -> None:
+    # Claude Code making Godot games: AI, only on Hacker News, with the crowd's points; minor news
+    day = briefs[date(2026, 3, 17)]
+    godot = next(item for item in day["items"] if item["title"] == GODOT)
+    assert godot["section"] != "top" and len([i for i in day["items"] if i["section"] == "top"]) == 5
+    # a front page about a console hack, with no AI in it, is not in the brief at all
+    assert XBOX not in [item["title"] for brief in briefs.values() for item in brief["items"]]
     for brief in briefs.values():
         for item in brief["items"]:
             if item["section"] == "top":

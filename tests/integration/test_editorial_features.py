@@ -149,6 +149,9 @@ def test_a_leading_labs_own_launch_found_on_hacker_news_is_first_party_core_and_
     assert evidence["lab_site"] == 1 and evidence["on_topic_source"] == 0
     judged = editorial.judge(editorial.load_model("builtin:ai"), {**evidence, "emb_head": 0.0})
     assert judged.outcome == "core" and "a lab's own site" in judged.reasons
+    # a lab's own post is never left out, whatever the rest of the evidence says
+    against = editorial.judge(editorial.load_model("builtin:ai"), {**evidence, "emb_head": -5.0})
+    assert against.outcome == "core"
     new = features([launch], 1.0, known=frozenset({"gpt-5.4"}))
     assert new["first_party"] == new["lab_launch"] == new["novel"] == 1.0
     assert (
