@@ -17,8 +17,8 @@ What is fitted, with scikit-learn, on those examples:
    reads the articles in other languages; their out-of-fold value is the ``emb_head`` feature
    of the next;
 2. "on topic" and "core": logistic regressions over the story's evidence;
-3. importance: ridge regression of the label (0–3, every story) over the importance
-   features, with the core probability as the relevance feature.
+3. importance: ridge regression of the label (0–3, every story whose own importance is
+   known) over the importance features, with the core probability as the relevance feature.
 
 The card holds the data it was fitted on and leave-one-day-out figures; a daily run never
 fits anything, it applies the artefact this writes.

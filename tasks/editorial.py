@@ -298,7 +298,7 @@ def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict
     summary = article.summary[:600]
     tags = " | ".join(article.tags)
     # a repository's title is its name ("unslothai / unsloth"): its description says what it is
-    title = f"{article.title}. {summary}" if getattr(article, "kind", "news") == "repos" else article.title
+    title = f"{article.title}. {summary}" if article.kind == "repos" else article.title
     return {
         "kw_title": _hits(topic.keywords, title),
         "entity_title": _hits(topic.entities, title),

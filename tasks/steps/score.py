@@ -179,7 +179,10 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
                 and verdict.outcome == "off-topic"
                 and inputs.first_party
             ):
-                reasons.append("language model said off-topic; kept: a post of a declared on-topic source")
+                reasons.append(
+                    "language model said off-topic; "
+                    "kept: a post of a declared on-topic source or a lab's own site"
+                )
             elif isinstance(verdict, llm.RelevanceAnswer):
                 outcome_ = verdict.outcome
                 sure = 0.5 + verdict.confidence / 2
