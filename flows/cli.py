@@ -867,7 +867,11 @@ def learn(
         str | None, typer.Option("--end", help="Last brief date, inclusive (default: the last).")
     ] = None,
     labels: Annotated[
-        str | None, typer.Option("--labels", help="Folder of relevance-*.json hand labels to fit on as well.")
+        str | None,
+        typer.Option(
+            "--labels",
+            help="Folder of hand labels to fit on too: relevance-*.json, <name>-YYYY-MM-DD.json (one day).",
+        ),
     ] = None,
     name: Annotated[
         str | None, typer.Option("--name", help="The model's name (default: the file's).")
@@ -877,7 +881,7 @@ def learn(
     """Fit a candidate relevance and importance model from answers and hand labels; print its card."""
     from pathlib import Path
 
-    from ops.learn import card_text, collect_examples, fit, read_labels, write
+    from ops.learn import Labels, card_text, collect_examples, fit, read_labels, write
     from tasks.editorial import load_model
     from tasks.settings import load_settings
 
@@ -885,7 +889,7 @@ def learn(
     out_file = Path(out_path)
     if out_file.suffix not in (".toml", ".json"):
         raise InputError(f"--out {out_path!r}: give a .toml (candidate policy) or a .json (model) file name")
-    given = read_labels(Path(labels)) if labels else {}
+    given = read_labels(Path(labels)) if labels else Labels()
     _, store = open_store(config)
     stored = store.days()
     first, last = parse_day(start, "--start") or (stored[0] if stored else None), parse_day(end, "--end")

@@ -104,7 +104,7 @@ def evaluate_policy(
         outcome = steps.dedup_day(ctx)
         document, findings, scores = steps.draft(ctx, outcome)
         left_out += steps.left_out(scores)
-        _score_editorial(editorial, document, outcome, scores, relevance_labels, marks)
+        _score_editorial(editorial, document, outcome, scores, relevance_labels.on(day), marks)
         questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
         model = llm_analyst(ctx)
         if model is not None:  # a changed prompt or model asks again; the same one reads the log
@@ -181,11 +181,11 @@ def _share(pair: list) -> float | None:
     return round(pair[0] / pair[1], 4) if pair[1] else None
 
 
-def _relevance_labels(folder: Path | None) -> dict:
-    if folder is None or not any(folder.glob("relevance-*.json")):
-        return {}
-    from ops.learn import read_labels
+def _relevance_labels(folder: Path | None):
+    from ops.learn import Labels, read_labels
 
+    if folder is None or not folder.is_dir():
+        return Labels()
     return read_labels(folder)
 
 

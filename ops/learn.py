@@ -2,16 +2,23 @@
 
 Examples are the stories of stored days, replayed (nothing is written) so that their
 evidence is exactly what a run computes. A story's label is its articles' hand label
-(``relevance-*.json``: core / related / none, importance 0–3) or, winning over it, what a
-person marked in review (off-topic, related, core, lead).
+(core / related / none, importance 0–3: ``relevance-*.json`` files for any day, and
+``<name>-YYYY-MM-DD.json`` files for that day's stories, such as ``aiweb-2026-03-18.json``)
+or, winning over it, what a person marked in review (off-topic, related, core, lead). A
+digest's story (``…/daily/26342#2``) takes the digest's relevance; the digest's importance is
+that of the stories it bundles, not the part's, so such a story is left out of the importance fit
+unless another labelled article shares it.
 
 What is fitted, with scikit-learn, on those examples:
 
-1. an embedding head: logistic regression over the sentence embedding of each article
-   (title + summary), "on topic or not"; its out-of-fold value is one feature of the next;
+1. embedding heads, logistic regressions "on topic or not" over each English article's
+   sentence embedding (title + summary): one over the run's embedding, and one over the
+   multilingual embedding (``tasks.embed_multilingual``), put on the first one's scale, which
+   reads the articles in other languages; their out-of-fold value is the ``emb_head`` feature
+   of the next;
 2. "on topic" and "core": logistic regressions over the story's evidence;
-3. importance: ridge regression of the label (0–3, every story) over the importance
-   features, with the core probability as the relevance feature.
+3. importance: ridge regression of the label (0–3, every story whose own importance is
+   known) over the importance features, with the core probability as the relevance feature.
 
 The card holds the data it was fitted on and leave-one-day-out figures; a daily run never
 fits anything, it applies the artefact this writes.
@@ -20,24 +27,26 @@ fits anything, it applies the artefact this writes.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storage.errors import InputError
 from tasks import editorial, steps
+from tasks.embed_multilingual import MULTILINGUAL_MODEL
 from tasks.settings import Settings
 
 RANK = {"none": 0, "related": 1, "core": 2}
 
 
 class RelevanceLabel(BaseModel):
-    """One hand-labelled item of a ``relevance-*.json`` file."""
+    """One hand-labelled item of a labels file."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str = Field(min_length=1, description="the item's link as the feed wrote it")
@@ -48,15 +57,69 @@ class RelevanceLabel(BaseModel):
     published: str | None = None
     snapshots: list[str] = Field(default_factory=list)
     why: str | None = None
+    story: str | None = Field(default=None, description="items of one event share it (one day's file)")
+    digest: bool = Field(default=False, description="an entry that bundles several stories")
+    covers: list[str] = Field(default_factory=list, description="a digest's: the stories it names")
+    uncertain: str | None = None
 
 
-def read_labels(folder: Path) -> dict[str, RelevanceLabel]:
-    """Every ``relevance-*.json`` in ``folder``: link -> label. A bad file is one clear error."""
+@dataclass
+class Labels:
+    """Hand labels: those of files that span days (``relevance-*.json``) and those of one day's
+    file (``<name>-YYYY-MM-DD.json``), which label that day's stories (an item on two days'
+    files may be labelled differently on each: each day is judged by its own)."""
+
+    spanning: dict[str, RelevanceLabel] = field(default_factory=dict)
+    by_day: dict[date, dict[str, RelevanceLabel]] = field(default_factory=dict)
+
+    def on(self, day: date) -> dict[str, RelevanceLabel]:
+        """Link -> label for the stories of ``day``."""
+        return {**self.spanning, **self.by_day.get(day, {})}
+
+    def keep(self, wanted) -> Labels:
+        """Only the labels ``wanted(day, label)`` accepts (``day`` is None for a spanning file's)."""
+        return Labels(
+            {k: v for k, v in self.spanning.items() if wanted(None, v)},
+            {d: {k: v for k, v in day.items() if wanted(d, v)} for d, day in self.by_day.items()},
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.spanning) or any(self.by_day.values())
+
+    def __len__(self) -> int:
+        return len(self.spanning) + sum(len(day) for day in self.by_day.values())
+
+
+_DAY_FILE = re.compile(r"(?P<name>.+)-(?P<day>\d{4}-\d{2}-\d{2})\.json")
+
+
+def label_of(labels: dict[str, RelevanceLabel], url: str) -> RelevanceLabel | None:
+    """The label of an article's link; a digest's story (``…#2``) is labelled by its digest."""
+    found = labels.get(url)
+    if found is None and "#" in url:
+        found = labels.get(url.split("#", 1)[0])
+    return found
+
+
+def read_labels(folder: Path) -> Labels:
+    """The hand labels in ``folder``: every ``relevance-*.json`` (for any day) and every
+    ``<name>-YYYY-MM-DD.json`` but the story labels ``stories-*`` (for that day). A bad file is
+    one clear error."""
     if not folder.is_dir():
         raise InputError(f"--labels {str(folder)!r} is not a folder")
-    labels: dict[str, RelevanceLabel] = {}
-    files = sorted(folder.glob("relevance-*.json"))
-    for path in files:
+    labels = Labels()
+    for path in sorted(folder.glob("*.json")):
+        named = _DAY_FILE.fullmatch(path.name)
+        if named and named["name"] != "stories":
+            try:
+                day = date.fromisoformat(named["day"])
+            except ValueError:
+                continue
+            into = labels.by_day.setdefault(day, {})
+        elif path.name.startswith("relevance-"):
+            into = labels.spanning
+        else:
+            continue
         try:
             rows = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -73,7 +136,7 @@ def read_labels(folder: Path) -> dict[str, RelevanceLabel]:
                     f"{path}: item {n}: {where}: {first['msg']} "
                     "(fields: id, relevance core|related|none, importance 0-3)"
                 ) from None
-            labels[label.id] = label
+            into[label.id] = label
     return labels
 
 
@@ -86,8 +149,13 @@ class Example:
     vectors: np.ndarray  # one row per article
     article_relevant: list[int]  # per article, for the embedding head
     relevance: str  # core / related / none
-    importance: int
+    importance: int | None  # None: not known for the story itself (a digest's part)
     by: str  # "label" or "human"
+    languages: list[str] = field(default_factory=list)  # per article ("en" when not given)
+    multilingual: np.ndarray | None = None  # one row per article, the multilingual embedding
+
+    def language(self, k: int) -> str:
+        return self.languages[k] if k < len(self.languages) else "en"
 
 
 MARK_LABEL = {"off-topic": ("none", 0), "related": ("related", 1), "core": ("core", 2), "lead": ("core", 3)}
@@ -99,7 +167,7 @@ WEIGHT = {"label": 1.0, "human": 5.0}  # a person's answer weighs five labelled 
 def collect_examples(
     settings: Settings,
     days: Sequence[date],
-    labels: dict[str, RelevanceLabel],
+    labels: Labels,
     progress=None,
 ) -> list[Example]:
     """Replay each day (dry run) and pair its stories' evidence with labels and people's marks."""
@@ -107,10 +175,15 @@ def collect_examples(
     for day in days:
         ctx = steps.make_context(settings, day, f"learn-{day.isoformat()}")
         ctx.dry_run = True
+        on_day = labels.on(day)
         outcome = steps.dedup_day(ctx)
         scores = steps.score_stories(ctx, outcome)
         order = sorted({a for s in outcome.stories for a in s.members})
-        vectors = ctx.embedder.encode([outcome.items[a].text for a in order]) if order else np.zeros((0, 1))
+        texts = [outcome.items[a].text for a in order]
+        vectors = ctx.embedder.encode(texts) if order else np.zeros((0, 1))
+        multilingual = (
+            ctx.editorial_reader.encode(texts) if order and ctx.editorial_reader is not None else None
+        )
         row_of = {a: k for k, a in enumerate(order)}
         for story in outcome.stories:
             scored = scores[story.story_id]
@@ -118,35 +191,40 @@ def collect_examples(
             marked = next(
                 (outcome.corrected_relevance[a] for a in members if a in outcome.corrected_relevance), None
             )
-            found = [labels[outcome.items[a].url] for a in members if outcome.items[a].url in labels]
+            label = {a: label_of(on_day, outcome.items[a].url) for a in members}
+            found = [lab for lab in label.values() if lab is not None]
+            importance: int | None
             if marked is not None:
                 relevance, importance = MARK_LABEL[marked]
                 by = "human"
                 per_article = [int(relevance != "none")] * len(members)
             elif found:
                 best = max(found, key=lambda lab: (RANK[lab.relevance], lab.importance))
-                relevance, importance, by = best.relevance, best.importance, "label"
+                relevance, by = best.relevance, "label"
+                own = [lab.importance for lab in found if not lab.digest]  # a digest's is its stories'
+                importance = max(own) if own else None
                 per_article = [
-                    int(labels[outcome.items[a].url].relevance != "none")
-                    if outcome.items[a].url in labels
-                    else int(relevance != "none")
-                    for a in members
+                    int(lab.relevance != "none") if lab is not None else int(relevance != "none")
+                    for lab in label.values()
                 ]
             else:
                 continue
             evidence = {k: v for k, v in (scored.evidence or {}).items() if k in editorial.RELEVANCE_FEATURES}
             inputs = {k: v for k, v in (scored.evidence or {}).items() if k in editorial.IMPORTANCE_FEATURES}
+            rows = [row_of[a] for a in members]
             examples.append(
                 Example(
                     day,
                     scored.story_id,
                     evidence,
                     inputs,
-                    vectors[[row_of[a] for a in members]],
+                    vectors[rows],
                     per_article,
                     relevance,
                     importance,
                     by,
+                    [outcome.items[a].language for a in members],
+                    multilingual[rows] if multilingual is not None else None,
                 )
             )
         if progress:
@@ -167,16 +245,80 @@ def _matrix(rows: Iterable[dict[str, float]], names: Sequence[str]) -> np.ndarra
 def _head(vectors: np.ndarray, targets: np.ndarray, weights: np.ndarray):
     from sklearn.linear_model import LogisticRegression
 
-    if len(set(targets.tolist())) < 2:
+    if len(targets) == 0 or len(set(targets.tolist())) < 2:
         return None
     return LogisticRegression(C=0.5, max_iter=5000, class_weight="balanced").fit(
         vectors, targets, sample_weight=weights
     )
 
 
+@dataclass
+class Heads:
+    """The embedding heads fitted on some stories' articles: the English one (a scikit-learn
+    model over the run's embedding) and the multilingual one as (coef, intercept), on the
+    English head's scale."""
+
+    english: Any = None  # a fitted LogisticRegression
+    multilingual: tuple[np.ndarray, float] | None = None
+
+    def article_values(self, e: Example) -> list[float]:
+        """Each article's ``emb_head``: the English head for English text, else the multilingual."""
+        out = []
+        for k in range(len(e.article_relevant)):
+            if e.language(k) in editorial.ENGLISH:
+                head = self.english
+                out.append(
+                    float(head.decision_function(e.vectors[k : k + 1])[0]) if head is not None else 0.0
+                )
+            elif self.multilingual is not None and e.multilingual is not None:
+                coef, intercept = self.multilingual
+                out.append(float(e.multilingual[k] @ coef + intercept))
+            else:
+                out.append(0.0)
+        return out
+
+    def value(self, e: Example) -> float:
+        """The story's ``emb_head``: its strongest article's, as a run takes it."""
+        return max(self.article_values(e), default=0.0)
+
+
+def _fit_heads(train: Sequence[Example]) -> Heads:
+    """Both heads on the English articles, the multilingual one then rescaled so that its values
+    there have the English head's mean and spread (``emb_head`` then means the same whichever head
+    read an article). The multilingual embedding puts a text and its translation close together,
+    so what its head learns from English it applies to Chinese; the labelled articles in other
+    languages are left out of its fit: they are few and all of an AI digest, and would teach it
+    the language for the topic."""
+    rows = [
+        (e, k) for e in train for k in range(len(e.article_relevant)) if e.language(k) in editorial.ENGLISH
+    ]
+    targets = np.array([e.article_relevant[k] for e, k in rows])
+    weights = np.array([WEIGHT[e.by] for e, _ in rows])
+    english = _head(
+        np.vstack([e.vectors[k] for e, k in rows]) if rows else np.zeros((0, 1)), targets, weights
+    )
+    rows = [(e, k) for e, k in rows if e.multilingual is not None and e.multilingual.shape[0]]
+    if not rows:
+        return Heads(english)
+    vectors = np.vstack([e.multilingual[k] for e, k in rows])  # type: ignore[index]
+    raw = _head(
+        vectors, np.array([e.article_relevant[k] for e, k in rows]), np.array([WEIGHT[e.by] for e, _ in rows])
+    )
+    if raw is None:
+        return Heads(english)
+    coef, intercept = raw.coef_[0].astype(np.float64), float(raw.intercept_[0])
+    if english is not None and len(rows) > 1:
+        theirs = vectors @ coef + intercept
+        ours = english.decision_function(np.vstack([e.vectors[k] for e, k in rows]))
+        scale = float(ours.std() / theirs.std()) if theirs.std() > 0 else 1.0
+        shift = float(ours.mean() - scale * theirs.mean())
+        coef, intercept = coef * scale, intercept * scale + shift
+    return Heads(english, (coef, intercept))
+
+
 def _head_values(train: Sequence[Example], refit_head: bool) -> list[float]:
-    """The ``emb_head`` feature of each example: out-of-fold (by day) when the head is refitted,
-    else the value the current head gave when the story was scored."""
+    """The ``emb_head`` feature of each example: out-of-fold (by day) when the heads are refitted,
+    else the value the current heads gave when the story was scored."""
     if not refit_head:
         return [e.evidence.get("emb_head", 0.0) for e in train]
     days = sorted({e.day for e in train})
@@ -184,29 +326,18 @@ def _head_values(train: Sequence[Example], refit_head: bool) -> list[float]:
     out = [0.0] * len(train)
     for fold in folds:
         held = set(fold)
-        rest = [k for k in range(len(train)) if k not in held]
-        head = _head(
-            np.vstack([train[k].vectors for k in rest]),
-            np.array([t for k in rest for t in train[k].article_relevant]),
-            np.array([WEIGHT[train[k].by] for k in rest for _ in train[k].article_relevant]),
-        )
+        heads = _fit_heads([train[k] for k in range(len(train)) if k not in held])
         for k in fold or range(len(train)):
-            out[k] = float(head.decision_function(train[k].vectors).max()) if head is not None else 0.0
+            out[k] = heads.value(train[k])
     return out
 
 
 def _fit_parts(train: Sequence[Example], refit_head: bool):
-    """The fits on ``train``: embedding head (or None), on-topic and core LRs, ranker, head values."""
+    """The fits on ``train``: embedding heads (or None), on-topic and core LRs, ranker, head values."""
     from sklearn.linear_model import LogisticRegression, Ridge
 
     weights = np.array([WEIGHT[e.by] for e in train])
-    head = None
-    if refit_head:
-        head = _head(
-            np.vstack([e.vectors for e in train]),
-            np.array([t for e in train for t in e.article_relevant]),
-            np.array([WEIGHT[e.by] for e in train for _ in e.article_relevant]),
-        )
+    heads = _fit_heads(train) if refit_head else None
     values = _head_values(train, refit_head)
     names = list(editorial.RELEVANCE_FEATURES)
     x = _matrix([{**e.evidence, "emb_head": values[k]} for k, e in enumerate(train)], names)
@@ -219,12 +350,14 @@ def _fit_parts(train: Sequence[Example], refit_head: bool):
         x, y_core, sample_weight=weights
     )
     p_core = core.predict_proba(x)[:, 1]
-    # every story, off-topic ones at importance 0 too: that is where a promotion's penalty is learnt
+    # every story, off-topic ones at importance 0 too: that is where a promotion's penalty is learnt;
+    # a story whose own importance is unknown (only a digest names it) is left out
+    ranked = [k for k, e in enumerate(train) if e.importance is not None]
     inames = list(editorial.IMPORTANCE_FEATURES)
-    xi = _matrix([{**e.importance_inputs, "core": float(p_core[k])} for k, e in enumerate(train)], inames)
-    yi = np.array([e.importance / 3 for e in train])
-    ranker = Ridge(alpha=1.0).fit(xi, yi, sample_weight=weights)
-    return head, rel, core, ranker, values
+    xi = _matrix([{**train[k].importance_inputs, "core": float(p_core[k])} for k in ranked], inames)
+    yi = np.array([(train[k].importance or 0) / 3 for k in ranked])
+    ranker = Ridge(alpha=1.0).fit(xi, yi, sample_weight=weights[ranked])
+    return heads, rel, core, ranker, values
 
 
 def _linear(names: Sequence[str], coef, intercept) -> editorial.Linear:
@@ -258,6 +391,7 @@ def fit(
     embedding_model: str,
     note: str = "",
     base: editorial.EditorialModel | None = None,
+    multilingual_model: str = MULTILINGUAL_MODEL,
 ) -> Fitted:
     """Fit a model; the card reports leave-one-day-out figures.
 
@@ -272,18 +406,28 @@ def fit(
             "need labelled examples both on and off the topic, and core and not core, to fit; "
             "label more stories (--labels) or mark some in 'brief review'"
         )
-    head, rel, core, ranker, values = _fit_parts(train, refit_head)
-    if refit_head:
+    heads, rel, core, ranker, values = _fit_parts(train, refit_head)
+    if heads is not None:
+        english = heads.english
         embedding_head = (
             editorial.EmbeddingHead(
-                coef=[round(float(c), 6) for c in head.coef_[0]], intercept=float(head.intercept_[0])
+                coef=[round(float(c), 6) for c in english.coef_[0]],
+                intercept=float(english.intercept_[0]),
             )
-            if head is not None
+            if english is not None
+            else None
+        )
+        multilingual_head = (
+            editorial.EmbeddingHead(
+                coef=[round(float(c), 6) for c in heads.multilingual[0]],
+                intercept=float(heads.multilingual[1]),
+            )
+            if heads.multilingual is not None
             else None
         )
     else:
         assert base is not None
-        embedding_head = base.embedding_head
+        embedding_head, multilingual_head = base.embedding_head, base.multilingual_head
     names, inames = editorial.RELEVANCE_FEATURES, editorial.IMPORTANCE_FEATURES
     training = [
         editorial.TrainingRow(
@@ -305,6 +449,10 @@ def fit(
         relevance=_linear(names, rel.coef_[0], rel.intercept_[0]),
         core=_linear(names, core.coef_[0], core.intercept_[0]),
         embedding_head=embedding_head,
+        multilingual_model=(
+            (base.multilingual_model if base else multilingual_model) if multilingual_head else None
+        ),
+        multilingual_head=multilingual_head,
         importance=_linear(inames, ranker.coef_, ranker.intercept_),
         training=training,
     )
@@ -347,13 +495,13 @@ def cross_validate(examples: Sequence[Example], refit_head: bool) -> dict:
         test = [e for e in examples if e.day == day]
         if len({e.relevance != "none" for e in train}) < 2 or len({e.relevance == "core" for e in train}) < 2:
             continue
-        head, rel, core, *_ = _fit_parts(train, refit_head)
+        heads, rel, core, *_ = _fit_parts(train, refit_head)
         for e in test:
             x = dict(e.evidence)
-            if refit_head:
-                x["emb_head"] = float(head.decision_function(e.vectors).max()) if head is not None else 0.0
+            if heads is not None:
+                x["emb_head"] = heads.value(e)
             row = _matrix([x], names)
-            declared = bool(e.evidence.get("on_topic_source"))
+            declared = bool(e.evidence.get("on_topic_source") or e.evidence.get("lab_site"))
             kept = rel.predict_proba(row)[0, 1] >= 0.5 or declared
             is_core = kept and (core.predict_proba(row)[0, 1] >= 0.5 or declared)
             truth = e.relevance != "none"
@@ -363,7 +511,7 @@ def cross_validate(examples: Sequence[Example], refit_head: bool) -> dict:
             tn += (not kept) and not truth
             core_tp += is_core and e.relevance == "core"
             core_fp += is_core and e.relevance != "core"
-            if e.relevance == "core" and e.importance >= 2:
+            if e.relevance == "core" and (e.importance or 0) >= 2:
                 important += 1
                 important_kept += kept
     return {
@@ -418,8 +566,9 @@ def card_markdown(model: editorial.EditorialModel) -> str:
     lines = [
         f"# Editorial model `{model.name}`",
         "",
-        f"Topic **{model.topic}**; kind `{model.kind}`; embedding `{model.embedding_model}`; "
-        f"fitted {card.get('fitted_at', '?')} with {card.get('library', '?')}.",
+        f"Topic **{model.topic}**; kind `{model.kind}`; embedding `{model.embedding_model}`"
+        + (f", multilingual `{model.multilingual_model}`" if model.multilingual_model else "")
+        + f"; fitted {card.get('fitted_at', '?')} with {card.get('library', '?')}.",
         "",
         "## Fitted on",
         "",
@@ -455,7 +604,8 @@ def card_text(model: editorial.EditorialModel) -> str:
     on = card.get("fitted_on", {})
     cv = card.get("leave_one_day_out", {})
     rows = [
-        f"model {model.name} ({model.kind}) for the topic {model.topic!r}, embedding {model.embedding_model}",
+        f"model {model.name} ({model.kind}) for the topic {model.topic!r}, embedding {model.embedding_model}"
+        + (f", multilingual {model.multilingual_model}" if model.multilingual_model else ""),
         f"fitted on {on.get('stories', 0)} stories of {len(on.get('days', []))} day(s) "
         f"({on.get('from_labels', 0)} from labels, {on.get('from_people', 0)} from people's answers; "
         f"{on.get('on_topic', 0)} on topic, {on.get('core', 0)} core) with {card.get('library', '')}",

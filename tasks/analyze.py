@@ -33,6 +33,34 @@ PRODUCT = re.compile(
     r"|[A-Z][a-z]+-\d+(?:\.\d+)?[A-Za-z]*"  # Pippin-2, Qwen-3 …
     r")(?![\w-])"
 )
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-"})  # "GPT‑5.4" as "GPT-5.4"
+_RELEASE = re.compile(
+    r"(?<![\w-])("
+    r"GPT-\d[\w.]*[- ](?:Mini|Nano|Pro|Turbo)"  # GPT-5.4 Mini
+    r"|[A-Z]{2,}[a-z]*-\d+(?:\.\d+)*(?:-[A-Z][A-Za-z]+)*"  # GLM-5-Turbo, GLM-4.7-Flash
+    r")(?![\w-])"
+)
+
+
+def versioned(names: Sequence[str]) -> re.Pattern[str] | None:
+    """Any of ``names`` (Latin script) with a version number: ``Genie 3``, ``Qwen3.5``, ``DeepSeek V4``."""
+    latin = sorted((n for n in names if n.isascii()), key=len, reverse=True)
+    if not latin:
+        return None
+    alternatives = "|".join(re.escape(n) for n in latin)
+    return re.compile(rf"(?<![A-Za-z0-9-])((?:{alternatives})[ -]?[A-Za-z]?\d+(?:\.\d+)*)(?![A-Za-z0-9.-])")
+
+
+def release_names(title: str, named: re.Pattern[str] | None = None) -> set[str]:
+    """The model and product names a title gives (lower case), for telling a launch from news
+    about a known product: ``PRODUCT``'s names, versioned names it leaves out (``GLM-5-Turbo``,
+    ``GPT‑5.4 Mini`` with a non-breaking hyphen) and the topic's names with a version (``named``,
+    from ``versioned``)."""
+    text = title.translate(_HYPHENS)
+    patterns = (PRODUCT, _RELEASE) if named is None else (PRODUCT, _RELEASE, named)
+    return {m.group(1).lower() for pattern in patterns for m in pattern.finditer(text)}
+
+
 _PERSON = re.compile(
     r"(?:(?:CEO|CTO|founder|chief|president|director|minister|senator|judge|researcher|boss)\s+|said\s+)"
     r"((?:[A-Z][a-z]+|[A-Z]\.)(?:\s[A-Z][a-z]+){1,2})"

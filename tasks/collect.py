@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -140,27 +141,52 @@ def feed_events(
     events = [fetch_event]
     declared = None if source.language == "auto" else source.language or parsed.feed.get("language")
     feed = FeedInfo(published_utc(parsed.feed))
+    listed = [
+        (number, article)
+        for number, entry in enumerate(parsed.entries, start=1)
+        for article in parse_entry(source.kind, entry, feed)
+    ]
+    kept = newest_per_link([article for _, article in listed])
     seq = 0
-    for number, entry in enumerate(parsed.entries, start=1):
-        for article in parse_entry(source.kind, entry, feed):
-            seq = max(seq + 1, number)  # the entry's number, as before kinds (a digest's stories follow it)
-            payload = article_payload(source, article, declared)
-            events.append(
-                new_event(
-                    "article.collected",
-                    payload,
-                    brief_date=day,
-                    run_id=run_id,
-                    subject_id=payload["article_id"],
-                    produced_by=PRODUCER,
-                    occurred_at=at,
-                    seq=seq,
-                    source_event_ids=[fetch_event.event_id],
-                )
+    for (number, article), keep in zip(listed, kept, strict=True):
+        if not keep:
+            continue
+        seq = max(seq + 1, number)  # the entry's number, as before kinds (a digest's stories follow it)
+        payload = article_payload(source, article, declared)
+        events.append(
+            new_event(
+                "article.collected",
+                payload,
+                brief_date=day,
+                run_id=run_id,
+                subject_id=payload["article_id"],
+                produced_by=PRODUCER,
+                occurred_at=at,
+                seq=seq,
+                source_event_ids=[fetch_event.event_id],
             )
-            if article.warning:
-                events.append(_warned_event(source, day, run_id, at, url, article, fetch_event))
+        )
+        if article.warning:
+            events.append(_warned_event(source, day, run_id, at, url, article, fetch_event))
     return events
+
+
+def newest_per_link(articles: Sequence[Article]) -> list[bool]:
+    """Which of a feed's articles are collected. A link names one article: when a feed lists
+    several entries under one link (z.ai's release notes all link one page), only the newest is
+    collected (the first listed of equally new ones); collecting every one would leave the
+    article whatever the last listed entry said, the oldest release."""
+    newest: dict[str, int] = {}
+    for k, article in enumerate(articles):
+        best = newest.get(article.url)
+        if best is None or _later(article.published, articles[best].published):
+            newest[article.url] = k
+    chosen = set(newest.values())
+    return [k in chosen for k in range(len(articles))]
+
+
+def _later(a: datetime | None, b: datetime | None) -> bool:
+    return a is not None and (b is None or a > b)
 
 
 def article_payload(source: Source, article: Article, declared: str | None) -> dict[str, Any]:

@@ -9,7 +9,8 @@ sentence embedding the run already has; the weights that combine it are *fitted*
 Model kinds (all go through the same pipeline, which is what makes them comparable):
 
 - ``fitted``: logistic regressions for "on topic" and "core", a linear head over the
-  embedding, and a linear importance ranking; the shipped default;
+  embedding (and one over a multilingual embedding for the articles the run's embedder
+  cannot read), and a linear importance ranking; the shipped default;
 - ``rules``: every story is core and importance is the unfitted keyword formula of earlier
   versions (kept as the baseline the benchmark compares against);
 - ``keywords``: on topic when a title or a feed category names a topic keyword or entity;
@@ -27,11 +28,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storage.errors import ConfigError
+from tasks.analyze import versioned
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 
@@ -43,6 +46,7 @@ RELEVANCE_FEATURES = (
     "tags",
     "section",
     "on_topic_source",
+    "lab_site",
     "not_news",
     "emb_topic",
     "emb_head",
@@ -50,13 +54,18 @@ RELEVANCE_FEATURES = (
 IMPORTANCE_FEATURES = (
     "core",
     "outlets",
+    "languages",
     "first_party",
     "leading",
+    "lab_launch",
     "product",
     "novel",
     "recency",
     "not_news",
     "amount",
+    "hn_points",
+    "hn_comments",
+    "stars_today",
 )
 Outcome = Literal["core", "related", "off-topic"]
 
@@ -95,7 +104,7 @@ class TrainingRow(_Strict):
     evidence: dict[str, float]
     importance_inputs: dict[str, float]
     relevance: Literal["core", "related", "none"]
-    importance: int = Field(ge=0, le=3)
+    importance: int | None = Field(ge=0, le=3)  # None: not known for the story itself (a digest's part)
     by: Literal["label", "human"]
 
 
@@ -107,6 +116,10 @@ class EditorialModel(_Strict):
     relevance: Linear | None = None
     core: Linear | None = None
     embedding_head: EmbeddingHead | None = None
+    # reads the articles the embedding model cannot (not English); its logit is put on the
+    # English head's scale when fitted, so ``emb_head`` means the same in every language
+    multilingual_model: str | None = None
+    multilingual_head: EmbeddingHead | None = None
     importance: Linear | None = None
     threshold: float = Field(default=0.5, ge=-1, le=1)
     card: dict = Field(default_factory=dict)
@@ -201,6 +214,8 @@ class TopicEvidence:
     not_news: tuple[re.Pattern[str], ...]
     not_news_tags: frozenset[str]
     on_topic_sources: frozenset[str] = frozenset()
+    lab_sites: frozenset[str] = frozenset()
+    versioned: re.Pattern[str] | None = None  # a topic name with a version: "Genie 3", "Qwen3.5"
 
     @classmethod
     def build(cls, topic, on_topic_sources: Sequence[str] = ()) -> TopicEvidence:
@@ -213,7 +228,20 @@ class TopicEvidence:
             tuple(re.compile(p, re.IGNORECASE) for p in topic.not_news),
             frozenset(t.lower() for t in topic.not_news_tags),
             frozenset(on_topic_sources),
+            frozenset(site.lower().removeprefix("www.") for site in topic.lab_sites),
+            versioned(topic.entities),
         )
+
+    def on_lab_site(self, url: str) -> bool:
+        """The link is on a lab's own site (``openai.com``, ``mistral.ai`` and their subdomains)."""
+        name = _host(url)
+        return any(name == site or name.endswith("." + site) for site in self.lab_sites)
+
+    def first_party(self, article) -> bool:
+        """A lab's own post: from a declared on-topic source, or a link to the lab's own site
+        whichever feed found it (a Hacker News item linking to ``openai.com``)."""
+        link = article.url or article.canonical_url
+        return article.source in self.on_topic_sources or self.on_lab_site(link)
 
 
 def _hits(patterns: Sequence[re.Pattern[str]], text: str, cap: int = 3) -> float:
@@ -226,30 +254,60 @@ def _not_news(topic: TopicEvidence, title: str, tags: Sequence[str]) -> float:
 
 
 def _section(topic: TopicEvidence, url: str) -> float:
+    """The URL names the topic: a path segment (``/ai/``) or a part of the site's name
+    (``unsloth.ai``, ``ai.meta.com``)."""
     path = re.sub(r"^[a-z]+://[^/]+", "", url.lower())
-    return float(any(segment in topic.sections for segment in path.split("/")))
+    names = _host(url).split(".")
+    return float(any(part in topic.sections for part in (*path.split("/"), *names)))
 
 
 ENGLISH = frozenset({"en", "und"})
+
+
+def _host(url: str) -> str:
+    try:
+        name = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+    return name.removeprefix("www.")
+
+
+_GENERIC_SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or"})
+
+
+def outlet_of(article) -> str:
+    """Who reported an article, as one key: the site its link is on, by name (``arstechnica``
+    for an Ars article and for a Hacker News item that links to it; ``github`` for a trending
+    repository; ``aibase`` for a digest's story), else its source. Two articles with one key
+    are one outlet's report, not independent ones."""
+    labels = _host(article.url or article.canonical_url).split(".")
+    if len(labels) < 2:
+        return str(article.source)
+    if len(labels) >= 3 and labels[-2] in _GENERIC_SECOND_LEVEL:
+        return labels[-3]
+    return labels[-2]
 
 
 def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict[str, float]:
     """Topic evidence of one article (``tasks.dedup.Item``), before the embedding head.
 
     The offline embedding model reads English: for other languages its cosine says nothing,
-    so ``emb_topic`` is left at 0 there (names, numbers, the feed's categories and the source
-    remain the evidence).
+    so ``emb_topic`` is left at 0 there; their ``emb_head`` is the multilingual head's
+    (``multilingual_head_value``), beside names, numbers, the feed's categories and the source.
     """
     summary = article.summary[:600]
     tags = " | ".join(article.tags)
+    # a repository's title is its name ("unslothai / unsloth"): its description says what it is
+    title = f"{article.title}. {summary}" if article.kind == "repos" else article.title
     return {
-        "kw_title": _hits(topic.keywords, article.title),
-        "entity_title": _hits(topic.entities, article.title),
+        "kw_title": _hits(topic.keywords, title),
+        "entity_title": _hits(topic.entities, title),
         "kw_summary": _hits(topic.keywords, summary),
         "entity_summary": _hits(topic.entities, summary),
         "tags": min(_hits(topic.keywords, tags) + _hits(topic.entities, tags), 3.0),
         "section": _section(topic, article.url or article.canonical_url),
         "on_topic_source": float(article.source in topic.on_topic_sources),
+        "lab_site": float(topic.on_lab_site(article.url or article.canonical_url)),
         "not_news": _not_news(topic, article.title, article.tags),
         "emb_topic": round(float(topic_cosine), 4) if article.language in ENGLISH else 0.0,
     }
@@ -287,6 +345,18 @@ def head_value(model: EditorialModel, vector: np.ndarray | None, embedder: str, 
     return round(float(vector @ coef + model.embedding_head.intercept), 4)
 
 
+def multilingual_head_value(model: EditorialModel, vector: np.ndarray | None, embedder: str | None) -> float:
+    """The multilingual head's logit (on the English head's scale) for an article the embedding
+    model cannot read; 0 (undecided) without the head, its embedder or a vector of its size."""
+    head = model.multilingual_head
+    if head is None or vector is None or embedder is None or embedder != model.multilingual_model:
+        return 0.0
+    coef = np.asarray(head.coef, dtype=np.float32)
+    if coef.shape[0] != vector.shape[0]:
+        return 0.0
+    return round(float(vector @ coef + head.intercept), 4)
+
+
 def judge(model: EditorialModel, evidence: Mapping[str, float]) -> Relevance:
     """On topic (core / related) or off-topic, with the probabilities and the reasons in words."""
     reasons = explain(evidence)
@@ -303,7 +373,7 @@ def judge(model: EditorialModel, evidence: Mapping[str, float]) -> Relevance:
     assert model.relevance and model.core
     p_rel = _sigmoid(model.relevance.value(evidence) + model.relevance.intercept)
     p_core = _sigmoid(model.core.value(evidence) + model.core.intercept)
-    if evidence.get("on_topic_source"):  # declared: never filtered, and a lab's own post is core
+    if evidence.get("on_topic_source") or evidence.get("lab_site"):  # a lab's own post: core, never filtered
         return Relevance(round(max(p_rel, 0.5), 4), round(max(p_core, 0.5), 4), "core", reasons)
     outcome: Outcome = "off-topic"
     if p_rel >= 0.5:
@@ -320,6 +390,7 @@ def explain(evidence: Mapping[str, float]) -> tuple[str, ...]:
         "tags": "the feed files it under the topic",
         "section": "published in the outlet's topic section",
         "on_topic_source": "declared on-topic source",
+        "lab_site": "a lab's own site",
         "not_news": "looks like a buying guide, deal or promotion",
     }
     return tuple(text for key, text in words.items() if evidence.get(key))
@@ -329,14 +400,23 @@ def explain(evidence: Mapping[str, float]) -> tuple[str, ...]:
 class ImportanceInputs:
     """What importance looks at beyond relevance, gathered by the scoring step."""
 
-    sources: set[str]
-    earlier_sources: set[str] = field(default_factory=set)
+    sources: set[str]  # the outlets that report it (``outlet_of``)
+    earlier_sources: set[str] = field(default_factory=set)  # and those of its earlier coverage
     first_party: bool = False
     titles: Sequence[str] = ()
     products: set[str] = field(default_factory=set)
     novel_products: set[str] = field(default_factory=set)
     newest: datetime | None = None
     largest_amount_usd: float = 0.0
+    languages: set[str] = field(default_factory=set)  # of its articles ("und" not counted)
+    points: int = 0  # the crowd: Hacker News points and comments, GitHub stars today (largest)
+    comments: int = 0
+    stars_today: int = 0
+
+
+def _log_share(count: int, full: float) -> float:
+    """``count`` on a log scale, 1 at ``full`` and above (1000 points -> 1 for ``full=1000``)."""
+    return round(min(math.log10(1 + max(count, 0)) / math.log10(1 + full), 1.0), 4)
 
 
 def importance_features(
@@ -355,16 +435,25 @@ def importance_features(
     amount = 0.0
     if inputs.largest_amount_usd > 0:
         amount = min(max((math.log10(inputs.largest_amount_usd) - 7) / 3, 0.0), 1.0)  # $10M → 0, $10B → 1
+    core = relevance.core
     return {
-        "core": relevance.core,
+        "core": core,
         "outlets": round(math.log2(1 + len(inputs.sources | inputs.earlier_sources)), 4),
+        "languages": float(min(max(len(inputs.languages - {"und"}) - 1, 0), 2)),  # beyond the first
         "first_party": float(inputs.first_party),
         "leading": _hits(topic.leading, titles, 1),
+        # a lab's own post that names a model or product no earlier title named: its launch
+        "lab_launch": float(inputs.first_party and bool(inputs.novel_products)),
         "product": float(bool(inputs.products)),
         "novel": float(bool(inputs.novel_products)),
         "recency": round(recency, 4),
         "not_news": evidence.get("not_news", 0.0),
         "amount": round(amount, 4),
+        # the crowd's attention counts as much as the story is about the topic: a Hacker News
+        # front page of politics or games says nothing of what matters in AI
+        "hn_points": round(core * _log_share(inputs.points, 1000), 4),
+        "hn_comments": round(core * _log_share(inputs.comments, 500), 4),
+        "stars_today": round(core * _log_share(inputs.stars_today, 5000), 4),
     }
 
 

@@ -144,6 +144,7 @@ DEFAULT_CATEGORIES = [CategorySettings(**c) for c in _VOCABULARY["categories"]]
 DEFAULT_TOPIC_KEYWORDS: list[str] = _VOCABULARY["topic"]["keywords"]
 DEFAULT_TOPIC_ENTITIES: list[str] = _VOCABULARY["topic"]["entities"]
 DEFAULT_LEADING: list[str] = _VOCABULARY["topic"]["leading"]
+DEFAULT_LAB_SITES: list[str] = _VOCABULARY["topic"]["lab_sites"]
 DEFAULT_SECTIONS: list[str] = _VOCABULARY["topic"]["sections"]
 DEFAULT_NOT_NEWS: list[str] = _VOCABULARY["topic"]["not_news"]
 DEFAULT_NOT_NEWS_TAGS: list[str] = _VOCABULARY["topic"]["not_news_tags"]
@@ -167,6 +168,11 @@ class TopicSettings(Section):
     leading: list[str] = Field(
         default_factory=lambda: list(DEFAULT_LEADING),
         description="organisations whose own announcements are headline news",
+    )
+    lab_sites: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_LAB_SITES),
+        description="sites of the labs themselves (openai.com): a link to one is the lab's own post, "
+        "whichever feed carries it",
     )
     sections: list[str] = Field(
         default_factory=lambda: list(DEFAULT_SECTIONS),

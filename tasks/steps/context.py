@@ -24,6 +24,9 @@ class RunContext:
     embedder: CachedEmbedder
     multilingual: CachedEmbedder | None = None  # what dedup compares pairs with non-English text by
     counts: dict[str, int] = field(default_factory=dict)
+    # reads the articles the run's embedder cannot (Chinese, Dutch …) for the editorial judgement;
+    # without it, a non-English article's embedding evidence is undecided
+    editorial_reader: CachedEmbedder | None = None
     dry_run: bool = False  # evaluate a policy: decide everything, record nothing
     apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
     apply_links: bool = True  # people's same-story answers bind clustering (evaluate holds them out)
@@ -111,6 +114,7 @@ def make_context(
     import uuid
 
     from tasks.embed import embedder
+    from tasks.embed_multilingual import MultilingualEmbedder
 
     store = store or settings.storage.event_store()
     reach = read_days(settings.policy.lookback_hours)
@@ -126,8 +130,9 @@ def make_context(
     if chosen.multilingual:
         same = chosen.multilingual == chosen.model
         multilingual = main if same else cached(chosen.multilingual, "embedding.multilingual")
+    reader = CachedEmbedder(MultilingualEmbedder(), store.fs, store.base, day=day, days=days)
     run = run_id or f"local-{uuid.uuid4().hex[:12]}"
-    return RunContext(store, settings, day, run, main, multilingual)
+    return RunContext(store, settings, day, run, main, multilingual, editorial_reader=reader)
 
 
 def today(settings: Settings) -> date:

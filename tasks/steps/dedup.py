@@ -13,7 +13,7 @@ import polars as pl
 from storage.events import Event
 from storage.projections import materialize
 from storage.projections.articles import EVIDENCE_FIELDS
-from tasks import dedup
+from tasks import dedup, editorial
 from tasks.steps.context import FOLLOW_UP_DAYS, RunContext
 
 
@@ -156,7 +156,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     earlier_sources: dict[str, set[str]] = {}
     for article_id, (story_id, _) in briefed.items():
         if story_id in continued and article_id in items:
-            earlier_sources.setdefault(story_id, set()).add(items[article_id].source)
+            earlier_sources.setdefault(story_id, set()).add(editorial.outlet_of(items[article_id]))
     for story in clustering.stories:
         story_id = follow.get(story.story_id, story.story_id)
         events.append(

@@ -41,7 +41,7 @@ def topic_evidence(ctx: RunContext) -> editorial.TopicEvidence:
     return editorial.TopicEvidence.build(ctx.settings.policy.topic, on_topic)
 
 
-def known_products(ctx: RunContext, outcome: DedupOutcome) -> set[str]:
+def known_products(ctx: RunContext, outcome: DedupOutcome, topic: editorial.TopicEvidence) -> set[str]:
     """Product and model names in titles the feeds still carry from before the window.
 
     The memory is what was collected for this brief date and the days its lookback reaches
@@ -66,8 +66,18 @@ def known_products(ctx: RunContext, outcome: DedupOutcome) -> set[str]:
     for article_id in recent:
         item = outcome.items.get(article_id)
         if item is not None and item.published_at is not None and item.published_at < start:
-            names.update(m.group(1).lower() for m in analyze.PRODUCT.finditer(item.title))
+            names.update(analyze.release_names(item.title, topic.versioned))
     return names
+
+
+def multilingual_vectors(ctx: RunContext, items) -> dict:
+    """Article id -> its multilingual vector, for the articles the run's embedder cannot read
+    (none without a multilingual embedder: their embedding evidence is then undecided)."""
+    foreign = [i for i in items if i.language not in editorial.ENGLISH]
+    if ctx.editorial_reader is None or not foreign:
+        return {}
+    vectors = ctx.editorial_reader.encode([i.text for i in foreign])
+    return {i.article_id: v for i, v in zip(foreign, vectors, strict=True)}
 
 
 def marked_of(outcome: DedupOutcome, story) -> str | None:
@@ -89,7 +99,8 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
     vectors = ctx.embedder.encode([outcome.items[a].text for a in order] + [policy.topic.description])
     topic_vector = vectors[-1]
     vector_of = dict(zip(order, vectors[:-1], strict=True))
-    seen_products = known_products(ctx, outcome)
+    multilingual_of = multilingual_vectors(ctx, [outcome.items[a] for a in order])
+    seen_products = known_products(ctx, outcome, topic)
     source_weights = {s.name: s.weight for s in ctx.settings.sources}
     category_rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
     category_weights = {c.name: c.weight for c in policy.categories}
@@ -102,27 +113,39 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
         for item in items:
             vector = vector_of[item.article_id]
             evidence = editorial.article_evidence(topic, item, float(vector @ topic_vector))
-            evidence["emb_head"] = editorial.head_value(model, vector, ctx.embedder.name, item.language)
+            if item.language in editorial.ENGLISH:
+                evidence["emb_head"] = editorial.head_value(model, vector, ctx.embedder.name, item.language)
+            else:
+                evidence["emb_head"] = editorial.multilingual_head_value(
+                    model,
+                    multilingual_of.get(item.article_id),
+                    ctx.editorial_reader.name if ctx.editorial_reader else None,
+                )
             per_article.append(evidence)
         evidence = editorial.story_evidence(per_article)
         judged = editorial.judge(model, evidence)
         story_id = outcome.follow_up_of.get(story.story_id, story.story_id)
-        products = {m.group(1).lower() for i in items for m in analyze.PRODUCT.finditer(i.title)}
+        products = {name for i in items for name in analyze.release_names(i.title, topic.versioned)}
         amounts = [
             float(f.value.split()[1])
             for i in items
             for f in analyze.extract_facts(i, ctx.day.year)
             if f.kind == "amount" and f.value.startswith("USD ")
         ]
+        crowd = [dict(i.evidence) for i in items]
         inputs = editorial.ImportanceInputs(
-            sources={i.source for i in items},
+            sources={editorial.outlet_of(i) for i in items},
             earlier_sources=outcome.earlier_sources.get(story_id, set()),
-            first_party=any(i.source in topic.on_topic_sources for i in items),
+            first_party=any(topic.first_party(i) for i in items),
             titles=[i.title for i in items],
             products=products,
             novel_products=products - seen_products,
             newest=max((i.published_at for i in items if i.published_at), default=None),
             largest_amount_usd=max(amounts, default=0.0),
+            languages={i.language for i in items},
+            points=max((int(e.get("points", 0)) for e in crowd), default=0),
+            comments=max((int(e.get("comments", 0)) for e in crowd), default=0),
+            stars_today=max((int(e.get("stars_today", 0)) for e in crowd), default=0),
         )
         features = editorial.importance_features(
             topic, inputs, judged, evidence, outcome.window[1], policy.lookback_hours
@@ -156,7 +179,10 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
                 and verdict.outcome == "off-topic"
                 and inputs.first_party
             ):
-                reasons.append("language model said off-topic; kept: a post of a declared on-topic source")
+                reasons.append(
+                    "language model said off-topic; "
+                    "kept: a post of a declared on-topic source or a lab's own site"
+                )
             elif isinstance(verdict, llm.RelevanceAnswer):
                 outcome_ = verdict.outcome
                 sure = 0.5 + verdict.confidence / 2

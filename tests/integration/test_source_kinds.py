@@ -186,3 +186,11 @@ def test_the_guide_s_config_for_the_14_feeds_loads_and_collects_each_of_them(sha
         "anthropic_news", "deepseek_news", "moonshot_blog", "minimax_blog", "z_ai_blog", "meta_ai_news",
         "bytedance_seed_blog",
     }  # fmt: skip
+
+
+def test_entries_that_share_one_link_are_collected_as_the_newest_of_them(shared_data: Path) -> None:
+    # z.ai's release notes: every entry links https://docs.z.ai/release-notes/new-released
+    events = collected(shared_data, "z_ai_blog", "lab", day="2026-03-17")
+    [article] = [e.payload for e in events]
+    assert (article["title"], article["published_at"]) == ("GLM-5-Turbo", "2026-03-15T00:00:00Z")
+    assert article["url"] == "https://docs.z.ai/release-notes/new-released"

@@ -62,6 +62,11 @@ def test_the_embedding_says_nothing_for_other_languages_or_another_embedder() ->
     assert editorial.head_value(model, vector, "all-MiniLM-L6-v2", "en") != 0.0
     assert editorial.head_value(model, vector, "hashing-384", "en") == 0.0
     assert editorial.head_value(model, vector, "all-MiniLM-L6-v2", "zh") == 0.0
+    # other languages are read by the multilingual head, and only with its own embedder's vectors
+    assert model.multilingual_model == "multilingual-e5-small-q4"
+    assert editorial.multilingual_head_value(model, vector, "multilingual-e5-small-q4") != 0.0
+    assert editorial.multilingual_head_value(model, vector, "all-MiniLM-L6-v2") == 0.0
+    assert editorial.multilingual_head_value(model, vector[:100], "multilingual-e5-small-q4") == 0.0
 
 
 def test_shipped_model_keeps_an_ai_launch_drops_a_buying_guide_and_never_filters_a_declared_source() -> None:
@@ -87,7 +92,9 @@ def test_baseline_kinds_decide_as_documented() -> None:
 def test_shipped_card_says_what_it_was_fitted_on_and_how_it_scored() -> None:
     model = editorial.load_model("builtin:ai")
     card = model.card
-    assert card["fitted_on"]["days"] == ["2025-08-05", "2025-08-06", "2025-08-07"]
+    assert card["fitted_on"]["days"] == [
+        "2025-08-05", "2025-08-06", "2025-08-07", "2026-03-17", "2026-03-18", "2026-03-19",
+    ]  # fmt: skip
     assert card["fitted_on"]["stories"] == len(model.training) > 100
     assert {"precision", "recall", "recall_important"} <= set(card["leave_one_day_out"])
     weights = dict(zip(model.relevance.features, model.relevance.coef, strict=True))  # type: ignore[union-attr]
