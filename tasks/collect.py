@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -240,6 +240,18 @@ def live_skip_reason(day: date, today: date) -> str | None:
         return "a live feed cannot be replayed for a past date"
     if day > today:
         return "a live feed has no news of a later date yet"
+    return None
+
+
+def archive_skip_reason(day: date, dated: Iterable[date]) -> str | None:
+    """Why a dated archive is not read for ``day``: every file it holds is of a later date.
+
+    The archive did not exist yet on that day, so nothing failed; a day missing between its
+    first and last files (or after them) is a failure, as a collector that did not run is.
+    """
+    first = min(dated, default=None)
+    if first is not None and day < first:
+        return f"the archive starts on {first.isoformat()}"
     return None
 
 

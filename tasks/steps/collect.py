@@ -7,6 +7,7 @@ turns what was fetched into events.
 
 from __future__ import annotations
 
+import glob
 import json
 import random
 import time
@@ -26,6 +27,7 @@ from tasks.collect import (
     FetchError,
     Source,
     Validators,
+    archive_skip_reason,
     failed_event,
     feed_events,
     live_skip_reason,
@@ -40,15 +42,19 @@ class SourceOutcome:
     new_events: int
     error: str | None = None
     message: str | None = None
-    skipped: str | None = None  # why the source was not fetched (a live feed and a date not today)
+    skipped: str | None = None  # why the source was not fetched (a live feed and a date not today, …)
 
 
 def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
     src = next(s for s in ctx.settings.sources if s.name == source_name)
     source = Source(src.name, src.url, src.language, src.kind)
-    why = None if source.is_archive else live_skip_reason(ctx.day, today(ctx.settings))
+    if source.is_archive:
+        why = archive_skip(source, ctx.day)
+    else:
+        why = live_skip_reason(ctx.day, today(ctx.settings))
     if why is not None:
-        # a live feed only knows today: another date rests on the facts already stored for it
+        # a live feed only knows today (another date rests on the facts already stored for it);
+        # an archive that starts later has nothing of the day
         skipped = ctx.emit(
             "feed.skipped",
             {"source": src.name, "url": src.url, "reason": why},
@@ -67,6 +73,25 @@ def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
     if failed:
         return SourceOutcome(src.name, 0, written, failed[0].payload["error"], failed[0].payload["message"])
     return SourceOutcome(src.name, items, written)
+
+
+def archive_skip(source: Source, day: date) -> str | None:
+    """Why a ``file://`` archive is not read for ``day``: its day's file is absent and its folder
+    holds only later days (see ``archive_skip_reason``). An archive over HTTP cannot be listed."""
+    url = source.url_for(day)
+    if urlsplit(url).scheme not in ("", "file"):
+        return None
+    path = Path(unquote(urlsplit(url).path))
+    if path.is_file() or "{date}" not in Path(source.url).name:
+        return None
+    before, _, after = Path(unquote(urlsplit(source.url).path)).name.partition("{date}")
+    dated = []
+    for other in path.parent.glob(f"{glob.escape(before)}*{glob.escape(after)}"):
+        try:
+            dated.append(date.fromisoformat(other.name[len(before) : len(other.name) - len(after)]))
+        except ValueError:
+            continue
+    return archive_skip_reason(day, dated)
 
 
 def collect_lookback(ctx: RunContext, source: Source) -> int:

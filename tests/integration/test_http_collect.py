@@ -217,3 +217,34 @@ def test_a_live_feed_is_not_collected_for_a_past_date(server: str, tmp_path: Pat
     [skipped] = ctx.store.read(event_types=["feed.skipped"])
     assert skipped.payload == {"source": "live", "url": f"{server}/feed.xml", "reason": reason}
     assert "/feed.xml" not in Handler.hits
+
+
+def test_an_archive_that_starts_later_is_skipped_and_a_gap_in_it_fails(tmp_path: Path) -> None:
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for day in ("2025-08-06", "2025-08-08"):
+        (archive / f"lab-{day}.xml").write_bytes(FEED)
+    (archive / "lab-latest.xml").write_bytes(FEED)  # not a date: not a day of the archive
+    settings = parse_settings(
+        {
+            "storage": {"root": str(tmp_path / "root")},
+            "sources": [{"name": "lab", "url": f"file://{archive}/lab-{{date}}.xml"}],
+        }
+    )
+
+    def collect(day: date) -> steps.SourceOutcome:
+        embedder = CachedEmbedder(HashingEmbedder(), None, None)
+        ctx = steps.RunContext(
+            ParquetEventStore(str(tmp_path / "root")), settings, day, f"run-{day}", embedder
+        )
+        return steps.collect_one(ctx, "lab")
+
+    before = collect(date(2025, 8, 5))
+    reason = "the archive starts on 2025-08-06"
+    assert (before.skipped, before.error, before.new_events) == (reason, None, 1)
+    gap, after = collect(date(2025, 8, 7)), collect(date(2025, 8, 9))
+    assert gap.error == after.error == "NOT_FOUND" and gap.skipped is None is after.skipped
+    assert collect(date(2025, 8, 8)).items == 1
+    store = ParquetEventStore(str(tmp_path / "root"))
+    [skipped] = store.read(event_types=["feed.skipped"])
+    assert skipped.payload["reason"] == reason and skipped.brief_date == date(2025, 8, 5)
