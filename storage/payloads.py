@@ -490,7 +490,7 @@ REGISTRY.register(
 class LLMCalled(Payload):
     """One request to a language model and its answer (or why there was none): the log is the cache."""
 
-    task: Literal["relevance", "importance", "category", "summary"]
+    task: Literal["relevance", "importance", "category", "summary", "translate"]
     subject: str  # the story asked about
     articles: list[str]
     model: str
@@ -512,6 +512,35 @@ class LLMCalled(Payload):
 
 REGISTRY.register(
     "llm.called", {1: LLMCalled}, fact=False, natural_key=_key("request_key", "attempt", "error", "response")
+)
+
+
+class TranslationFinding(Payload):
+    kind: str  # name | amount | number | date | link | instructions | markup | text
+    claim: str
+    reason: Literal["DROPPED", "NOT_IN_SOURCES", "INSTRUCTIONS", "MARKUP", "LINK", "UNCHANGED"]
+
+
+class TitleTranslated(Payload):
+    """A title in the brief's language from the language model, and whether the brief shows it:
+    ``accepted`` when it keeps every name and number of the original and adds none; else the
+    ``findings`` say why the original stands alone."""
+
+    story_id: str
+    article_id: str  # whose title (the story's representative)
+    source_language: str
+    language: str  # the brief's
+    original: str
+    translation: str
+    accepted: bool
+    findings: list[TranslationFinding] = Field(default_factory=list)
+
+
+REGISTRY.register(
+    "title.translated",
+    {1: TitleTranslated},
+    fact=False,
+    natural_key=_key("story_id", "article_id", "language"),
 )
 
 

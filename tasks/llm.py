@@ -5,7 +5,8 @@ Pure functions and one thin client. The prompts are versioned templates shipped 
 version. Feed text enters a prompt only as JSON data between ``<data>`` markers, each item
 saying whether its text tries to instruct an AI system. What the model answers is data too:
 parsed into one pydantic model per task, and a summary is checked against its sources
-(names, amounts, numbers, dates, links, instructions, markup) before the brief may use it.
+(names, amounts, numbers, dates, links, instructions, markup) before the brief may use it; a
+translated title is checked against its original (``tasks/translate.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from tasks import factcheck, injection
 from tasks.dedup import Item
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
-TASKS = ("relevance", "importance", "category", "summary")
+TASKS = ("relevance", "importance", "category", "summary", "translate")
+PLACEHOLDERS = ("topic", "description", "categories", "stories", "language")
 
 
 class Answer(BaseModel):
@@ -56,11 +58,16 @@ class SummaryAnswer(Answer):
     summary: str = Field(min_length=1, max_length=700)
 
 
+class TranslationAnswer(Answer):
+    title: str = Field(min_length=1, max_length=400)
+
+
 ANSWERS: dict[str, type[Answer]] = {
     "relevance": RelevanceAnswer,
     "importance": ImportanceAnswer,
     "category": CategoryAnswer,
     "summary": SummaryAnswer,
+    "translate": TranslationAnswer,
 }
 
 
@@ -83,7 +90,7 @@ class Prompt:
 
 @functools.lru_cache(maxsize=8)
 def load_prompts(folder: str | None = None) -> dict[str, Prompt]:
-    """The four templates, from ``folder`` (a user's) or the shipped ones; one clear error if bad."""
+    """The templates of every task, from ``folder`` (a user's) or the shipped ones; one clear error if bad."""
     where = Path(folder).expanduser() if folder else PROMPTS_DIR
     out = {}
     for task in TASKS:
@@ -100,12 +107,14 @@ def load_prompts(folder: str | None = None) -> dict[str, Prompt]:
                 str(data["user"]),
                 hashlib.blake2b(raw, digest_size=4).hexdigest(),
             )
-            prompt.system.format(topic="", description="", categories="", stories="")
-            prompt.user.format(topic="", description="", categories="", stories="")
+            blank = dict.fromkeys(PLACEHOLDERS, "")
+            prompt.system.format(**blank)
+            prompt.user.format(**blank)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, KeyError, ValueError, IndexError) as exc:
             raise ConfigError(
                 f"prompt template {path}: {exc.__class__.__name__} ({exc}); it needs id, version, system "
-                "and user, with only {topic}, {description}, {categories} and {stories} as placeholders"
+                "and user, with only {topic}, {description}, {categories}, {stories} and {language} "
+                "as placeholders"
             ) from None
         out[task] = prompt
     return out
@@ -163,10 +172,31 @@ def story_data(items: Sequence[Item], max_chars: int) -> str:
     return _without_markers(json.dumps(rows, ensure_ascii=False, indent=1))
 
 
+def title_data(item: Item, max_chars: int) -> str:
+    """One headline as JSON data for the translate prompt: its text and language, flagged (and its
+    data markers escaped) as ``story_data`` does."""
+    row = {
+        "title": item.title[:max_chars],
+        "language": item.language,
+        "untrusted_instructions": injection.looks_like_instructions(item.title),
+    }
+    return _without_markers(json.dumps([row], ensure_ascii=False, indent=1))
+
+
+# the language a translated title is asked in, by the brief's language code
+LANGUAGE_NAMES = {"en": "English (en)", "zh": "Simplified Chinese (zh)"}
+
+
 def messages_for(
-    prompt: Prompt, stories: str, *, topic: str, description: str, categories: str
+    prompt: Prompt, stories: str, *, topic: str, description: str, categories: str, language: str = ""
 ) -> list[dict]:
-    fields = {"topic": topic, "description": description, "categories": categories, "stories": stories}
+    fields = {
+        "topic": topic,
+        "description": description,
+        "categories": categories,
+        "stories": stories,
+        "language": language,
+    }
     return [
         {"role": "system", "content": prompt.system.format(**fields)},
         {"role": "user", "content": prompt.user.format(**fields)},

@@ -200,3 +200,28 @@ def title_names(title: str, english: bool = True) -> frozenset[str]:
                 ):
                     names.add(key)
     return frozenset(names)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def written_names(text: str) -> frozenset[str]:
+    """The names a text writes as names in any language and headline style, as ``fold`` writes
+    them: its organisations, its versioned names (``Gemini 2.5`` is ``gemini25``), its words
+    written as names (``AirPods``, ``H20``, acronyms) and, in a Chinese text, every Latin word.
+    Capitalised words alone are not among them: a language's grammar capitalises those."""
+    text = text.translate(_DASHES)
+    found = {fold(o) for o in organisations(text)}
+    found |= {fold(line + version) for line, version, _ in _versions(text)}
+    cjk = bool(_CJK.search(text))
+    for m in (_LATIN_WORD if cjk else _WORD).finditer(text):
+        for part in re.split(r"-", m.group().strip("'’.")):
+            key = fold(re.sub(r"['’]s$", "", part))
+            if len(key) < 2 or key in COMMON or key in MONTHS or key[:1].isdigit():
+                continue  # a number with its unit (``7B``, ``120M``) is a number, not a name
+            if (cjk and part.isascii() and part[:1].isalpha()) or _written_as_name(part):
+                found.add(key)
+    return frozenset(found)
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` (a ``fold``-ed name) ignoring case, accents, spaces and hyphens."""
+    return name in fold(text)

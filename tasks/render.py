@@ -108,7 +108,8 @@ def view(
     questions: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
     """What a template sees: sections in reading order, numbered items, checked links; an item's
-    ``lang`` where it is not the page's, and ``cjk`` when the page holds Chinese, Japanese or
+    ``lang`` where it is not the page's (its ``translation``, a title in the page's language, is
+    in the page's), and ``cjk`` when the page holds Chinese, Japanese or
     Korean text (its font stacks then name CJK fonts)."""
     lab = {**LABELS["en"], **LABELS[doc["language"]]}
     items = doc["items"]
@@ -137,6 +138,11 @@ def view(
             "story_id": item["story_id"],
             "lang": lang(item),
             "title": item["title"],
+            # the title in the page's language, labelled as a translation, beside the original
+            "translated_title": item.get("translated_title"),
+            "translation": lab["translated"].format(title=item["translated_title"])
+            if item.get("translated_title")
+            else None,
             "summary": item["summary"],
             "unverified": item.get("verified") is False,
             "follow_up": bool(item.get("follow_up_of")),

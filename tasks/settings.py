@@ -267,8 +267,8 @@ class EmbeddingSettings(Section):
     batch_size: int = Field(default=64, ge=1)
 
 
-LLMTask = Literal["relevance", "importance", "category", "summary"]
-DEFAULT_LLM_TASKS: tuple[LLMTask, ...] = ("relevance", "summary")
+LLMTask = Literal["relevance", "importance", "category", "summary", "translate"]
+DEFAULT_LLM_TASKS: tuple[LLMTask, ...] = ("relevance", "summary", "translate")
 
 
 class LLMSettings(Section):

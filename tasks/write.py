@@ -31,6 +31,7 @@ LABELS = {
         "other": "Other news",
         "window": "news published",
         "unverified": "unverified",
+        "translated": "(translated: {title})",
         "flag": "Its source text contains instructions addressed to AI systems; "
         "it is shown only as quoted data.",
         "left_out": "{n} {stories} off the topic ({topic}) left out; "
@@ -64,6 +65,7 @@ LABELS = {
         "other": "其他",
         "window": "发布时间",
         "unverified": "未核实",
+        "translated": "（译文：{title}）",
         "flag": "原文含有针对 AI 系统的指令，仅作为引用数据显示。",
         "left_out": "{n} 条与主题（{topic}）无关的新闻未收录；原因见 'brief replay --projection scores'。",
         "questions": "待确认的问题",

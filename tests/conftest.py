@@ -200,8 +200,9 @@ class ScriptedLLM:
         with urllib.request.urlopen(request, timeout=5) as response:
             return json.loads(response.read())
 
-    def mode(self, mode: str) -> None:
-        self._post("/mode", {"mode": mode})
+    def mode(self, mode: str, translations: dict[str, str] | None = None) -> None:
+        """The server's mode (``tests/llm_server.py``), with the translations it gives for titles."""
+        self._post("/mode", {"mode": mode, "translations": translations or {}})
         self._post("/reset", {})
 
     def stats(self) -> dict:

@@ -18,7 +18,12 @@ with ``POST /mode {"mode": "..."}``:
 - ``bad-usage``: a valid answer whose usage counts are not numbers; ``no-usage``: without usage
 - ``dismiss``: every story is off-topic (confidence 1) and of no importance
 - ``invent``: valid JSON, but each summary invents an amount, a company, a date or a link,
-  in turn; ``instruct``: summaries that carry instructions (in English or Chinese) or markup
+  in turn; ``instruct``: summaries and translated titles that carry instructions (in English or
+  Chinese) or markup
+- ``translate`` asks (a title into the language its system prompt names) get the translation
+  the mode request gave for that title (``{"mode": …, "translations": {title: text}}``), else,
+  into Chinese, the title behind ``译文：`` (every name and number kept), and into English the
+  title unchanged
 
 ``GET /stats`` gives the requests seen (all, per task, and the Authorization headers' last
 four characters, to show a key was sent); ``POST /reset`` clears them.
@@ -33,7 +38,14 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-STATE: dict = {"mode": "valid", "requests": 0, "by_task": {}, "auth": [], "lock": threading.Lock()}
+STATE: dict = {
+    "mode": "valid",
+    "translations": {},
+    "requests": 0,
+    "by_task": {},
+    "auth": [],
+    "lock": threading.Lock(),
+}
 INVENTIONS = [
     "{title}. The deal is worth $7.5 billion.",
     "{title}. Zentrix Dynamics is a partner.",
@@ -59,7 +71,8 @@ def _stories(messages: list[dict]) -> list[dict]:
 def _task_of(messages: list[dict]) -> str:
     """Without a schema, the task is told by the system prompt."""
     system = messages[0]["content"] if messages else ""
-    for task, marker in (("relevance", "deciding"), ("importance", "ranking"), ("category", "sort")):
+    markers = (("translate", "translate one"), ("relevance", "deciding"), ("importance", "ranking"))
+    for task, marker in (*markers, ("category", "sort")):
         if marker in system:
             return task
     return "summary"
@@ -68,7 +81,7 @@ def _task_of(messages: list[dict]) -> str:
 def answer(task: str, messages: list[dict], mode: str, n: int) -> str:
     stories = _stories(messages)
     title = (stories[0]["title"] if stories else "A story").rstrip(".")
-    words = " ".join(f"{s['title']} {s['summary']}" for s in stories).lower()
+    words = " ".join(f"{s['title']} {s.get('summary', '')}" for s in stories).lower()
     if task == "relevance" and mode == "dismiss":
         return json.dumps({"outcome": "off-topic", "confidence": 1.0, "reason": "scripted dismissal"})
     if task == "importance" and mode == "dismiss":
@@ -83,11 +96,23 @@ def answer(task: str, messages: list[dict], mode: str, n: int) -> str:
         sections = re.search(r"into sections: ([^.]+)\.", system)
         first = sections.group(1).split(",")[0].strip() if sections else "research"
         return json.dumps({"category": first, "confidence": 0.7})
+    if task == "translate":
+        original = stories[0]["title"] if stories else ""
+        return json.dumps({"title": _translation(messages, original, mode, n)})
     if mode == "invent":
         return json.dumps({"summary": INVENTIONS[n % len(INVENTIONS)].format(title=title)})
     if mode == "instruct":
         return json.dumps({"summary": INSTRUCTIONS[n % len(INSTRUCTIONS)].format(title=title)})
     return json.dumps({"summary": f"{title}."})
+
+
+def _translation(messages: list[dict], title: str, mode: str, n: int) -> str:
+    """A scripted "translation": the one the test gave, or the title behind a marker."""
+    chinese = "(zh)" in messages[0]["content"]
+    text = STATE["translations"].get(title) or (f"译文：{title}" if chinese else title)
+    if mode == "instruct":
+        return INSTRUCTIONS[n % len(INSTRUCTIONS)].format(title=text)
+    return text
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -123,6 +148,7 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         if self.path == "/mode":
             STATE["mode"] = body["mode"]
+            STATE["translations"] = body.get("translations") or {}
             self._send(200, {"mode": STATE["mode"]})
             return
         if self.path == "/reset":

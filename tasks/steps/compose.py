@@ -10,6 +10,7 @@ from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
 from tasks.steps.llm import analyst as llm_analyst
+from tasks.steps.translate import translated_title
 
 
 def injection_flags(members: Sequence[dedup.Item]) -> list[str]:
@@ -49,6 +50,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
     policy = ctx.settings.policy
     decisions = {key: row["answer"] for key, row in answered(ctx).items()}
     rejected: list = []
+    translations: list = []  # title.translated events
     items = []
     for analysis in analyses:
         story: dedup.Story = analysis["story"]
@@ -72,11 +74,13 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                     ),
                 }
             )
+        translated = translated_title(ctx, analysis["story_id"], rep, translations)
         items.append(
             {
                 "story_id": analysis["story_id"],
                 "title": rep.title,
                 **write.item_language(rep.language, ctx.settings.language),
+                **({"translated_title": translated} if translated else {}),
                 "category": analysis["category"],
                 "category_confidence": analysis["confidence"],
                 "importance": analysis["importance"],
@@ -97,9 +101,10 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
         )
     model = llm_analyst(ctx)
     if model is not None:
-        model.flush()  # the summaries' calls, before the findings about them
+        model.flush()  # the summaries' and titles' calls, before the findings about them
     ctx.append(
-        [
+        translations
+        + [
             ctx.emit(
                 "factcheck.failed",
                 {

@@ -1,6 +1,7 @@
 """The language model as a run uses it: every call an ``llm.called`` event, the log its cache.
 
-``Analyst.ask`` answers one task for one story, or returns None and records why (the caller
+``Analyst.ask`` answers one task for one story (``translate``: its representative's title),
+or returns None and records why (the caller
 then keeps its offline result). It never raises: a server that is down or too slow, answers
 429 (``Retry-After`` honoured up to ``max_retry_after_s``) or 5xx, a 200 that is not a chat
 completion (an HTML page, no message, usage that is not token counts), an answer that is not valid
@@ -94,12 +95,18 @@ class Analyst:
         policy = self.ctx.settings.policy
         prompt = self.prompts[task]
         categories = [c.name for c in policy.categories]
+        data = (
+            llm.title_data(items[0], self.settings.max_input_chars)
+            if task == "translate"  # one headline, asked in the brief's language
+            else llm.story_data(items, self.settings.max_input_chars)
+        )
         messages = llm.messages_for(
             prompt,
-            llm.story_data(items, self.settings.max_input_chars),
+            data,
             topic=policy.topic.name,
             description=policy.topic.description,
             categories=", ".join(categories),
+            language=llm.LANGUAGE_NAMES[self.ctx.settings.language],
         )
         key = llm.request_key(self.settings.model, prompt, messages)
         known = self.recorded().get(key)
