@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -192,4 +191,7 @@ def test_an_expectation_evidently_met_is_met_by_gx(suites_: dict[str, gate.Suite
         for kind, arguments in expectations:
             if met(frame, (kind, arguments)):
                 assert (name, snake(kind), arguments["column"]) not in failed, (name, kind, frame.to_dict())
-    assert json.dumps([repr(r) for r in gate.validate(suites_)]) == json.dumps([repr(r) for r in with_gx])
+    # the suites met without GX get GX's result; the others go to GX either way
+    evident = {n: s for n, s in suites_.items() if s[1].empty or all(met(s[1], e) for e in s[3])}
+    by_gx = {r.suite: repr(r) for r in with_gx}
+    assert {r.suite: repr(r) for r in gate.validate(evident)} == {n: by_gx[n] for n in evident if n in by_gx}
