@@ -78,7 +78,9 @@ class Endpoint(_Section):
     @classmethod
     def _no_literal_secret(cls, value: str) -> str:
         if "://" not in value and not _PLACEHOLDER.fullmatch(value):
-            raise ValueError(f"{value!r} is not an Apprise URL such as mailto://… or json://host/path")
+            raise ValueError(
+                f"{masked(value)!r} is not an Apprise URL such as mailto://… or json://host/path"
+            )
         if "://" in value:
             netloc = value.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
             userinfo = netloc.rpartition("@")[0]
@@ -302,6 +304,12 @@ def _private_parts(url: str) -> list[tuple[str, str]]:
         values = value if isinstance(value, list | tuple | set) else [value]
         out += [(key, str(v)) for v in values if isinstance(v, str | int) and str(v)]
     return out
+
+
+def masked(text: str) -> str:
+    """``text`` with every key-like run of letters and digits as ``…``: what a message may show of
+    a URL that could not be read (its secrets could not be told apart)."""
+    return re.sub(r"[A-Za-z0-9]+", lambda m: "…" if _key_like(m[0]) else m[0], text)
 
 
 def secret_advice(url: str, found: list[tuple[str, str]]) -> str:
