@@ -9,7 +9,7 @@ the same examples every time; every target runs ``EXAMPLES`` of them.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 EXAMPLES = 300
 FUZZ = settings(
@@ -17,6 +17,11 @@ FUZZ = settings(
     deadline=None,
     derandomize=True,
     database=None,
+    phases=(
+        Phase.explicit,
+        Phase.generate,
+        Phase.shrink,
+    ),  # no explain phase: it re-runs a failure hundreds of times
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 

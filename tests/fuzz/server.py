@@ -2,8 +2,8 @@
 
 A test sets the next ``Reply`` (status, headers, body, and whether the connection closes
 without a length, so that a truncated body is read to its end); the server answers every
-request with it and keeps the last request's path, headers and body, so that a test can echo
-what a client sent.
+request with it, ``ECHO`` in the body replaced by the request's ``Authorization`` header and
+path (as a service that repeats a key or a URL in its error does), and keeps the requests.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ECHO = b"<<echo>>"
 
 
 @dataclass
@@ -55,6 +57,7 @@ def _start() -> Scripted:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # a reply's headers and body go out at once, not 40 ms apart
 
         def log_message(self, *args: object) -> None:
             pass
@@ -64,6 +67,8 @@ def _start() -> Scripted:
             body = self.rfile.read(length) if length else b""
             state.requests.append((self.path, dict(self.headers), body))
             reply = state.reply
+            said = f"{self.headers.get('Authorization', '')} {self.path}".encode("utf-8", "replace")
+            reply = Reply(reply.status, reply.body.replace(ECHO, said), reply.headers, reply.close)
             self.send_response(reply.status)
             for name, value in reply.headers.items():
                 self.send_header(name, value)
