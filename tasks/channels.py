@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, time, timedelta
 from typing import Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, quote_plus, urlsplit
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -135,7 +135,9 @@ class Endpoint(_Section):
         values = [env[v] for v in self.variables if env.get(v)]
         out: list[str] = []
         for value in values:
-            out += [value, quote(value, safe="")]
+            # as it is, and as a URL carries it: quoted whole, quoted as a path (Apprise's
+            # services keep its "/"), or as a form's value ("+" for a space)
+            out += [value, quote(value, safe=""), quote(value), quote_plus(value)]
             if "://" in value:  # a whole URL in one variable: its path and query hold the tokens
                 parts = urlsplit(value)
                 pieces = re.split(r"[/?&=:@#]", f"{parts.netloc}/{parts.path}?{parts.query}")
