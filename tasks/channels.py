@@ -82,6 +82,12 @@ class Endpoint(_Section):
                 f"{masked(value)!r} is not an Apprise URL such as mailto://… or json://host/path"
             )
         if "://" in value:
+            scheme = value.split("://", 1)[0]
+            if not _SCHEME.fullmatch(scheme) or any(map(_key_like, re.findall(r"[A-Za-z0-9]+", scheme))):
+                raise ValueError(
+                    f"{masked(scheme)!r} is not a URL scheme; start with one Apprise knows, such as "
+                    "mailto://… or json://host/path"
+                )
             netloc = value.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
             userinfo = netloc.rpartition("@")[0]
             if ":" in userinfo and not _PLACEHOLDER.search(userinfo.split(":", 1)[1]):
@@ -223,6 +229,7 @@ class DeliverySettings(_Section):
         return at.astimezone(held_at.tzinfo)
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}")
 _SERVER = re.compile(r"^(?:localhost|\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+)(?::[0-9]{1,5})?$")
 _KEY_LIKE = 16  # letters and digits in a row, at least two of each: a token, not a word or a number
 _SECRET_PARAMETER = re.compile(r"(?i)^[+-]?(?:.*token|.*key|.*secret|pass|password|pwd|auth|authorization)$")
@@ -274,6 +281,8 @@ def literal_secrets(url: str) -> list[tuple[str, str]]:
         if _SECRET_PARAMETER.match(key) and literal(value) and all(value != v for _, v in found):
             found.append((f"?{key.lstrip('+-')}", value))
     rest = marked.split("://", 1)[1]
+    for mark_ in names.values():  # a key written right beside a variable is a run of its own
+        rest = re.sub(re.escape(mark_), " ", rest, flags=re.IGNORECASE)
     for piece in re.findall(r"[A-Za-z0-9]+", rest):
         if _key_like(piece) and literal(piece) and not any(piece in v for _, v in found):
             found.append(("a key-like part", piece))
