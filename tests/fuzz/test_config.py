@@ -26,6 +26,7 @@ from tasks.settings import (
     StorageSettings,
     TopicSettings,
     load_settings,
+    parse_settings,
 )
 from tests.fuzz import FUZZ, one_line
 
@@ -219,3 +220,62 @@ def test_a_config_file_loads_or_says_what_is_wrong_in_one_line(body: bytes) -> N
         for endpoint in [*settings.delivery.channels, *settings.alerts]:
             assert not any(token in endpoint.target for token in TOKENS), endpoint.target
     assert sorted(p.name for p in FOLDER.iterdir()) == ["brief.toml"], "loading a config writes nothing"
+
+
+url_pieces = st.sampled_from(
+    [
+        "json://",
+        "tgram://",
+        "slack://",
+        "discord://",
+        "mailtos://",
+        "ntfy://",
+        "pover://",
+        "hooks.example.com",
+        "127.0.0.1:8080",
+        "/",
+        "?",
+        "&",
+        "=",
+        ":",
+        "@",
+        "#",
+        "token",
+        "apikey",
+        "+Authorization",
+        "${HOOK}",
+        "user",
+        "-",
+        "_",
+        ".",
+    ]
+)
+
+
+@FUZZ
+@example(pieces=["123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "json://"])  # a token as the scheme
+@example(pieces=["xoxb-2544325623-9af8de74e1c2b3a4d5e6f7a8", "json://x"])
+@example(pieces=["json://", "${HOOK}", "9f86d081884c7d659a2feaa0c55ad015"])  # a key right beside a variable
+@given(
+    pieces=st.tuples(
+        st.sampled_from(["json://", "tgram://", "slack://", "ntfy://", ""]),
+        st.lists(
+            st.one_of(url_pieces, url_pieces, url_pieces, st.sampled_from(TOKENS)), min_size=1, max_size=8
+        ),
+    ).map(lambda t: [t[0], *t[1]])
+)
+def test_a_channel_url_holding_a_token_is_refused_or_recorded_without_it(pieces: list[str]) -> None:
+    """Whatever a URL is made of, a token written into it is refused, or kept out of ``target``
+    (which every delivery event records), and a refusal never repeats it."""
+    url = "".join(pieces)
+    try:
+        settings = parse_settings(
+            {"storage": {"root": "r"}, "delivery": {"channels": [{"name": "team", "url": url}]}}
+        )
+    except ConfigError as exc:
+        event("refused")
+        assert one_line(str(exc)) and not any(token in str(exc) for token in TOKENS), str(exc)
+    else:
+        event("accepted")
+        target = settings.delivery.channels[0].target
+        assert not any(token in target for token in TOKENS), target

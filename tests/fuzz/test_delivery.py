@@ -78,7 +78,9 @@ def spellings(secret: str) -> set[str]:
     retries=0,
 )
 @given(
-    shape=st.sampled_from(URLS),
+    shape=st.one_of(
+        st.sampled_from(URLS[:5] + URLS[6:]), st.sampled_from(URLS)
+    ),  # TLS (its set-up costs) less often
     token=secrets_,
     user=st.sampled_from(["brief", "ops@example.com", "us er"]),
     password=secrets_,
