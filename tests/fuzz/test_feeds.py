@@ -6,6 +6,7 @@ import gzip
 import zlib
 from datetime import UTC, date, datetime
 
+import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from tests.fuzz import FUZZ, one_line
 from tests.fuzz.feeds import documents
 from tests.fuzz.server import Reply, scripted
 
+# feedparser warns of its own updated_parsed fallback on every undated entry
+pytestmark = pytest.mark.filterwarnings("ignore:To avoid breaking existing software:DeprecationWarning")
 DAY = date(2025, 8, 6)
 AT = datetime(2025, 8, 6, 9, tzinfo=UTC)
 TYPES = {"feed.fetched", "article.collected", "feed.warned"}
