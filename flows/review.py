@@ -20,9 +20,10 @@ def read_answers(path: str) -> tuple[dict[str, str], dict[str, str]]:
         given = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"--answers {path!r}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, a number too long, nested too deep
+        why = "nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())
         raise InputError(
-            f"--answers {path!r} is not JSON ({exc}); give an object of question id -> answer"
+            f"--answers {path!r} is not JSON ({why}); give an object of question id -> answer"
         ) from None
     if not isinstance(given, dict):
         raise InputError(f"--answers {path!r} must be a JSON object mapping question ids to answer strings")

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, time, timedelta
 from typing import Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, quote_plus, urlsplit
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -78,8 +78,16 @@ class Endpoint(_Section):
     @classmethod
     def _no_literal_secret(cls, value: str) -> str:
         if "://" not in value and not _PLACEHOLDER.fullmatch(value):
-            raise ValueError(f"{value!r} is not an Apprise URL such as mailto://… or json://host/path")
+            raise ValueError(
+                f"{masked(value)!r} is not an Apprise URL such as mailto://… or json://host/path"
+            )
         if "://" in value:
+            scheme = value.split("://", 1)[0]
+            if not _SCHEME.fullmatch(scheme) or any(map(_key_like, re.findall(r"[A-Za-z0-9]+", scheme))):
+                raise ValueError(
+                    f"{masked(scheme)!r} is not a URL scheme; start with one Apprise knows, such as "
+                    "mailto://… or json://host/path"
+                )
             netloc = value.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
             userinfo = netloc.rpartition("@")[0]
             if ":" in userinfo and not _PLACEHOLDER.search(userinfo.split(":", 1)[1]):
@@ -133,7 +141,9 @@ class Endpoint(_Section):
         values = [env[v] for v in self.variables if env.get(v)]
         out: list[str] = []
         for value in values:
-            out += [value, quote(value, safe="")]
+            # as it is, and as a URL carries it: quoted whole, quoted as a path (Apprise's
+            # services keep its "/"), or as a form's value ("+" for a space)
+            out += [value, quote(value, safe=""), quote(value), quote_plus(value)]
             if "://" in value:  # a whole URL in one variable: its path and query hold the tokens
                 parts = urlsplit(value)
                 pieces = re.split(r"[/?&=:@#]", f"{parts.netloc}/{parts.path}?{parts.query}")
@@ -219,6 +229,7 @@ class DeliverySettings(_Section):
         return at.astimezone(held_at.tzinfo)
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}")
 _SERVER = re.compile(r"^(?:localhost|\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+)(?::[0-9]{1,5})?$")
 _KEY_LIKE = 16  # letters and digits in a row, at least two of each: a token, not a word or a number
 _SECRET_PARAMETER = re.compile(r"(?i)^[+-]?(?:.*token|.*key|.*secret|pass|password|pwd|auth|authorization)$")
@@ -270,6 +281,8 @@ def literal_secrets(url: str) -> list[tuple[str, str]]:
         if _SECRET_PARAMETER.match(key) and literal(value) and all(value != v for _, v in found):
             found.append((f"?{key.lstrip('+-')}", value))
     rest = marked.split("://", 1)[1]
+    for mark_ in names.values():  # a key written right beside a variable is a run of its own
+        rest = re.sub(re.escape(mark_), " ", rest, flags=re.IGNORECASE)
     for piece in re.findall(r"[A-Za-z0-9]+", rest):
         if _key_like(piece) and literal(piece) and not any(piece in v for _, v in found):
             found.append(("a key-like part", piece))
@@ -302,6 +315,12 @@ def _private_parts(url: str) -> list[tuple[str, str]]:
         values = value if isinstance(value, list | tuple | set) else [value]
         out += [(key, str(v)) for v in values if isinstance(v, str | int) and str(v)]
     return out
+
+
+def masked(text: str) -> str:
+    """``text`` with every key-like run of letters and digits as ``…``: what a message may show of
+    a URL that could not be read (its secrets could not be told apart)."""
+    return re.sub(r"[A-Za-z0-9]+", lambda m: "…" if _key_like(m[0]) else m[0], text)
 
 
 def secret_advice(url: str, found: list[tuple[str, str]]) -> str:

@@ -9,6 +9,7 @@ and the caller goes on with the rest.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -104,7 +105,11 @@ def parse_feed(body: bytes) -> Any:
 
 
 def _parse(body: bytes) -> Any:
-    parsed = feedparser.parse(body)
+    try:
+        parsed = feedparser.parse(_repair_references(body))
+    except Exception as exc:  # feedparser's own failure on a body it cannot read is this feed's failure
+        reason = one_line(f"{type(exc).__name__}: {exc}")[:200]
+        raise FetchError("MALFORMED_FEED", f"malformed feed: {reason}", retryable=False) from None
     if not parsed.entries:
         head = body[:512].lstrip().lower()
         if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head:
@@ -115,6 +120,51 @@ def _parse(body: bytes) -> Any:
         if not parsed.get("version"):
             raise FetchError("NOT_A_FEED", "no RSS or Atom feed in the response", retryable=False)
     return parsed
+
+
+_CHAR_REF = re.compile(rb"&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));")
+
+
+def _code(ref: re.Match[bytes]) -> int:
+    digits = ref[1] or ref[2]
+    if len(digits) > 8:
+        return -1
+    return int(digits, 16) if ref[1] else int(digits)
+
+
+def _named(code: int) -> bool:
+    return 0 <= code <= 0x10FFFF and not 0xD800 <= code < 0xE000
+
+
+def _repair_references(body: bytes) -> bytes:
+    """Character references that name no character (``&#xD800;``, ``&#99999999999;``), which stop
+    feedparser's lenient parser, as the character meant: a UTF-16 pair of references (an emoji
+    as ``&#55357;&#56832;``, as some publishing systems write it) as that one character, any
+    other as U+FFFD. Only in bodies of an ASCII-compatible encoding (UTF-16 and UTF-32 bodies
+    are left as they are)."""
+    if b"&#" not in body or body[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in body[:4]:
+        return body
+    refs = list(_CHAR_REF.finditer(body))
+    out, last, k = [], 0, 0
+    while k < len(refs):
+        ref, code = refs[k], _code(refs[k])
+        k += 1
+        if _named(code):
+            continue
+        out.append(body[last : ref.start()])
+        last = ref.end()
+        low = refs[k] if k < len(refs) and refs[k].start() == ref.end() else None
+        if 0xD800 <= code < 0xDC00 and low is not None and 0xDC00 <= _code(low) < 0xE000:
+            out.append(b"&#x%X;" % (0x10000 + ((code - 0xD800) << 10) + (_code(low) - 0xDC00)))
+            last, k = low.end(), k + 1
+        else:
+            out.append(b"&#xFFFD;")
+    return b"".join([*out, body[last:]]) if out else body
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces as single spaces."""
+    return " ".join(text.split())
 
 
 def feed_events(

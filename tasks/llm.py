@@ -224,6 +224,10 @@ def parse_answer(
         data = json.loads(_FENCE.sub("", text))
     except json.JSONDecodeError as exc:
         return None, f"not JSON ({exc.msg} at char {exc.pos})"
+    except (ValueError, RecursionError) as exc:  # JSON that Python does not read: too long a number, too deep
+        return None, "not JSON that can be read (" + (
+            "nested too deeply)" if isinstance(exc, RecursionError) else "a number too long)"
+        )
     if not isinstance(data, dict):
         return None, "not a JSON object"
     try:

@@ -407,13 +407,20 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
     return parse_settings(data, path)
 
 
+def _key(part: object) -> str:
+    """A part of a setting's name as a message shows it: a key that is not a plain word (a line
+    break, quotes, spaces) in quotes, with its escapes, so that the message stays one line."""
+    text = str(part)
+    return text if text.replace("_", "").replace("-", "").isalnum() else repr(text)
+
+
 def parse_settings(data: dict, path: Path | None = None) -> Settings:
     where = str(path) if path else "config"
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        field = ".".join(map(_key, first["loc"])) or "(top level)"
         message = first["msg"]
         if first["type"] == "missing":
             message = "is required"

@@ -89,8 +89,12 @@ def as_written(entry: Mapping[str, Any], feed: FeedInfo) -> list[Article]:
 
 
 def host(url: str) -> str:
-    """``techcrunch.com`` for ``https://www.techcrunch.com/…``."""
-    name = (urlsplit(url).hostname or "").lower()
+    """``techcrunch.com`` for ``https://www.techcrunch.com/…``; empty for a link that names no host
+    (or that no URL parser reads: ``http://[::1``)."""
+    try:
+        name = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
     return name[4:] if name.startswith("www.") else name
 
 
@@ -102,6 +106,8 @@ def html_lines(html: str) -> list[str]:
 
 
 def count(text: str) -> int | None:
-    """``4,091`` → 4091 (the first number in ``text``)."""
+    """``4,091`` → 4091 (the first number in ``text``); None for a number too long to be a count
+    (more than 15 digits: no event could store it)."""
     found = re.search(r"\d[\d,]*", text)
-    return int(found.group().replace(",", "")) if found else None
+    digits = found.group().replace(",", "") if found else ""
+    return int(digits) if 0 < len(digits) <= 15 else None

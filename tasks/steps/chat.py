@@ -60,6 +60,9 @@ class ChatClient:
             )
         except openai.OpenAIError as exc:
             return Reply(None, 0, 0, elapsed(), self._scrub(f"{exc.__class__.__name__}: {exc}")[:200])
+        except (ValueError, RecursionError) as exc:  # a body labelled JSON that the SDK cannot read as such
+            why = "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__
+            return Reply(None, 0, 0, elapsed(), f"not a chat completion: the body is not JSON ({why})")
         return self._read(response, elapsed())
 
     def _read(self, response: Any, latency_ms: int) -> Reply:
