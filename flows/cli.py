@@ -434,17 +434,15 @@ def review(
     if not given:
         out.print("No answers given; the brief is unchanged.")
         return
-    with err.status("re-rendering the brief …"):
-        published = steps.rebrief(ctx)
+    from flows.deliver import approver
+    from flows.review import republish
+
+    # answering a held brief's questions is a person's look at it: that approves it
+    with err.status("re-rendering and delivering the brief …"):
+        published, delivered = republish(ctx, approve_by=approver(), via="review")
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
     out.print(f"{given} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}")
-    if settings.delivery.channels:
-        from flows.deliver import approver
-
-        # answering a held brief's questions is a person's look at it: that approves it
-        by = approver() if settings.delivery.hold else None
-        with err.status("delivering …"):
-            delivered = steps.deliver_day(ctx, approve_by=by, via="review")
+    if delivered is not None:
         print_delivery(delivered)
 
 
@@ -542,6 +540,94 @@ def approve(
     if outcome.failed:
         err.print(f"error: {len(outcome.failed)} channel(s) failed; 'brief deliver --date {wanted}' resends")
         raise SystemExit(1)
+
+
+def _editor_act(config: str | None, day: str | None, what: str, act) -> None:
+    """Record a person's act on the day's brief (``act(ctx)`` gives its events, all checked before
+    anything is written), then publish the new version and send what the channels are owed."""
+    from flows.review import republish
+    from tasks import steps
+
+    settings, _ = open_store(config)
+    wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
+    ctx = steps.make_context(settings, wanted, f"{what}-{utcnow_tag()}")
+    ctx.store.append(act(ctx))
+    with err.status("re-rendering the brief …"):
+        published, delivered = republish(ctx)
+    state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
+    out.print(f"Recorded. Brief for {wanted}: {state}: {published.files['md']}")
+    if delivered is not None:
+        print_delivery(delivered)
+
+
+StoryArgument = Annotated[
+    str, typer.Argument(help="The item's story id (the story_id of the brief's JSON file).")
+]
+ByOption = Annotated[str | None, typer.Option("--by", help="Who (default: $BRIEF_USER or $USER).")]
+
+
+@app.command()
+def correct(
+    story: StoryArgument,
+    title: Annotated[str | None, typer.Option("--title", help="The headline readers should see.")] = None,
+    summary: Annotated[str | None, typer.Option("--summary", help="The summary readers should see.")] = None,
+    note: Annotated[str, typer.Option("--note", help="What was wrong, shown in the correction line.")] = "",
+    day: Annotated[
+        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
+    ] = None,
+    by: ByOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Correct an item's headline or summary: a new version shows it with a visible correction line."""
+    from flows.deliver import approver
+    from tasks import steps
+
+    if title is None and summary is None:
+        raise InputError("give --title and/or --summary: the text readers should see")
+    who = by or approver()
+
+    def act(ctx):
+        fields = [("title", title), ("summary", summary)]
+        return [
+            e for f, v in fields if v is not None for e in steps.correct_item(ctx, story, f, v, note, who)
+        ]
+
+    _editor_act(config, day, "correct", act)
+
+
+@app.command()
+def retract(
+    story: StoryArgument,
+    note: Annotated[str, typer.Option("--note", help="Why; readers see it where the item was.")],
+    day: Annotated[
+        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
+    ] = None,
+    by: ByOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Retract an item: a new version leaves it out and shows the note in its place."""
+    from flows.deliver import approver
+    from tasks import steps
+
+    who = by or approver()
+    _editor_act(config, day, "retract", lambda ctx: steps.retract_item(ctx, story, note, who))
+
+
+@app.command()
+def desk(
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on; any but loopback needs [desk] people.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.", min=1, max=65535)] = 8484,
+    config: ConfigOption = None,
+) -> None:
+    """The editor's desk in a browser: read, mark, correct, retract, answer, approve, look back."""
+    from flows.desk.app import create_app, listen
+
+    settings, _ = open_store(config)
+    application = create_app(settings, host)  # refuses a non-loopback host without [desk] people
+    out.print(f"The desk of {settings.storage.root} at http://{host}:{port}/ (Ctrl-C stops)")
+    listen(application, host, port)
 
 
 @app.command()

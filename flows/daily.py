@@ -53,7 +53,7 @@ def analyze_task(
 def factcheck_task(
     ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict], off_topic: int
 ) -> tuple[dict, list[factcheck.Finding]]:
-    document, findings = steps.check_draft(ctx, outcome, steps.compose(ctx, outcome, analyses, off_topic))
+    document, findings = steps.written(ctx, outcome, analyses, off_topic)
     if findings:
         get_run_logger().warning(f"fact-check: {len(findings)} claim(s) not found in their sources")
     return document, findings

@@ -46,13 +46,26 @@ def parse_marks(texts: list[str]) -> dict[str, str]:
     return marks
 
 
-def apply_marks(ctx: steps.RunContext, marks: dict[str, str]) -> list[Event]:
+def apply_marks(
+    ctx: steps.RunContext, marks: dict[str, str], by: str = "human", via: str | None = None
+) -> list[Event]:
     """People's relevance marks (off-topic, related, core, lead), checked before anything is written."""
+    reason = "marked at the desk" if via == "desk" else "marked in review"
     return [
-        e
-        for story, mark in marks.items()
-        for e in steps.mark_story(ctx, story, mark, "human", "marked in review")
+        e for story, mark in marks.items() for e in steps.mark_story(ctx, story, mark, by, reason, via=via)
     ]
+
+
+def republish(
+    ctx: steps.RunContext, approve_by: str | None = None, via: str = "review"
+) -> tuple[steps.Published, steps.DeliveryOutcome | None]:
+    """After answers, marks or corrections: the brief again (a new version when it changed), then what
+    its channels are owed (an update where ``updates = true``). ``approve_by`` approves a held brief."""
+    published = steps.rebrief(ctx)
+    if not ctx.settings.delivery.channels:
+        return published, None
+    by = approve_by if ctx.settings.delivery.hold else None
+    return published, steps.deliver_day(ctx, approve_by=by, via=via)
 
 
 def answer_from_file(
@@ -118,12 +131,23 @@ def _ask(out: Console, number: int, question: dict) -> tuple[str, str]:
             highlight=False,
         )
     while True:
-        reply = input(f"   answer [{question['default']}]: ").strip()
-        if not reply:
-            return question["default"], "default"
-        if reply.isdigit() and 1 <= int(reply) <= len(candidates):
-            return candidates[int(reply) - 1], "human"
-        problem = review.check_answer(question, reply)
-        if problem is None:
-            return reply, "human"
-        out.print(f"   {problem}; try again", markup=False, highlight=False)
+        reply = input(f"   answer [{question['default']}]: ")
+        try:
+            return interpret(question, reply)
+        except InputError as problem:
+            out.print(f"   {problem}; try again", markup=False, highlight=False)
+
+
+def interpret(question: dict, reply: str) -> tuple[str, str]:
+    """A reply as ``(answer, by)``: nothing takes the default, a number picks that candidate, any
+    other text must be an answer the question accepts (InputError says why not)."""
+    reply = reply.strip()
+    candidates = question["candidates"] or []
+    if not reply:
+        return question["default"], "default"
+    if reply.isdigit() and 1 <= int(reply) <= len(candidates):
+        return candidates[int(reply) - 1], "human"
+    problem = review.check_answer(question, reply)
+    if problem is not None:
+        raise InputError(problem)
+    return reply, "human"

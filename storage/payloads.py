@@ -142,6 +142,30 @@ class ArticleCorrected(Payload):
     by: str = "human"
 
 
+class Via(Payload):
+    """``via``: where a person's act was made (``desk`` for the editor's desk); written only when set,
+    so an act made at the command line keeps the payload, and the id, it had before."""
+
+    via: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        return {k: v for k, v in data.items() if not (k in OMITTED_WHEN_NONE and v is None)}
+
+
+OMITTED_WHEN_NONE = frozenset({"via", "person"})
+
+
+class ArticleCorrectedV2(ArticleCorrected, Via):
+    """v2: ``via``; ``by`` names the person when the desk records it."""
+
+
+def upcast_v1_same(payload: dict[str, Any]) -> dict[str, Any]:
+    """A version that only added optional fields: the earlier payload is valid as it is."""
+    return dict(payload)
+
+
 # --- feeds ----------------------------------------------------------------------------
 
 
@@ -252,7 +276,11 @@ REGISTRY.register(
     natural_key=_key("article_id", "content_hash"),
 )
 REGISTRY.register(
-    "article.corrected", {1: ArticleCorrected}, fact=True, natural_key=_key("article_id", "field")
+    "article.corrected",
+    {1: ArticleCorrected, 2: ArticleCorrectedV2},
+    upcasters={1: upcast_v1_same},
+    fact=True,
+    natural_key=_key("article_id", "field"),
 )
 REGISTRY.register(
     "feed.fetched",
@@ -443,6 +471,13 @@ class ConfirmationResolved(Payload):
     applied_from: str | None = None
 
 
+class ConfirmationResolvedV2(ConfirmationResolved, Via):
+    """v2: ``person``, who answered (``by`` says how: a person, the default, an earlier answer), and
+    ``via``."""
+
+    person: str | None = None
+
+
 class StoryMerged(Payload):
     article_ids: list[str]
     question_id: str | None = None
@@ -458,7 +493,8 @@ REGISTRY.register(
 )
 REGISTRY.register(
     "confirmation.resolved",
-    {1: ConfirmationResolved},
+    {1: ConfirmationResolved, 2: ConfirmationResolvedV2},
+    upcasters={1: upcast_v1_same},
     fact=True,
     natural_key=_key("question_id"),
     hash_payload=False,
@@ -590,6 +626,36 @@ class BriefApproved(Payload):
     via: Literal["approve", "review"]
 
 
+class BriefApprovedV2(Payload):
+    """v2: approved at the editor's desk too."""
+
+    brief_date: str
+    version: int
+    by: str
+    via: Literal["approve", "review", "desk"]
+
+
+class BriefCorrected(Via):
+    """A person's correction of an item's headline or summary as the brief shows it: the next version
+    shows the new text and a visible correction line."""
+
+    story_id: str
+    field: Literal["title", "summary"]
+    value: str = Field(min_length=1)
+    previous: str
+    note: str = ""
+    by: str
+
+
+class StoryRetracted(Via):
+    """A person's retraction of an item: it leaves the brief, and its note shows in its place."""
+
+    story_id: str
+    title: str
+    note: str = Field(min_length=1)
+    by: str
+
+
 REGISTRY.register(
     "brief.delivered",
     {1: BriefDelivered},
@@ -606,8 +672,15 @@ REGISTRY.register(
 )
 REGISTRY.register("brief.held", {1: BriefHeld}, fact=True, natural_key=_key("brief_date"), hash_payload=False)
 REGISTRY.register(
-    "brief.approved", {1: BriefApproved}, fact=True, natural_key=_key("brief_date"), hash_payload=False
+    "brief.approved",
+    {1: BriefApproved, 2: BriefApprovedV2},
+    upcasters={1: upcast_v1_same},
+    fact=True,
+    natural_key=_key("brief_date"),
+    hash_payload=False,
 )
+REGISTRY.register("brief.corrected", {1: BriefCorrected}, fact=True, natural_key=_key("story_id", "field"))
+REGISTRY.register("story.retracted", {1: StoryRetracted}, fact=True, natural_key=_key("story_id"))
 
 
 # --- alerts ---------------------------------------------------------------------------

@@ -153,6 +153,7 @@ def view(
             if citations
             else {"source": "", "url": None, "published": "", "discussion": None},
             "relevance": item.get("relevance", "core"),
+            "correction": item.get("correction"),  # a person's correction, shown under the item
         }
 
     sections: list[dict[str, Any]] = []
@@ -203,7 +204,20 @@ def view(
         "footer": left_out_line(doc),
         "note": note,
         "questions": list(questions),
+        # items people retracted: their title, the section they were in, and the note
+        "retracted": [
+            lab["retracted_item"].format(
+                title=r["title"], section=_section_heading(r.get("section"), lab), note=r["note"]
+            )
+            for r in doc.get("retracted", ())
+        ],
     }
+
+
+def _section_heading(section: str | None, lab: Mapping[str, str]) -> str:
+    names = {"top": "top", "quick_link": "quick", "category": "other"}
+    key = names.get(section or "", section or "other")
+    return lab.get(key, lab["other"])
 
 
 def render(kind: Kind, context: Mapping[str, Any], folder: str | None = None) -> str:

@@ -309,6 +309,35 @@ class LLMSettings(Section):
         return f"{self.model}|{tasks}|{self.max_input_chars}|{prompts_digest(self.prompts)}"
 
 
+ENV_NAME = r"[A-Z_][A-Z0-9_]*"
+PERSON_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}"
+
+
+class DeskSettings(Section):
+    """``[desk]``: who may use the editor's desk from another machine. ``[desk.people]`` maps each
+    person's name to the environment variable that holds their token; the token itself is never
+    written in the file."""
+
+    people: dict[str, str] = Field(
+        default_factory=dict, description="name = the environment variable holding that person's token"
+    )
+
+    @field_validator("people")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        import re
+
+        for name, env in value.items():
+            if not re.fullmatch(PERSON_NAME, name):
+                raise ValueError(f"{name!r} is not a name: use letters, digits, '.', '_' or '-'")
+            if not re.fullmatch(ENV_NAME, env):
+                raise ValueError(
+                    f"{name} must name the environment variable holding the token (e.g. DESK_TOKEN_"
+                    f"{name.upper().replace('-', '_').replace('.', '_')}), never the token itself"
+                )
+        return value
+
+
 class Settings(Section):
     storage: StorageSettings
     timezone: str = "UTC"
@@ -325,6 +354,7 @@ class Settings(Section):
         default_factory=list, description="[[alerts]]: where an operator hears that something broke"
     )
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
+    desk: DeskSettings = Field(default_factory=DeskSettings)
 
     @field_validator("alerts")
     @classmethod

@@ -47,6 +47,11 @@ LABELS = {
         "subject_updated": "Updated: {title} (v{version})",
         "subject_review": "For review: {title} ({n} open question(s))",
         "subject_unreviewed": " (not reviewed)",
+        "correction": "Correction:",
+        "corrected_title": "the headline read “{previous}”.",
+        "corrected_summary": "the summary was corrected.",
+        "retracted": "Retracted",
+        "retracted_item": "“{title}” ({section}) was retracted: {note}",
     },
     "zh": {
         "title": "AI 简报",
@@ -79,8 +84,68 @@ LABELS = {
         "subject_updated": "更新：{title}（第 {version} 版）",
         "subject_review": "待审阅：{title}（{n} 个待确认的问题）",
         "subject_unreviewed": "（未经审阅）",
+        "correction": "更正：",
+        "corrected_title": "原标题为“{previous}”。",
+        "corrected_summary": "摘要已更正。",
+        "retracted": "已撤回",
+        "retracted_item": "“{title}”（{section}）已撤回：{note}",
     },
 }
+
+
+def apply_editor_acts(
+    document: Mapping[str, Any],
+    corrections: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    retractions: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The document with people's corrections and retractions applied (pure).
+
+    ``corrections``: story id -> field (``title``, ``summary``) -> the latest ``brief.corrected``
+    payload; ``retractions``: story id -> the ``story.retracted`` payload. A corrected item shows the
+    new text and a visible ``correction`` line; a retracted item leaves, and ``retracted`` keeps its
+    title, the section it was in and the note. A document no one corrected comes back as it was, so
+    its content hash, and its version, stay the same.
+    """
+    lab = {**LABELS["en"], **LABELS[document.get("language", "en")]}
+    items, retracted = [], []
+    for item in document["items"]:
+        story = item["story_id"]
+        if story in retractions:
+            act = retractions[story]
+            retracted.append(
+                {
+                    "story_id": story,
+                    "title": act["title"],
+                    "section": item.get("section"),
+                    "note": act["note"],
+                }
+            )
+            continue
+        fixed = corrections.get(story)
+        if not fixed:
+            items.append(item)
+            continue
+        lines = []
+        changed = dict(item)
+        for field_ in ("title", "summary"):
+            fix = fixed.get(field_)
+            if fix is None:
+                continue
+            changed[field_] = fix["value"]
+            said = lab[f"corrected_{field_}"].format(previous=fix["previous"])
+            lines.append(" ".join(part for part in (said, fix.get("note", "")) if part))
+        if "title" in fixed:
+            changed.pop("translated_title", None)  # the translation was of the old headline
+        changed["correction"] = f"{lab['correction']} {' '.join(lines)}"
+        items.append(changed)
+    if not corrections and not retractions:
+        return dict(document)
+    out = {**document, "items": items}
+    if retracted:
+        out["retracted"] = retracted
+    return out
+
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
 _MD_LINE_START = re.compile(r"^([#+\-!>=]|\d+\.)")
 

@@ -9,9 +9,10 @@ from tasks.steps.answers import answered
 from tasks.steps.collect import SourceOutcome, collect_lookback, collect_one, last_validators
 from tasks.steps.compose import compose, injection_flags
 from tasks.steps.context import RunContext, latest_day, make_context, refuse_future, resolve_day, today
+from tasks.steps.corrections import EditorActs, correct_item, editor_acts, retract_item
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, embed_window, follow_ups, human_links
 from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
-from tasks.steps.draft import draft
+from tasks.steps.draft import draft, written
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
 from tasks.steps.publish import BriefWithheld, Published, publish, withhold, withhold_reason
@@ -23,6 +24,7 @@ __all__ = [
     "BriefWithheld",
     "DedupOutcome",
     "DeliveryOutcome",
+    "EditorActs",
     "Published",
     "RunContext",
     "RunReport",
@@ -35,10 +37,12 @@ __all__ = [
     "collect_lookback",
     "collect_one",
     "compose",
+    "correct_item",
     "dedup_day",
     "deliver_day",
     "draft",
     "due_days",
+    "editor_acts",
     "embed_window",
     "follow_ups",
     "human_links",
@@ -55,9 +59,11 @@ __all__ = [
     "refuse_future",
     "resolve",
     "resolve_day",
+    "retract_item",
     "run_gates",
     "score_stories",
     "today",
     "withhold",
     "withhold_reason",
+    "written",
 ]

@@ -10,6 +10,7 @@ from storage.atomic import exclusive, write_bytes
 from storage.errors import BriefError
 from storage.store import ParquetEventStore
 from tasks import render, write
+from tasks.settings import Settings
 from tasks.steps.context import RunContext
 
 
@@ -134,9 +135,14 @@ def publish(ctx: RunContext, document: dict) -> Published:
 
 
 def category_labels(ctx: RunContext) -> dict[str, str]:
+    return labels_for(ctx.settings)
+
+
+def labels_for(settings: Settings) -> dict[str, str]:
+    """The categories' headings in the brief's language."""
     return {
-        c.name: (c.label_zh if ctx.settings.language == "zh" else c.label_en) or c.name
-        for c in ctx.settings.policy.categories
+        c.name: (c.label_zh if settings.language == "zh" else c.label_en) or c.name
+        for c in settings.policy.categories
     }
 
 

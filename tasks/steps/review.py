@@ -100,8 +100,11 @@ def open_questions(ctx: RunContext) -> pl.DataFrame:
     return frame.filter((pl.col("status") == "open") & (pl.col("brief_date") == ctx.day))
 
 
-def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event]:
-    """The answer as a fact, and the correction it implies."""
+def resolve(
+    ctx: RunContext, question: dict, answer: str, by: str, person: str | None = None, via: str | None = None
+) -> list[Event]:
+    """The answer as a fact, and the correction it implies. ``by`` says how it was given (a person,
+    the default); ``person`` names who gave it and ``via`` where (``desk``), when known."""
 
     events = [
         ctx.emit(
@@ -113,6 +116,8 @@ def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event
                 "value": question["value"],
                 "answer": answer,
                 "by": by,
+                "person": person,
+                "via": via,
             },
             subject=question["subject"],
             producer="review@1",
@@ -149,14 +154,21 @@ def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event
                         "field": "category",
                         "value": answer,
                         "reason": f"answer to {question['question_id']}",
-                        "by": by,
+                        "by": person or by,
+                        "via": via,
                     },
                     article,
                 )
             )
     elif field_ == "relevance" and answer != question["value"]:
         events += mark_story(
-            ctx, question["subject"], answer, by, f"answer to {question['question_id']}", events[0]
+            ctx,
+            question["subject"],
+            answer,
+            person or by,
+            f"answer to {question['question_id']}",
+            events[0],
+            via,
         )
     elif field_ == "published_at" and answer not in ("", "skip"):
         events.append(
@@ -167,7 +179,8 @@ def resolve(ctx: RunContext, question: dict, answer: str, by: str) -> list[Event
                     "field": "published_at",
                     "value": _start_of(answer, ctx),
                     "reason": f"answer to {question['question_id']}",
-                    "by": by,
+                    "by": person or by,
+                    "via": via,
                 },
                 question["subject"],
             )
@@ -184,7 +197,13 @@ def _start_of(day_text: str, ctx: RunContext) -> str:
 
 
 def mark_story(
-    ctx: RunContext, story: str, mark: str, by: str, reason: str, cause: Event | None = None
+    ctx: RunContext,
+    story: str,
+    mark: str,
+    by: str,
+    reason: str,
+    cause: Event | None = None,
+    via: str | None = None,
 ) -> list[Event]:
     """A person's relevance mark on a story (off-topic, related, core, lead), as a correction of its
     representative article; the next brief applies it."""
@@ -196,7 +215,14 @@ def mark_story(
     return [
         new_event(
             "article.corrected",
-            {"article_id": article, "field": "relevance", "value": mark, "reason": reason, "by": by},
+            {
+                "article_id": article,
+                "field": "relevance",
+                "value": mark,
+                "reason": reason,
+                "by": by,
+                "via": via,
+            },
             brief_date=ctx.day,
             run_id=ctx.run_id,
             subject_id=article,

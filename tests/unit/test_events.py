@@ -63,7 +63,7 @@ def test_unknown_type_is_refused_with_a_clear_message() -> None:
 
 
 def test_invalid_payload_names_the_field() -> None:
-    with pytest.raises(InvalidPayload, match=r"article\.corrected v1: field 'field'"):
+    with pytest.raises(InvalidPayload, match=r"article\.corrected v2: field 'field'"):
         new_event(
             "article.corrected",
             {"article_id": "a", "field": "colour", "value": "red"},

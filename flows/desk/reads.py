@@ -1,0 +1,98 @@
+"""What the desk's pages show, read from the log and the published files (no state of its own)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date
+
+import polars as pl
+
+from storage.errors import InputError
+from storage.projections import materialize
+from storage.store import ParquetEventStore
+from tasks import deliver
+
+
+@dataclass(frozen=True)
+class Version:
+    version: int
+    items: int
+    published_at: str
+    run_id: str
+
+
+def versions(store: ParquetEventStore, days: list[date] | None = None) -> dict[date, list[Version]]:
+    """Every published version per brief date (newest date first, versions in order)."""
+    frame = store.query(lambda: store.scan(days, event_types=["brief.published"]))
+    out: dict[date, list[Version]] = {}
+    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
+        p = json.loads(row["payload"])
+        out.setdefault(row["brief_date"], []).append(
+            Version(
+                p["version"], p["items"], row["occurred_at"].strftime("%Y-%m-%d %H:%M UTC"), row["run_id"]
+            )
+        )
+    return dict(sorted(out.items(), reverse=True))
+
+
+def latest_day(store: ParquetEventStore) -> date | None:
+    """The most recent date with a published brief, looking at the newest days of the log first."""
+    days = sorted(store.days(), reverse=True)
+    for k in range(0, len(days), 10):
+        found = versions(store, days[k : k + 10])
+        if found:
+            return next(iter(found))
+    return None
+
+
+def document(store: ParquetEventStore, day: date, version: int | None = None) -> dict:
+    """The brief readers got: the current version, or a given one (its own copy)."""
+    base = f"{store.base.rstrip('/')}/briefs"
+    path = (
+        f"{base}/{day.isoformat()}.json" if version is None else f"{base}/{day.isoformat()}/v{version}.json"
+    )
+    try:
+        with store.fs.open_input_stream(path) as src:
+            return json.loads(src.read())
+    except (FileNotFoundError, OSError):
+        what = f"version {version} of the brief" if version else "a brief"
+        raise InputError(f"no {what} is published for {day}") from None
+
+
+def open_questions(store: ParquetEventStore, day: date) -> list[dict]:
+    """The day's open questions, batch by batch, highest priority first (as ``brief review`` asks)."""
+    frame = materialize(store, "questions", days=[day])
+    frame = frame.filter((pl.col("status") == "open") & (pl.col("brief_date") == day))
+    return list(frame.iter_rows(named=True))
+
+
+def delivery_state(store: ParquetEventStore, day: date) -> deliver.DayState:
+    return deliver.fold(store.read(days=[day], event_types=deliver.DELIVERY_TYPES))
+
+
+def acts(store: ParquetEventStore, day: date) -> list[dict]:
+    """People's acts on the day, oldest first: answers, marks, corrections, retractions, approvals."""
+    types = [
+        "confirmation.resolved",
+        "article.corrected",
+        "brief.corrected",
+        "story.retracted",
+        "brief.approved",
+    ]
+    frame = store.query(lambda: store.scan([day], event_types=types))
+    rows = []
+    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
+        payload = json.loads(row["payload"])
+        rows.append(
+            {
+                "event_id": row["event_id"],
+                "type": row["event_type"],
+                "at": row["occurred_at"],
+                "subject": row["subject_id"],
+                "payload": payload,
+                "by": payload.get("person") or payload.get("by", ""),
+                "via": payload.get("via") or "",
+            }
+        )
+    return rows

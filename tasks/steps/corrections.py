@@ -1,0 +1,108 @@
+"""A person's corrections and retractions of the day's brief items, recorded as facts.
+
+``brief correct``, ``brief retract`` and the editor's desk call these; the next version of the brief
+(``rebrief``) applies them through ``tasks.write.apply_editor_acts``: the item shows the new text
+with a visible correction line, or leaves with its note in its place.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from storage.errors import InputError
+from storage.events import Event, new_event, utcnow
+from tasks.steps.context import RunContext
+
+FIELDS = ("title", "summary")
+ACT_TYPES = ["brief.corrected", "story.retracted"]
+
+
+@dataclass(frozen=True)
+class EditorActs:
+    corrections: dict[str, dict[str, dict]] = field(default_factory=dict)  # story -> field -> payload
+    retractions: dict[str, dict] = field(default_factory=dict)  # story -> payload
+
+
+def editor_acts(ctx: RunContext) -> EditorActs:
+    """The day's corrections (the latest per story and field) and retractions, in event order."""
+    frame = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=ACT_TYPES))
+    acts = EditorActs()
+    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
+        payload = json.loads(row["payload"])
+        if row["event_type"] == "story.retracted":
+            acts.retractions[payload["story_id"]] = payload
+        else:
+            acts.corrections.setdefault(payload["story_id"], {})[payload["field"]] = payload
+    return acts
+
+
+def current_document(ctx: RunContext) -> dict:
+    """The day's current brief, as its readers have it (its JSON file)."""
+    path = f"{ctx.store.base.rstrip('/')}/briefs/{ctx.day.isoformat()}.json"
+    try:
+        with ctx.store.fs.open_input_stream(path) as src:
+            return json.loads(src.read())
+    except (FileNotFoundError, OSError):
+        raise InputError(
+            f"no brief is published for {ctx.day}; run 'brief run --date {ctx.day}' first"
+        ) from None
+
+
+def _item(ctx: RunContext, story_id: str) -> dict:
+    document = current_document(ctx)
+    for item in document["items"]:
+        if item["story_id"] == story_id:
+            return item
+    raise InputError(
+        f"story {story_id!r} is not in the current brief of {ctx.day} (v{document['version']}); "
+        f"'brief replay --date {ctx.day} --projection briefs' shows its items"
+    )
+
+
+def _fact(ctx: RunContext, event_type: str, payload: dict, story_id: str, by: str) -> Event:
+    return new_event(
+        event_type,
+        payload,
+        brief_date=ctx.day,
+        run_id=ctx.run_id,
+        subject_id=story_id,
+        produced_by=f"review@1:{by}",
+        occurred_at=utcnow(),
+    )
+
+
+def correct_item(
+    ctx: RunContext, story_id: str, field_: str, value: str, note: str, by: str, via: str | None = None
+) -> list[Event]:
+    """A new headline or summary for an item of the current brief, checked before anything is written."""
+    if field_ not in FIELDS:
+        raise InputError(f"field {field_!r} cannot be corrected here; give one of {', '.join(FIELDS)}")
+    text = " ".join(value.split())
+    if not text:
+        raise InputError(f"the new {field_} is empty; give the text readers should see")
+    item = _item(ctx, story_id)
+    if item.get(field_) == text:
+        raise InputError(f"the {field_} of {story_id} already reads so; nothing to correct")
+    earlier = editor_acts(ctx).corrections.get(story_id, {}).get(field_)
+    previous = earlier["previous"] if earlier else item.get(field_) or ""  # what readers first saw
+    payload = {
+        "story_id": story_id,
+        "field": field_,
+        "value": text,
+        "previous": previous,
+        "note": " ".join(note.split()),
+        "by": by,
+        "via": via,
+    }
+    return [_fact(ctx, "brief.corrected", payload, story_id, by)]
+
+
+def retract_item(ctx: RunContext, story_id: str, note: str, by: str, via: str | None = None) -> list[Event]:
+    """An item leaves the brief; ``note`` (required) says why, where it was."""
+    text = " ".join(note.split())
+    if not text:
+        raise InputError("a retraction needs a note saying why; readers see it where the item was")
+    item = _item(ctx, story_id)
+    payload = {"story_id": story_id, "title": item["title"], "note": text, "by": by, "via": via}
+    return [_fact(ctx, "story.retracted", payload, story_id, by)]

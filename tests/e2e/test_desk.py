@@ -1,0 +1,208 @@
+"""The editor's desk over a real day's store: its HTTP rules (TestClient), and an editor's acts in
+Debian's Chromium driven by playwright against a real ``brief desk`` server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from storage.store import ParquetEventStore
+from tasks.settings import load_settings
+from tests.cli import brief
+from tests.e2e.test_review import DAY
+from tests.e2e.test_review import setup as sample_config
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> Path:
+    """The samples' day run once (a brief with open questions); each test works on a copy."""
+    from flows.daily import daily_brief
+
+    folder = tmp_path_factory.mktemp("desk-day")
+    daily_brief(DAY, str(sample_config(folder)))
+    return folder
+
+
+@pytest.fixture
+def config(built: Path, tmp_path: Path) -> Path:
+    shutil.copytree(built, tmp_path / "day")
+    return tmp_path / "day" / "brief.toml"
+
+
+def store_of(config: Path) -> ParquetEventStore:
+    return ParquetEventStore(load_settings(str(config)).storage.root)
+
+
+def client(config: Path, person: str = "ann"):
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    return TestClient(create_app(load_settings(str(config)), "127.0.0.1", person))
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+def stories_of(html: str) -> list[str]:
+    return re.findall(r'data-story="([^"]+)"', html)
+
+
+def test_the_http_rules_csrf_headers_cookies_and_escaping(config: Path) -> None:
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}")
+    assert page.status_code == 200
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    cookie = page.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    assert "<script>" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
+    story = stories_of(page.text)[0]
+    store = store_of(config)
+    before = len(list(store.read()))
+
+    refused = desk.post("/today/mark", data={"story": story, "mark": "off-topic", "date": DAY})
+    assert refused.status_code == 403 and "CSRF" in refused.text
+    forged = desk.post("/today/mark", data={"story": story, "mark": "lead", "date": DAY, "csrf": "0" * 64})
+    assert forged.status_code == 403
+    assert len(list(store_of(config).read())) == before  # nothing written
+
+    hostile = '<script>window.owned=1</script><img src=x onerror="window.owned=2">'
+    done = desk.post(
+        "/today/correct",
+        data={
+            "story": story,
+            "field": "title",
+            "value": hostile,
+            "note": "",
+            "csrf": csrf_of(page.text),
+            "date": DAY,
+        },
+        follow_redirects=False,
+    )
+    assert done.status_code == 303
+    shown = desk.get(f"/today?date={DAY}").text
+    assert "&lt;script&gt;window.owned=1&lt;/script&gt;" in shown and "<img src=x" not in shown
+    corrected = [e.payload for e in store_of(config).read(event_types=["brief.corrected"])]
+    assert corrected == [
+        {**corrected[0], "story_id": story, "field": "title", "by": "ann", "via": "desk", "value": hostile}
+    ]
+
+
+def test_a_wrong_token_gets_401_and_a_known_person_signs_in(config: Path, monkeypatch) -> None:
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    text = config.read_text() + '\n[desk.people]\nann = "DESK_TOKEN_ANN"\n'
+    config.write_text(text)
+    monkeypatch.setenv("DESK_TOKEN_ANN", "a-long-random-token-for-ann")
+    desk = TestClient(create_app(load_settings(str(config)), "0.0.0.0"))
+    assert desk.get("/today", follow_redirects=False).headers["location"] == "/signin"
+    form = desk.get("/signin").text
+    wrong = desk.post("/signin", data={"name": "ann", "token": "guess", "csrf": csrf_of(form)})
+    assert wrong.status_code == 401
+    assert desk.post("/today/mark", data={"csrf": csrf_of(form)}).status_code == 401
+    right = desk.post(
+        "/signin",
+        data={"name": "ann", "token": "a-long-random-token-for-ann", "csrf": csrf_of(form)},
+        follow_redirects=False,
+    )
+    assert right.status_code == 303
+    assert ">ann <form" in desk.get(f"/today?date={DAY}").text
+
+
+def test_a_non_loopback_desk_without_people_refuses_to_start_with_one_line(config: Path) -> None:
+    result = brief("desk", "--host", "0.0.0.0", "--config", str(config))
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "[desk.people]" in result.stderr
+
+
+def test_the_cli_correct_records_the_same_event_as_the_desk(config: Path) -> None:
+    document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    story = document["items"][0]["story_id"]
+    result = brief(
+        "correct", story, "--title", "A better headline", "--date", DAY, "--by", "bo", "--config", str(config)
+    )
+    assert result.returncode == 0, result.stderr
+    (event,) = store_of(config).read(event_types=["brief.corrected"])
+    assert event.payload["by"] == "bo" and "via" not in event.payload
+    assert (
+        "Correction: the headline read" in (Path(store_of(config).base) / "briefs" / f"{DAY}.md").read_text()
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_an_editor_answers_with_the_keyboard_and_marks_a_story_in_chromium(config: Path) -> None:
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    from flows.desk.app import create_app
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(load_settings(str(config)), "127.0.0.1", "ann"), port=port, log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+    open_before = [q for q in store_of(config).read(event_types=["confirmation.requested"])]
+    assert open_before, "the sample day asks questions"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"{base}/questions?date={DAY}")
+            asked = page.locator("fieldset.question").count()
+            assert asked >= 2
+            page.keyboard.press("1")  # the first question: its first candidate
+            for _ in range(asked - 1):
+                page.keyboard.press("Enter")  # the others: their defaults; the last Enter sends
+            page.wait_for_url(re.compile(r"/questions\?.*done="))
+            assert "answers recorded" in page.locator(".done").inner_text()
+
+            page.goto(f"{base}/today?date={DAY}")
+            item = page.locator("section.item").last
+            story = item.get_attribute("data-story")
+            item.locator("summary").click()
+            item.locator("button.mark-off-topic").click()
+            page.wait_for_url(re.compile(r"/today\?.*done="))
+            assert story not in [s.get_attribute("data-story") for s in page.locator("section.item").all()]
+            assert page.evaluate("typeof window.owned") == "undefined"
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+    store = store_of(config)
+    answers = [e.payload for e in store.read(event_types=["confirmation.resolved"])]
+    assert len(answers) == asked
+    assert all(a["person"] == "ann" and a["via"] == "desk" for a in answers)
+    assert sorted(a["by"] for a in answers) == ["default"] * (asked - 1) + ["human"]
+    marks = [
+        e.payload for e in store.read(event_types=["article.corrected"]) if e.payload.get("via") == "desk"
+    ]
+    assert [(m["field"], m["value"], m["by"]) for m in marks][-1] == ("relevance", "off-topic", "ann")
+    v1 = (Path(store.base) / "briefs" / DAY / "v1.json").read_text()
+    assert json.loads(v1)["version"] == 1  # earlier versions stay

@@ -1,0 +1,77 @@
+"""People's corrections and retractions applied to a brief document, and the diff of two versions."""
+
+from __future__ import annotations
+
+from tasks import versions, write
+from tasks.render import render, view
+
+
+def item(story: str, title: str, section: str = "top", summary: str = "") -> dict:
+    return {
+        "story_id": story,
+        "title": title,
+        "category": "models",
+        "importance": 0.5,
+        "relevance": "core",
+        "summary": summary,
+        "facts": [],
+        "citations": [],
+        "follow_up_of": None,
+        "section": section,
+    }
+
+
+def doc(*items: dict) -> dict:
+    return {
+        "date": "2025-08-06",
+        "version": 1,
+        "language": "en",
+        "window": {"start": "2025-08-05T00:00:00+00:00", "end": "2025-08-07T00:00:00+00:00"},
+        "topic": "AI",
+        "left_out": {"off_topic": 0},
+        "items": list(items),
+    }
+
+
+def test_a_document_nobody_corrected_is_unchanged_so_its_version_stays() -> None:
+    original = doc(item("st-1", "One"), item("st-2", "Two"))
+    assert write.content_hash(write.apply_editor_acts(original, {}, {})) == write.content_hash(original)
+
+
+def test_a_corrected_headline_shows_with_a_correction_line_and_a_retracted_item_leaves_its_note() -> None:
+    original = doc(
+        item("st-1", "Orchard raises $12M", summary="s"), item("st-2", "Two", section="quick_link")
+    )
+    fixed = write.apply_editor_acts(
+        original,
+        {
+            "st-1": {
+                "title": {"value": "Orchard raises $21M", "previous": "Orchard raises $12M", "note": "typo"}
+            }
+        },
+        {"st-2": {"title": "Two", "note": "not news"}},
+    )
+    assert [i["story_id"] for i in fixed["items"]] == ["st-1"]
+    assert fixed["items"][0]["title"] == "Orchard raises $21M"
+    assert fixed["items"][0]["correction"] == "Correction: the headline read “Orchard raises $12M”. typo"
+    assert fixed["retracted"] == [
+        {"story_id": "st-2", "title": "Two", "section": "quick_link", "note": "not news"}
+    ]
+    html = render("html", view(fixed, {}))
+    assert "Correction: the headline read" in html and "“Two” (Quick links) was retracted: not news" in html
+    markdown = render("markdown", view(fixed, {}))
+    assert "Correction: the headline read" in markdown and "was retracted: not news" in markdown
+
+
+def test_the_diff_of_two_versions_names_added_removed_reworded_and_moved_items() -> None:
+    older = doc(item("a", "A"), item("b", "B"), item("c", "C"))
+    newer = doc(item("b", "B"), item("a", "A, corrected"), item("d", "D"))
+    changes = {(c.change, c.story_id) for c in versions.diff(older, newer)}
+    assert changes == {
+        ("moved", "b"),
+        ("reworded", "a"),
+        ("moved", "a"),
+        ("added", "d"),
+        ("removed", "c"),
+    }
+    assert versions.diff(older, older) == []
