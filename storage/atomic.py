@@ -16,6 +16,8 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from storage.lease import Held, log, s3_lease
+
 
 def temporary_name(path: str) -> str:
     directory, _, name = path.rpartition("/")
@@ -56,22 +58,37 @@ def write_text(path: Path | str, text: str) -> None:
 
 
 @contextlib.contextmanager
-def exclusive(fs: pafs.FileSystem, path: str) -> Iterator[None]:
-    """Hold an exclusive lock named ``path`` while the block runs (processes and threads alike).
+def exclusive(fs: pafs.FileSystem, path: str, **lease: Any) -> Iterator[Held]:
+    """Hold an exclusive lock named ``path`` while the block runs (processes, threads and hosts alike).
 
-    On a local disk this is an ``flock`` on a lock file. Object stores have no such primitive
-    in this interface: there the block runs unlocked, and two writers of one name must be kept
-    apart by the deployment (one worker per brief date); the README says so.
+    On a local disk this is an ``flock`` on a lock file. On S3 (and S3-compatible stores) it is a
+    lease object created with a conditional write (``storage/lease.py``): a second holder waits
+    while the first renews it, and takes it over once the first stopped renewing it for the
+    lease's ``ttl_s`` (``lease``: ``ttl_s``, ``poll_s``), so a crashed holder blocks nobody for
+    long. A block that must not act twice calls ``check()`` on what this yields before acting.
+    Other filesystems have no such primitive: there the block runs unlocked, and two writers of
+    one name must be kept apart by the deployment (one worker per brief date).
     """
+    if isinstance(fs, pafs.S3FileSystem):
+        held = s3_lease(fs, path, **lease).acquire()
+        try:
+            yield held
+        finally:
+            held.release()
+        return
     if not isinstance(fs, pafs.LocalFileSystem):
-        yield
+        yield Held()
         return
     import fcntl
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("lock %s is held by another holder; waiting", path)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield Held()
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

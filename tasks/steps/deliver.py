@@ -1,10 +1,12 @@
 """The deliver step: the day's current brief to its channels, each send an event, exactly once.
 
-Deciding, sending and recording happen under one lock per day, so a rerun, a resend and an
-approval running at once send a message once. A channel that is down never fails the run:
-its attempts are ``delivery.failed`` events and ``brief deliver`` sends it later. (A process
-killed between a service taking a message and the event being written would send it again
-on the next try: no chat or mail service offers more than at-least-once here.)
+Reading the brief, deciding, sending and recording happen under one lock per day (a lock file
+on a local disk, a lease object on S3: ``storage/atomic.py``), so a rerun, a resend and an
+approval running at once, on one machine or several, send a message once. A channel that is
+down never fails the run: its attempts are ``delivery.failed`` events and ``brief deliver``
+sends it later. (A process killed between a service taking a message and the event being
+written would send it again on the next try: no chat or mail service offers more than
+at-least-once here.)
 """
 
 from __future__ import annotations
@@ -92,11 +94,13 @@ def deliver_day(
         return outcome
     if only is not None:
         settings.channel(only)  # an unknown name is one clear line
-    document = current_brief(ctx)
-    version = int(document["version"])
-    outcome.version = version
     base = f"{ctx.store.base.rstrip('/')}/briefs"
-    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.delivery.lock"):
+    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.delivery.lock") as lock:
+        # the brief is read under the lock: a deliverer that waited sends what is current when
+        # its turn comes, not what was current when it started waiting
+        document = current_brief(ctx)
+        version = int(document["version"])
+        outcome.version = version
         state = deliver.fold(ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES))
         moment = now or utcnow()
         if approve_by is not None and settings.hold and state.approved is None:
@@ -125,6 +129,7 @@ def deliver_day(
         questions = _questions(ctx) if any(s.kind == "review" for s in plan.sends) else []
         labels = category_labels(ctx)
         for item in plan.sends:
+            lock.check()  # a lock taken over (on an object store) sends nothing more
             message = deliver.compose_message(
                 item,
                 document,

@@ -87,8 +87,9 @@ def publish(ctx: RunContext, document: dict) -> Published:
     labels = category_labels(ctx)
     base = f"{ctx.store.base.rstrip('/')}/briefs"
     # Reading the versions, writing the files and recording the version is one critical section:
-    # two publishers of one day (a review re-render while a run publishes) take distinct versions.
-    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.lock"):
+    # two publishers of one day (a review re-render while a run publishes), on one machine or on
+    # several sharing an object store, take distinct versions.
+    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.lock") as held:
         previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
         versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
         digest = write.content_hash(document)
@@ -105,6 +106,7 @@ def publish(ctx: RunContext, document: dict) -> Published:
         }
         files, version_files = {}, {}
         day = ctx.day.isoformat()
+        held.check()  # a lock taken over (on an object store) writes nothing
         for ext, text in rendered.items():
             for path in (f"{base}/{day}/v{version}.{ext}", f"{base}/{day}.{ext}"):
                 _write_text(ctx.store, path, text)
