@@ -32,6 +32,20 @@ def collect_source_task(ctx: steps.RunContext, source_name: str) -> steps.Source
     return steps.collect_one(ctx, source_name)
 
 
+def collect_all(ctx: steps.RunContext) -> list[steps.SourceOutcome]:
+    """One collect task per source, all at once; their counts join the run's once all are done.
+
+    Each task works through its own fork of the context (``collect_one``), so the context they
+    share does not change while they run: Prefect walked it as it handed it to each task, and
+    a walk that met a dict growing under it failed the run now and then ("dictionary changed
+    size during iteration"). ``unwalked`` also spares that walk's time.
+    """
+    futures = [collect_source_task.submit(unwalked(ctx), s.name) for s in ctx.settings.sources]
+    outcomes = [f.result() for f in futures]
+    steps.absorb(ctx, outcomes)
+    return outcomes
+
+
 @task(name="dedup", cache_policy=NO_CACHE)
 def dedup_task(ctx: steps.RunContext) -> steps.DedupOutcome:
     return steps.dedup_day(ctx)
@@ -199,10 +213,8 @@ def daily_brief(
     with report.step("collect"):
         # unwalked, here and below: Prefect passes the value without walking its contents (the
         # context, outcomes and documents hold thousands of objects; the walk was about a tenth
-        # of a run), and never while the sources' tasks already running add to the context's
-        # counts (that walk failed a run now and then: "dictionary changed size during iteration")
-        futures = [collect_source_task.submit(unwalked(ctx), s.name) for s in settings.sources]
-        outcomes = [f.result() for f in futures]
+        # of a run)
+        outcomes = collect_all(ctx)
         report.sources = outcomes
         say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
         for skipped in (o for o in outcomes if o.skipped):

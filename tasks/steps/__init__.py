@@ -6,7 +6,7 @@ Each step reads what it needs from the event log, decides with the pure function
 
 from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.answers import answered
-from tasks.steps.collect import SourceOutcome, collect_lookback, collect_one, last_validators
+from tasks.steps.collect import SourceOutcome, absorb, collect_lookback, collect_one, last_validators
 from tasks.steps.compose import compose, injection_flags
 from tasks.steps.context import RunContext, latest_day, make_context, refuse_future, resolve_day, today
 from tasks.steps.corrections import EditorActs, correct_item, editor_acts, retract_item
@@ -30,6 +30,7 @@ __all__ = [
     "RunReport",
     "Scored",
     "SourceOutcome",
+    "absorb",
     "analyze_stories",
     "answered",
     "briefed_before",

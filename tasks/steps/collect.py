@@ -7,13 +7,15 @@ turns what was fetched into events.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import glob
 import json
 import random
 import ssl
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -45,9 +47,31 @@ class SourceOutcome:
     error: str | None = None
     message: str | None = None
     skipped: str | None = None  # why the source was not fetched (a live feed and a date not today, …)
+    counts: Mapping[str, int] = field(default_factory=dict)  # events counted, by type (dry runs too)
+    days: frozenset[date] = frozenset()  # the days it appended to
 
 
 def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
+    """Collect one source for the run; the outcome says what it counted and which days it wrote.
+
+    The collect tasks of a run's sources run at once on one context: each works through a
+    ``fork`` of it and leaves the shared context as it was (a dict that changes size while
+    another thread iterates it fails that thread: Prefect walked the context it handed to each
+    task, and a run failed now and then with "dictionary changed size during iteration"). The
+    flow adds the outcomes' counts to the run's with ``absorb`` once they are all in.
+    """
+    own = ctx.fork()
+    outcome = _collect(own, source_name)
+    return dataclasses.replace(outcome, counts=dict(own.counts), days=frozenset(own.written_days))
+
+
+def absorb(ctx: RunContext, outcomes: Iterable[SourceOutcome]) -> None:
+    """Add what the sources' tasks counted, and the days they wrote, to the run's context."""
+    for outcome in outcomes:
+        ctx.absorb(outcome.counts, outcome.days)
+
+
+def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
     src = next(s for s in ctx.settings.sources if s.name == source_name)
     source = Source(src.name, src.url, src.language, src.kind)
     if source.is_archive:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -76,8 +77,29 @@ class RunContext:
             policy_version=self.policy_version,
         )
 
+    def fork(self) -> RunContext:
+        """A context for one of several tasks running at once: the same store, settings, day, run
+        and models, with counts, written days and memo of its own.
+
+        Nothing a task does through it changes this context, which other tasks, and Prefect
+        while it hands the context to them, may be reading; ``absorb`` adds what the task
+        counted once it is done.
+        """
+        own = dataclasses.replace(self, counts={}, written_days=set(), memo={}, _counts_lock=threading.Lock())
+        for name in ("policy_version", "reach"):  # computed once per run, not once per task
+            if name in self.__dict__:
+                own.__dict__[name] = self.__dict__[name]
+        return own
+
+    def absorb(self, counts: Mapping[str, int], days: Iterable[date]) -> None:
+        """Add what a task counted and the days it wrote (through its ``fork``) to the run's."""
+        with self._counts_lock:
+            for event_type, n in counts.items():
+                self.counts[event_type] = self.counts.get(event_type, 0) + n
+            self.written_days.update(days)
+
     def append(self, events: Sequence[Event]) -> int:
-        with self._counts_lock:  # collect tasks of several sources append at once
+        with self._counts_lock:  # threads of one step (a backfill's collection) may append at once
             for e in events:
                 self.counts[e.event_type] = self.counts.get(e.event_type, 0) + 1
         if self.dry_run:

@@ -60,9 +60,12 @@ def test_a_dry_run_collects_nothing_into_the_log_and_counts_what_it_would_have(t
     feeds = (REPO / "samples" / "feeds").as_uri()
     ctx = context(tmp_path, sources=[{"name": "labnotes", "url": f"{feeds}/labnotes/{{date}}.xml"}])
     ctx.dry_run = True
-    steps.collect_one(ctx, "labnotes")
+    outcome = steps.collect_one(ctx, "labnotes")
     assert ctx.store.days() == []
-    assert ctx.counts["article.collected"] >= 4
+    assert outcome.counts["article.collected"] >= 4 and outcome.new_events == 0
+    assert ctx.counts == {}  # the shared context is left alone until the run absorbs the outcome
+    steps.absorb(ctx, [outcome])
+    assert ctx.counts == outcome.counts
 
 
 def test_counts_are_exact_when_collectors_append_at_once(tmp_path: Path) -> None:
