@@ -169,7 +169,7 @@ def render(doc: dict[str, Any]) -> str:
         if name in TABLES and isinstance(value, dict):
             lines.append(f"[{name}]")
             lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()]
-        elif name in ARRAYS and isinstance(value, list):
+        elif name in ARRAYS and isinstance(value, list) and all(isinstance(i, dict | None) for i in value):
             for item in value:
                 lines.append(f"[[{name}]]")
                 lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in (item or {}).items()]

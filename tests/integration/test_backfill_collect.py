@@ -40,4 +40,6 @@ def test_collecting_the_archives_of_a_range_opens_the_store_once(
     collected = Counter(e.payload["source"] for e in store.read(event_types=["feed.fetched"]))
     assert collected == {"labnotes": 1, "techwire": 1}  # only 2025-08-06 has archives
     failed = Counter(e.payload["source"] for e in store.read(event_types=["feed.failed"]))
-    assert failed == {"labnotes": 3, "techwire": 3}  # the other dates' archives are missing
+    assert failed == {"labnotes": 1, "techwire": 1}  # 2025-08-07's archive is missing
+    skipped = Counter(e.payload["source"] for e in store.read(event_types=["feed.skipped"]))
+    assert skipped == {"labnotes": 2, "techwire": 2}  # the archives start after 08-04 and 08-05
