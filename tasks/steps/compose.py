@@ -22,6 +22,16 @@ def injection_flags(members: Sequence[dedup.Item]) -> list[str]:
     )
 
 
+def cited_members(story: dedup.Story, outcome: DedupOutcome) -> list[str]:
+    """The story's articles a reader is pointed to: all but the news and lab articles recorded as
+    ``same_url`` duplicates (a syndicated copy of a page another member already cites is not a
+    second source). A community item, a digest's entry, a repository or a paper at a page's URL
+    stays: its citation carries its own evidence (a discussion, points, a position, stars)."""
+    return [
+        a for a in story.members if a not in outcome.same_url or outcome.items[a].kind in outlets.NAMED_KINDS
+    ]
+
+
 def summarise(
     ctx: RunContext, story_id: str, outcome: DedupOutcome, story: dedup.Story, rejected: list
 ) -> str:
@@ -56,7 +66,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
         story: dedup.Story = analysis["story"]
         rep = outcome.items[story.representative]
         citations = []
-        for article_id in story.members:
+        for article_id in cited_members(story, outcome):
             m = outcome.items[article_id]
             citations.append(
                 {
