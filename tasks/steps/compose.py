@@ -23,13 +23,22 @@ def injection_flags(members: Sequence[dedup.Item]) -> list[str]:
 
 
 def cited_members(story: dedup.Story, outcome: DedupOutcome) -> list[str]:
-    """The story's articles a reader is pointed to: all but the news and lab articles recorded as
-    ``same_url`` duplicates (a syndicated copy of a page another member already cites is not a
-    second source). A community item, a digest's entry, a repository or a paper at a page's URL
-    stays: its citation carries its own evidence (a discussion, points, a position, stars)."""
-    return [
-        a for a in story.members if a not in outcome.same_url or outcome.items[a].kind in outlets.NAMED_KINDS
-    ]
+    """The story's articles a reader is pointed to. Of the news and lab articles at one canonical
+    URL (recorded as ``same_url`` duplicates: a page and its syndicated copies), only the first
+    (the earliest published) is cited: one page is one source. A community item, a digest's
+    entry, a repository or a paper at that URL is cited all the same, for the evidence its
+    citation carries (a discussion, points, a position, stars)."""
+    recorded = set(outcome.same_url) | set(outcome.same_url.values())
+    pages: set[str] = set()
+    cited = []
+    for article_id in story.members:
+        item = outcome.items[article_id]
+        if article_id in recorded and item.kind not in outlets.NAMED_KINDS:
+            if item.canonical_url in pages:
+                continue
+            pages.add(item.canonical_url)
+        cited.append(article_id)
+    return cited
 
 
 def summarise(

@@ -82,14 +82,25 @@ def test_a_syndicated_copy_is_not_a_second_source_but_a_discussion_is() -> None:
             item("art-4", "techwire", "https://techwire.example/news/pippin-2"),  # its own report
         )
     }
+    window = (datetime(2025, 8, 5, tzinfo=UTC), datetime(2025, 8, 7, tzinfo=UTC))
     outcome = DedupOutcome(
         items,
         [Story(("art-1", "art-2", "art-3", "art-4"))],
         {},
-        (datetime(2025, 8, 5, tzinfo=UTC), datetime(2025, 8, 7, tzinfo=UTC)),
+        window,
         same_url={"art-2": "art-1", "art-3": "art-1"},
     )
     assert cited_members(outcome.stories[0], outcome) == ["art-1", "art-3", "art-4"]
+    # whichever the duplicates were recorded against (here the discussion, first by id), the page's
+    # first news article is cited and its copy is not
+    outcome = DedupOutcome(
+        items,
+        [Story(("art-3", "art-1", "art-2", "art-4"))],
+        {},
+        window,
+        same_url={"art-1": "art-3", "art-2": "art-3"},
+    )
+    assert cited_members(outcome.stories[0], outcome) == ["art-3", "art-1", "art-4"]
 
 
 def test_an_exact_duplicate_is_one_fact_whoever_runs_the_day() -> None:
