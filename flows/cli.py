@@ -114,7 +114,10 @@ def events(
     event_type: Annotated[
         list[str] | None, typer.Option("--type", help="Only this event type (repeatable), e.g. feed.failed.")
     ] = None,
-    run: Annotated[str | None, typer.Option("--run", help="Only events written by this run id.")] = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="Only events written by this run id (or its first characters)."),
+    ] = None,
     fmt: Annotated[
         Format, typer.Option("--format", help="table for people, jsonl for scripts.")
     ] = Format.table,
@@ -140,23 +143,15 @@ def events(
             row["payload"] = orjson.Fragment(row["payload"])
             write(orjson.dumps(row).decode() + "\n")
         return
+    from flows.views import events_view
+
     shown = frame if limit <= 0 else frame.tail(limit)
-    table = Table(
-        title=f"{frame.height} event(s)"
+    title = (
+        f"{frame.height} event(s)"
         + (f", last {shown.height} shown" if shown.height < frame.height else "")
+        + " (UTC; --format jsonl gives every payload whole)"
     )
-    for column in ("occurred_at", "brief_date", "event_type", "subject_id", "run_id", "payload"):
-        table.add_column(column, overflow="fold", max_width=60 if column == "payload" else None)
-    for row in shown.iter_rows(named=True):
-        table.add_row(
-            row["occurred_at"].strftime("%Y-%m-%d %H:%M:%S"),
-            row["brief_date"].isoformat(),
-            row["event_type"],
-            row["subject_id"][:24],
-            row["run_id"][:12],
-            row["payload"][:120],
-        )
-    out.print(table)
+    out.print(events_view(list(shown.iter_rows(named=True)), title, out.width))
 
 
 def _filtered(store, day, types, run):
@@ -164,7 +159,7 @@ def _filtered(store, day, types, run):
 
     frame = store.scan([day] if day else None, event_types=types or None)
     if run:
-        frame = frame.filter(pl.col("run_id") == run)
+        frame = frame.filter(pl.col("run_id").str.starts_with(run))
     return frame
 
 
@@ -208,6 +203,11 @@ def replay(
         + (f" as of {moment.isoformat()}" if moment else "")
         + f": {frame.height} row(s)"
     )
+    if projection == "questions":
+        from flows.views import questions_view
+
+        out.print(questions_view(list(frame.iter_rows(named=True)), title))
+        return
     table = Table(title=title)
     columns = [c for c in DISPLAY_COLUMNS.get(projection, frame.columns) if c in frame.columns]
     for column in columns:
@@ -223,9 +223,20 @@ def run(
         str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
     ] = None,
     show: Annotated[bool, typer.Option("--show", help="Print the Markdown brief when done.")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Also show Prefect's, the gates' and the models' output (else in the run's log).",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """The daily brief of one date: collect, dedup, analyze, write, fact-check, gate, publish."""
+    """The daily brief of one date: collect, dedup, analyze, write, fact-check, gate, publish.
+
+    Prints one line per step and the brief; the rest of the run's output goes to its log file
+    (under the store root, in logs/DATE/), and to the screen as well with --verbose."""
 
     from tasks import steps
     from tasks.settings import load_settings
@@ -239,8 +250,15 @@ def run(
     prefect_defaults()
     with err.status("starting Prefect and running the daily brief …"):
         from flows.daily import daily_brief
+        from flows.runlog import run_log, run_output
 
-        result = daily_brief(day, config)
+        log = run_log(settings, wanted or steps.today(settings))
+        try:
+            with run_output(log, lambda line: out.print(line, soft_wrap=True), verbose=verbose):
+                result = daily_brief(day, config)
+        except BriefError:
+            err.print(f"the run's log: {log.shown}")
+            raise
     state = "new version" if result["changed"] else "unchanged"
     out.print(
         styled(
@@ -248,8 +266,8 @@ def run(
             f" (v{result['version']}, {state}): {result['items']} items in {result['seconds']:.1f} s",
         )
     )
-    for ext, path in result["files"].items():
-        out.print(f"  {ext:<4} {path}")
+    for ext, path in [*result["files"].items(), ("log", log.shown)]:
+        out.print(f"  {ext:<4} {path}", soft_wrap=True)  # a path is never broken: it is copied whole
     if result.get("skipped"):
         reasons = sorted(set(result["skipped"].values()))
         out.print(f"  not fetched: {', '.join(result['skipped'])} ({'; '.join(reasons)})")
@@ -339,31 +357,9 @@ def stats(
         for line in frame.write_ndjson().splitlines():
             sys.stdout.write(line + "\n")
         return
-    headers = {
-        "date": "date",
-        "runs": "runs",
-        "failed": "failed",
-        "last_status": "status",
-        "collected": "items",
-        "feeds_failed": "bad feeds",
-        "duplicates": "dups",
-        "stories": "stories",
-        "versions_published": "versions",
-        "off_topic": "off-topic",
-        "llm_calls": "model calls",
-        "llm_tokens": "tokens",
-        "llm_cost": "cost",
-        "last_run_s": "secs",
-        "last_error": "last error",
-    }
-    table = Table(title=f"runs per day: {frame.height} day(s)")
-    model_used = "llm_calls" in frame.columns and bool(frame["llm_calls"].sum())
-    shown = [c for c in headers if c in frame.columns and (model_used or not c.startswith("llm_"))]
-    for column in shown:
-        table.add_column(headers[column], overflow="fold", min_width=24 if column == "last_error" else None)
-    for row in frame.select(shown).iter_rows():
-        table.add_row(*["" if v is None else str(v)[:60] for v in row])
-    out.print(table)
+    from flows.views import stats_view
+
+    out.print(stats_view(frame, out.width))
 
 
 @app.command()

@@ -6,6 +6,7 @@ The flow body only sequences tasks; every decision lives in ``tasks/``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TypeVar
 
 from prefect import flow, get_run_logger, task
@@ -67,10 +68,7 @@ def analyze_task(
 def factcheck_task(
     ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict], off_topic: int
 ) -> tuple[dict, list[factcheck.Finding]]:
-    document, findings = steps.written(ctx, outcome, analyses, off_topic)
-    if findings:
-        get_run_logger().warning(f"fact-check: {len(findings)} claim(s) not found in their sources")
-    return document, findings
+    return steps.written(ctx, outcome, analyses, off_topic)
 
 
 @task(name="questions", cache_policy=NO_CACHE)
@@ -85,7 +83,8 @@ def questions_task(
 
 
 @task(name="gate", cache_policy=NO_CACHE)
-def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict) -> dict:
+def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict) -> tuple[dict, str]:
+    """The checked document, and what the suites found in a few words."""
     checked, results = steps.run_gates(ctx, outcome, document)
     create_table_artifact(
         key=f"validation-{ctx.day.isoformat()}",
@@ -102,7 +101,10 @@ def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict
         ],
         description=f"Great Expectations gates of {ctx.day.isoformat()}",
     )
-    return checked
+    quarantined = sum(len(r.quarantined) for r in results)
+    return checked, f"{sum(r.success for r in results)} of {len(results)} suites passed, " + (
+        f"{quarantined} row(s) quarantined" if quarantined else "nothing quarantined"
+    )
 
 
 @task(name="publish", cache_policy=NO_CACHE)
@@ -190,6 +192,15 @@ def on_daily_crash(flow, flow_run, state) -> None:
     alert_safely(load_settings(params.get("config")), day, get_run_logger().warning, run_id=str(flow_run.id))
 
 
+STEP_LINE = "brief_step"  # a log record with this attribute is a step's line (``brief run`` prints it)
+
+
+def step_logger() -> Callable[[str], None]:
+    """Log a step's line to the flow run's log, marked as one (``STEP_LINE``)."""
+    log = get_run_logger()
+    return lambda line: log.info(line, extra={STEP_LINE: True})
+
+
 @flow(name="daily-brief", log_prints=True, on_failure=[on_daily_failure], on_crashed=[on_daily_crash])
 def daily_brief(
     date_: str | None = None,
@@ -207,8 +218,8 @@ def daily_brief(
     settings = load_settings(config)
     day = steps.refuse_future(steps.resolve_day(date_, settings), settings)  # before anything is written
     ctx = steps.make_context(settings, day, current_run_id())
-    report = steps.RunReport(ctx)
-    say = get_run_logger().info
+    report = steps.RunReport(ctx, step_logger())
+    say, log = report.say, get_run_logger().info
     report.start()
     with report.step("collect"):
         # unwalked, here and below: Prefect passes the value without walking its contents (the
@@ -216,16 +227,17 @@ def daily_brief(
         # of a run)
         outcomes = collect_all(ctx)
         report.sources = outcomes
-        say(f"collected {sum(o.items for o in outcomes)} items from {len(outcomes)} sources")
+        say(report.collected())
         for skipped in (o for o in outcomes if o.skipped):
-            say(f"{skipped.source} not fetched: {skipped.skipped}")
+            log(f"{skipped.source} not fetched: {skipped.skipped}")
     if after_runs:
         with report.step("wait"):
             from flows.fanout import wait_for_runs
 
             embedded = steps.embed_window(ctx)
-            say(f"{embedded} text(s) embedded; waiting for {len(after_runs)} earlier date(s) of the backfill")
-            wait_for_runs(after_runs, say, poll_s=0.5)
+            log(f"{embedded} text(s) embedded; waiting for {len(after_runs)} earlier date(s) of the backfill")
+            wait_for_runs(after_runs, log, poll_s=0.5)
+            say(f"{embedded} text(s) embedded, {len(after_runs)} earlier date(s) ended")
     with report.step("dedup"):
         outcome = dedup_task(unwalked(ctx))
         say(
@@ -234,23 +246,23 @@ def daily_brief(
     with report.step("score"):
         scores = score_task(unwalked(ctx), unwalked(outcome))
         report.off_topic = steps.left_out(scores)
-        say(
-            f"{len(scores) - report.off_topic} stories on {settings.policy.topic.name}, "
-            f"{report.off_topic} left out"
-        )
+        say(report.scored(len(scores) - report.off_topic, settings.policy.topic.name))
     with report.step("analyze"):
         analyses = analyze_task(unwalked(ctx), unwalked(outcome), unwalked(scores))
+        say(f"{len(analyses)} stories analysed")
     with report.step("factcheck"):
         document, findings = factcheck_task(
             unwalked(ctx), unwalked(outcome), unwalked(analyses), report.off_topic
         )
+        say(f"{len(document['items'])} items written, {len(findings)} claim(s) not found in their sources")
     with report.step("questions"):
         asked = questions_task(
             unwalked(ctx), unwalked(outcome), unwalked(document), unwalked(findings), unwalked(scores)
         )
         say(f"{asked['asked']} question(s) for review, {asked['applied']} answered before")
     with report.step("gate"):
-        document = gate_task(unwalked(ctx), unwalked(outcome), unwalked(document))
+        document, gated = gate_task(unwalked(ctx), unwalked(outcome), unwalked(document))
+        say(gated)
     failed = [o.source for o in report.sources if o.error]
     fetched = sum(1 for o in report.sources if not o.skipped)
     reason = steps.withhold_reason(ctx, document, fetched, failed)
@@ -264,15 +276,22 @@ def daily_brief(
             raise withheld
     with report.step("publish"):
         published = publish_task(unwalked(ctx), unwalked(document))
-        say(f"brief v{published.version}: {published.items} items -> {published.files['md']}")
+        say(
+            f"brief v{published.version}: {published.items} items"
+            + ("" if published.changed else ", unchanged")
+        )
     if deliver and settings.delivery.channels:
         with report.step("deliver"):
             report.delivery = deliver_task(unwalked(ctx))
+            say(report.delivery.line())
     report.finish(outcome, published)
     if settings.alerts:
-        alerts_task(unwalked(ctx))
-    merged, stale = compact_task(unwalked(ctx))
-    say(f"log compacted: {merged} file(s) merged, {stale} stale temporary file(s) removed")
+        with report.step("alerts"):
+            sent = alerts_task(unwalked(ctx))
+            say(f"{len(sent)} alert(s) sent")
+    with report.step("compact"):
+        merged, stale = compact_task(unwalked(ctx))
+        say(f"{merged} file(s) merged, {stale} stale temporary file(s) removed")
     create_table_artifact(
         key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=report.summary()
     )

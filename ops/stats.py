@@ -48,6 +48,17 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         .group_by("run_id")
         .agg((pl.col("outcome") == "off-topic").sum().cast(pl.UInt32).alias("off_topic"))
     )
+    # the duplicates each run found, as its run.finished counted them: an exact duplicate is a fact
+    # stored once, so a rerun finds it again without storing it again
+    found = store.query(
+        lambda: store.scan(days, event_types=["run.finished"]).select(
+            "run_id",
+            pl.col("payload")
+            .str.json_path_match("$.counts['article.duplicate_detected']")
+            .cast(pl.UInt32)
+            .alias("duplicates_found"),
+        )
+    )
     model = (
         store.query(
             lambda: store.scan(days, event_types=["llm.called"]).select(
@@ -67,6 +78,7 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         .join(model, on="run_id", how="left")
         .join(counts.select("run_id", "steps"), on="run_id", how="left")
         .join(scored, on="run_id", how="left")
+        .join(found, on="run_id", how="left")
     )
     return (
         joined.sort("started_at")
@@ -77,7 +89,10 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
             pl.col("status").last().alias("last_status"),
             pl.col("article.collected").fill_null(0).last().alias("collected"),
             pl.col("feed.failed").fill_null(0).last().alias("feeds_failed"),
-            pl.col("article.duplicate_detected").fill_null(0).last().alias("duplicates"),
+            pl.coalesce("duplicates_found", "article.duplicate_detected")
+            .fill_null(0)
+            .last()
+            .alias("duplicates"),
             pl.col("story.clustered").fill_null(0).last().alias("stories"),
             pl.col("off_topic").fill_null(0).last().alias("off_topic"),
             pl.col("brief.published").fill_null(0).sum().alias("versions_published"),

@@ -126,7 +126,7 @@ def new_event(
     parts = [brief_date.isoformat(), event_type, spec.natural_key(data)]
     if spec.hash_payload:
         parts.append(body)
-    if not spec.is_fact:
+    if not spec.is_fact_payload(data):
         parts += [run_id, policy_version]
     event = Event(
         event_id=short_hash(*parts),

@@ -391,8 +391,16 @@ class BriefWithheld(Payload):
     failed_sources: list[str] = Field(default_factory=list)
 
 
+EXACT_DUPLICATE = frozenset({"same_url", "same_content"})
+# Two articles at one canonical URL, or with one content hash, is an observation no policy decides:
+# a fact, recorded once however often the day is run again. That an article was news or briefed
+# on an earlier day depends on the run's window: a derivation of the run.
 REGISTRY.register(
-    "article.duplicate_detected", {1: DuplicateDetected}, fact=False, natural_key=_key("article_id", "reason")
+    "article.duplicate_detected",
+    {1: DuplicateDetected},
+    fact=False,
+    natural_key=_key("article_id", "reason"),
+    fact_when=lambda payload: payload["reason"] in EXACT_DUPLICATE,
 )
 REGISTRY.register("story.clustered", {1: StoryClustered}, fact=False, natural_key=_key("story_id"))
 REGISTRY.register("story.analyzed", {1: StoryAnalyzed}, fact=False, natural_key=_key("story_id"))

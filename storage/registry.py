@@ -21,6 +21,7 @@ EVENT_TYPE_PATTERN = re.compile(r"^[a-z][a-z_]*\.[a-z][a-z_]*$")
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 KeyFunction = Callable[[Mapping[str, Any]], str]
+FactTest = Callable[[Mapping[str, Any]], bool]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,11 @@ class EventSpec:
     is_fact: bool
     natural_key: KeyFunction
     hash_payload: bool = True
+    fact_when: FactTest | None = None
+
+    def is_fact_payload(self, payload: Mapping[str, Any]) -> bool:
+        """Whether an event of this type with this payload is a fact (its id holds no run)."""
+        return self.is_fact or (self.fact_when is not None and self.fact_when(payload))
 
     @property
     def latest_version(self) -> int:
@@ -54,6 +60,7 @@ class EventRegistry:
         natural_key: KeyFunction,
         upcasters: Mapping[int, Upcaster] | None = None,
         hash_payload: bool = True,
+        fact_when: FactTest | None = None,
     ) -> None:
         """Register ``event_type`` with one payload model per schema version.
 
@@ -61,6 +68,8 @@ class EventRegistry:
         must exist for every version but the latest. ``hash_payload=False`` leaves the
         payload out of the event id, for facts whose payload carries volatile detail (a
         fetch's timing) beside an identity that the natural key already states.
+        ``fact_when``: for a derivation type, the payloads that are facts all the same (an
+        observation no policy decides), whose id then holds no run, so a rerun stores them once.
         """
         if not EVENT_TYPE_PATTERN.match(event_type):
             raise UnknownEventType(
@@ -70,7 +79,9 @@ class EventRegistry:
         missing = [v for v in models if v != max(models) and v not in ups]
         if missing:
             raise UnknownEventType(f"{event_type}: no upcaster from version(s) {missing}")
-        self._specs[event_type] = EventSpec(event_type, dict(models), ups, fact, natural_key, hash_payload)
+        self._specs[event_type] = EventSpec(
+            event_type, dict(models), ups, fact, natural_key, hash_payload, fact_when
+        )
 
     def spec(self, event_type: str) -> EventSpec:
         try:

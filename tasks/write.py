@@ -34,8 +34,7 @@ LABELS = {
         "translated": "(translated: {title})",
         "flag": "Its source text contains instructions addressed to AI systems; "
         "it is shown only as quoted data.",
-        "left_out": "{n} {stories} off the topic ({topic}) left out; "
-        "'brief replay --projection scores' says why.",
+        "left_out": "{n} {stories} off the topic ({topic}) left out.",
         "questions": "Open questions",
         "default": "default",
         "sent_by": "Sent by dailybrief. Every claim cites the article it comes from.",
@@ -72,7 +71,7 @@ LABELS = {
         "unverified": "未核实",
         "translated": "（译文：{title}）",
         "flag": "原文含有针对 AI 系统的指令，仅作为引用数据显示。",
-        "left_out": "{n} 条与主题（{topic}）无关的新闻未收录；原因见 'brief replay --projection scores'。",
+        "left_out": "{n} 条与主题（{topic}）无关的新闻未收录。",
         "questions": "待确认的问题",
         "default": "默认",
         "sent_by": "由 dailybrief 发送。每条内容都引用其来源文章。",
@@ -254,7 +253,10 @@ def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick
 
 
 def left_out_line(doc: Mapping[str, Any]) -> str:
-    """The footer that says how many stories the topic filter left out (empty when none)."""
+    """The footer that says how many stories the topic filter left out (empty when none).
+
+    Readers' words only: how an operator finds out why (``brief replay --projection scores``)
+    is the run report's to say (``tasks/steps/report.py``), never a reader's."""
     n = (doc.get("left_out") or {}).get("off_topic", 0)
     if not n:
         return ""

@@ -22,6 +22,25 @@ def injection_flags(members: Sequence[dedup.Item]) -> list[str]:
     )
 
 
+def cited_members(story: dedup.Story, outcome: DedupOutcome) -> list[str]:
+    """The story's articles a reader is pointed to. Of the news and lab articles at one canonical
+    URL (recorded as ``same_url`` duplicates: a page and its syndicated copies), only the first
+    (the earliest published) is cited: one page is one source. A community item, a digest's
+    entry, a repository or a paper at that URL is cited all the same, for the evidence its
+    citation carries (a discussion, points, a position, stars)."""
+    recorded = set(outcome.same_url) | set(outcome.same_url.values())
+    pages: set[str] = set()
+    cited = []
+    for article_id in story.members:
+        item = outcome.items[article_id]
+        if article_id in recorded and item.kind not in outlets.NAMED_KINDS:
+            if item.canonical_url in pages:
+                continue
+            pages.add(item.canonical_url)
+        cited.append(article_id)
+    return cited
+
+
 def summarise(
     ctx: RunContext, story_id: str, outcome: DedupOutcome, story: dedup.Story, rejected: list
 ) -> str:
@@ -56,7 +75,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
         story: dedup.Story = analysis["story"]
         rep = outcome.items[story.representative]
         citations = []
-        for article_id in story.members:
+        for article_id in cited_members(story, outcome):
             m = outcome.items[article_id]
             citations.append(
                 {

@@ -30,6 +30,8 @@ class DedupOutcome:
     corrected_relevance: dict[str, str] = field(default_factory=dict)  # article -> what a person marked
     undated: list[str] = field(default_factory=list)  # today's articles without a publish time
     earlier_sources: dict[str, set[str]] = field(default_factory=dict)  # continued story -> its outlets
+    # articles at another article's canonical URL (a syndicated copy): article -> the one it copies
+    same_url: dict[str, str] = field(default_factory=dict)
 
 
 def _items(frame: pl.DataFrame) -> dict[str, dedup.Item]:
@@ -199,6 +201,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         corrected_relevance=marked,
         undated=sorted(a for a in collected_today if items[a].published_at is None),
         earlier_sources=earlier_sources,
+        same_url={d.article_id: d.duplicate_of for d in clustering.duplicates if d.reason == "same_url"},
     )
 
 

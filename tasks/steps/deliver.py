@@ -51,6 +51,17 @@ class DeliveryOutcome:
     def failed(self) -> list[Sent]:
         return [s for s in self.sent if not s.ok]
 
+    def line(self) -> str:
+        """The deliver step in a few words (the run's line for it)."""
+        parts = [f"sent to {sum(s.ok for s in self.sent)} channel(s)"]
+        if self.failed:
+            parts.append(f"{len(self.failed)} failed ('brief deliver --date {self.day}' resends)")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} not sent")
+        if self.waiting:
+            parts.append(self.waiting)
+        return ", ".join(parts)
+
     def rows(self) -> list[dict]:
         """Lines of the run report: one per send, skip and hold."""
         rows = [

@@ -1,6 +1,14 @@
-"""The run report: timings per step, run.started / run.finished, the per-source table."""
+"""The run report: timings per step, run.started / run.finished, the per-source table.
+
+Each step ends in one line (``collect    0.3 s  8 items from 2 sources``), given to the
+function the flow passes in: it is what ``brief run`` prints and what the Prefect UI logs.
+How an operator digs further (``brief replay --projection scores`` says why a story was left
+out) is said here, in the run's output and report, never in what readers get.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from storage.errors import BriefError
 from tasks.steps.collect import SourceOutcome
@@ -22,8 +30,10 @@ class StepFailed(BriefError):
 class RunReport:
     """Times each step, writes run.started / run.finished, and tabulates what happened."""
 
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: RunContext, step_line: Callable[[str], None] = lambda line: None) -> None:
         self.ctx = ctx
+        self.step_line = step_line  # gets one line as each step ends
+        self.details: dict[str, str] = {}  # what each step did, in a few words
         self.started = 0.0
         self.seconds: dict[str, float] = {}
         self.sources: list[SourceOutcome] = []
@@ -56,12 +66,14 @@ class RunReport:
         )
 
     def step(self, name: str):
+        """Time a step; when it ends well, its line goes out (what ``say`` noted, after its time)."""
         import contextlib
         import time
 
         @contextlib.contextmanager
         def timed():
             t = time.perf_counter()
+            self.current = name
             try:
                 yield
             except StepFailed:
@@ -70,8 +82,34 @@ class RunReport:
                 raise StepFailed(name, exc) from exc
             finally:
                 self.seconds[name] = round(time.perf_counter() - t, 3)
+            self.step_line(self.line(name))
 
         return timed()
+
+    current = ""  # the step running now: what ``say`` describes
+
+    def say(self, detail: str) -> None:
+        """What the running step did, in a few words (its line, with its time, when it ends)."""
+        self.details[self.current] = detail
+
+    def collected(self) -> str:
+        """The collect step's words: items, sources, the failed and the not fetched."""
+        failed = [s.source for s in self.sources if s.error]
+        skipped = sum(1 for s in self.sources if s.skipped)
+        return (
+            f"{sum(s.items for s in self.sources)} items from {len(self.sources)} sources"
+            + (f", {len(failed)} failed ({', '.join(failed)})" if failed else "")
+            + (f", {skipped} not fetched" if skipped else "")
+        )
+
+    def scored(self, on_topic: int, topic: str) -> str:
+        """The score step's words, with where an operator reads why a story was left out."""
+        return f"{on_topic} stories on {topic}, {self.off_topic} left out" + (
+            f" ('brief replay --date {self.ctx.day} --projection scores' says why)" if self.off_topic else ""
+        )
+
+    def line(self, name: str) -> str:
+        return f"{name:<9} {self.seconds.get(name, 0.0):5.1f} s  {self.details.get(name, '')}".rstrip()
 
     def finish(self, outcome: DedupOutcome, published: Published) -> None:
         self.outcome, self.published = outcome, published
@@ -151,6 +189,11 @@ class RunReport:
             dedup = (
                 f"; {self.outcome.news} new articles in {len(self.outcome.stories)} stories, "
                 f"{self.outcome.duplicates} duplicates dropped, {self.off_topic} off-topic stories left out"
+                + (
+                    f" ('brief replay --date {self.ctx.day} --projection scores' says why)"
+                    if self.off_topic
+                    else ""
+                )
             )
         return (
             f"{self.ctx.day}: {len(self.sources) - len(failed)}/{len(self.sources)} sources ok"

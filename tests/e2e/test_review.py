@@ -65,8 +65,9 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
     v1_before = v1_path.read_bytes()
     asked = questions(config)
     assert len(asked) == 3 and any(q["field"] == "same_story" for q in asked)
-    # the labnotes article and techwire's syndicated copy of it are one item (one URL); techwire's own report apart
-    assert sorted(pippin_items(json.loads(Path(first["files"]["json"]).read_text()))) == [1, 2]
+    # the labnotes article and techwire's syndicated copy of it are one item (one URL, cited once);
+    # techwire's own report apart
+    assert sorted(pippin_items(json.loads(Path(first["files"]["json"]).read_text()))) == [1, 1]
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: brief review at a terminal
@@ -104,7 +105,7 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
 
     store = store_of(config)
     v2 = json.loads((Path(store.base) / "briefs" / DAY / "v2.json").read_text())
-    assert pippin_items(v2) == [3]  # the answer merged the story
+    assert pippin_items(v2) == [2]  # the answer merged the story (the copy still cited once)
     assert v1_path.read_bytes() == v1_before  # version 1 stays as it was
     resolved = store.read(event_types=["confirmation.resolved"])
     assert sorted(e.payload["by"] for e in resolved) == ["default", "default", "human"]
@@ -151,7 +152,7 @@ def test_review_from_an_answers_file(tmp_path: Path, prefect_harness: None) -> N
     assert done.returncode == 0, done.stderr
     assert "1 answer(s) recorded" in done.stdout and "new version v2" in done.stdout
     v2 = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
-    assert v2["version"] == 2 and pippin_items(v2) == [3]
+    assert v2["version"] == 2 and pippin_items(v2) == [2]
     left = cli("review", "--date", DAY, "--config", str(config), "--answers", str(answers))
     assert left.returncode == 2 and "is not an open question" in left.stderr
 

@@ -1,0 +1,147 @@
+"""What ``brief run`` shows, and where the rest of a run's output goes.
+
+The screen gets one line per step (the records the flow marks with ``STEP_LINE``) and then the
+brief. Everything else a run prints (Prefect's log lines, its temporary server, Great
+Expectations, the embedding model's loading and progress bars, warnings) goes to the run's log
+file: ``{root}/logs/{date}/run-{UTC time}.log``. On an object store the file is written
+locally and copied there when the run ends. With ``--verbose`` it goes to the screen (stderr)
+as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, TextIO
+
+from flows.daily import STEP_LINE
+from storage.events import utcnow
+from tasks.settings import Settings
+
+
+@dataclass(frozen=True)
+class RunLog:
+    local: Path  # where the run writes it
+    shown: str  # where it ends up (the store's path), as the screen names it
+    upload: str | None = None  # the store path to copy it to when the run ends (an object store)
+    fs: Any = None  # the store's filesystem (pyarrow), for that copy
+
+
+def run_log(settings: Settings, day: date) -> RunLog:
+    """The run's log file: under the store root, or a local copy of it when the root is remote."""
+    store = settings.storage.event_store()
+    name = f"logs/{day.isoformat()}/run-{utcnow():%Y%m%dT%H%M%S%f}.log"
+    target = f"{store.base.rstrip('/')}/{name}"
+    if store.is_local:
+        return RunLog(Path(target), target)
+    folder = Path(tempfile.mkdtemp(prefix="brief-run-log-"))
+    local = folder / Path(name).name
+    return RunLog(local, f"{settings.storage.root.rstrip('/')}/{name}", upload=target, fs=store.fs)
+
+
+def _is_console(handler: logging.Handler) -> bool:
+    """A handler that writes to a terminal stream: Prefect's console handlers, and the plain
+    ``StreamHandler`` a library adds (transformers); never a file, nor a test runner's capture."""
+    if not isinstance(handler, logging.StreamHandler) or isinstance(handler, logging.FileHandler):
+        return False
+    return type(handler).__module__.split(".")[0] in {"logging", "prefect"}
+
+
+def _loggers() -> list[logging.Logger]:
+    named = [v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)]
+    return [logging.getLogger(), *named]
+
+
+def _like(handler: logging.Handler, stream: TextIO) -> logging.Handler:
+    """A plain stream handler to ``stream`` with ``handler``'s level, formatter and filters."""
+    copy = logging.StreamHandler(stream)
+    copy.setLevel(handler.level)
+    copy.setFormatter(handler.formatter)
+    for f in handler.filters:
+        copy.addFilter(f)
+    return copy
+
+
+class _StepLines(logging.Handler):
+    """Prints the flow's step lines (records marked ``STEP_LINE``)."""
+
+    def __init__(self, show: Callable[[str], None]) -> None:
+        super().__init__()
+        self.show = show
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return bool(getattr(record, STEP_LINE, False))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.show(record.getMessage())
+
+
+@contextlib.contextmanager
+def run_output(log: RunLog, show: Callable[[str], None], *, verbose: bool = False) -> Iterator[None]:
+    """While a run goes: step lines to ``show``; every console log handler, and stderr (progress
+    bars, warnings), to the run's log file; with ``verbose``, console handlers to the screen's
+    stderr as well. All is put back when the run ends, and a remote log is copied to the store."""
+    log.local.parent.mkdir(parents=True, exist_ok=True)
+    stream = log.local.open("a", encoding="utf-8", buffering=1)
+    swapped: list[tuple[logging.Logger, logging.Handler, list[logging.Handler]]] = []
+    for logger in _loggers():
+        for handler in [h for h in logger.handlers if _is_console(h)]:
+            instead = [_like(handler, stream)] + ([_like(handler, sys.stderr)] if verbose else [])
+            logger.removeHandler(handler)
+            for h in instead:
+                logger.addHandler(h)
+            swapped.append((logger, handler, instead))
+    steps = _StepLines(show)
+    flow_runs = logging.getLogger("prefect.flow_runs")
+    flow_runs.addHandler(steps)
+    screen = sys.stderr
+    if not verbose:
+        sys.stderr = stream
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            stop_temporary_server()  # its goodbye goes to the log too, not to the screen at exit
+        sys.stderr = screen
+        flow_runs.removeHandler(steps)
+        for logger, handler, instead in reversed(swapped):
+            for h in instead:
+                logger.removeHandler(h)
+            logger.addHandler(handler)
+        for logger in _loggers():  # handlers made during the run (a library imported then) keep stderr
+            for handler in logger.handlers:
+                if isinstance(handler, logging.StreamHandler) and handler.stream is stream:
+                    handler.setStream(sys.stderr)
+        stream.close()
+        if log.upload:
+            _upload(log)
+
+
+def stop_temporary_server() -> None:
+    """Flush the run's logs and events to Prefect's temporary server, when the run started one,
+    and stop it now (else it says goodbye on the screen when the process exits)."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer._instances.get(None)
+    if server is None or not server.running:
+        return
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    EventsWorker.drain_all(timeout=30)
+    APILogWorker.drain_all(timeout=30)
+    server.stop()
+
+
+def _upload(log: RunLog) -> None:
+    assert log.upload is not None
+    with log.fs.open_output_stream(log.upload) as out:
+        out.write(log.local.read_bytes())
+    log.local.unlink()
+    log.local.parent.rmdir()

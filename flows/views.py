@@ -1,0 +1,131 @@
+"""How ``brief events``, ``brief stats`` and the questions view lay out for a terminal.
+
+Every layout reads in 80 columns: no line is wider than the console, ids are shown whole (a
+run's id once, in a legend its rows refer to by number), words are never broken, and only a
+payload, which ``--format jsonl`` gives whole, is cut short (with "…").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+INDENT = 2  # the second line of an entry
+
+
+def _line(text: str, width: int) -> Text:
+    """``text`` flattened to one line of at most ``width`` cells, "…" where it was cut."""
+    line = Text(" ".join(text.split()))
+    line.truncate(width, overflow="ellipsis")
+    return line
+
+
+def events_view(rows: Sequence[Mapping[str, Any]], title: str, width: int) -> RenderableType:
+    """The events as two-line entries: when, brief date, type and run (by its number in the legend
+    above), then the subject and as much of the payload as the width holds."""
+    runs: dict[str, int] = {}
+    for row in rows:
+        runs.setdefault(row["run_id"], len(runs) + 1)
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    if runs:
+        legend = Text("runs:")
+        label = len(str(len(runs)))
+        for run_id, number in runs.items():
+            legend.append(f"\n  {number:>{label}} = {run_id}")
+        parts.append(legend)
+    type_width = max((len(r["event_type"]) for r in rows), default=0)
+    subject_width = max((len(r["subject_id"]) for r in rows), default=0)
+    for row in rows:
+        head = Text(f"{row['occurred_at']:%Y-%m-%d %H:%M:%S}  {row['brief_date']}  ", style="dim")
+        head.append(f"{row['event_type']:<{type_width}}", style="bold")
+        head.append(f"  run {runs[row['run_id']]}")
+        subject = Text(f"{' ' * INDENT}{row['subject_id']:<{subject_width}}  ")
+        room = width - subject.cell_len
+        if room < 20:  # a long subject: the payload gets a line of its own
+            body = Group(
+                Text(subject.plain.rstrip()),
+                Padding(_line(row["payload"], width - INDENT), (0, 0, 0, INDENT)),
+            )
+        else:
+            body = Group(subject + _line(row["payload"], room))
+        parts.append(Group(Text(""), head, body))
+    return Group(*parts)
+
+
+STATS_HEADERS = {
+    "date": "date",
+    "runs": "runs",
+    "failed": "failed",
+    "last_status": "status",
+    "collected": "items",
+    "feeds_failed": "bad\nfeeds",
+    "duplicates": "dups",
+    "stories": "stories",
+    "versions_published": "versions",
+    "off_topic": "off\ntopic",
+    "last_run_s": "secs",
+}
+MODEL_HEADERS = {"date": "date", "llm_calls": "calls", "llm_tokens": "tokens", "llm_cost": "cost"}
+
+
+def _table(title: str, headers: Mapping[str, str], rows: Iterable[Sequence[Any]]) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False)
+    for key, header in headers.items():
+        left = key in ("date", "last_status")
+        table.add_column(header, no_wrap=True, justify="left" if left else "right")
+    for row in rows:
+        table.add_row(*["" if v is None else str(v) for v in row])
+    return table
+
+
+def stats_view(frame, width: int) -> RenderableType:
+    """Runs per day in one narrow table (short headers, one space between columns); the language
+    model's calls, tokens and cost in a second one when a model was used; each day's last error
+    below them, wrapped at its words."""
+    shown = [c for c in STATS_HEADERS if c in frame.columns]
+    parts: list[RenderableType] = [
+        _table(
+            f"runs per day: {frame.height} day(s)",
+            {c: STATS_HEADERS[c] for c in shown},
+            frame.select(shown).iter_rows(),
+        )
+    ]
+    if "llm_calls" in frame.columns and bool(frame["llm_calls"].sum()):
+        model = [c for c in MODEL_HEADERS if c in frame.columns]
+        parts += [
+            Text(""),
+            _table(
+                "language model per day",
+                {c: MODEL_HEADERS[c] for c in model},
+                frame.select(model).iter_rows(),
+            ),
+        ]
+    if "last_error" in frame.columns:
+        errors = [(d, e) for d, e in frame.select("date", "last_error").iter_rows() if e]
+        if errors:
+            parts.append(Text("\nlast error per day:", style="bold"))
+        for day, error in errors:
+            parts.append(Padding(Text(f"{day}: {error}"), (0, 0, 0, INDENT)))
+    return Group(*parts)
+
+
+def questions_view(rows: Sequence[Mapping[str, Any]], title: str) -> RenderableType:
+    """Each question as an entry: its id, type and status, the default or the answer and who gave
+    it, then the whole prompt wrapped at its words."""
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    for row in rows:
+        head = Text(str(row["question_id"]), style="bold")
+        head.append(f"  {row.get('type') or ''}  {row.get('status') or ''}")
+        if row.get("answer") is not None:
+            head.append(f"  answer: {row['answer']} (by {row.get('by') or '?'})")
+        elif row.get("default") is not None:
+            head.append(f"  default: {row['default']}")
+        prompt = Text(str(row.get("prompt") or ""))
+        parts += [Text(""), head, Padding(prompt, (0, 0, 0, INDENT))]
+    return Group(*parts)
