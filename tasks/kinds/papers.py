@@ -7,7 +7,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.kinds.base import Article, Evidence, FeedInfo, count, entry_link, entry_text, feed_tags, html_lines
+from tasks.kinds.base import (
+    Article,
+    Evidence,
+    FeedInfo,
+    count,
+    entry_link,
+    entry_text,
+    feed_tags,
+    host,
+    html_lines,
+)
 from tasks.normalize import clean_text, published_utc
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
@@ -28,10 +38,21 @@ def parse(entry: Mapping[str, Any], feed: FeedInfo) -> list[Article]:
             summary=first_sentences(abstract),
             published=feed.time or published_utc(entry),
             tags=feed_tags(entry),
-            outlet=None,
+            outlet=outlet(link, entry_text(entry)),
             evidence=Evidence(upvotes=upvotes),
         )
     ]
+
+
+HUGGING_FACE = "Hugging Face"
+
+
+def outlet(link: str, text: str) -> str:
+    """Where readers know the paper from: Hugging Face for its daily papers (the entry links the
+    paper's page there, and its upvotes are Hugging Face's), else the link's site (``arxiv.org``)."""
+    if "huggingface.co/papers/" in text or host(link) == "huggingface.co":
+        return HUGGING_FACE
+    return host(link)
 
 
 def first_sentences(text: str, most: int = 2) -> str:

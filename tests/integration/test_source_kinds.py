@@ -91,6 +91,7 @@ def test_a_paper_is_news_the_day_it_trends_summed_up_in_a_sentence_or_two(shared
     )
     assert paper["published_at"].startswith("2026-03-18")
     assert paper["evidence"] == {"upvotes": 515}
+    assert {i["outlet"] for i in items.values()} == {"Hugging Face"}  # not the config's name for the feed
     for item in items.values():
         assert 1 <= len(re.findall(r"[.!?](?:\s|$)", item["summary"])) <= 2, item["summary"]
         assert not re.search(r"Upvotes:|Authors:|GitHub Stars:", item["summary"])

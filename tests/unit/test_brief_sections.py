@@ -111,3 +111,14 @@ def test_the_sections_read_in_order_and_papers_join_the_research_category() -> N
     assert [s["heading"] for s in zh["sections"]] == ["头条", "模型与发布", "研究", "开源项目", "社区讨论"]
     alone = view({**_day(), "items": [i for i in _day()["items"] if i["story_id"] != "study"]}, {})
     assert [s["heading"] for s in alone["sections"]][2:4] == ["Research", "Open source"]
+
+
+def test_each_quick_link_is_a_line_of_its_own_in_markdown() -> None:
+    from tasks.render import render
+
+    papers = [story(f"p{n}", 1 - n / 10, cite("hf", "papers")) for n in range(8)]
+    doc = {"date": "2026-03-18", "version": 1, "language": "en", "window": WINDOW}
+    doc["items"] = arrange(papers, top=1, quotas={}, quick_links=15)
+    text = render("markdown", view(doc, {}))
+    quick = text.split("## Quick links\n", 1)[1].strip().splitlines()
+    assert [line.split("](")[0] for line in quick] == ["- [Story p5", "- [Story p6", "- [Story p7"], quick
