@@ -1014,6 +1014,145 @@ def learn(
     out.print(f"candidate written: {where}; compare it with 'brief evaluate --policy …'", markup=False)
 
 
+policy_app = typer.Typer(
+    help="The adopted policy: adopt a candidate, show it, its history, what changed, roll back.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(policy_app, name="policy")
+ReasonOption = Annotated[str, typer.Option("--reason", help="Why, in a few words (recorded).")]
+
+
+def _person(by: str | None) -> str:
+    import re
+
+    from flows.deliver import approver
+    from tasks.settings import PERSON_NAME
+
+    who = by or approver()
+    if not re.fullmatch(PERSON_NAME, who):
+        raise InputError(f"--by {who!r} is not a name: use letters, digits, '.', '_' or '-' (at most 40)")
+    return who
+
+
+def _print_adoption(adoption) -> None:
+    from ops.policy import change_lines, describe
+
+    for line in describe(adoption.event):
+        out.print(line)
+    out.print("  changes:")
+    for line in change_lines(adoption.event.payload["changes"]):
+        out.print(line)
+    if not adoption.written:
+        out.print("  (this adoption was already in the log: nothing new written)")
+
+
+@policy_app.command("adopt")
+def policy_adopt(
+    file: Annotated[str, typer.Argument(help="The candidate policy: a TOML file with a [policy] table.")],
+    reason: ReasonOption,
+    by: ByOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Adopt a candidate policy: a policy.adopted event holds it whole; the next run uses it."""
+    from ops.policy import adopt
+    from tasks import steps
+
+    who = _person(by)
+    settings, store = open_store(config)
+    adoption = adopt(settings, store, file, who, reason, steps.today(settings))
+    _print_adoption(adoption)
+    if settings.policy_file:
+        err.print(
+            f"warning: the config pins policy_file = {settings.policy_file}; "
+            "runs use that file until it is removed"
+        )
+
+
+@policy_app.command("rollback")
+def policy_rollback(reason: ReasonOption, by: ByOption = None, config: ConfigOption = None) -> None:
+    """Adopt again the policy in force before the current one (one more policy.adopted)."""
+    from ops.policy import rollback
+    from tasks import steps
+
+    who = _person(by)
+    settings, store = open_store(config)
+    _print_adoption(rollback(settings, store, who, reason, steps.today(settings)))
+
+
+@policy_app.command("show")
+def policy_show(
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="The policy in force at this UTC time.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """The policy in force (now, or at --as-of): who adopted it, why, its settings and files."""
+    from ops.policy import adoptions, describe, flatten, governing, history
+
+    moment = parse_time(as_of)
+    settings, store = open_store(config)
+    history(store)  # puts back a copy of an adoption a crash left out of policies/adopted
+    found = adoptions(store, moment)
+    if not found:
+        when = f" at {moment.isoformat()}" if moment else ""
+        out.print(f"no policy adopted{when}: runs use the config's [policy] ({settings.policy_version()})")
+        return
+    event = found[-1]
+    for line in describe(event):
+        out.print(line)
+    if moment is None and settings.policy_file:
+        out.print(f"  note: {governing(settings, store).line}")
+    out.print("  settings:")
+    for key, value in flatten(dict(event.payload)).items():
+        out.print(f"    {key} = {orjson.dumps(value).decode()[:120]}")
+
+
+@policy_app.command("history")
+def policy_history(config: ConfigOption = None) -> None:
+    """Every adoption, oldest first: when, which version, who, why, and on which evaluation."""
+    from ops.policy import history
+
+    _, store = open_store(config)
+    events = history(store)
+    if not events:
+        out.print("no policy adopted yet; 'brief policy adopt FILE --reason …' adopts one")
+        return
+    table = Table(title=f"{len(events)} adoption(s)")
+    for column in ("#", "adopted (UTC)", "version", "by", "reason", "evaluation", "changes"):
+        table.add_column(column, overflow="fold")
+    for n, e in enumerate(events, 1):
+        p = e.payload
+        table.add_row(
+            str(n),
+            f"{e.occurred_at:%Y-%m-%d %H:%M}",
+            p["version"] + (" (rollback)" if p.get("rollback_of") else ""),
+            p["by"],
+            p["reason"],
+            (p.get("verdict") or "recorded") if p.get("evaluation") else "none",
+            str(len(p["changes"])),
+        )
+    out.print(table)
+
+
+@policy_app.command("diff")
+def policy_diff(
+    a: Annotated[
+        str, typer.Argument(help="An adoption: its number in 'brief policy history', version or event id.")
+    ],
+    b: Annotated[str, typer.Argument(help="Another adoption, compared with the first.")],
+    config: ConfigOption = None,
+) -> None:
+    """What changed between two adopted policies, setting by setting and file by file."""
+    from ops.policy import change_lines, changes, find
+
+    _, store = open_store(config)
+    first, second = find(store, a), find(store, b)
+    out.print(f"{first.payload['version']} -> {second.payload['version']}:")
+    for line in change_lines(changes(dict(first.payload), dict(second.payload))):
+        out.print(line)
+
+
 def main() -> None:
     """Console-script entry point: one clear line, and exit code 2 on a user mistake (1 when the
     day's brief was withheld)."""
