@@ -910,7 +910,17 @@ def evaluate(
     from pathlib import Path
 
     from flows.backfill import date_range
-    from ops.evaluate import candidate_settings, evaluate_policy, record, table
+    from ops.evaluate import (
+        candidate_settings,
+        check_labels_folder,
+        evaluate_policy,
+        record,
+        table,
+        unseen,
+        verdict,
+    )
+    from ops.learn import seen_by
+    from tasks.editorial import load_model
     from tasks.settings import load_settings
 
     settings = load_settings(config)
@@ -920,14 +930,32 @@ def evaluate(
     if not days:
         raise InputError(f"no stored events between {start} and {end}; run or backfill those dates first")
     folder = Path(labels) if labels else None
-    if folder is not None and not folder.is_dir():
-        raise InputError(f"--labels {labels!r} is not a folder")
+    if folder is not None:
+        check_labels_folder(folder)
     figures = {}
+    judged: dict[str, dict] = {}
     for name, chosen in (("current", settings), ("candidate", candidate)):
         version = chosen.policy_version()
+        judged[name] = {}
         with err.status(f"replaying {len(days)} day(s) through the {name} policy ({version}) …"):
-            figures[f"{name} {version}"] = evaluate_policy(chosen, chosen.policy, days, folder)
-    record(settings, candidate, days[0], days[-1], figures, folder)
+            figures[f"{name} {version}"] = evaluate_policy(chosen, chosen.policy, days, folder, judged[name])
+    if (
+        folder is not None
+        and not any(k.startswith("label:") for day in judged["candidate"].values() for k in day)
+        and all(f["label_f1"] is None for f in figures.values())
+    ):
+        raise InputError(
+            f"--labels {labels!r}: none of its labels names an article of the stored days "
+            f"{days[0]} .. {days[-1]}; check the folder and --start/--end"
+        )
+    seen_keys, seen_stories = set(), set()
+    for chosen in (settings, candidate):
+        keys, stories = seen_by(load_model(chosen.policy.editorial_model))
+        seen_keys |= keys
+        seen_stories |= stories
+    per_day, left_out = unseen(judged["current"], judged["candidate"], seen_keys, seen_stories)
+    decided = verdict(per_day, left_out)
+    record(settings, candidate, days[0], days[-1], figures, folder, decided)
     frame = table(figures)
     result = Table(title=f"policy evaluation {days[0]} .. {days[-1]}")
     for column in frame.columns:
@@ -935,6 +963,7 @@ def evaluate(
     for row in frame.iter_rows():
         result.add_row(*row)
     out.print(result)
+    out.print(decided["line"])
     out.print("recorded as a policy.evaluated event")
 
 
@@ -976,6 +1005,11 @@ def learn(
     if out_file.suffix not in (".toml", ".json"):
         raise InputError(f"--out {out_path!r}: give a .toml (candidate policy) or a .json (model) file name")
     given = read_labels(Path(labels)) if labels else Labels()
+    if labels and not given:
+        raise InputError(
+            f"--labels {labels!r} holds no hand labels (relevance-*.json or <name>-YYYY-MM-DD.json); "
+            "point it at the labels folder or leave it out"
+        )
     _, store = open_store(config)
     stored = store.days()
     first, last = parse_day(start, "--start") or (stored[0] if stored else None), parse_day(end, "--end")
@@ -988,6 +1022,11 @@ def learn(
 
     with err.status(f"replaying {len(days)} day(s) for examples …"):
         examples = collect_examples(settings, days, given, progress)
+    if labels and not any(e.by == "label" for e in examples):
+        raise InputError(
+            f"--labels {labels!r}: none of its {len(given)} labels names an article of the stored days "
+            f"{days[0]} .. {days[-1]}; check the folder and --start/--end"
+        )
     if not examples:
         raise InputError(
             "no labelled or marked story in that range; mark stories in 'brief review' or give --labels"
