@@ -906,7 +906,17 @@ def evaluate(
     from pathlib import Path
 
     from flows.backfill import date_range
-    from ops.evaluate import candidate_settings, evaluate_policy, record, table
+    from ops.evaluate import (
+        candidate_settings,
+        check_labels_folder,
+        evaluate_policy,
+        record,
+        table,
+        unseen,
+        verdict,
+    )
+    from ops.learn import seen_by
+    from tasks.editorial import load_model
     from tasks.settings import load_settings
 
     settings = load_settings(config)
@@ -916,14 +926,32 @@ def evaluate(
     if not days:
         raise InputError(f"no stored events between {start} and {end}; run or backfill those dates first")
     folder = Path(labels) if labels else None
-    if folder is not None and not folder.is_dir():
-        raise InputError(f"--labels {labels!r} is not a folder")
+    if folder is not None:
+        check_labels_folder(folder)
     figures = {}
+    judged: dict[str, dict] = {}
     for name, chosen in (("current", settings), ("candidate", candidate)):
         version = chosen.policy_version()
+        judged[name] = {}
         with err.status(f"replaying {len(days)} day(s) through the {name} policy ({version}) …"):
-            figures[f"{name} {version}"] = evaluate_policy(chosen, chosen.policy, days, folder)
-    record(settings, candidate, days[0], days[-1], figures, folder)
+            figures[f"{name} {version}"] = evaluate_policy(chosen, chosen.policy, days, folder, judged[name])
+    if (
+        folder is not None
+        and not any(k.startswith("label:") for day in judged["candidate"].values() for k in day)
+        and all(f["label_f1"] is None for f in figures.values())
+    ):
+        raise InputError(
+            f"--labels {labels!r}: none of its labels names an article of the stored days "
+            f"{days[0]} .. {days[-1]}; check the folder and --start/--end"
+        )
+    seen_keys, seen_stories = set(), set()
+    for chosen in (settings, candidate):
+        keys, stories = seen_by(load_model(chosen.policy.editorial_model))
+        seen_keys |= keys
+        seen_stories |= stories
+    per_day, left_out = unseen(judged["current"], judged["candidate"], seen_keys, seen_stories)
+    decided = verdict(per_day, left_out)
+    record(settings, candidate, days[0], days[-1], figures, folder, decided)
     frame = table(figures)
     result = Table(title=f"policy evaluation {days[0]} .. {days[-1]}")
     for column in frame.columns:
@@ -931,6 +959,7 @@ def evaluate(
     for row in frame.iter_rows():
         result.add_row(*row)
     out.print(result)
+    out.print(decided["line"])
     out.print("recorded as a policy.evaluated event")
 
 
@@ -972,6 +1001,11 @@ def learn(
     if out_file.suffix not in (".toml", ".json"):
         raise InputError(f"--out {out_path!r}: give a .toml (candidate policy) or a .json (model) file name")
     given = read_labels(Path(labels)) if labels else Labels()
+    if labels and not given:
+        raise InputError(
+            f"--labels {labels!r} holds no hand labels (relevance-*.json or <name>-YYYY-MM-DD.json); "
+            "point it at the labels folder or leave it out"
+        )
     _, store = open_store(config)
     stored = store.days()
     first, last = parse_day(start, "--start") or (stored[0] if stored else None), parse_day(end, "--end")
@@ -984,6 +1018,11 @@ def learn(
 
     with err.status(f"replaying {len(days)} day(s) for examples …"):
         examples = collect_examples(settings, days, given, progress)
+    if labels and not any(e.by == "label" for e in examples):
+        raise InputError(
+            f"--labels {labels!r}: none of its {len(given)} labels names an article of the stored days "
+            f"{days[0]} .. {days[-1]}; check the folder and --start/--end"
+        )
     if not examples:
         raise InputError(
             "no labelled or marked story in that range; mark stories in 'brief review' or give --labels"
@@ -1008,6 +1047,145 @@ def learn(
     out.print(card_text(fitted.model), markup=False, highlight=False)
     where = f"{out_path} (model {model_path})" if out_file.suffix == ".toml" else str(model_path)
     out.print(f"candidate written: {where}; compare it with 'brief evaluate --policy …'", markup=False)
+
+
+policy_app = typer.Typer(
+    help="The adopted policy: adopt a candidate, show it, its history, what changed, roll back.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(policy_app, name="policy")
+ReasonOption = Annotated[str, typer.Option("--reason", help="Why, in a few words (recorded).")]
+
+
+def _person(by: str | None) -> str:
+    import re
+
+    from flows.deliver import approver
+    from tasks.settings import PERSON_NAME
+
+    who = by or approver()
+    if not re.fullmatch(PERSON_NAME, who):
+        raise InputError(f"--by {who!r} is not a name: use letters, digits, '.', '_' or '-' (at most 40)")
+    return who
+
+
+def _print_adoption(adoption) -> None:
+    from ops.policy import change_lines, describe
+
+    for line in describe(adoption.event):
+        out.print(line)
+    out.print("  changes:")
+    for line in change_lines(adoption.event.payload["changes"]):
+        out.print(line)
+    if not adoption.written:
+        out.print("  (this adoption was already in the log: nothing new written)")
+
+
+@policy_app.command("adopt")
+def policy_adopt(
+    file: Annotated[str, typer.Argument(help="The candidate policy: a TOML file with a [policy] table.")],
+    reason: ReasonOption,
+    by: ByOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Adopt a candidate policy: a policy.adopted event holds it whole; the next run uses it."""
+    from ops.policy import adopt
+    from tasks import steps
+
+    who = _person(by)
+    settings, store = open_store(config)
+    adoption = adopt(settings, store, file, who, reason, steps.today(settings))
+    _print_adoption(adoption)
+    if settings.policy_file:
+        err.print(
+            f"warning: the config pins policy_file = {settings.policy_file}; "
+            "runs use that file until it is removed"
+        )
+
+
+@policy_app.command("rollback")
+def policy_rollback(reason: ReasonOption, by: ByOption = None, config: ConfigOption = None) -> None:
+    """Adopt again the policy in force before the current one (one more policy.adopted)."""
+    from ops.policy import rollback
+    from tasks import steps
+
+    who = _person(by)
+    settings, store = open_store(config)
+    _print_adoption(rollback(settings, store, who, reason, steps.today(settings)))
+
+
+@policy_app.command("show")
+def policy_show(
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="The policy in force at this UTC time.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """The policy in force (now, or at --as-of): who adopted it, why, its settings and files."""
+    from ops.policy import adoptions, describe, flatten, governing, history
+
+    moment = parse_time(as_of)
+    settings, store = open_store(config)
+    history(store)  # puts back a copy of an adoption a crash left out of policies/adopted
+    found = adoptions(store, moment)
+    if not found:
+        when = f" at {moment.isoformat()}" if moment else ""
+        out.print(f"no policy adopted{when}: runs use the config's [policy] ({settings.policy_version()})")
+        return
+    event = found[-1]
+    for line in describe(event):
+        out.print(line)
+    if moment is None and settings.policy_file:
+        out.print(f"  note: {governing(settings, store).line}")
+    out.print("  settings:")
+    for key, value in flatten(dict(event.payload)).items():
+        out.print(f"    {key} = {orjson.dumps(value).decode()[:120]}")
+
+
+@policy_app.command("history")
+def policy_history(config: ConfigOption = None) -> None:
+    """Every adoption, oldest first: when, which version, who, why, and on which evaluation."""
+    from ops.policy import history
+
+    _, store = open_store(config)
+    events = history(store)
+    if not events:
+        out.print("no policy adopted yet; 'brief policy adopt FILE --reason …' adopts one")
+        return
+    table = Table(title=f"{len(events)} adoption(s)")
+    for column in ("#", "adopted (UTC)", "version", "by", "reason", "evaluation", "changes"):
+        table.add_column(column, overflow="fold")
+    for n, e in enumerate(events, 1):
+        p = e.payload
+        table.add_row(
+            str(n),
+            f"{e.occurred_at:%Y-%m-%d %H:%M}",
+            p["version"] + (" (rollback)" if p.get("rollback_of") else ""),
+            p["by"],
+            p["reason"],
+            (p.get("verdict") or "recorded") if p.get("evaluation") else "none",
+            str(len(p["changes"])),
+        )
+    out.print(table)
+
+
+@policy_app.command("diff")
+def policy_diff(
+    a: Annotated[
+        str, typer.Argument(help="An adoption: its number in 'brief policy history', version or event id.")
+    ],
+    b: Annotated[str, typer.Argument(help="Another adoption, compared with the first.")],
+    config: ConfigOption = None,
+) -> None:
+    """What changed between two adopted policies, setting by setting and file by file."""
+    from ops.policy import change_lines, changes, find
+
+    _, store = open_store(config)
+    first, second = find(store, a), find(store, b)
+    out.print(f"{first.payload['version']} -> {second.payload['version']}:")
+    for line in change_lines(changes(dict(first.payload), dict(second.payload))):
+        out.print(line)
 
 
 def main() -> None:

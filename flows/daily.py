@@ -215,11 +215,17 @@ def daily_brief(
     ``after_runs``: flow run ids of earlier dates of a fanned-out backfill (``flows/fanout.py``);
     after collecting and embedding, the run waits for them to end before it decides anything.
     """
-    settings = load_settings(config)
-    day = steps.refuse_future(steps.resolve_day(date_, settings), settings)  # before anything is written
+    from ops.policy import governing
+
+    configured = load_settings(config)
+    day = steps.refuse_future(steps.resolve_day(date_, configured), configured)  # before anything is written
+    policy = governing(configured, configured.storage.event_store())
+    settings = policy.settings
     ctx = steps.make_context(settings, day, current_run_id())
+    ctx.policy_origin = policy.record
     report = steps.RunReport(ctx, step_logger())
     say, log = report.say, get_run_logger().info
+    log(policy.line)  # in the run's log and the Prefect UI; run.started records it
     report.start()
     with report.step("collect"):
         # unwalked, here and below: Prefect passes the value without walking its contents (the

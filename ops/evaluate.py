@@ -14,13 +14,15 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 from pydantic import ValidationError
 
-from storage.errors import ConfigError
+from storage.errors import ConfigError, InputError
 from tasks import analyze, dedup, steps
 from tasks.editorial import load_model
 from tasks.settings import PolicySettings, Settings, resolve_model_path
@@ -83,8 +85,14 @@ def _prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float |
 
 
 def evaluate_policy(
-    settings: Settings, policy: PolicySettings, days: Sequence[date], labels: Path | None = None
+    settings: Settings,
+    policy: PolicySettings,
+    days: Sequence[date],
+    labels: Path | None = None,
+    judged: dict[date, dict[str, Judged]] | None = None,
 ) -> dict[str, float | int | None]:
+    """The policy's figures over ``days``; ``judged`` (when given) gets, per day, whether it agreed
+    with each person's mark and hand label (``judge``)."""
     trial = settings.model_copy(update={"policy": policy})
     relevance_labels = _relevance_labels(labels)
     editorial = {k: [0, 0] for k in ("precision", "top_core", "recall", "headline", "marks", "toward")}
@@ -105,6 +113,8 @@ def evaluate_policy(
         document, findings, scores = steps.draft(ctx, outcome)
         left_out += steps.left_out(scores)
         _score_editorial(editorial, document, outcome, scores, relevance_labels.on(day), marks)
+        if judged is not None:
+            judged[day] = judge(day, outcome, scores, relevance_labels.on(day), marks)
         questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
         model = llm_analyst(ctx)
         if model is not None:  # a changed prompt or model asks again; the same one reads the log
@@ -177,8 +187,131 @@ def evaluate_policy(
     }
 
 
+@dataclass(frozen=True)
+class Judged:
+    """One judgement (a person's mark, else the best hand label) of one story, and the policy's call."""
+
+    story: tuple[str, str]  # (day, story id)
+    wanted: str  # off-topic / related / core
+    agreed: bool
+
+
+OUTCOME_OF_LABEL = {"none": "off-topic", "related": "related", "core": "core"}
+
+
+def judge(day: date, outcome, scores, labels: dict, marks: dict[str, str]) -> dict[str, Judged]:
+    """Judgement key (``mark:<article>`` or ``label:<link>``, as ``brief learn`` records them) ->
+    whether the policy's outcome for its story is what the person or the label says."""
+    from ops.learn import RANK, label_of
+
+    out: dict[str, Judged] = {}
+    for story in outcome.stories:
+        scored = scores[story.story_id]
+        marked = next((a for a in story.members if a in marks), None)
+        if marked is not None:
+            wanted = "core" if marks[marked] == "lead" else marks[marked]
+            key = f"mark:{marked}"
+        else:
+            found = [
+                lab for a in story.members if (lab := label_of(labels, outcome.items[a].url)) is not None
+            ]
+            if not found:
+                continue
+            best = max(found, key=lambda lab: (RANK[lab.relevance], lab.importance))
+            wanted, key = OUTCOME_OF_LABEL[best.relevance], f"label:{best.id}"
+        out[key] = Judged((day.isoformat(), scored.story_id), wanted, scored.outcome == wanted)
+    return out
+
+
+MIN_UNSEEN = 20  # fewer unseen judgements than this: not enough evidence, whatever the figures
+MIN_DAYS = 3  # the bootstrap resamples days: fewer cannot give an interval worth the name
+BOOTSTRAP = 2000
+
+
+def unseen(
+    current: dict[date, dict[str, Judged]],
+    candidate: dict[date, dict[str, Judged]],
+    seen_keys: set[str],
+    seen_stories: set[tuple[str, str]],
+) -> tuple[dict[date, list[tuple[bool, bool]]], int]:
+    """Per day, (current agreed, candidate agreed) for every judgement neither policy was fitted on;
+    and how many were left out because one of them saw it."""
+    out: dict[date, list[tuple[bool, bool]]] = {}
+    left_out = 0
+    for day, theirs in candidate.items():
+        ours = current.get(day, {})
+        for key, j in theirs.items():
+            if key not in ours:
+                continue
+            if key in seen_keys or j.story in seen_stories or ours[key].story in seen_stories:
+                left_out += 1
+                continue
+            out.setdefault(day, []).append((ours[key].agreed, j.agreed))
+    return out, left_out
+
+
+def verdict(per_day: dict[date, list[tuple[bool, bool]]], left_out: int, seed: int = 0) -> dict:
+    """Adopt, don't, or not enough evidence, from unseen judgements: the difference in agreement
+    (candidate - current) and its 95 % bootstrap interval over days (days resampled with replacement,
+    each bringing all its judgements)."""
+    days = sorted(per_day)
+    n = sum(len(v) for v in per_day.values())
+    base = {"metric": "agreement with unseen marks and labels", "unseen": n, "seen_left_out": left_out}
+    base["days"] = len(days)
+    if n == 0:
+        line = (
+            f"not enough evidence: no unseen judgements ({left_out} marks and labels left out: "
+            "the candidate or the current policy was fitted on them)"
+        )
+        return {**base, "decision": "not enough evidence", "line": line}
+    cur = np.array([sum(a for a, _ in per_day[d]) for d in days], dtype=float)
+    cand = np.array([sum(b for _, b in per_day[d]) for d in days], dtype=float)
+    size = np.array([len(per_day[d]) for d in days], dtype=float)
+    diff = float((cand.sum() - cur.sum()) / size.sum())
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(days), size=(BOOTSTRAP, len(days)))
+    diffs = (cand[picks].sum(1) - cur[picks].sum(1)) / size[picks].sum(1)
+    low, high = (float(x) for x in np.percentile(diffs, [2.5, 97.5]))
+    shares = (
+        f"{cand.sum() / n:.1%} of {n} unseen judgements against {cur.sum() / n:.1%} ({diff * 100:+.1f} points"
+    )
+    interval = f"95 % interval {low * 100:+.1f} to {high * 100:+.1f} over {len(days)} day(s))"
+    found = {**base, "difference": round(diff, 4), "interval": (round(low, 4), round(high, 4))}
+    if n < MIN_UNSEEN or len(days) < MIN_DAYS:
+        need = f"at least {MIN_UNSEEN} unseen judgements over {MIN_DAYS} days are needed"
+        line = f"not enough evidence: {n} unseen judgement(s) over {len(days)} day(s); {need}"
+        return {**found, "decision": "not enough evidence", "line": line}
+    if diff <= 0:
+        return {
+            **found,
+            "decision": "don't",
+            "line": f"don't: the candidate agrees with {shares}, {interval}",
+        }
+    if low > 0:
+        return {
+            **found,
+            "decision": "adopt",
+            "line": f"adopt: the candidate agrees with {shares}, {interval}",
+        }
+    line = f"not enough evidence: the candidate agrees with {shares}, {interval}; it includes no change"
+    return {**found, "decision": "not enough evidence", "line": line}
+
+
 def _share(pair: list) -> float | None:
     return round(pair[0] / pair[1], 4) if pair[1] else None
+
+
+def check_labels_folder(folder: Path) -> None:
+    """An evaluation's ``--labels``: a folder with hand labels or story labels, else one clear error."""
+    from ops.learn import read_labels
+
+    if not folder.is_dir():
+        raise InputError(f"--labels {str(folder)!r} is not a folder")
+    if not read_labels(folder) and not any(folder.glob("stories-*.json")):
+        raise InputError(
+            f"--labels {str(folder)!r} holds no labels (relevance-*.json, <name>-YYYY-MM-DD.json or "
+            "stories-YYYY-MM-DD.json); point it at the labels folder or leave it out"
+        )
 
 
 def _relevance_labels(folder: Path | None):
@@ -251,7 +384,13 @@ def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict
 
 
 def record(
-    settings: Settings, candidate: Settings, start: date, end: date, figures: dict, labels: Path | None
+    settings: Settings,
+    candidate: Settings,
+    start: date,
+    end: date,
+    figures: dict,
+    labels: Path | None,
+    decided: dict | None = None,
 ) -> None:
     from storage.events import new_event, utcnow
 
@@ -268,6 +407,7 @@ def record(
                     "end": end.isoformat(),
                     "figures": figures,
                     "labels": str(labels) if labels else None,
+                    "verdict": decided,
                 },
                 brief_date=end,
                 run_id=f"evaluate-{candidate.policy_version()}",

@@ -153,6 +153,7 @@ class Example:
     by: str  # "label" or "human"
     languages: list[str] = field(default_factory=list)  # per article ("en" when not given)
     multilingual: np.ndarray | None = None  # one row per article, the multilingual embedding
+    judgements: list[str] = field(default_factory=list)  # what labelled it: mark:<article>, label:<link>
 
     def language(self, k: int) -> str:
         return self.languages[k] if k < len(self.languages) else "en"
@@ -198,6 +199,7 @@ def collect_examples(
                 relevance, importance = MARK_LABEL[marked]
                 by = "human"
                 per_article = [int(relevance != "none")] * len(members)
+                judged = [f"mark:{a}" for a in members if a in outcome.corrected_relevance]
             elif found:
                 best = max(found, key=lambda lab: (RANK[lab.relevance], lab.importance))
                 relevance, by = best.relevance, "label"
@@ -207,6 +209,7 @@ def collect_examples(
                     int(lab.relevance != "none") if lab is not None else int(relevance != "none")
                     for lab in label.values()
                 ]
+                judged = sorted({f"label:{lab.id}" for lab in found})
             else:
                 continue
             evidence = {k: v for k, v in (scored.evidence or {}).items() if k in editorial.RELEVANCE_FEATURES}
@@ -225,6 +228,7 @@ def collect_examples(
                     by,
                     [outcome.items[a].language for a in members],
                     multilingual[rows] if multilingual is not None else None,
+                    judged,
                 )
             )
         if progress:
@@ -458,6 +462,10 @@ def fit(
     )
     figures = cross_validate(train, refit_head)
     days = sorted({e.day for e in train})
+    judgements = sorted(
+        {j for e in train for j in e.judgements}
+        | set(base.card.get("fitted_on", {}).get("judgements", []) if base else [])
+    )
     card = {
         "fitted_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "fitted_on": {
@@ -468,12 +476,29 @@ def fit(
             "on_topic": sum(e.relevance != "none" for e in train),
             "core": sum(e.relevance == "core" for e in train),
             "base_model": base.name if base else None,
+            # what it saw: 'brief evaluate' scores it only on other marks and labels
+            "judgements": judgements,
+            "judgements_digest": judgements_digest(judgements),
         },
         "leave_one_day_out": figures,
         "library": _library(),
         "note": note,
     }
     return Fitted(model.model_copy(update={"card": card}), figures)
+
+
+def judgements_digest(keys: Sequence[str]) -> str:
+    """A digest of the marks and labels a model was fitted on (sorted keys), to compare two artefacts."""
+    import hashlib
+
+    return hashlib.blake2b("\n".join(sorted(keys)).encode(), digest_size=16).hexdigest()
+
+
+def seen_by(model: editorial.EditorialModel) -> tuple[set[str], set[tuple[str, str]]]:
+    """What a model was fitted on: its judgement keys (``mark:<article>``, ``label:<link>``) and its
+    training stories (day, story id), which every fitted artefact keeps."""
+    keys = set(model.card.get("fitted_on", {}).get("judgements", []))
+    return keys, {(row.day, row.story_id) for row in model.training}
 
 
 def _library() -> str:
@@ -577,6 +602,8 @@ def card_markdown(model: editorial.EditorialModel) -> str:
         f"{on.get('from_people', 0)} from people's answers); {on.get('on_topic', 0)} on topic, "
         f"{on.get('core', 0)} core",
         f"- refines: {on.get('base_model') or 'nothing (fitted afresh)'}",
+        f"- judgements seen: {len(on.get('judgements', []))} marks and labels "
+        f"(digest {on.get('judgements_digest', '-')}); 'brief evaluate' scores it on others only",
         f"- note: {card.get('note', '')}",
         "",
         "## Leave one day out",
@@ -609,6 +636,7 @@ def card_text(model: editorial.EditorialModel) -> str:
         f"fitted on {on.get('stories', 0)} stories of {len(on.get('days', []))} day(s) "
         f"({on.get('from_labels', 0)} from labels, {on.get('from_people', 0)} from people's answers; "
         f"{on.get('on_topic', 0)} on topic, {on.get('core', 0)} core) with {card.get('library', '')}",
+        f"judgements seen: {len(on.get('judgements', []))} (digest {on.get('judgements_digest', '-')})",
     ]
     if "precision" in cv:
         rows.append(

@@ -225,15 +225,37 @@ class RunProcess(Payload):
     started: int | None = None  # the process's start time (clock ticks since boot), against pid reuse
 
 
-class RunStarted(RunStartedV1):
+class RunStartedV2(RunStartedV1):
     """v2 adds the run's process, so that a run killed without a word is found and recorded crashed."""
 
     process: RunProcess | None = None
 
 
+class RunPolicy(Payload):
+    """The policy a run decided under, and where it came from."""
+
+    version: str
+    origin: Literal[
+        "adopted", "pinned", "config"
+    ]  # an adoption, a file the config pins, the config's [policy]
+    adoption: str | None = None  # the policy.adopted event in force (also when a pin overrides it)
+    file: str | None = None  # the pinned file
+
+
+class RunStarted(RunStartedV2):
+    """v3 adds the policy the run ran under: an adopted one, a file the config pins, or the config's own."""
+
+    policy: RunPolicy | None = None
+
+
 def upcast_run_started_v1_v2(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 did not say where the run ran."""
     return {**payload, "process": None}
+
+
+def upcast_run_started_v2_v3(payload: dict[str, Any]) -> dict[str, Any]:
+    """v2 said only the policy's version (in its parameters), not where the policy came from."""
+    return {**payload, "policy": None}
 
 
 class RunFinished(Payload):
@@ -296,8 +318,8 @@ REGISTRY.register("feed.failed", {1: FeedFailed}, fact=False, natural_key=_key("
 REGISTRY.register("feed.skipped", {1: FeedSkipped}, fact=False, natural_key=_key("source", "url"))
 REGISTRY.register(
     "run.started",
-    {1: RunStartedV1, 2: RunStarted},
-    upcasters={1: upcast_run_started_v1_v2},
+    {1: RunStartedV1, 2: RunStartedV2, 3: RunStarted},
+    upcasters={1: upcast_run_started_v1_v2, 2: upcast_run_started_v2_v3},
     fact=False,
     natural_key=_key("flow"),
 )
@@ -511,7 +533,7 @@ REGISTRY.register("story.merged", {1: StoryMerged}, fact=True, natural_key=_key(
 REGISTRY.register("story.split", {1: StorySplit}, fact=True, natural_key=_key("article_ids"))
 
 
-class PolicyEvaluated(Payload):
+class PolicyEvaluatedV1(Payload):
     current_policy: str
     candidate_policy: str
     start: str
@@ -520,11 +542,82 @@ class PolicyEvaluated(Payload):
     labels: str | None = None
 
 
+class Verdict(Payload):
+    """What an evaluation concludes, from judgements the candidate was not fitted on."""
+
+    decision: Literal["adopt", "don't", "not enough evidence"]
+    line: str  # the verdict as printed
+    metric: str  # what was compared: agreement with people's marks and hand labels
+    unseen: int  # judgements the candidate did not see
+    seen_left_out: int  # judgements it was fitted on, left out of the comparison
+    days: int
+    difference: float | None = None  # candidate - current, share of unseen judgements agreed with
+    interval: tuple[float, float] | None = None  # bootstrap over days, 95 %
+
+
+class PolicyEvaluated(PolicyEvaluatedV1):
+    """v2 adds the verdict."""
+
+    verdict: Verdict | None = None
+
+
+def upcast_policy_evaluated_v1_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 gave figures and no verdict."""
+    return {**payload, "verdict": None}
+
+
 REGISTRY.register(
     "policy.evaluated",
-    {1: PolicyEvaluated},
+    {1: PolicyEvaluatedV1, 2: PolicyEvaluated},
+    upcasters={1: upcast_policy_evaluated_v1_v2},
     fact=False,
     natural_key=_key("current_policy", "candidate_policy", "start", "end"),
+)
+
+
+class PolicyArtefact(Payload):
+    """A file of a policy, stored under the root by its content (``policies/blobs/<digest><suffix>``)."""
+
+    kind: Literal["model", "vocabulary", "prompt"]
+    name: str  # the model's ref, the vocabulary's file name, the prompt's task
+    digest: str
+    path: str  # relative to the root
+
+
+class PolicyChange(Payload):
+    key: str  # dotted, e.g. policy.near_duplicate_threshold or artefact.model
+    before: Any = None
+    after: Any = None
+
+
+class PolicyAdopted(Payload):
+    """A policy adopted, whole: its settings and the digests of its files, the change from the policy
+    before it, who adopted it and why, and the evaluation that justified it. A rollback is one more
+    adoption (``rollback_of`` names the adoption it undoes)."""
+
+    version: str  # the policy version runs under it carry
+    policy: dict[str, Any]  # the [policy] table, with the model named by its stored file
+    llm: dict[str, Any] | None = None  # the [llm] table when the policy has one (prompts by digest)
+    artefacts: list[PolicyArtefact]
+    previous: str | None = None  # the policy.adopted event it replaces
+    previous_version: str | None = None
+    # the first adoption only: the policy the config gave runs before it ({policy, llm, artefacts}),
+    # what rolling that adoption back restores
+    baseline: dict[str, Any] | None = None
+    changes: list[PolicyChange] = Field(default_factory=list)
+    by: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+    source: str  # the file adopted, or "rollback"
+    evaluation: str | None = None  # the policy.evaluated event of this candidate, when there is one
+    verdict: str | None = None  # that evaluation's decision
+    rollback_of: str | None = None
+
+
+REGISTRY.register(
+    "policy.adopted",
+    {1: PolicyAdopted},
+    fact=True,
+    natural_key=_key("version", "previous", "by", "reason", "rollback_of"),
 )
 
 

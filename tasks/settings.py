@@ -241,7 +241,15 @@ class PolicySettings(Section):
         from tasks.editorial import model_digest
         from tasks.vocabulary import vocabulary_digest
 
-        text = self.model_dump_json() + model_digest(self.editorial_model) + vocabulary_digest()
+        ref = self.editorial_model
+        # a model file counts by its content, not its path: the same artefact read from the store's
+        # copy (an adopted policy) or from where 'brief learn' wrote it is one version
+        named = (
+            self
+            if ref == "rules" or ref.startswith("builtin:")
+            else self.model_copy(update={"editorial_model": "file"})
+        )
+        text = named.model_dump_json() + model_digest(ref) + vocabulary_digest()
         return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
@@ -355,6 +363,11 @@ class Settings(Section):
     )
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
     desk: DeskSettings = Field(default_factory=DeskSettings)
+    policy_file: str | None = Field(
+        default=None,
+        description="a policy file (TOML with [policy]) that runs use instead of the adopted policy; "
+        "each run says so and records it",
+    )
 
     @field_validator("alerts")
     @classmethod
@@ -472,6 +485,8 @@ def parse_settings(data: dict, path: Path | None = None) -> Settings:
     if llm is not None and llm.prompts and not Path(llm.prompts).expanduser().is_absolute():
         llm = llm.model_copy(update={"prompts": os.path.normpath(base / llm.prompts)})
         settings = settings.model_copy(update={"llm": llm})
+    if settings.policy_file and not Path(settings.policy_file).expanduser().is_absolute():
+        settings = settings.model_copy(update={"policy_file": os.path.normpath(base / settings.policy_file)})
     output = settings.output
     if output.templates and not Path(output.templates).expanduser().is_absolute():
         output = output.model_copy(update={"templates": os.path.normpath(base / output.templates)})

@@ -34,6 +34,7 @@ class RunContext:
     memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
     analyst: Any = None  # the run's language-model analyst (tasks.steps.llm), made on first use
     written_days: set[date] = field(default_factory=set)  # days this run appended to (compaction's work)
+    policy_origin: dict[str, Any] | None = None  # where the run's policy came from (ops.policy.governing)
     _counts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @functools.cached_property

@@ -223,8 +223,11 @@ def test_alert_channels_follow_the_delivery_channels_secret_rules() -> None:
             parse_settings({**base, **data})
 
 
-def test_a_v1_run_started_is_read_as_v2_without_a_process() -> None:
+def test_a_v1_run_started_is_read_as_v3_without_a_process_or_a_policy() -> None:
     from storage.registry import REGISTRY
 
     version, payload = REGISTRY.upcast("run.started", 1, {"flow": "daily-brief", "parameters": {}})
-    assert version == 2 and payload == {"flow": "daily-brief", "parameters": {}, "process": None}
+    assert version == 3
+    assert payload == {"flow": "daily-brief", "parameters": {}, "process": None, "policy": None}
+    version, payload = REGISTRY.upcast("run.started", 2, {"flow": "daily-brief", "process": None})
+    assert version == 3 and payload["policy"] is None

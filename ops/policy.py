@@ -1,0 +1,429 @@
+"""The adopted policy and its history (``brief policy …``), and the policy a run runs under.
+
+Adopting a policy appends one ``policy.adopted`` fact that holds it whole: the ``[policy]`` table,
+the ``[llm]`` table when there is one, and the digests of its files (the editorial model, the
+vocabulary, the prompt templates), which are stored under the root by digest
+(``storage/blobs.py``); with them, the change from the policy before it, who adopted it and why,
+and the ``policy.evaluated`` event of that candidate when there is one. A rollback is one more
+adoption, of the policy before the current one.
+
+An adoption lands in the stream of the day it was made (in the configured timezone). So that a run
+finds the policy in force without reading every day of the log, each adoption is also copied, once
+it is in the log, to ``policies/adopted/<time>-<event id>.json`` (its stored line); ``brief policy
+history`` reads the log itself and puts back any copy that is missing.
+
+Which policy a run uses: a file the config pins (``policy_file``), else the latest adoption, else
+the config's own ``[policy]``. The run records which (``run.started``'s ``policy``) and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow.fs as pafs
+
+from storage import blobs
+from storage.atomic import write_bytes
+from storage.errors import InputError
+from storage.events import Event, event_from_row, new_event, utcnow
+from storage.store import ParquetEventStore
+from tasks.editorial import MODELS_DIR
+from tasks.settings import LLMSettings, PolicySettings, Settings
+
+ADOPTED = "policies/adopted"
+PRODUCER = "policy@1"
+
+
+# --- what a policy is made of ---------------------------------------------------------------
+
+
+def _model_bytes(ref: str) -> bytes | None:
+    if ref == "rules":
+        return None
+    path = MODELS_DIR / f"{ref.removeprefix('builtin:')}.json" if ref.startswith("builtin:") else Path(ref)
+    return path.expanduser().read_bytes()
+
+
+def store_policy(settings: Settings, store: ParquetEventStore) -> dict[str, Any]:
+    """Store the files of ``settings``' policy by digest; the payload fields that hold it whole."""
+    from tasks.llm import PROMPTS_DIR, TASKS
+    from tasks.vocabulary import VOCABULARY_FILE
+
+    fs, base = store.fs, store.base
+    artefacts = []
+    policy = settings.policy.model_dump(mode="json")
+    ref = settings.policy.editorial_model
+    data = _model_bytes(ref)
+    if data is not None:
+        digest, path = blobs.put(fs, base, data, ".json")
+        artefacts.append({"kind": "model", "name": ref, "digest": digest, "path": path})
+        if not ref.startswith("builtin:"):
+            policy["editorial_model"] = f"stored:{path}"
+    digest, path = blobs.put(fs, base, VOCABULARY_FILE.read_bytes(), ".json")
+    artefacts.append({"kind": "vocabulary", "name": VOCABULARY_FILE.name, "digest": digest, "path": path})
+    llm = None
+    if settings.llm is not None:
+        llm = settings.llm.model_dump(mode="json")
+        folder = Path(settings.llm.prompts).expanduser() if settings.llm.prompts else None
+        for task in TASKS:
+            source = folder / f"{task}.toml" if folder and (folder / f"{task}.toml").is_file() else None
+            digest, path = blobs.put(fs, base, (source or PROMPTS_DIR / f"{task}.toml").read_bytes(), ".toml")
+            artefacts.append({"kind": "prompt", "name": task, "digest": digest, "path": path})
+        if folder is not None:
+            llm["prompts"] = "stored"
+    return {"policy": policy, "llm": llm, "artefacts": artefacts}
+
+
+def restore(settings: Settings, adopted: Event, store: ParquetEventStore) -> Settings:
+    """``settings`` with the adopted policy (and its ``[llm]``), read back from the stored files."""
+    payload = adopted.payload
+    fs, base = store.fs, store.base
+    policy = dict(payload["policy"])
+    by_kind: dict[str, list[dict]] = {}
+    for artefact in payload["artefacts"]:
+        by_kind.setdefault(artefact["kind"], []).append(artefact)
+    ref = policy["editorial_model"]
+    if ref.startswith("stored:"):
+        policy["editorial_model"] = str(blobs.local_copy(fs, base, ref.removeprefix("stored:")))
+    elif ref.startswith("builtin:"):
+        [model] = by_kind["model"]
+        shipped = _model_bytes(ref)
+        if shipped is None or blobs.digest_of(shipped) != model["digest"]:
+            # the shipped model changed since: the adopted weights are the stored ones
+            policy["editorial_model"] = str(blobs.local_copy(fs, base, model["path"]))
+    llm = None
+    if payload.get("llm") is not None:
+        table = dict(payload["llm"])
+        if table.get("prompts") == "stored":
+            table["prompts"] = str(_prompt_folder(fs, base, by_kind.get("prompt", [])))
+        llm = LLMSettings.model_validate(table)
+    return settings.model_copy(update={"policy": PolicySettings.model_validate(policy), "llm": llm})
+
+
+def _prompt_folder(fs: pafs.FileSystem, base: str, prompts: Sequence[dict]) -> Path:
+    """A local folder with the stored prompt templates under their task names."""
+    files = {p["name"]: blobs.local_copy(fs, base, p["path"]) for p in prompts}
+    key = blobs.digest_of("|".join(f"{k}={v.name}" for k, v in sorted(files.items())).encode())
+    folder = files[next(iter(files))].parent.parent / "prompts" / key
+    for task, path in files.items():
+        target = folder / f"{task}.toml"
+        if not target.is_file():
+            write_bytes(pafs.LocalFileSystem(), str(target.resolve()), path.read_bytes())
+    return folder
+
+
+# --- the history of adoptions ----------------------------------------------------------------
+
+
+def _index_name(event: Event) -> str:
+    micros = int(event.occurred_at.timestamp() * 1_000_000)
+    return f"{ADOPTED}/{micros:020d}-{event.event_id}.json"
+
+
+def _index(store: ParquetEventStore, event: Event) -> None:
+    where = f"{store.base}/{_index_name(event)}"
+    if store.fs.get_file_info(where).type != pafs.FileType.File:
+        write_bytes(store.fs, where, event.stored_line)
+
+
+def adoptions(store: ParquetEventStore, as_of: datetime | None = None) -> list[Event]:
+    """Every adoption up to ``as_of``, oldest first, from the copies (no walk through the log)."""
+    from storage.events import EPOCH, MICROSECOND
+
+    selector = pafs.FileSelector(f"{store.base}/{ADOPTED}", allow_not_found=True)
+    names = sorted(i.path for i in store.fs.get_file_info(selector) if i.path.endswith(".json"))
+    if as_of is not None:
+        limit = (as_of - EPOCH) // MICROSECOND
+        names = [n for n in names if int(n.rsplit("/", 1)[1].split("-", 1)[0]) <= limit]
+    out = []
+    for name in names:
+        with store.fs.open_input_stream(name) as src:
+            row = orjson.loads(src.read())
+        row["occurred_at"] = EPOCH + row["occurred_at"] * MICROSECOND
+        row["brief_date"] = date.fromordinal(date(1970, 1, 1).toordinal() + row["brief_date"])
+        out.append(event_from_row(row))
+    return out
+
+
+def history(store: ParquetEventStore) -> list[Event]:
+    """Every adoption in the log, oldest first; a copy missing from ``policies/adopted`` is put back."""
+    events = store.read(event_types=["policy.adopted"])
+    for event in events:
+        _index(store, event)
+    return events
+
+
+def current(store: ParquetEventStore, as_of: datetime | None = None) -> Event | None:
+    found = adoptions(store, as_of)
+    return found[-1] if found else None
+
+
+def find(store: ParquetEventStore, ref: str) -> Event:
+    """An adoption by its number in ``brief policy history`` (1 = the first), its policy version or
+    the start of its event id."""
+    events = history(store)
+    if not events:
+        raise InputError("no policy has been adopted yet; adopt one with 'brief policy adopt FILE'")
+    if ref.isdigit() and 1 <= int(ref) <= len(events):
+        return events[int(ref) - 1]
+    matches = [e for e in events if e.payload["version"] == ref] or [
+        e for e in events if len(ref) >= 6 and e.event_id.startswith(ref)
+    ]
+    if not matches:
+        raise InputError(
+            f"no adoption {ref!r}; give its number, policy version or event id from 'brief policy history'"
+        )
+    return matches[-1]
+
+
+# --- changes --------------------------------------------------------------------------------
+
+
+def flatten(payload: dict[str, Any]) -> dict[str, Any]:
+    """A policy as dotted keys: its settings (categories by name) and its files by digest."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}", v)
+        elif isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
+            for v in value:
+                walk(f"{prefix}.{v['name']}", {k: x for k, x in v.items() if k != "name"})
+        else:
+            out[prefix] = value
+
+    walk("policy", {k: v for k, v in payload["policy"].items() if k != "editorial_model"})
+    if payload.get("llm") is not None:
+        walk("llm", {k: v for k, v in payload["llm"].items() if k != "prompts"})
+    for artefact in payload["artefacts"]:
+        key = "vocabulary" if artefact["kind"] == "vocabulary" else f"{artefact['kind']}.{artefact['name']}"
+        if artefact["kind"] == "model":
+            key = "model"
+        out[key] = artefact["digest"][:12]
+    return out
+
+
+def changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[dict[str, Any]]:
+    """What differs between two policies (payload form), key by key."""
+    old = flatten(before) if before is not None else {}
+    new = flatten(after)
+    return [
+        {"key": k, "before": old.get(k), "after": new.get(k)}
+        for k in sorted(old.keys() | new.keys())
+        if old.get(k) != new.get(k)
+    ]
+
+
+# --- adopting -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Adoption:
+    event: Event
+    written: bool  # False: the same adoption was already in the log
+
+
+def _evaluation(store: ParquetEventStore, version: str) -> Event | None:
+    found = [
+        e for e in store.read(event_types=["policy.evaluated"]) if e.payload["candidate_policy"] == version
+    ]
+    return found[-1] if found else None
+
+
+def _adopt(
+    settings: Settings,
+    store: ParquetEventStore,
+    held: dict[str, Any],
+    version: str,
+    *,
+    by: str,
+    reason: str,
+    source: str,
+    day: date,
+    rollback_of: str | None = None,
+) -> Adoption:
+    if not reason.strip():
+        raise InputError("--reason is empty; say in a few words why this policy is adopted")
+    before = current(store)
+    if before is not None and before.payload["version"] == version and rollback_of is None:
+        raise InputError(
+            f"policy {version} is already the adopted one (since {before.occurred_at:%Y-%m-%d %H:%M} UTC); "
+            "nothing to adopt"
+        )
+    previous = dict(before.payload) if before is not None else store_policy(settings, store)
+    evaluation = _evaluation(store, version)
+    verdict = (evaluation.payload.get("verdict") or {}).get("decision") if evaluation else None
+    event = new_event(
+        "policy.adopted",
+        {
+            "version": version,
+            **held,
+            "previous": before.event_id if before else None,
+            "previous_version": before.payload["version"] if before else settings.policy_version(),
+            "baseline": None if before is not None else previous,
+            "changes": changes(previous, held),
+            "by": by,
+            "reason": reason.strip(),
+            "source": source,
+            "evaluation": evaluation.event_id if evaluation else None,
+            "verdict": verdict,
+            "rollback_of": rollback_of,
+        },
+        brief_date=day,
+        run_id=f"policy-{utcnow():%Y%m%dT%H%M%S%f}",
+        subject_id=f"policy-{version}",
+        produced_by=PRODUCER,
+        occurred_at=utcnow(),
+        source_event_ids=[e.event_id for e in (before, evaluation) if e is not None],
+        policy_version=version,
+    )
+    written = store.append([event]).written
+    _index(store, event)
+    return Adoption(event, bool(written))
+
+
+def adopt(
+    settings: Settings, store: ParquetEventStore, file: str, by: str, reason: str, day: date
+) -> Adoption:
+    """Adopt the policy of a candidate file (``[policy]``, and ``[llm]`` when it has one)."""
+    from ops.evaluate import candidate_settings
+
+    candidate = candidate_settings(file, settings)
+    held = store_policy(candidate, store)
+    return _adopt(
+        settings,
+        store,
+        held,
+        candidate.policy_version(),
+        by=by,
+        reason=reason,
+        source=str(Path(file).resolve()),
+        day=day,
+    )
+
+
+def _position(event: Event, by_id: dict[str, Event]) -> Event | None:
+    """The adoption whose policy is in force after ``event``: itself, or for a rollback the one it
+    restored; None for the config's policy before the first adoption."""
+    if event.payload.get("rollback_of") is None:
+        return event
+    undone = _position(by_id[event.payload["rollback_of"]], by_id)
+    return _before(undone, by_id) if undone is not None else None
+
+
+def _before(adoption: Event, by_id: dict[str, Event]) -> Event | None:
+    previous = adoption.payload["previous"]
+    return _position(by_id[previous], by_id) if previous else None
+
+
+def rollback(settings: Settings, store: ParquetEventStore, by: str, reason: str, day: date) -> Adoption:
+    """Adopt again the policy in force before the current one; rolling back a rollback goes one
+    further back, down to the config's policy of before the first adoption."""
+    events = adoptions(store)
+    if not events:
+        raise InputError("no policy has been adopted yet: there is nothing to roll back")
+    by_id = {e.event_id: e for e in events}
+    now = _position(events[-1], by_id)
+    if now is None:
+        raise InputError(
+            "the policy in force is the config's of before the first adoption: "
+            "there is nothing older to roll back to"
+        )
+    earlier = _before(now, by_id)
+    if earlier is None:  # back to the config's policy of before the first adoption
+        first = events[0].payload
+        held, version = dict(first["baseline"]), first["previous_version"]
+    else:
+        held = {k: earlier.payload[k] for k in ("policy", "llm", "artefacts")}
+        version = earlier.payload["version"]
+    return _adopt(
+        settings,
+        store,
+        held,
+        version,
+        by=by,
+        reason=reason,
+        source="rollback",
+        day=day,
+        rollback_of=events[-1].event_id,
+    )
+
+
+# --- the policy a run uses ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Governing:
+    settings: Settings
+    record: dict[str, Any]  # run.started's ``policy``
+    line: str  # what the run says about it
+
+
+def governing(settings: Settings, store: ParquetEventStore) -> Governing:
+    """The settings a run uses: a pinned file's policy, else the adopted one, else the config's."""
+    adopted = current(store)
+    if settings.policy_file:
+        from ops.evaluate import candidate_settings
+
+        pinned = candidate_settings(settings.policy_file, settings)
+        version = pinned.policy_version()
+        over = f"; the adopted policy {adopted.payload['version']} is not used" if adopted else ""
+        return Governing(
+            pinned,
+            {
+                "version": version,
+                "origin": "pinned",
+                "adoption": adopted.event_id if adopted else None,
+                "file": settings.policy_file,
+            },
+            f"policy {version} pinned by the config (policy_file = {settings.policy_file}){over}",
+        )
+    if adopted is not None:
+        chosen = restore(settings, adopted, store)
+        version = chosen.policy_version()
+        p = adopted.payload
+        return Governing(
+            chosen,
+            {"version": version, "origin": "adopted", "adoption": adopted.event_id, "file": None},
+            f"policy {version} adopted {adopted.occurred_at:%Y-%m-%d %H:%M} UTC by {p['by']}: {p['reason']}",
+        )
+    version = settings.policy_version()
+    return Governing(
+        settings,
+        {"version": version, "origin": "config", "adoption": None, "file": None},
+        f"policy {version} from the config (none adopted)",
+    )
+
+
+def describe(event: Event) -> list[str]:
+    """An adoption as lines for a person."""
+    p = event.payload
+    lines = [
+        f"policy {p['version']} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p['by']}"
+        + (" (a rollback)" if p.get("rollback_of") else ""),
+        f"  why: {p['reason']}",
+        f"  from: {p['source']}",
+        f"  replaces: {p.get('previous_version') or '-'}",
+        "  evaluation: "
+        + (
+            f"{p['evaluation']} (verdict: {p.get('verdict') or 'none recorded'})"
+            if p.get("evaluation")
+            else "none"
+        ),
+        f"  event: {event.event_id} ({event.brief_date})",
+    ]
+    return lines
+
+
+def change_lines(found: Sequence[dict[str, Any]]) -> list[str]:
+    def show(v: Any) -> str:
+        return "-" if v is None else json.dumps(v, ensure_ascii=False)[:100]
+
+    return [f"  {c['key']}: {show(c['before'])} -> {show(c['after'])}" for c in found] or ["  (no change)"]

@@ -1,0 +1,269 @@
+"""``brief policy``: adopting a candidate records it whole (settings and files by digest), with the
+change, who, why and its evaluation; show, history, diff and rollback read it back; a run uses the
+adopted policy, or a file the config pins, and records which."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ops.policy import adoptions, governing, history
+from storage.blobs import digest_of
+from storage.events import new_event, utcnow
+from tasks.settings import load_settings
+from tests.cli import brief
+from tests.conftest import REPO
+
+DAY = "2025-08-06"
+
+
+def sample(tmp_path: Path) -> Path:
+    """The sample config (samples/brief.toml) with its feeds, its day collected (a real Parquet store)."""
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    config = tmp_path / "samples" / "brief.toml"
+    done = brief("collect", "--config", str(config), "--date", DAY)
+    assert done.returncode == 0, done.stderr
+    return config
+
+
+def candidate(folder: Path, name: str = "candidate.toml", **settings: object) -> Path:
+    """A candidate policy file whose model is a copy of the shipped one under another path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "tasks" / "models" / "ai.json", folder / "model.json")
+    lines = [
+        "[policy]",
+        'editorial_model = "model.json"',
+        *(f"{k} = {json.dumps(v)}" for k, v in settings.items()),
+    ]
+    (folder / name).write_text("\n".join(lines) + "\n")
+    return folder / name
+
+
+def test_adopt_records_the_policy_whole_and_show_history_diff_read_it_back(tmp_path: Path) -> None:
+    config = sample(tmp_path)
+    settings = load_settings(str(config))
+    store = settings.storage.event_store()
+    first = candidate(tmp_path / "c1", top_stories=3)
+    done = brief(
+        "policy", "adopt", str(first), "--by", "ana", "--reason", "fewer top stories", "--config", str(config)
+    )
+    assert done.returncode == 0, done.stderr
+    [event] = store.read(event_types=["policy.adopted"])
+    p = event.payload
+    assert p["by"] == "ana" and p["reason"] == "fewer top stories" and p["previous"] is None
+    assert p["policy"]["top_stories"] == 3
+    assert {"key": "policy.top_stories", "before": 5, "after": 3} in p["changes"]
+    assert p["baseline"]["policy"]["top_stories"] == 5  # the config's policy before it, whole
+    # the model is stored by digest: the stored bytes are the file's, and a later change of the file
+    # does not change the adopted policy
+    [model] = [a for a in p["artefacts"] if a["kind"] == "model"]
+    stored = Path(store.base) / model["path"]
+    assert stored.read_bytes() == (tmp_path / "c1" / "model.json").read_bytes()
+    assert model["digest"] == digest_of(stored.read_bytes())
+    assert {a["kind"] for a in p["artefacts"]} == {"model", "vocabulary"}
+    (tmp_path / "c1" / "model.json").write_text("not a model any more")
+    restored = governing(settings, store)
+    assert restored.record["origin"] == "adopted" and restored.record["adoption"] == event.event_id
+    assert restored.settings.policy.top_stories == 3 and restored.record["version"] == p["version"]
+
+    second = candidate(tmp_path / "c2", top_stories=3, quick_links=4)
+    done = brief(
+        "policy",
+        "adopt",
+        str(second),
+        "--by",
+        "bo",
+        "--reason",
+        "shorter quick links",
+        "--config",
+        str(config),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "policy.quick_links: 15 -> 4" in done.stdout
+    assert [c["key"] for c in store.read(event_types=["policy.adopted"])[-1].payload["changes"]] == [
+        "policy.quick_links"
+    ]  # the same model file content under another path is no change
+
+    shown = brief("policy", "show", "--config", str(config))
+    assert "by bo" in shown.stdout and "why: shorter quick links" in shown.stdout
+    assert "policy.quick_links = 4" in shown.stdout
+    as_of = brief("policy", "show", "--as-of", event.occurred_at.isoformat(), "--config", str(config))
+    assert "by ana" in as_of.stdout and "policy.quick_links = 15" in as_of.stdout
+    before_any = brief("policy", "show", "--as-of", "2000-01-01T00:00:00Z", "--config", str(config))
+    assert "no policy adopted at 2000-01-01" in before_any.stdout
+
+    listed = brief("policy", "history", "--config", str(config))
+    assert "2 adoption(s)" in listed.stdout and "fewer top stories" in listed.stdout
+    diffed = brief("policy", "diff", "1", "2", "--config", str(config))
+    assert diffed.returncode == 0 and "policy.quick_links: 15 -> 4" in diffed.stdout
+    assert "top_stories" not in diffed.stdout
+
+    again = brief("policy", "adopt", str(second), "--reason", "again", "--config", str(config))
+    assert again.returncode == 2 and "already the adopted one" in again.stderr
+
+    back = brief("policy", "rollback", "--by", "ana", "--reason", "links too short", "--config", str(config))
+    assert back.returncode == 0, back.stderr
+    assert "(a rollback)" in back.stdout and "policy.quick_links: 4 -> 15" in back.stdout
+    assert governing(settings, store).settings.policy.quick_links == 15
+    assert governing(settings, store).record["version"] == p["version"]
+    first_back = brief("policy", "rollback", "--reason", "to the config's", "--config", str(config))
+    assert first_back.returncode == 0, first_back.stderr
+    assert governing(settings, store).record["version"] == settings.policy_version()  # one further back
+    assert governing(settings, store).settings.policy.top_stories == 5
+    last = brief("policy", "rollback", "--reason", "further", "--config", str(config))
+    assert last.returncode == 2 and "nothing older to roll back to" in last.stderr
+    assert len(history(store)) == 4
+
+
+def test_a_run_finds_the_adoption_without_the_log_and_a_lost_copy_is_put_back(tmp_path: Path) -> None:
+    config = sample(tmp_path)
+    settings = load_settings(str(config))
+    store = settings.storage.event_store()
+    done = brief(
+        "policy", "adopt", str(candidate(tmp_path / "c")), "--reason", "start", "--config", str(config)
+    )
+    assert done.returncode == 0, done.stderr
+    copies = list((Path(store.base) / "policies" / "adopted").iterdir())
+    assert len(copies) == 1
+    copies[0].unlink()  # as a crash between the append and the copy leaves it
+    assert adoptions(store) == []
+    assert len(history(store)) == 1 and len(adoptions(store)) == 1
+    assert adoptions(store)[0] == store.read(event_types=["policy.adopted"])[0]
+
+
+def test_adopt_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    config = sample(tmp_path)
+    store = load_settings(str(config)).storage.event_store()
+    before = len(store.read())
+    (tmp_path / "bad.toml").write_text("[policy]\ntop_stories = -1\n")
+    cases = [
+        (("policy", "adopt", str(tmp_path / "missing.toml"), "--reason", "r"), "no such file"),
+        (("policy", "adopt", str(tmp_path / "bad.toml"), "--reason", "r"), "policy.top_stories"),
+        (("policy", "adopt", str(candidate(tmp_path / "c")), "--reason", "  "), "--reason is empty"),
+        (
+            ("policy", "adopt", str(candidate(tmp_path / "c")), "--reason", "r", "--by", "a b"),
+            "is not a name",
+        ),
+        (("policy", "rollback", "--reason", "r"), "nothing to roll back"),
+        (("policy", "diff", "1", "2"), "no policy has been adopted yet"),
+        (("policy", "show", "--as-of", "yesterday"), "is not an ISO time"),
+    ]
+    for args, said in cases:
+        done = brief(*args, "--config", str(config))
+        assert done.returncode == 2, (args, done.stdout)
+        assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert len(store.read()) == before
+    assert not (Path(store.base) / "policies" / "adopted").exists()
+
+
+def test_adoption_names_the_evaluation_of_that_candidate(tmp_path: Path) -> None:
+    from ops.evaluate import candidate_settings
+
+    config = sample(tmp_path)
+    settings = load_settings(str(config))
+    store = settings.storage.event_store()
+    file = candidate(tmp_path / "c", quick_links=7)
+    version = candidate_settings(str(file), settings).policy_version()
+    evaluated = new_event(
+        "policy.evaluated",
+        {
+            "current_policy": settings.policy_version(),
+            "candidate_policy": version,
+            "start": DAY,
+            "end": DAY,
+            "figures": {},
+            "verdict": {
+                "decision": "adopt",
+                "line": "adopt: …",
+                "metric": "agreement",
+                "unseen": 40,
+                "seen_left_out": 0,
+                "days": 5,
+            },
+        },
+        brief_date=datetime.fromisoformat(DAY).date(),
+        run_id="evaluate-x",
+        subject_id=f"policy-{version}",
+        produced_by="evaluate@1",
+        occurred_at=utcnow(),
+        policy_version=version,
+    )
+    store.append([evaluated])
+    done = brief("policy", "adopt", str(file), "--reason", "evaluated", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    [adopted] = store.read(event_types=["policy.adopted"])
+    assert adopted.payload["evaluation"] == evaluated.event_id and adopted.payload["verdict"] == "adopt"
+    assert evaluated.event_id in adopted.source_event_ids
+    assert "verdict: adopt" in done.stdout
+
+
+def test_a_pinned_file_wins_and_says_so(tmp_path: Path) -> None:
+    config = sample(tmp_path)
+    brief(
+        "policy",
+        "adopt",
+        str(candidate(tmp_path / "c", top_stories=2)),
+        "--reason",
+        "r",
+        "--config",
+        str(config),
+    )
+    pinned = candidate(tmp_path / "pin", top_stories=9)
+    config.write_text(f'policy_file = "{pinned}"\n' + config.read_text())
+    settings = load_settings(str(config))
+    chosen = governing(settings, settings.storage.event_store())
+    assert chosen.settings.policy.top_stories == 9
+    assert chosen.record["origin"] == "pinned" and chosen.record["file"] == str(pinned)
+    assert chosen.record["adoption"] is not None
+    assert "pinned by the config" in chosen.line and "is not used" in chosen.line
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_next_run_uses_the_adopted_policy_and_after_a_rollback_the_earlier_one(tmp_path: Path) -> None:
+    """The loop's last steps: adopt, the next run runs under it (and records so), roll back, the run
+    after is under the earlier one."""
+    from flows.daily import daily_brief
+
+    config = sample(tmp_path)
+    store = load_settings(str(config)).storage.event_store()
+
+    def started() -> dict:
+        return store.read(event_types=["run.started"])[-1].payload["policy"]
+
+    daily_brief(DAY, str(config))
+    configured = started()
+    assert configured["origin"] == "config" and configured["adoption"] is None
+    done = brief(
+        "policy",
+        "adopt",
+        str(candidate(tmp_path / "c", top_stories=1)),
+        "--reason",
+        "one lead",
+        "--config",
+        str(config),
+    )
+    assert done.returncode == 0, done.stderr
+    [adopted] = store.read(event_types=["policy.adopted"])
+    result = daily_brief(DAY, str(config))
+    under = started()
+    assert under == {
+        "version": adopted.payload["version"],
+        "origin": "adopted",
+        "adoption": adopted.event_id,
+        "file": None,
+    }
+    brief_json = json.loads(Path(result["files"]["json"]).read_text())
+    assert sum(i["section"] == "top" for i in brief_json["items"]) <= 1
+    assert {
+        e.policy_version for e in store.read(event_types=["story.scored"]) if e.run_id == result["run_id"]
+    } == {adopted.payload["version"]}
+    back = brief("policy", "rollback", "--reason", "too few", "--config", str(config))
+    assert back.returncode == 0, back.stderr
+    daily_brief(DAY, str(config))
+    after = started()
+    assert after["origin"] == "adopted" and after["version"] == configured["version"]
+    assert datetime.now(UTC) >= adopted.occurred_at
