@@ -82,6 +82,7 @@ NOTHING = DedupPolicy(
     name_conflicts=False,
     own_story_pieces=False,
     one_page=False,
+    repository_identity=False,
 )
 # each row adds one signal to the rows above it; True: pairs with non-English text use the multilingual model
 ABLATIONS: dict[str, tuple[DedupPolicy, bool]] = {
@@ -100,9 +101,16 @@ ABLATIONS: dict[str, tuple[DedupPolicy, bool]] = {
         ),
         False,
     ),
-    "+ distinct names": (replace(CHOSEN, own_story_pieces=False, one_page=False), False),
-    "+ reviews and roundups on their own": (replace(CHOSEN, one_page=False), False),
-    "+ one page (link, title, project's site)": (CHOSEN, False),
+    "+ distinct names": (
+        replace(CHOSEN, own_story_pieces=False, one_page=False, repository_identity=False),
+        False,
+    ),
+    "+ reviews and roundups on their own": (
+        replace(CHOSEN, one_page=False, repository_identity=False),
+        False,
+    ),
+    "+ one page (link, title, project's site)": (replace(CHOSEN, repository_identity=False), False),
+    "+ a repository joins only what links or names it": (CHOSEN, False),
     "+ USE multilingual for non-English pairs, beside the names (chosen)": (CHOSEN, True),
 }
 MONTH_SOURCES = ("arstechnica", "techcrunch", "tweakers", "wired")

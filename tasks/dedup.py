@@ -28,7 +28,11 @@ Three layers, each a plain function:
      site it links) join only above ``same_source_threshold`` (an update of a developing
      story); two stories of one digest never do;
    - *pieces of their own*: a review, preview, roundup, buying guide or background piece is
-     its own story (it joins only a near copy, above ``same_source_threshold``).
+     its own story (it joins only a near copy, above ``same_source_threshold``);
+   - *a repository is its own project*: a trending repository joins only what links to it,
+     is on its project's site, or names it in its title (``open-swe`` in "Open SWE is …");
+     a paper or another repository that merely sounds alike (a coding agent, a coding
+     model's report) is another story.
 
    Links are taken strongest first and a link that would put two forbidden items in one
    story is skipped (constrained single linkage), so one weak bridge cannot chain stories.
@@ -101,6 +105,7 @@ class DedupPolicy:
     name_conflicts: bool = True
     own_story_pieces: bool = True
     one_page: bool = True  # the same link, title, or project's site join whatever the embeddings say
+    repository_identity: bool = True  # a repository joins only what links to it or names it
 
 
 @dataclass(frozen=True)
@@ -282,6 +287,20 @@ class PairSignals:
     same_project: bool = False
     same_link: bool = False
     own_story: bool = False  # one of them is a review, roundup or opinion piece
+    unnamed_repository: bool = False  # a repository the other item neither links nor names
+
+
+def unnamed_repository(a: Item, b: Item, ea: Evidence, eb: Evidence) -> bool:
+    """One of them is a trending repository and the other neither links to it, nor is on its
+    project's site, nor names it in its title (``same_project`` and ``same_link`` cover the
+    links and the site)."""
+    for other, er in ((b, ea), (a, eb)):
+        if er.project is None:
+            continue
+        key = names.fold(er.project[1])
+        if len(key) < 4 or key not in names.fold(other.title):
+            return True
+    return False
 
 
 def pair_signals(
@@ -309,6 +328,7 @@ def pair_signals(
         same_project=same_project(a, b, ea, eb),
         same_link=same_link(ea, eb),
         own_story=ea.own_story or eb.own_story,
+        unnamed_repository=unnamed_repository(a, b, ea, eb),
     )
 
 
@@ -329,6 +349,8 @@ def decide(signals: PairSignals, policy: DedupPolicy) -> tuple[bool, bool, float
         return False, True, signals.cosine
     if policy.one_page and (signals.same_title or signals.same_project):
         return True, False, 1.0
+    if policy.repository_identity and signals.unnamed_repository:
+        return False, True, signals.cosine
     if signals.non_english:  # either evidence: the multilingual model, or the names the titles share
         by_model = signals.multilingual and signals.cosine >= policy.cross_language_threshold
         by_names = (

@@ -62,8 +62,9 @@ def test_papers_repositories_and_hacker_news_only_stories_have_their_sections(da
     assert by_title["GLM-5: from Vibe Coding to Agentic Engineering"] == "research"  # a paper
     assert by_title["jarrodwatts / claude-hud"] == "open_source"  # a trending repository
     assert by_title["Mistral AI Releases Forge"] == "community"  # only on Hacker News (it led before)
-    [qwen] = [i for i in items if i["title"] == "Qwen3-Coder-Next Technical Report"]
-    assert {"papers", "repos"} <= kinds(qwen)  # a paper whose repository trends too is one story
+    # a coding model's paper and a coding agent's repository read alike but are two projects
+    assert kinds(next(i for i in items if i["title"] == "Qwen3-Coder-Next Technical Report")) == {"papers"}
+    assert by_title["langchain-ai / open-swe"] in ("open_source", "quick_link")
     for item in items:
         section, reported = item["section"], kinds(item)
         if reported & NEWS_KINDS:  # a news, lab or digest source has it: the news path

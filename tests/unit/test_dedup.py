@@ -312,3 +312,32 @@ def test_a_trending_repository_joins_news_on_its_projects_own_site() -> None:
     unrelated = np.eye(3, dtype=np.float32)
     stories = sorted(s.members for s in cluster([repo, studio, other], unrelated, DedupPolicy()).stories)
     assert stories == [("hn", "repo"), ("other",)]
+
+
+def test_a_repository_joins_only_what_links_or_names_it_however_alike_they_read() -> None:
+    repo = replace(
+        item(
+            "repo",
+            "github_trends",
+            "langchain-ai / open-swe",
+            "An Open-Source Asynchronous Coding Agent",
+            url="https://github.com/langchain-ai/open-swe",
+        ),
+        kind="repos",
+    )
+    paper = replace(  # a coding model's report: reads alike, is another project
+        item(
+            "paper",
+            "hf_papers",
+            "Qwen3-Coder-Next Technical Report",
+            "An open coding agent model",
+            url="https://arxiv.org/abs/2603.00001",
+        ),
+        kind="papers",
+    )
+    news = item("news", "ars", "LangChain's Open SWE is an asynchronous coding agent", "Open SWE works alone")
+    alike_ = at_cosine(3, 0.75)
+    stories = sorted(s.members for s in cluster([repo, paper, news], alike_, DedupPolicy()).stories)
+    assert stories == [("news", "repo"), ("paper",)]
+    loose = DedupPolicy(repository_identity=False)
+    assert len(cluster([repo, paper], at_cosine(2, 0.75), loose).stories) == 1  # what the rule stops
