@@ -115,12 +115,21 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     events: list[Event] = []
     news: list[dedup.Item] = []
     first_day = dict(zip(articles["article_id"], articles["first_brief_date"], strict=True))
+    collected_today = set(
+        ctx.store.query(
+            lambda: ctx.store.scan([ctx.day], event_types=["article.collected"]).select("subject_id")
+        )
+        .get_column("subject_id")
+        .to_list()
+    )
     for article_id in sorted(items):
         item = items[article_id]
         if not dedup.in_window(item.published_at, window):
             continue  # archive items are facts in the log, not news
         first = first_day[article_id]
-        if article_id in briefed:
+        # a repository trending again today is news again, as a follow-up of the story it was
+        trending_again = item.kind == "repos" and article_id in collected_today
+        if article_id in briefed and not trending_again:
             earlier_story, when = briefed[article_id]
             events.append(_not_news(ctx, article_id, earlier_story, "briefed_before", when))
             continue
@@ -176,13 +185,6 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
             )
         )
     ctx.append(events)
-    collected_today = set(
-        ctx.store.query(
-            lambda: ctx.store.scan([ctx.day], event_types=["article.collected"]).select("subject_id")
-        )
-        .get_column("subject_id")
-        .to_list()
-    )
     corrected = {r["article_id"]: r["category"] for r in articles.iter_rows(named=True) if r["category"]}
     marked = (
         {r["article_id"]: r["relevance"] for r in articles.iter_rows(named=True) if r["relevance"]}
