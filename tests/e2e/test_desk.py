@@ -9,6 +9,7 @@ import shutil
 import socket
 import threading
 import time
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,84 @@ def test_an_editor_answers_with_the_keyboard_and_marks_a_story_in_chromium(confi
     assert [(m["field"], m["value"], m["by"]) for m in marks][-1] == ("relevance", "off-topic", "ann")
     v1 = (Path(store.base) / "briefs" / DAY / "v1.json").read_text()
     assert json.loads(v1)["version"] == 1  # earlier versions stay
+
+
+@pytest.fixture
+def hook():
+    from tests.delivery_servers import Webhook
+
+    server = Webhook().start()
+    yield server
+    server.stop()
+
+
+def with_channels(config: Path, text: str) -> Path:
+    config.write_text(config.read_text() + text)
+    return config
+
+
+def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_changed(
+    config: Path, hook
+) -> None:
+    from flows.deliver import resend
+
+    with_channels(
+        config, f'[[delivery]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n'
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert [p["title"] for _, p in hook.posts] and len(hook.posts) == 1  # v1, before any correction
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}")
+    story = stories_of(page.text)[0]
+    done = desk.post(
+        "/today/correct",
+        data={
+            "story": story,
+            "field": "title",
+            "value": "A headline, corrected",
+            "note": "the name was wrong",
+            "csrf": csrf_of(page.text),
+            "date": DAY,
+        },
+    )
+    assert done.status_code == 200 and "correction recorded: v2" in done.text
+    assert len(hook.posts) == 2  # the update, once
+    update = hook.posts[1][1]
+    assert "(v2)" in update["title"] and "A headline, corrected" in update["message"]
+    assert "Correction: the headline read" in update["message"]
+    assert desk.post("/today/correct", data={}).status_code == 403  # refused: nothing more is sent
+    assert len(hook.posts) == 2
+
+    history = desk.get("/history").text
+    assert f'href="/today?date={DAY}&amp;version=1"' in history and "v2" in history
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2")
+    assert diff.status_code == 200
+    [event] = store_of(config).read(event_types=["brief.corrected"])
+    row = re.search(r'<tr class="reworded">(.*?)</tr>', diff.text, re.S)
+    assert row is not None, diff.text
+    assert "A headline, corrected" in row.group(1) and event.event_id in row.group(1)
+    assert "ann via desk" in row.group(1)
+    assert "hook: v2 (update" in diff.text  # who received which version
+
+
+def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Path, hook) -> None:
+    from flows.deliver import resend
+
+    with_channels(
+        config,
+        '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n',
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert [path for path, _ in hook.posts] == ["/editors"]  # held: only the editors have it
+    desk = client(config)
+    page = desk.get(f"/hold?date={DAY}")
+    assert 'class="deadline"' in page.text and "Approve as ann" in page.text
+    done = desk.post("/hold/approve", data={"date": DAY, "csrf": csrf_of(page.text)})
+    assert done.status_code == 200 and "approved v1; sent to readers" in done.text
+    assert [path for path, _ in hook.posts] == ["/editors", "/readers"]
+    [approved] = [e.payload for e in store_of(config).read(event_types=["brief.approved"])]
+    assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 1)
+    again = desk.get(f"/hold?date={DAY}").text
+    assert "v1 approved by ann (desk)" in again and "Approve as" not in again
