@@ -78,6 +78,7 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
         request.state.person = access.authorised(claimed)
         request.state.csrf = access.csrf_token(cookie)
         request.state.form = {}
+        request.state.fields = {}
         open_path = request.url.path.startswith(OPEN_PATHS)
         response: Response
         if request.method == "POST":
@@ -86,6 +87,7 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
                 return _finish(_text(413, "refused: the form is too large"), fresh)
             fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
             form = {k: v[-1] for k, v in fields.items()}
+            request.state.fields = fields  # every value of a field named more than once (ticks)
             if fresh is not None or not access.csrf_ok(cookie, form.get("csrf")):
                 return _finish(
                     _text(
@@ -186,6 +188,8 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
             "today.html.j2",
             day=day.isoformat(),
             brief=render.view(doc, labels_for(settings)),
+            items=[(i["story_id"], i["title"]) for i in doc["items"]],
+            parts={i["story_id"]: i["citations"] for i in doc["items"]},
             current=version is None,
             marks=("off-topic", "related", "core", "lead"),
             done=request.query_params.get("done"),
@@ -229,6 +233,27 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
             request,
             "retraction",
             lambda ctx: steps.retract_item(ctx, form.get("story", ""), form.get("note", ""), who, "desk"),
+            "/today",
+        )
+
+    @app.post("/today/same")
+    def same(request: Request) -> Response:
+        from tasks import steps
+
+        form, who = request.state.form, request.state.person
+        stories = [form.get("story", ""), form.get("other", "")]
+        return act(request, "same story", lambda ctx: steps.same_story(ctx, stories, who, "desk"), "/today")
+
+    @app.post("/today/split")
+    def split(request: Request) -> Response:
+        from tasks import steps
+
+        form, who = request.state.form, request.state.person
+        apart = request.state.fields.get("apart", [])
+        return act(
+            request,
+            "two stories",
+            lambda ctx: steps.two_stories(ctx, form.get("story", ""), apart, who, "desk"),
             "/today",
         )
 

@@ -288,3 +288,50 @@ def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Pa
     assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 1)
     again = desk.get(f"/hold?date={DAY}").text
     assert "v1 approved by ann (desk)" in again and "Approve as" not in again
+
+
+def test_two_items_said_to_be_one_story_become_one_and_split_again(config: Path) -> None:
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}").text
+    items = stories_of(page)
+    document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    pippin = [i for i in document["items"] if "Pippin" in i["title"]]
+    assert len(pippin) == 2 and len(items) == len(document["items"])
+    (own,) = [c["article_id"] for c in pippin[1]["citations"]]
+    done = desk.post(
+        "/today/same",
+        data={
+            "story": pippin[0]["story_id"],
+            "other": pippin[1]["story_id"],
+            "date": DAY,
+            "csrf": csrf_of(page),
+        },
+    )
+    assert done.status_code == 200 and "same story recorded: v2" in done.text
+    merged = [
+        i for i in json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())["items"]
+    ]
+    [together] = [i for i in merged if "Pippin" in i["title"]]
+    assert own in {c["article_id"] for c in together["citations"]} and len(together["citations"]) == 3
+    [said] = [e.payload for e in store_of(config).read(event_types=["story.merged"])]
+    assert said["person"] == "ann" and said["via"] == "desk" and len(said["article_ids"]) == 2
+
+    # the exact copies (one page) cannot be parted: refused, nothing written
+    copies = [c["article_id"] for c in pippin[0]["citations"]]
+    refused = desk.post(
+        "/today/split",
+        data={"story": together["story_id"], "apart": copies[0], "date": DAY, "csrf": csrf_of(done.text)},
+    )
+    assert refused.status_code == 400 and "one page" in refused.text
+    assert store_of(config).read(event_types=["story.split"]) == []
+
+    page = desk.get(f"/today?date={DAY}").text
+    assert 'name="apart" value="' + own + '"' in page
+    done = desk.post(
+        "/today/split",
+        data={"story": together["story_id"], "apart": own, "date": DAY, "csrf": csrf_of(page)},
+    )
+    assert done.status_code == 200 and "two stories recorded: v3" in done.text
+    again = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())["items"]
+    assert sorted(len(i["citations"]) for i in again if "Pippin" in i["title"]) == [1, 2]
+    assert all(e.payload["via"] == "desk" for e in store_of(config).read(event_types=["story.split"]))
