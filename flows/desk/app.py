@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -257,6 +257,43 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
             "/today",
         )
 
+    # --- story ------------------------------------------------------------------------------
+
+    @app.get("/story")
+    def story(request: Request) -> Response:
+        from flows.desk.timeline import story_timeline
+
+        story_id = request.query_params.get("id", "")
+        found = story_timeline(store, story_id) if story_id else None
+        if found is None:
+            raise InputError(f"no story {story_id!r} in the log; open one from Today or from Search")
+        return page(request, "story.html.j2", t=found)
+
+    # --- search -----------------------------------------------------------------------------
+
+    @app.get("/search")
+    def find(request: Request) -> Response:
+        import time
+
+        from flows.desk.search import search
+
+        q = request.query_params.get("q", "").strip()
+        latest = reads.latest_day(store) or date.today()
+        end = _date_param(request.query_params.get("end"), "end") or latest
+        start = _date_param(request.query_params.get("start"), "start") or end - timedelta(days=30)
+        t0 = time.perf_counter()
+        results = search(store, q, start, end) if q else None
+        ms = (time.perf_counter() - t0) * 1000
+        return page(
+            request,
+            "search.html.j2",
+            q=q,
+            start=start.isoformat(),
+            end=end.isoformat(),
+            results=results,
+            ms=ms,
+        )
+
     # --- questions -------------------------------------------------------------------------
 
     @app.get("/questions")
@@ -362,6 +399,15 @@ def _causes(change: versions.ItemChange, older: dict, newer: dict, acts: list[di
         for c in item["citations"]
     }
     return [a for a in acts if a["subject"] == change.story_id or a["subject"] in cited]
+
+
+def _date_param(text: str | None, name: str) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{name} {text!r} is not a date; use YYYY-MM-DD") from None
 
 
 def _text(status: int, message: str) -> Response:

@@ -99,6 +99,21 @@ def test_the_http_rules_csrf_headers_cookies_and_escaping(config: Path) -> None:
         {**corrected[0], "story_id": story, "field": "title", "by": "ann", "via": "desk", "value": hostile}
     ]
 
+    # the story's page, reached from the item: its day, articles, outlets and every decision, escaped
+    assert f'href="/story?id={story}"' in shown
+    timeline = desk.get(f"/story?id={story}").text
+    assert "&lt;script&gt;window.owned=1&lt;/script&gt;" in timeline and "<img src=x" not in timeline
+    scored = [e for e in store_of(config).read(event_types=["story.scored"]) if e.subject_id == story]
+    decisions = re.search(r'<table class="decisions">(.*?)</table>', timeline, re.S).group(1)
+    assert scored and all(e.event_id in decisions for e in scored)  # each run's decision (v1's, v2's)
+    assert "brief.corrected" in decisions and "ann via desk" in decisions
+    document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    [item] = [i for i in document["items"] if i["story_id"] == story]
+    for cited in item["citations"]:
+        assert cited["source"] in timeline.split("<h2>Articles</h2>")[1]
+    assert f'data-day="{DAY}"' in timeline and "In the brief (v1, v2)" in timeline
+    assert desk.get("/story?id=st-nowhere").status_code == 400
+
 
 def test_a_wrong_token_gets_401_and_a_known_person_signs_in(config: Path, monkeypatch) -> None:
     from fastapi.testclient import TestClient
@@ -335,3 +350,25 @@ def test_two_items_said_to_be_one_story_become_one_and_split_again(config: Path)
     again = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())["items"]
     assert sorted(len(i["citations"]) for i in again if "Pippin" in i["title"]) == [1, 2]
     assert all(e.payload["via"] == "desk" for e in store_of(config).read(event_types=["story.split"]))
+
+
+def test_search_finds_what_the_briefs_said_and_the_articles_by_words_within_dates(config: Path) -> None:
+    desk = client(config)
+    found = desk.get("/search", params={"q": "pippin ORCHARD", "start": "2025-08-01", "end": DAY})
+    assert found.status_code == 200
+    document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    pippin = {i["story_id"] for i in document["items"] if "Pippin" in i["title"]}
+    briefs = re.findall(r'<section class="hit brief-hit">(.*?)</section>', found.text, re.S)
+    assert len(briefs) == len(pippin) == 2
+    assert {re.search(r'href="/story\?id=([^"]+)"', b).group(1) for b in briefs} == pippin
+    assert all(f"/today?date={DAY}#" in b for b in briefs)
+    articles = re.findall(r'<tr class="article-hit">(.*?)</tr>', found.text, re.S)
+    assert len(articles) == 3 and all("/story?id=st-" in a for a in articles)
+    assert "Northwind" not in found.text  # an item without the words
+
+    elsewhere = desk.get("/search", params={"q": "pippin", "start": "2025-07-01", "end": "2025-07-31"})
+    assert "No brief item holds these words" in elsewhere.text and "article-hit" not in elsewhere.text
+    assert desk.get("/search", params={"q": "pippin", "start": "2025-08-07", "end": DAY}).status_code == 400
+    assert desk.get("/search", params={"q": "pippin", "end": "August"}).status_code == 400
+    hostile = desk.get("/search", params={"q": '<script>"'}).text
+    assert "<script>&#34;" not in hostile and 'value="&lt;script&gt;&#34;"' in hostile
