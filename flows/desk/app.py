@@ -294,6 +294,25 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
             ms=ms,
         )
 
+    # --- sources ----------------------------------------------------------------------------
+
+    @app.get("/sources")
+    def sources(request: Request) -> Response:
+        from flows.desk import health
+
+        end = _date_param(request.query_params.get("date"), "date") or reads.latest_day(store) or date.today()
+        return page(
+            request,
+            "sources.html.j2",
+            end=end.isoformat(),
+            earlier=(end - timedelta(days=health.WINDOW_DAYS)).isoformat(),
+            window=health.WINDOW_DAYS,
+            sources=health.source_health(store, settings, end),
+            chart_w=health.CHART_W,
+            chart_h=health.CHART_H,
+            bar_w=health.BAR_W,
+        )
+
     # --- questions -------------------------------------------------------------------------
 
     @app.get("/questions")

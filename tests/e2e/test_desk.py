@@ -372,3 +372,49 @@ def test_search_finds_what_the_briefs_said_and_the_articles_by_words_within_date
     assert desk.get("/search", params={"q": "pippin", "end": "August"}).status_code == 400
     hostile = desk.get("/search", params={"q": '<script>"'}).text
     assert "<script>&#34;" not in hostile and 'value="&lt;script&gt;&#34;"' in hostile
+
+
+def test_sources_show_last_good_fetch_new_articles_a_day_as_a_chart_and_failures(config: Path) -> None:
+    from storage.events import new_event, utcnow
+
+    store = store_of(config)
+    store.append(
+        [
+            new_event(
+                "feed.failed",
+                {
+                    "source": "techwire",
+                    "url": "https://techwire.example/feed",
+                    "error": "HTTP_STATUS",
+                    "retryable": True,
+                    "message": "503 from <b onmouseover=alert(1)>upstream</b>",
+                    "attempts": 3,
+                },
+                brief_date=date.fromisoformat(DAY),
+                run_id="test-failure",
+                subject_id="techwire",
+                produced_by="collect@1",
+                occurred_at=utcnow(),
+            )
+        ]
+    )
+    page = client(config).get("/sources")
+    assert page.status_code == 200
+    rows = dict(re.findall(r'<tr class="source[^"]*" data-source="([^"]+)">(.*?)</tr>', page.text, re.S))
+    assert set(rows) == {"labnotes", "techwire"}
+    for name, sources in (("labnotes", "labnotes"), ("techwire", "techwire")):
+        bars = re.findall(
+            r'<rect x="\d+" y="\d+" width="8" height="(\d+)"[^>]*><title>([\d-]+): (\d+)</title>', rows[name]
+        )
+        assert len(bars) == 14 and bars[-1][1] == DAY
+        collected = {
+            e.subject_id
+            for e in store.read(event_types=["article.collected"])
+            if e.payload["source"] == sources
+        }
+        assert int(bars[-1][2]) == len(collected) > 0 and all(b[2] == "0" for b in bars[:-1])
+        assert f"(for {DAY}," in rows[name] and "news" in rows[name]
+    assert "none" in rows["labnotes"] and "HTTP_STATUS" not in rows["labnotes"]
+    assert "HTTP_STATUS" in rows["techwire"] and "(3 attempt(s))" in rows["techwire"]
+    assert "&lt;b onmouseover=alert(1)&gt;upstream&lt;/b&gt;" in rows["techwire"]
+    assert "<script" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
