@@ -78,21 +78,26 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
     followed_by = sorted(
         (row["brief_date"], row["subject_id"]) for row in clustered.filter(~named).iter_rows(named=True)
     )
-    articles = store.query(
-        lambda: project(
-            ArticlesProjection(),
-            store.scan(event_types=list(ArticlesProjection.event_types)).filter(
-                pl.col("subject_id").is_in(members)
-            ),
-        )
-    ).sort("published_at", "article_id", nulls_last=True)
     keys = [story_id, *members]
-    events = store.query(
-        lambda: store.scan(event_types=list(DECISIONS)).filter(
+    article_types = list(ArticlesProjection.event_types)
+    # one pass over the log for the rest: the articles, the decisions, the versions that held it
+    found = store.query(
+        lambda: store.scan(event_types=[*article_types, *DECISIONS, "brief.published"]).filter(
             pl.col("subject_id").is_in(keys)
             | (pl.col("event_type").is_in(LINKED_BY_PAYLOAD) & pl.col("payload").str.contains_any(keys))
+            | (
+                (pl.col("event_type") == "brief.published")
+                & pl.col("payload").str.contains(f'"{story_id}"', literal=True)
+            )
         )
     ).sort("occurred_at", "seq")
+    articles = (
+        project(ArticlesProjection(), found.lazy().filter(pl.col("subject_id").is_in(members)))
+        .collect()
+        .sort("published_at", "article_id", nulls_last=True)
+    )
+    events = found.filter(pl.col("event_type").is_in(DECISIONS))
+    published = found.filter(pl.col("event_type") == "brief.published")
     scores = {
         r["brief_date"]: r
         for r in project(ScoresProjection(), events.lazy().filter(named)).collect().iter_rows(named=True)
@@ -101,7 +106,7 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
         Day(r["brief_date"], list(r["members"]), r["follow_up_of"], scores.get(r["brief_date"]))
         for r in per_day.iter_rows(named=True)
     ]
-    _add_briefs(store, story_id, days)
+    _add_briefs(store, story_id, days, published)
     rows = [r for r in articles.iter_rows(named=True)]
     for r in rows:
         r["href"] = safe_url(without_tracking(r["url"] or ""))
@@ -116,14 +121,9 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
     )
 
 
-def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day]) -> None:
+def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], published: pl.DataFrame) -> None:
     """Which published versions of each day held the story, and its item in the current one."""
-    published = store.query(
-        lambda: store.scan([d.day for d in days], event_types=["brief.published"]).filter(
-            pl.col("payload").str.contains(f'"{story_id}"', literal=True)
-        )
-    )
-    for row in published.sort("occurred_at", "seq").iter_rows(named=True):
+    for row in published.iter_rows(named=True):
         payload = json.loads(row["payload"])
         for d in days:
             if d.day == row["brief_date"] and story_id in payload["stories"]:
