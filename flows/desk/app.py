@@ -55,9 +55,15 @@ def templates() -> jinja2.Environment:
     )
 
 
-def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None = None) -> FastAPI:
-    """The desk for ``settings``' store; refuses (ConfigError) a non-loopback ``host`` without people."""
+def create_app(
+    settings: Settings, host: str = "127.0.0.1", person: str | None = None, ui_url: str | None = None
+) -> FastAPI:
+    """The desk for ``settings``' store; refuses (ConfigError) a non-loopback ``host`` without people.
+    ``ui_url``: the Prefect UI the runs page links to (default: from Prefect's settings)."""
     from flows.deliver import approver
+    from flows.desk.runs import prefect_ui_url
+
+    prefect_ui = ui_url or prefect_ui_url()
 
     access = access_for(settings, host, person or approver())
     store = settings.storage.event_store()
@@ -311,6 +317,23 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
             chart_w=health.CHART_W,
             chart_h=health.CHART_H,
             bar_w=health.BAR_W,
+        )
+
+    # --- runs -------------------------------------------------------------------------------
+
+    @app.get("/runs")
+    def runs(request: Request) -> Response:
+        from flows.desk.runs import WINDOW_DAYS, recent_runs
+
+        end = _date_param(request.query_params.get("date"), "date") or reads.latest_day(store) or date.today()
+        return page(
+            request,
+            "runs.html.j2",
+            end=end.isoformat(),
+            earlier=(end - timedelta(days=WINDOW_DAYS)).isoformat(),
+            window=WINDOW_DAYS,
+            runs=recent_runs(store, end, prefect_ui),
+            ui_url=prefect_ui,
         )
 
     # --- questions -------------------------------------------------------------------------

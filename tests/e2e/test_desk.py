@@ -418,3 +418,42 @@ def test_sources_show_last_good_fetch_new_articles_a_day_as_a_chart_and_failures
     assert "HTTP_STATUS" in rows["techwire"] and "(3 attempt(s))" in rows["techwire"]
     assert "&lt;b onmouseover=alert(1)&gt;upstream&lt;/b&gt;" in rows["techwire"]
     assert "<script" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
+
+
+def test_runs_show_status_counts_and_seconds_per_step_and_a_failed_run_links_to_prefect(config: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+    from storage.events import new_event, utcnow
+
+    failed_run = "0b7c2a52-5d0e-4c1e-9f3a-2d8e4f6a1b9c"
+    store = store_of(config)
+    common = {"brief_date": date.fromisoformat(DAY), "run_id": failed_run, "subject_id": failed_run}
+    store.append(
+        [
+            new_event(
+                "run.started", {"flow": "daily-brief"}, produced_by="flow@1", occurred_at=utcnow(), **common
+            ),
+            new_event(
+                "run.failed",
+                {"step": "gate", "error": "GATE_FAILED", "message": "suite <i>articles</i> failed"},
+                produced_by="flow@1",
+                occurred_at=utcnow(),
+                **common,
+            ),
+        ]
+    )
+    desk = TestClient(
+        create_app(load_settings(str(config)), "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
+    )
+    page = desk.get("/runs")
+    assert page.status_code == 200
+    rows = dict(re.findall(r'<tr class="run [a-z]+" data-run="([^"]+)">(.*?)</tr>', page.text, re.S))
+    [(daily, row)] = [(r, v) for r, v in rows.items() if r != failed_run]
+    assert "<b>completed</b>" in row and "daily-brief" in row
+    assert re.search(r"dedup: \d+\.\d\d", row) and "brief.published: 1" in row
+    assert f'href="http://127.0.0.1:4200/runs/flow-run/{daily}"' in row
+    failed = rows[failed_run]
+    assert "<b>failed</b>" in failed and "suite &lt;i&gt;articles&lt;/i&gt; failed" in failed
+    assert f'href="http://127.0.0.1:4200/runs/flow-run/{failed_run}"' in failed
+    assert next(iter(rows)) == failed_run  # newest first
