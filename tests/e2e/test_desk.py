@@ -457,3 +457,28 @@ def test_runs_show_status_counts_and_seconds_per_step_and_a_failed_run_links_to_
     assert "<b>failed</b>" in failed and "suite &lt;i&gt;articles&lt;/i&gt; failed" in failed
     assert f'href="http://127.0.0.1:4200/runs/flow-run/{failed_run}"' in failed
     assert next(iter(rows)) == failed_run  # newest first
+
+
+def test_brief_serve_runs_the_desk_in_a_thread_and_refuses_a_shared_address_without_people(
+    config: Path,
+) -> None:
+    import httpx
+
+    from flows.serve import ServerError, start_desk
+
+    refused = brief("serve", "--desk-host", "0.0.0.0", "--config", str(config))
+    assert refused.returncode == 2 and "[desk.people]" in refused.stderr
+    assert refused.stderr.strip().count("\n") == 0 and "Prefect" not in refused.stdout  # nothing started
+
+    port = free_port()
+    desk = start_desk(str(config), "127.0.0.1", port)
+    try:
+        answer = httpx.get(f"http://127.0.0.1:{port}/today?date={DAY}")
+        assert answer.status_code == 200 and 'data-story="' in answer.text
+        with pytest.raises(ServerError, match=f"could not listen on 127.0.0.1:{port}"):
+            start_desk(str(config), "127.0.0.1", port, timeout_s=10)
+    finally:
+        desk.stop()
+    assert not desk.thread.is_alive()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
