@@ -206,6 +206,18 @@ def test_an_editor_answers_with_the_keyboard_and_marks_a_story_in_chromium(confi
             page.wait_for_url(re.compile(r"/today\?.*done="))
             assert story not in [s.get_attribute("data-story") for s in page.locator("section.item").all()]
             assert page.evaluate("typeof window.owned") == "undefined"
+
+            # from an item to its story's page, and from there to search and sources: all without script errors
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.locator("section.item a.story-link").first.click()
+            page.wait_for_url(re.compile(r"/story\?id=st-"))
+            assert page.locator("table.decisions tr").count() > 1
+            page.goto(f"{base}/search?q=Pippin")
+            assert page.locator("section.brief-hit").count() >= 1
+            page.goto(f"{base}/sources")
+            assert page.locator("svg.spark rect").count() == 28  # two sources, 14 days each
+            assert errors == [] and page.evaluate("typeof window.owned") == "undefined"
             browser.close()
     finally:
         server.should_exit = True
