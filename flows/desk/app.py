@@ -432,7 +432,7 @@ def create_app(
 
 
 def _causes(change: versions.ItemChange, older: dict, newer: dict, acts: list[dict]) -> list[dict]:
-    """People's acts about the changed item: on its story, or on an article it cites."""
+    """People's acts about the changed item: on its story, or on an article it cites (or links)."""
     cited = {
         c["article_id"]
         for doc in (older, newer)
@@ -440,7 +440,13 @@ def _causes(change: versions.ItemChange, older: dict, newer: dict, acts: list[di
         if item["story_id"] == change.story_id
         for c in item["citations"]
     }
-    return [a for a in acts if a["subject"] == change.story_id or a["subject"] in cited]
+    return [
+        a
+        for a in acts
+        if a["subject"] == change.story_id
+        or a["subject"] in cited
+        or cited.intersection(a["payload"].get("article_ids") or ())  # a same-story link names both
+    ]
 
 
 def _date_param(text: str | None, name: str) -> date | None:

@@ -340,8 +340,12 @@ def test_two_items_said_to_be_one_story_become_one_and_split_again(config: Path)
     ]
     [together] = [i for i in merged if "Pippin" in i["title"]]
     assert own in {c["article_id"] for c in together["citations"]} and len(together["citations"]) == 3
-    [said] = [e.payload for e in store_of(config).read(event_types=["story.merged"])]
+    [merged] = store_of(config).read(event_types=["story.merged"])
+    said = merged.payload
     assert said["person"] == "ann" and said["via"] == "desk" and len(said["article_ids"]) == 2
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2").text  # the change names the act that caused it
+    removed = re.search(r'<tr class="removed">(.*?)</tr>', diff, re.S).group(1)
+    assert merged.event_id in removed and "ann via desk" in removed
 
     # the exact copies (one page) cannot be parted: refused, nothing written
     copies = [c["article_id"] for c in pippin[0]["citations"]]
