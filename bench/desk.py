@@ -6,7 +6,7 @@
 Each page is asked ``--runs`` times in this process through the desk's ASGI application (no
 network between: what is measured is the server's own work, reading the run's store), after one
 warm-up request. Pages: the latest day's Today, Questions and Hold, History, a diff where a day has
-two versions, the story pages of the month's longest-running stories and of the latest day's lead,
+two versions, Runs, the story pages of the month's longest-running stories and of the latest day's lead,
 a search over the whole range for a few names, and Sources. Prints one Markdown table of p50, p95
 and max milliseconds per page.
 """
@@ -14,6 +14,7 @@ and max milliseconds per page.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -37,7 +38,14 @@ def pages(settings) -> list[str]:
     if day is None:
         raise SystemExit("no brief is published in this store; backfill a month first")
     days = store.days()
-    out = [f"/today?date={day}", f"/questions?date={day}", f"/hold?date={day}", "/history", "/sources"]
+    out = [
+        f"/today?date={day}",
+        f"/questions?date={day}",
+        f"/hold?date={day}",
+        "/history",
+        "/sources",
+        "/runs",
+    ]
     for d, versions in reads.versions(store).items():
         if len(versions) > 1:
             out.append(f"/diff?date={d}&a={versions[0].version}&b={versions[-1].version}")
@@ -52,7 +60,6 @@ def pages(settings) -> list[str]:
 
 def backfill_month(work: Path, data: Path) -> Path:
     """March 2026 of the AI world's feeds, backfilled once (as ``bench/aiweb_month.py`` does first)."""
-    import os
     import subprocess
 
     from flows.serve import start_local_server
@@ -124,7 +131,8 @@ def main() -> None:
         p95 = times[max(0, round(0.95 * len(times)) - 1)]
         worst = max(worst, p95)
         print(f"| `{path}` | {statistics.median(times):.0f} | {p95:.0f} | {times[-1]:.0f} |")
-    print(f"\nworst p95: {worst:.0f} ms")
+    load = os.getloadavg()[0]
+    print(f"\nworst p95: {worst:.0f} ms (load average {load:.1f} on {os.cpu_count()} cores as it ended)")
 
 
 if __name__ == "__main__":
