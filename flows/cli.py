@@ -367,9 +367,17 @@ def serve(
     port: Annotated[
         int | None, typer.Option(help="Port of the local Prefect server (default: a free one).")
     ] = None,
+    desk: Annotated[
+        bool, typer.Option("--desk/--no-desk", help="Serve the editor's desk beside the scheduler.")
+    ] = True,
+    desk_host: Annotated[
+        str, typer.Option("--desk-host", help="The desk's address; any but loopback needs [desk.people].")
+    ] = "127.0.0.1",
+    desk_port: Annotated[int, typer.Option("--desk-port", help="The desk's port.", min=1, max=65535)] = 8484,
     config: ConfigOption = None,
 ) -> None:
-    """Local Prefect server (unless PREFECT_API_URL names one) + scheduled deployments; Ctrl-C stops."""
+    """Local Prefect server (unless PREFECT_API_URL names one), scheduled deployments and the editor's
+    desk; Ctrl-C stops."""
     import os
     from pathlib import Path
 
@@ -379,7 +387,7 @@ def serve(
     path = str(config_path(config).resolve())
     load_settings(path)
     home = Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect"))
-    serve_stack(path, home, lambda line: out.print(line), port)
+    serve_stack(path, home, lambda line: out.print(line), port, (desk_host, desk_port) if desk else None)
 
 
 @app.command()

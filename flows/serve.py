@@ -14,10 +14,12 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -156,13 +158,70 @@ def check_once(config_path: str, say: Callable[[str], None]) -> None:
         say(f"alert {cause} sent to {channel}")
 
 
-def serve(config_path: str, home: Path, say: Callable[[str], None], port: int | None = None) -> None:
-    """Run until interrupted; everything this started is stopped on the way out.
+@dataclass
+class DeskThread:
+    """The editor's desk served from a thread of this process (``brief serve``)."""
+
+    server: Any  # uvicorn.Server
+    thread: threading.Thread
+    url: str
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def start_desk(config_path: str, host: str, port: int, timeout_s: float = 30) -> DeskThread:
+    """The desk of ``config_path`` on ``host:port`` in a thread; returns once it listens. A port
+    that cannot be had is a ServerError (one line)."""
+    import uvicorn
+
+    from flows.desk.app import create_app
+    from tasks.settings import load_settings
+
+    app = create_app(load_settings(config_path), host)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as exc:
+        listening.close()
+        raise ServerError(
+            f"the desk could not listen on {host}:{port} ({exc.strerror}); give --desk-port, or --no-desk"
+        ) from None
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, name="desk", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not server.started:
+        server.should_exit = True
+        raise ServerError(f"the desk did not start on {host}:{port} within {timeout_s:.0f}s")
+    return DeskThread(server, thread, f"http://{host}:{port}/")
+
+
+def serve(
+    config_path: str,
+    home: Path,
+    say: Callable[[str], None],
+    port: int | None = None,
+    desk: tuple[str, int] | None = None,
+) -> None:
+    """Run until interrupted; everything this started is stopped on the way out. ``desk``: the
+    address the editor's desk listens on beside the scheduler (None: no desk).
 
     Prefect reads its settings when first imported, so nothing here imports it before
     PREFECT_API_URL points at the server.
     """
+    if desk is not None:  # a desk that must not start (no people for a shared address) starts nothing
+        from flows.desk.access import access_for
+        from tasks.settings import load_settings
+
+        access_for(load_settings(config_path), desk[0], "")
     server = None
+    running_desk = None
     if not os.environ.get("PREFECT_API_URL"):
         say("starting a local Prefect server …")
         server = start_local_server(home, port)
@@ -174,6 +233,12 @@ def serve(config_path: str, home: Path, say: Callable[[str], None], port: int | 
         from prefect import serve as prefect_serve
 
         check_once(config_path, say)
+        if desk is not None:
+            try:
+                running_desk = start_desk(config_path, *desk)
+                say(f"the editor's desk: {running_desk.url}")
+            except ServerError as exc:  # the schedules matter more than the desk: they still run
+                say(f"{exc}; serving without it")
         runner_deployments = deployments(config_path)
         names = ", ".join(d.name for d in runner_deployments)
         say(f"serving deployments: {names} (daily-brief on its schedule); Ctrl-C stops")
@@ -181,6 +246,9 @@ def serve(config_path: str, home: Path, say: Callable[[str], None], port: int | 
     except KeyboardInterrupt:
         say("stopping …")
     finally:
+        if running_desk is not None:
+            running_desk.stop()
+            say("the desk stopped")
         if server is not None:
             server.stop()
             os.environ.pop("PREFECT_API_URL", None)

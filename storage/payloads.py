@@ -518,6 +518,18 @@ class StorySplit(Payload):
     question_id: str | None = None
 
 
+class StoryMergedV2(StoryMerged, Via):
+    """v2: ``person``, who said it when it was said outside an answer (at the desk), and ``via``."""
+
+    person: str | None = None
+
+
+class StorySplitV2(StorySplit, Via):
+    """v2: ``person`` and ``via``, as for ``story.merged``."""
+
+    person: str | None = None
+
+
 REGISTRY.register(
     "confirmation.requested", {1: ConfirmationRequested}, fact=False, natural_key=_key("question_id")
 )
@@ -529,8 +541,20 @@ REGISTRY.register(
     natural_key=_key("question_id"),
     hash_payload=False,
 )
-REGISTRY.register("story.merged", {1: StoryMerged}, fact=True, natural_key=_key("article_ids"))
-REGISTRY.register("story.split", {1: StorySplit}, fact=True, natural_key=_key("article_ids"))
+REGISTRY.register(
+    "story.merged",
+    {1: StoryMerged, 2: StoryMergedV2},
+    upcasters={1: upcast_v1_same},
+    fact=True,
+    natural_key=_key("article_ids"),
+)
+REGISTRY.register(
+    "story.split",
+    {1: StorySplit, 2: StorySplitV2},
+    upcasters={1: upcast_v1_same},
+    fact=True,
+    natural_key=_key("article_ids"),
+)
 
 
 class PolicyEvaluatedV1(Payload):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -55,9 +55,15 @@ def templates() -> jinja2.Environment:
     )
 
 
-def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None = None) -> FastAPI:
-    """The desk for ``settings``' store; refuses (ConfigError) a non-loopback ``host`` without people."""
+def create_app(
+    settings: Settings, host: str = "127.0.0.1", person: str | None = None, ui_url: str | None = None
+) -> FastAPI:
+    """The desk for ``settings``' store; refuses (ConfigError) a non-loopback ``host`` without people.
+    ``ui_url``: the Prefect UI the runs page links to (default: from Prefect's settings)."""
     from flows.deliver import approver
+    from flows.desk.runs import prefect_ui_url
+
+    prefect_ui = ui_url or prefect_ui_url()
 
     access = access_for(settings, host, person or approver())
     store = settings.storage.event_store()
@@ -78,6 +84,7 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
         request.state.person = access.authorised(claimed)
         request.state.csrf = access.csrf_token(cookie)
         request.state.form = {}
+        request.state.fields = {}
         open_path = request.url.path.startswith(OPEN_PATHS)
         response: Response
         if request.method == "POST":
@@ -86,6 +93,7 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
                 return _finish(_text(413, "refused: the form is too large"), fresh)
             fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
             form = {k: v[-1] for k, v in fields.items()}
+            request.state.fields = fields  # every value of a field named more than once (ticks)
             if fresh is not None or not access.csrf_ok(cookie, form.get("csrf")):
                 return _finish(
                     _text(
@@ -186,6 +194,8 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
             "today.html.j2",
             day=day.isoformat(),
             brief=render.view(doc, labels_for(settings)),
+            items=[(i["story_id"], i["title"]) for i in doc["items"]],
+            parts={i["story_id"]: i["citations"] for i in doc["items"]},
             current=version is None,
             marks=("off-topic", "related", "core", "lead"),
             done=request.query_params.get("done"),
@@ -230,6 +240,100 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
             "retraction",
             lambda ctx: steps.retract_item(ctx, form.get("story", ""), form.get("note", ""), who, "desk"),
             "/today",
+        )
+
+    @app.post("/today/same")
+    def same(request: Request) -> Response:
+        from tasks import steps
+
+        form, who = request.state.form, request.state.person
+        stories = [form.get("story", ""), form.get("other", "")]
+        return act(request, "same story", lambda ctx: steps.same_story(ctx, stories, who, "desk"), "/today")
+
+    @app.post("/today/split")
+    def split(request: Request) -> Response:
+        from tasks import steps
+
+        form, who = request.state.form, request.state.person
+        apart = request.state.fields.get("apart", [])
+        return act(
+            request,
+            "two stories",
+            lambda ctx: steps.two_stories(ctx, form.get("story", ""), apart, who, "desk"),
+            "/today",
+        )
+
+    # --- story ------------------------------------------------------------------------------
+
+    @app.get("/story")
+    def story(request: Request) -> Response:
+        from flows.desk.timeline import story_timeline
+
+        story_id = request.query_params.get("id", "")
+        found = story_timeline(store, story_id) if story_id else None
+        if found is None:
+            raise InputError(f"no story {story_id!r} in the log; open one from Today or from Search")
+        return page(request, "story.html.j2", t=found)
+
+    # --- search -----------------------------------------------------------------------------
+
+    @app.get("/search")
+    def find(request: Request) -> Response:
+        import time
+
+        from flows.desk.search import search
+
+        q = request.query_params.get("q", "").strip()
+        latest = reads.latest_day(store) or date.today()
+        end = _date_param(request.query_params.get("end"), "end") or latest
+        start = _date_param(request.query_params.get("start"), "start") or end - timedelta(days=30)
+        t0 = time.perf_counter()
+        results = search(store, q, start, end) if q else None
+        ms = (time.perf_counter() - t0) * 1000
+        return page(
+            request,
+            "search.html.j2",
+            q=q,
+            start=start.isoformat(),
+            end=end.isoformat(),
+            results=results,
+            ms=ms,
+        )
+
+    # --- sources ----------------------------------------------------------------------------
+
+    @app.get("/sources")
+    def sources(request: Request) -> Response:
+        from flows.desk import health
+
+        end = _date_param(request.query_params.get("date"), "date") or reads.latest_day(store) or date.today()
+        return page(
+            request,
+            "sources.html.j2",
+            end=end.isoformat(),
+            earlier=(end - timedelta(days=health.WINDOW_DAYS)).isoformat(),
+            window=health.WINDOW_DAYS,
+            sources=health.source_health(store, settings, end),
+            chart_w=health.CHART_W,
+            chart_h=health.CHART_H,
+            bar_w=health.BAR_W,
+        )
+
+    # --- runs -------------------------------------------------------------------------------
+
+    @app.get("/runs")
+    def runs(request: Request) -> Response:
+        from flows.desk.runs import WINDOW_DAYS, recent_runs
+
+        end = _date_param(request.query_params.get("date"), "date") or reads.latest_day(store) or date.today()
+        return page(
+            request,
+            "runs.html.j2",
+            end=end.isoformat(),
+            earlier=(end - timedelta(days=WINDOW_DAYS)).isoformat(),
+            window=WINDOW_DAYS,
+            runs=recent_runs(store, end, prefect_ui),
+            ui_url=prefect_ui,
         )
 
     # --- questions -------------------------------------------------------------------------
@@ -328,7 +432,7 @@ def create_app(settings: Settings, host: str = "127.0.0.1", person: str | None =
 
 
 def _causes(change: versions.ItemChange, older: dict, newer: dict, acts: list[dict]) -> list[dict]:
-    """People's acts about the changed item: on its story, or on an article it cites."""
+    """People's acts about the changed item: on its story, or on an article it cites (or links)."""
     cited = {
         c["article_id"]
         for doc in (older, newer)
@@ -336,7 +440,22 @@ def _causes(change: versions.ItemChange, older: dict, newer: dict, acts: list[di
         if item["story_id"] == change.story_id
         for c in item["citations"]
     }
-    return [a for a in acts if a["subject"] == change.story_id or a["subject"] in cited]
+    return [
+        a
+        for a in acts
+        if a["subject"] == change.story_id
+        or a["subject"] in cited
+        or cited.intersection(a["payload"].get("article_ids") or ())  # a same-story link names both
+    ]
+
+
+def _date_param(text: str | None, name: str) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{name} {text!r} is not a date; use YYYY-MM-DD") from None
 
 
 def _text(status: int, message: str) -> Response:

@@ -72,13 +72,16 @@ def delivery_state(store: ParquetEventStore, day: date) -> deliver.DayState:
 
 
 def acts(store: ParquetEventStore, day: date) -> list[dict]:
-    """People's acts on the day, oldest first: answers, marks, corrections, retractions, approvals."""
+    """People's acts on the day, oldest first: answers, marks, corrections, retractions, approvals,
+    same-story links."""
     types = [
         "confirmation.resolved",
         "article.corrected",
         "brief.corrected",
         "story.retracted",
         "brief.approved",
+        "story.merged",
+        "story.split",
     ]
     frame = store.query(lambda: store.scan([day], event_types=types))
     rows = []

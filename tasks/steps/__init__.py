@@ -17,7 +17,16 @@ from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
 from tasks.steps.publish import BriefWithheld, Published, publish, withhold, withhold_reason
 from tasks.steps.report import RunReport
-from tasks.steps.review import mark_story, open_questions, raise_questions, rebrief, resolve
+from tasks.steps.review import (
+    mark_story,
+    open_questions,
+    raise_questions,
+    rebrief,
+    resolve,
+    same_story,
+    story_link,
+    two_stories,
+)
 from tasks.steps.score import Scored, score_stories
 
 __all__ = [
@@ -62,8 +71,11 @@ __all__ = [
     "resolve_day",
     "retract_item",
     "run_gates",
+    "same_story",
     "score_stories",
+    "story_link",
     "today",
+    "two_stories",
     "withhold",
     "withhold_reason",
     "written",

@@ -139,8 +139,9 @@ def resolve(
     field_ = question["field"]
     if field_ == "same_story":
         ids = question["subject"].split("|")
-        kind = "story.merged" if answer == "yes" else "story.split"
-        events.append(fact(kind, {"article_ids": ids, "question_id": question["question_id"]}, ids[0]))
+        events.append(
+            story_link(ctx, ids, answer == "yes", by, question_id=question["question_id"], cause=events[0])
+        )
     elif field_ == "category" and answer != question["value"]:
         stories = materialize(ctx.store, "stories", days=[ctx.day])
         rows = stories.filter(pl.col("story_id") == question["subject"])
@@ -186,6 +187,75 @@ def resolve(
             )
         )
     return events
+
+
+def story_link(
+    ctx: RunContext,
+    article_ids: Sequence[str],
+    same: bool,
+    by: str,
+    *,
+    question_id: str | None = None,
+    cause: Event | None = None,
+    person: str | None = None,
+    via: str | None = None,
+) -> Event:
+    """People's word that articles are one story (``story.merged``) or not (``story.split``): a fact
+    that binds the clustering of every later run of the days it reaches (``human_links``)."""
+    return new_event(
+        "story.merged" if same else "story.split",
+        {"article_ids": list(article_ids), "question_id": question_id, "person": person, "via": via},
+        brief_date=ctx.day,
+        run_id=ctx.run_id,
+        subject_id=article_ids[0],
+        produced_by=f"review@1:{by}",
+        occurred_at=utcnow(),
+        source_event_ids=[cause.event_id] if cause else [],
+    )
+
+
+def same_story(ctx: RunContext, stories: Sequence[str], person: str, via: str | None = None) -> list[Event]:
+    """Two (or more) of the day's stories are one: their representatives are linked, so the next
+    clustering puts their articles together (as a "yes" to a same-story question does)."""
+    named = sorted(set(stories))
+    if len(named) < 2:
+        raise InputError("name two different stories of the day to say they are one")
+    representatives = sorted(find_representative(ctx, s) for s in named)
+    return [story_link(ctx, representatives, True, "human", person=person, via=via)]
+
+
+def two_stories(
+    ctx: RunContext, story: str, apart: Sequence[str], person: str, via: str | None = None
+) -> list[Event]:
+    """One story is two: the articles in ``apart`` are a story of their own, apart from the rest of
+    its members (as a "no" to a same-story question, for every pair across the cut)."""
+    frame = materialize(ctx.store, "stories", days=[ctx.day]).filter(pl.col("story_id") == story)
+    if not frame.height:
+        raise InputError(f"no story {story!r} on {ctx.day}; pick an item of the day's brief")
+    members = list(frame["members"][0])
+    chosen = sorted(set(apart))
+    strangers = [a for a in chosen if a not in members]
+    if strangers:
+        raise InputError(f"article {strangers[0]!r} is not one of story {story}'s articles")
+    rest = sorted(set(members) - set(chosen))
+    if not chosen or not rest:
+        raise InputError(
+            f"tick some of story {story}'s {len(members)} articles, but not all, to make a story of their own"
+        )
+    pages = materialize(ctx.store, "articles", days=ctx.reach).filter(pl.col("article_id").is_in(members))
+    same_page = {
+        r["article_id"]: (r["canonical_url"], r["content_hash"]) for r in pages.iter_rows(named=True)
+    }
+    for a in chosen:
+        for b in rest:
+            if a in same_page and b in same_page and set(same_page[a]) & set(same_page[b]) - {None}:
+                raise InputError(
+                    f"articles {a} and {b} are one page (the same link or the same text): they stay one "
+                    "item; tick them both, or neither"
+                )
+    return [
+        story_link(ctx, sorted((a, b)), False, "human", person=person, via=via) for a in chosen for b in rest
+    ]
 
 
 def _start_of(day_text: str, ctx: RunContext) -> str:

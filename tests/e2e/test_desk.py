@@ -9,6 +9,7 @@ import shutil
 import socket
 import threading
 import time
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,21 @@ def test_the_http_rules_csrf_headers_cookies_and_escaping(config: Path) -> None:
     assert corrected == [
         {**corrected[0], "story_id": story, "field": "title", "by": "ann", "via": "desk", "value": hostile}
     ]
+
+    # the story's page, reached from the item: its day, articles, outlets and every decision, escaped
+    assert f'href="/story?id={story}"' in shown
+    timeline = desk.get(f"/story?id={story}").text
+    assert "&lt;script&gt;window.owned=1&lt;/script&gt;" in timeline and "<img src=x" not in timeline
+    scored = [e for e in store_of(config).read(event_types=["story.scored"]) if e.subject_id == story]
+    decisions = re.search(r'<table class="decisions">(.*?)</table>', timeline, re.S).group(1)
+    assert scored and all(e.event_id in decisions for e in scored)  # each run's decision (v1's, v2's)
+    assert "brief.corrected" in decisions and "ann via desk" in decisions
+    document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    [item] = [i for i in document["items"] if i["story_id"] == story]
+    for cited in item["citations"]:
+        assert cited["source"] in timeline.split("<h2>Articles</h2>")[1]
+    assert f'data-day="{DAY}"' in timeline and "In the brief (v1, v2)" in timeline
+    assert desk.get("/story?id=st-nowhere").status_code == 400
 
 
 def test_a_wrong_token_gets_401_and_a_known_person_signs_in(config: Path, monkeypatch) -> None:
@@ -190,6 +206,18 @@ def test_an_editor_answers_with_the_keyboard_and_marks_a_story_in_chromium(confi
             page.wait_for_url(re.compile(r"/today\?.*done="))
             assert story not in [s.get_attribute("data-story") for s in page.locator("section.item").all()]
             assert page.evaluate("typeof window.owned") == "undefined"
+
+            # from an item to its story's page, and from there to search and sources: all without script errors
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.locator("section.item a.story-link").first.click()
+            page.wait_for_url(re.compile(r"/story\?id=st-"))
+            assert page.locator("table.decisions tr").count() > 1
+            page.goto(f"{base}/search?q=Pippin")
+            assert page.locator("section.brief-hit").count() >= 1
+            page.goto(f"{base}/sources")
+            assert page.locator("svg.spark rect").count() == 28  # two sources, 14 days each
+            assert errors == [] and page.evaluate("typeof window.owned") == "undefined"
             browser.close()
     finally:
         server.should_exit = True
@@ -206,3 +234,267 @@ def test_an_editor_answers_with_the_keyboard_and_marks_a_story_in_chromium(confi
     assert [(m["field"], m["value"], m["by"]) for m in marks][-1] == ("relevance", "off-topic", "ann")
     v1 = (Path(store.base) / "briefs" / DAY / "v1.json").read_text()
     assert json.loads(v1)["version"] == 1  # earlier versions stay
+
+
+@pytest.fixture
+def hook():
+    from tests.delivery_servers import Webhook
+
+    server = Webhook().start()
+    yield server
+    server.stop()
+
+
+def with_channels(config: Path, text: str) -> Path:
+    config.write_text(config.read_text() + text)
+    return config
+
+
+def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_changed(
+    config: Path, hook
+) -> None:
+    from flows.deliver import resend
+
+    with_channels(
+        config, f'[[delivery]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n'
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert [p["title"] for _, p in hook.posts] and len(hook.posts) == 1  # v1, before any correction
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}")
+    story = stories_of(page.text)[0]
+    done = desk.post(
+        "/today/correct",
+        data={
+            "story": story,
+            "field": "title",
+            "value": "A headline, corrected",
+            "note": "the name was wrong",
+            "csrf": csrf_of(page.text),
+            "date": DAY,
+        },
+    )
+    assert done.status_code == 200 and "correction recorded: v2" in done.text
+    assert len(hook.posts) == 2  # the update, once
+    update = hook.posts[1][1]
+    assert "(v2)" in update["title"] and "A headline, corrected" in update["message"]
+    assert "Correction: the headline read" in update["message"]
+    assert desk.post("/today/correct", data={}).status_code == 403  # refused: nothing more is sent
+    assert len(hook.posts) == 2
+
+    history = desk.get("/history").text
+    assert f'href="/today?date={DAY}&amp;version=1"' in history and "v2" in history
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2")
+    assert diff.status_code == 200
+    [event] = store_of(config).read(event_types=["brief.corrected"])
+    row = re.search(r'<tr class="reworded">(.*?)</tr>', diff.text, re.S)
+    assert row is not None, diff.text
+    assert "A headline, corrected" in row.group(1) and event.event_id in row.group(1)
+    assert "ann via desk" in row.group(1)
+    assert "hook: v2 (update" in diff.text  # who received which version
+
+
+def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Path, hook) -> None:
+    from flows.deliver import resend
+
+    with_channels(
+        config,
+        '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n',
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert [path for path, _ in hook.posts] == ["/editors"]  # held: only the editors have it
+    desk = client(config)
+    page = desk.get(f"/hold?date={DAY}")
+    assert 'class="deadline"' in page.text and "Approve as ann" in page.text
+    done = desk.post("/hold/approve", data={"date": DAY, "csrf": csrf_of(page.text)})
+    assert done.status_code == 200 and "approved v1; sent to readers" in done.text
+    assert [path for path, _ in hook.posts] == ["/editors", "/readers"]
+    [approved] = [e.payload for e in store_of(config).read(event_types=["brief.approved"])]
+    assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 1)
+    again = desk.get(f"/hold?date={DAY}").text
+    assert "v1 approved by ann (desk)" in again and "Approve as" not in again
+
+
+def test_two_items_said_to_be_one_story_become_one_and_split_again(config: Path) -> None:
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}").text
+    items = stories_of(page)
+    document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    pippin = [i for i in document["items"] if "Pippin" in i["title"]]
+    assert len(pippin) == 2 and len(items) == len(document["items"])
+    (own,) = [c["article_id"] for c in pippin[1]["citations"]]
+    done = desk.post(
+        "/today/same",
+        data={
+            "story": pippin[0]["story_id"],
+            "other": pippin[1]["story_id"],
+            "date": DAY,
+            "csrf": csrf_of(page),
+        },
+    )
+    assert done.status_code == 200 and "same story recorded: v2" in done.text
+    merged = [
+        i for i in json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())["items"]
+    ]
+    [together] = [i for i in merged if "Pippin" in i["title"]]
+    assert own in {c["article_id"] for c in together["citations"]} and len(together["citations"]) == 3
+    [merged] = store_of(config).read(event_types=["story.merged"])
+    said = merged.payload
+    assert said["person"] == "ann" and said["via"] == "desk" and len(said["article_ids"]) == 2
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2").text  # the change names the act that caused it
+    removed = re.search(r'<tr class="removed">(.*?)</tr>', diff, re.S).group(1)
+    assert merged.event_id in removed and "ann via desk" in removed
+
+    # the exact copies (one page) cannot be parted: refused, nothing written
+    copies = [c["article_id"] for c in pippin[0]["citations"]]
+    refused = desk.post(
+        "/today/split",
+        data={"story": together["story_id"], "apart": copies[0], "date": DAY, "csrf": csrf_of(done.text)},
+    )
+    assert refused.status_code == 400 and "one page" in refused.text
+    assert store_of(config).read(event_types=["story.split"]) == []
+
+    page = desk.get(f"/today?date={DAY}").text
+    assert 'name="apart" value="' + own + '"' in page
+    done = desk.post(
+        "/today/split",
+        data={"story": together["story_id"], "apart": own, "date": DAY, "csrf": csrf_of(page)},
+    )
+    assert done.status_code == 200 and "two stories recorded: v3" in done.text
+    again = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())["items"]
+    assert sorted(len(i["citations"]) for i in again if "Pippin" in i["title"]) == [1, 2]
+    assert all(e.payload["via"] == "desk" for e in store_of(config).read(event_types=["story.split"]))
+
+
+def test_search_finds_what_the_briefs_said_and_the_articles_by_words_within_dates(config: Path) -> None:
+    desk = client(config)
+    found = desk.get("/search", params={"q": "pippin ORCHARD", "start": "2025-08-01", "end": DAY})
+    assert found.status_code == 200
+    document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    pippin = {i["story_id"] for i in document["items"] if "Pippin" in i["title"]}
+    briefs = re.findall(r'<section class="hit brief-hit">(.*?)</section>', found.text, re.S)
+    assert len(briefs) == len(pippin) == 2
+    assert {re.search(r'href="/story\?id=([^"]+)"', b).group(1) for b in briefs} == pippin
+    assert all(f"/today?date={DAY}#" in b for b in briefs)
+    articles = re.findall(r'<tr class="article-hit">(.*?)</tr>', found.text, re.S)
+    assert len(articles) == 3 and all("/story?id=st-" in a for a in articles)
+    assert "Northwind" not in found.text  # an item without the words
+
+    elsewhere = desk.get("/search", params={"q": "pippin", "start": "2025-07-01", "end": "2025-07-31"})
+    assert "No brief item holds these words" in elsewhere.text and "article-hit" not in elsewhere.text
+    assert desk.get("/search", params={"q": "pippin", "start": "2025-08-07", "end": DAY}).status_code == 400
+    assert desk.get("/search", params={"q": "pippin", "end": "August"}).status_code == 400
+    hostile = desk.get("/search", params={"q": '<script>"'}).text
+    assert "<script>&#34;" not in hostile and 'value="&lt;script&gt;&#34;"' in hostile
+
+
+def test_sources_show_last_good_fetch_new_articles_a_day_as_a_chart_and_failures(config: Path) -> None:
+    from storage.events import new_event, utcnow
+
+    store = store_of(config)
+    store.append(
+        [
+            new_event(
+                "feed.failed",
+                {
+                    "source": "techwire",
+                    "url": "https://techwire.example/feed",
+                    "error": "HTTP_STATUS",
+                    "retryable": True,
+                    "message": "503 from <b onmouseover=alert(1)>upstream</b>",
+                    "attempts": 3,
+                },
+                brief_date=date.fromisoformat(DAY),
+                run_id="test-failure",
+                subject_id="techwire",
+                produced_by="collect@1",
+                occurred_at=utcnow(),
+            )
+        ]
+    )
+    page = client(config).get("/sources")
+    assert page.status_code == 200
+    rows = dict(re.findall(r'<tr class="source[^"]*" data-source="([^"]+)">(.*?)</tr>', page.text, re.S))
+    assert set(rows) == {"labnotes", "techwire"}
+    for name, sources in (("labnotes", "labnotes"), ("techwire", "techwire")):
+        bars = re.findall(
+            r'<rect x="\d+" y="\d+" width="8" height="(\d+)"[^>]*><title>([\d-]+): (\d+)</title>', rows[name]
+        )
+        assert len(bars) == 14 and bars[-1][1] == DAY
+        collected = {
+            e.subject_id
+            for e in store.read(event_types=["article.collected"])
+            if e.payload["source"] == sources
+        }
+        assert int(bars[-1][2]) == len(collected) > 0 and all(b[2] == "0" for b in bars[:-1])
+        assert f"(for {DAY}," in rows[name] and "news" in rows[name]
+    assert "none" in rows["labnotes"] and "HTTP_STATUS" not in rows["labnotes"]
+    assert "HTTP_STATUS" in rows["techwire"] and "(3 attempt(s))" in rows["techwire"]
+    assert "&lt;b onmouseover=alert(1)&gt;upstream&lt;/b&gt;" in rows["techwire"]
+    assert "<script" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
+
+
+def test_runs_show_status_counts_and_seconds_per_step_and_a_failed_run_links_to_prefect(config: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+    from storage.events import new_event, utcnow
+
+    failed_run = "0b7c2a52-5d0e-4c1e-9f3a-2d8e4f6a1b9c"
+    store = store_of(config)
+    common = {"brief_date": date.fromisoformat(DAY), "run_id": failed_run, "subject_id": failed_run}
+    store.append(
+        [
+            new_event(
+                "run.started", {"flow": "daily-brief"}, produced_by="flow@1", occurred_at=utcnow(), **common
+            ),
+            new_event(
+                "run.failed",
+                {"step": "gate", "error": "GATE_FAILED", "message": "suite <i>articles</i> failed"},
+                produced_by="flow@1",
+                occurred_at=utcnow(),
+                **common,
+            ),
+        ]
+    )
+    desk = TestClient(
+        create_app(load_settings(str(config)), "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
+    )
+    page = desk.get("/runs")
+    assert page.status_code == 200
+    rows = dict(re.findall(r'<tr class="run [a-z]+" data-run="([^"]+)">(.*?)</tr>', page.text, re.S))
+    [(daily, row)] = [(r, v) for r, v in rows.items() if r != failed_run]
+    assert "<b>completed</b>" in row and "daily-brief" in row
+    assert re.search(r"dedup: \d+\.\d\d", row) and "brief.published: 1" in row
+    assert f'href="http://127.0.0.1:4200/runs/flow-run/{daily}"' in row
+    failed = rows[failed_run]
+    assert "<b>failed</b>" in failed and "suite &lt;i&gt;articles&lt;/i&gt; failed" in failed
+    assert f'href="http://127.0.0.1:4200/runs/flow-run/{failed_run}"' in failed
+    assert next(iter(rows)) == failed_run  # newest first
+
+
+def test_brief_serve_runs_the_desk_in_a_thread_and_refuses_a_shared_address_without_people(
+    config: Path,
+) -> None:
+    import httpx
+
+    from flows.serve import ServerError, start_desk
+
+    refused = brief("serve", "--desk-host", "0.0.0.0", "--config", str(config))
+    assert refused.returncode == 2 and "[desk.people]" in refused.stderr
+    assert refused.stderr.strip().count("\n") == 0 and "Prefect" not in refused.stdout  # nothing started
+
+    port = free_port()
+    desk = start_desk(str(config), "127.0.0.1", port)
+    try:
+        answer = httpx.get(f"http://127.0.0.1:{port}/today?date={DAY}")
+        assert answer.status_code == 200 and 'data-story="' in answer.text
+        with pytest.raises(ServerError, match=f"could not listen on 127.0.0.1:{port}"):
+            start_desk(str(config), "127.0.0.1", port, timeout_s=10)
+    finally:
+        desk.stop()
+    assert not desk.thread.is_alive()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/", timeout=2)

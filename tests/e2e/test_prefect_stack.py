@@ -32,7 +32,7 @@ import httpx
 import pytest
 
 from flows.backfill import date_range
-from flows.serve import LocalServer
+from flows.serve import LocalServer, free_port
 from tasks.settings import load_settings
 from tests.conftest import REPO
 from tests.real_days import archive_config
@@ -313,8 +313,9 @@ def test_serve_schedules_the_deployments_and_stops_cleanly(stack: dict, tmp_path
     )
     api = stack["server"].api_url
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "home"), "PREFECT_API_URL": api}
+    desk_port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "serve", "--config", str(config)],
+        [sys.executable, "-m", "flows.cli", "serve", "--config", str(config), "--desk-port", str(desk_port)],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -342,10 +343,13 @@ def test_serve_schedules_the_deployments_and_stops_cleanly(stack: dict, tmp_path
         assert (schedule.get("cron"), schedule.get("timezone")) == ("30 6 * * 1-5", "Europe/Amsterdam")
         assert "backfill" in {d["name"] for d in deployments}
         assert httpx.get(stack["server"].url, timeout=10).status_code == 200  # the UI is served
+        assert f"the editor's desk: http://127.0.0.1:{desk_port}/" in "".join(lines)  # and the desk
+        assert httpx.get(f"http://127.0.0.1:{desk_port}/sources", timeout=10).status_code == 200
     finally:
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
     assert "KeyboardInterrupt" in output or "stopping" in output, output[-2000:]
+    assert "the desk stopped" in output, output[-2000:]
     assert proc.returncode in (0, 130, -signal.SIGINT)
     # a server it did not start, it leaves running
     assert httpx.get(f"{api}/health", timeout=5).status_code == 200

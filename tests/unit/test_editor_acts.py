@@ -75,3 +75,33 @@ def test_the_diff_of_two_versions_names_added_removed_reworded_and_moved_items()
         ("removed", "c"),
     }
     assert versions.diff(older, older) == []
+
+
+def test_a_same_story_answer_keeps_its_payload_and_id_and_the_desk_adds_who_and_where(tmp_path) -> None:
+    from datetime import date
+
+    from storage.events import new_event, utcnow
+    from storage.registry import REGISTRY
+    from tasks import steps
+    from tasks.settings import load_settings
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n')
+    ctx = steps.make_context(load_settings(str(config)), date(2025, 8, 6), "review-1")
+    pair = ["art-a", "art-b"]
+    answered = steps.story_link(ctx, pair, True, "human", question_id="q-1")
+    before = new_event(  # the v1 payload an answer recorded before the desk existed
+        "story.merged",
+        {"article_ids": pair, "question_id": "q-1"},
+        brief_date=ctx.day,
+        run_id="another-run",
+        subject_id="art-a",
+        produced_by="review@1:human",
+        occurred_at=utcnow(),
+    )
+    assert answered.payload == {"article_ids": pair, "question_id": "q-1"}
+    assert answered.event_id == before.event_id  # a fact: the same answer is stored once
+    at_desk = steps.story_link(ctx, pair, False, "human", person="ann", via="desk")
+    assert at_desk.event_type == "story.split" and at_desk.schema_version == 2
+    assert (at_desk.payload["person"], at_desk.payload["via"]) == ("ann", "desk")
+    assert REGISTRY.upcast("story.split", 1, {"article_ids": pair}) == (2, {"article_ids": pair})

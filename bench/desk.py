@@ -1,0 +1,139 @@
+"""How fast the desk's pages answer on a store holding a month of real days.
+
+    python bench/desk.py [--runs 20]                       # backfills March 2026 first (~7 min)
+    python bench/desk.py --config STORE/brief.toml        # a store already backfilled
+
+Each page is asked ``--runs`` times in this process through the desk's ASGI application (no
+network between: what is measured is the server's own work, reading the run's store), after one
+warm-up request. Pages: the latest day's Today, Questions and Hold, History, a diff where a day has
+two versions, Runs, the story pages of the month's longest-running stories and of the latest day's lead,
+a search over the whole range for a few names, and Sources. Prints one Markdown table of p50, p95
+and max milliseconds per page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+MONTH = ("2026-03-01", "2026-03-31")
+SEARCHES = ("Kimi", "OpenAI", "Claude Code", "DeepSeek")
+
+
+def pages(settings) -> list[str]:
+    import polars as pl
+
+    from flows.desk import reads
+    from storage.projections import materialize
+
+    store = settings.storage.event_store()
+    day = reads.latest_day(store)
+    if day is None:
+        raise SystemExit("no brief is published in this store; backfill a month first")
+    days = store.days()
+    out = [
+        f"/today?date={day}",
+        f"/questions?date={day}",
+        f"/hold?date={day}",
+        "/history",
+        "/sources",
+        "/runs",
+    ]
+    for d, versions in reads.versions(store).items():
+        if len(versions) > 1:
+            out.append(f"/diff?date={d}&a={versions[0].version}&b={versions[-1].version}")
+            break
+    stories = materialize(store, "stories").sort(pl.col("days").list.len(), descending=True)
+    out += [f"/story?id={s}" for s in stories["story_id"].head(3)]
+    lead = reads.document(store, day)["items"][0]["story_id"]
+    out.append(f"/story?id={lead}")
+    out += [f"/search?q={q.replace(' ', '+')}&start={days[0]}&end={days[-1]}" for q in SEARCHES]
+    return out
+
+
+def backfill_month(work: Path, data: Path) -> Path:
+    """March 2026 of the AI world's feeds, backfilled once (as ``bench/aiweb_month.py`` does first)."""
+    import subprocess
+
+    from flows.serve import start_local_server
+    from tests.real_days import aiweb_config
+
+    aiweb = data / "aiweb"
+    if not (aiweb / "feeds").is_dir():
+        raise SystemExit(f"no AI-world feeds at {aiweb / 'feeds'}; pass --data or --config")
+    server = start_local_server(work / "prefect-server", services=False)
+    env = {
+        **os.environ,
+        "PREFECT_API_URL": server.api_url,
+        "PREFECT_HOME": str(work / "prefect"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "HF_HUB_OFFLINE": "1",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+    }
+    config = aiweb_config(work / "month", aiweb)
+    print("backfilling 2026-03-01 .. 2026-03-31 ...", file=sys.stderr, flush=True)
+    try:
+        done = subprocess.run(
+            [sys.executable, str(REPO / "bench" / "aiweb_month.py"), "--child-backfill", str(config), *MONTH],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        server.stop()
+    if done.returncode != 0:
+        raise SystemExit(f"the backfill failed:\n{done.stderr[-3000:]}")
+    return config
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--config", help="a backfilled store's config (default: backfill March 2026)")
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    import tempfile
+
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+    from tasks.settings import load_settings
+
+    config = args.config or str(backfill_month(Path(tempfile.mkdtemp(prefix="bench-desk-")), Path(args.data)))
+    settings = load_settings(config)
+    desk = TestClient(create_app(settings, "127.0.0.1", "bench"))
+    store = settings.storage.event_store()
+    days = store.days()
+    print(f"# the desk's pages on {len(days)} days of the AI world ({days[0]} .. {days[-1]}; 2 cores)\n")
+    print(f"Each page asked {args.runs} times after a warm-up, in process (the server's own work).\n")
+    print("| page | p50 ms | p95 ms | max ms |\n|---|---|---|---|")
+    worst = 0.0
+    for path in pages(settings):
+        first = desk.get(path)
+        if first.status_code != 200:
+            raise SystemExit(f"{path}: HTTP {first.status_code}\n{first.text[:500]}")
+        times = []
+        for _ in range(args.runs):
+            t0 = time.perf_counter()
+            desk.get(path)
+            times.append((time.perf_counter() - t0) * 1000)
+        times.sort()
+        p95 = times[max(0, round(0.95 * len(times)) - 1)]
+        worst = max(worst, p95)
+        print(f"| `{path}` | {statistics.median(times):.0f} | {p95:.0f} | {times[-1]:.0f} |")
+    load = os.getloadavg()[0]
+    print(f"\nworst p95: {worst:.0f} ms (load average {load:.1f} on {os.cpu_count()} cores as it ended)")
+
+
+if __name__ == "__main__":
+    main()

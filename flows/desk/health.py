@@ -1,0 +1,134 @@
+"""Each source's health, from the log: its last good fetch, new articles a day over the last days
+(drawn as a small SVG bar chart on the server), its failures and their reasons, kind and language.
+
+Three scans, each filtered in the scan: every ``feed.fetched`` (the last good fetch may be older
+than the window), the ``article.collected`` of the window and the days before it (an article is
+new on the first day it was collected: a feed serving its archive every day is not busy), and the
+window's ``feed.failed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+import polars as pl
+
+from storage.store import ParquetEventStore
+from tasks.settings import Settings
+
+WINDOW_DAYS = 14
+PAD_DAYS = 10  # days before the window read to tell a new article from one a feed serves again
+BAR_W, GAP, CHART_H = 8, 2, 32
+
+
+@dataclass
+class Bar:
+    day: date
+    count: int
+    x: int
+    y: int
+    h: int
+
+
+@dataclass
+class SourceHealth:
+    name: str
+    kind: str
+    language: str
+    configured: bool
+    last_good: datetime | None = None
+    last_good_day: date | None = None
+    last_items: int | None = None
+    bars: list[Bar] = field(default_factory=list)
+    new_articles: int = 0
+    failures: list[dict] = field(default_factory=list)
+    failed_days: int = 0
+
+    @property
+    def quiet(self) -> bool:
+        """No new article over the window's last three days."""
+        return sum(b.count for b in self.bars[-3:]) == 0
+
+
+def _source() -> pl.Expr:
+    return pl.col("payload").str.json_path_match("$.source").alias("source")
+
+
+def source_health(store: ParquetEventStore, settings: Settings, end: date) -> list[SourceHealth]:
+    window = [end - timedelta(days=k) for k in range(WINDOW_DAYS - 1, -1, -1)]
+    padded = [window[0] - timedelta(days=k) for k in range(PAD_DAYS, 0, -1)] + window
+    fetched = store.query(
+        lambda: (
+            store.scan(event_types=["feed.fetched"])
+            .filter(pl.col("brief_date") <= end)
+            .select(
+                _source(),
+                "brief_date",
+                "occurred_at",
+                pl.col("payload").str.json_path_match("$.items").cast(pl.Int64).alias("items"),
+            )
+            .sort("occurred_at")
+            .group_by("source")
+            .agg(pl.col("occurred_at").last(), pl.col("brief_date").last(), pl.col("items").last())
+        )
+    )
+    firsts = store.query(
+        lambda: (
+            store.scan(padded, event_types=["article.collected"])
+            .select(_source(), "subject_id", "brief_date")
+            .group_by("subject_id")
+            .agg(pl.col("source").first(), pl.col("brief_date").min())
+            .filter(pl.col("brief_date") >= window[0])
+            .group_by("source", "brief_date")
+            .len()
+        )
+    )
+    failed = store.query(
+        lambda: (
+            store.scan(window, event_types=["feed.failed"])
+            .select(
+                _source(),
+                "brief_date",
+                "occurred_at",
+                "event_id",
+                pl.col("payload").str.json_path_match("$.error").alias("error"),
+                pl.col("payload").str.json_path_match("$.message").alias("message"),
+                pl.col("payload").str.json_path_match("$.attempts").cast(pl.Int64).alias("attempts"),
+            )
+            .sort("occurred_at", descending=True)
+        )
+    )
+    configured = {s.name: s for s in settings.sources}
+    names = list(configured) + sorted(
+        (set(fetched["source"]) | set(failed["source"]) | set(firsts["source"])) - set(configured) - {None}
+    )
+    counts = {(r["source"], r["brief_date"]): r["len"] for r in firsts.iter_rows(named=True)}
+    last = {r["source"]: r for r in fetched.iter_rows(named=True)}
+    out = []
+    for name in names:
+        s = configured.get(name)
+        health = SourceHealth(
+            name,
+            s.kind if s else "?",
+            (s.language or "per item") if s else "?",
+            s is not None,
+        )
+        if name in last:
+            health.last_good = last[name]["occurred_at"]
+            health.last_good_day = last[name]["brief_date"]
+            health.last_items = last[name]["items"]
+        per_day = [counts.get((name, d), 0) for d in window]
+        top = max(per_day) or 1
+        for k, (d, n) in enumerate(zip(window, per_day, strict=True)):
+            h = round((CHART_H - 2) * n / top) if n else 0
+            health.bars.append(Bar(d, n, k * (BAR_W + GAP), CHART_H - max(h, 1), max(h, 1)))
+        health.new_articles = sum(per_day)
+        mine = failed.filter(pl.col("source") == name)
+        health.failures = list(mine.head(5).iter_rows(named=True))
+        health.failed_days = mine["brief_date"].n_unique()
+        out.append(health)
+    return out
+
+
+CHART_W = WINDOW_DAYS * (BAR_W + GAP)

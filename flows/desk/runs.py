@@ -1,0 +1,58 @@
+"""Recent runs, from the ``runs`` projection of the log: status, events of each type, seconds per
+step, and a failed run's error with a link to its page in the Prefect UI."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, timedelta
+
+import polars as pl
+
+from storage.projections import materialize
+from storage.store import ParquetEventStore
+
+WINDOW_DAYS = 14
+PREFECT_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+SHOWN_COUNTS = (
+    "feed.fetched",
+    "feed.failed",
+    "article.collected",
+    "story.clustered",
+    "confirmation.requested",
+    "brief.published",
+    "brief.delivered",
+)
+
+
+def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list[dict]:
+    """The runs that wrote to the 14 days to ``end`` (a flow's runs, not the desk's single acts),
+    newest first."""
+    days = [end - timedelta(days=k) for k in range(WINDOW_DAYS)]
+    frame = materialize(store, "runs", days=days).filter(pl.col("flow").is_not_null())
+    out = []
+    for row in frame.sort("started_at", descending=True).iter_rows(named=True):
+        counts = {c["event_type"]: c["n"] for c in row["counts"]}
+        steps = json.loads(row["step_seconds"]) if row["step_seconds"] else {}
+        out.append(
+            {
+                **row,
+                "counts": [(k, counts[k]) for k in SHOWN_COUNTS if counts.get(k)],
+                "steps": sorted(steps.items(), key=lambda kv: -kv[1]),
+                "link": f"{ui_url.rstrip('/')}/runs/flow-run/{row['run_id']}"
+                if ui_url and PREFECT_ID.match(row["run_id"])
+                else None,
+            }
+        )
+    return out
+
+
+def prefect_ui_url() -> str | None:
+    """The Prefect UI this desk's runs are seen in (``PREFECT_UI_URL``, else beside ``PREFECT_API_URL``)."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
+
+    ui = PREFECT_UI_URL.value()
+    if ui:
+        return str(ui)
+    api = PREFECT_API_URL.value()
+    return str(api).removesuffix("/").removesuffix("/api") if api else None

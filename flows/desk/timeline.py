@@ -1,0 +1,181 @@
+"""One story across days, folded from the log: its days, articles, outlets and languages, the
+stories that followed it up, the briefs it was in, and every decision about it.
+
+Each part is a projection (``storage/projections``) folded over the events that name the story or
+one of its articles, read from every day of the log with the filter pushed into the scan: the
+story's own ``story.clustered`` events give its days and members, and the members' ids pick the
+articles and the decisions. No index and no copy of the log.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+import polars as pl
+
+from flows.desk.reads import document
+from storage.errors import InputError
+from storage.projections import project
+from storage.projections.articles import ArticlesProjection
+from storage.projections.scores import ScoresProjection
+from storage.projections.stories import StoriesProjection
+from storage.store import ParquetEventStore
+from tasks.render import without_tracking
+from tasks.write import safe_url
+
+DECISIONS = (
+    "story.scored",
+    "story.merged",
+    "story.split",
+    "article.corrected",
+    "brief.corrected",
+    "story.retracted",
+    "confirmation.requested",
+    "confirmation.resolved",
+)
+LINKED_BY_PAYLOAD = ("story.merged", "story.split", "confirmation.requested", "confirmation.resolved")
+
+
+@dataclass
+class Day:
+    day: date
+    members: list[str]
+    follow_up_of: str | None
+    score: dict | None = None
+    versions: list[int] = field(default_factory=list)  # the published versions that held it
+    item: dict | None = None  # the item as the current brief has it (None: not in it)
+    retracted: dict | None = None
+
+
+@dataclass
+class Timeline:
+    story_id: str
+    days: list[Day]
+    articles: list[dict]
+    outlets: list[str]
+    languages: list[str]
+    followed_by: list[tuple[date, str]]
+    decisions: list[dict]
+
+
+def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
+    """The story's timeline, or None when no day clustered a story of that id."""
+    named = pl.col("subject_id") == story_id
+    clustered = store.query(
+        lambda: store.scan(event_types=["story.clustered"]).filter(
+            named | pl.col("payload").str.contains(f'"follow_up_of":"{story_id}"', literal=True)
+        )
+    )
+    own = clustered.filter(named)
+    if not own.height:
+        return None
+    per_day = (
+        StoriesProjection().fold(own.lazy())["days"].sort("brief_date").collect()  # the latest per day
+    )
+    members = sorted({a for row in per_day["members"] for a in row})
+    followed_by = sorted(
+        (row["brief_date"], row["subject_id"]) for row in clustered.filter(~named).iter_rows(named=True)
+    )
+    keys = [story_id, *members]
+    article_types = list(ArticlesProjection.event_types)
+    # one pass over the log for the rest: the articles, the decisions, the versions that held it
+    found = store.query(
+        lambda: store.scan(event_types=[*article_types, *DECISIONS, "brief.published"]).filter(
+            pl.col("subject_id").is_in(keys)
+            | (pl.col("event_type").is_in(LINKED_BY_PAYLOAD) & pl.col("payload").str.contains_any(keys))
+            | (
+                (pl.col("event_type") == "brief.published")
+                & pl.col("payload").str.contains(f'"{story_id}"', literal=True)
+            )
+        )
+    ).sort("occurred_at", "seq")
+    articles = (
+        project(ArticlesProjection(), found.lazy().filter(pl.col("subject_id").is_in(members)))
+        .collect()
+        .sort("published_at", "article_id", nulls_last=True)
+    )
+    events = found.filter(pl.col("event_type").is_in(DECISIONS))
+    published = found.filter(pl.col("event_type") == "brief.published")
+    scores = {
+        r["brief_date"]: r
+        for r in project(ScoresProjection(), events.lazy().filter(named)).collect().iter_rows(named=True)
+    }
+    days = [
+        Day(r["brief_date"], list(r["members"]), r["follow_up_of"], scores.get(r["brief_date"]))
+        for r in per_day.iter_rows(named=True)
+    ]
+    _add_briefs(store, story_id, days, published)
+    rows = [r for r in articles.iter_rows(named=True)]
+    for r in rows:
+        r["href"] = safe_url(without_tracking(r["url"] or ""))
+    return Timeline(
+        story_id,
+        days,
+        rows,
+        sorted({r["outlet"] or r["source"] for r in rows}),
+        sorted({r["language"] for r in rows if r["language"]}),
+        followed_by,
+        [_decision(r) for r in events.iter_rows(named=True)],
+    )
+
+
+def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], published: pl.DataFrame) -> None:
+    """Which published versions of each day held the story, and its item in the current one."""
+    for row in published.iter_rows(named=True):
+        payload = json.loads(row["payload"])
+        for d in days:
+            if d.day == row["brief_date"] and story_id in payload["stories"]:
+                d.versions.append(int(payload["version"]))
+    for d in days:
+        if not d.versions:
+            continue
+        try:
+            current = document(store, d.day)
+        except InputError:  # the files gone (a purge): the log still says it was there
+            continue
+        d.item = next((i for i in current["items"] if i["story_id"] == story_id), None)
+        d.retracted = next((r for r in current.get("retracted", []) if r["story_id"] == story_id), None)
+
+
+def _decision(row: dict) -> dict:
+    """A decision as a line: what was decided, by whom (a person, or the run's model)."""
+    p = json.loads(row["payload"])
+    kind = row["event_type"]
+    if kind == "story.scored":
+        what = f"{p['outcome']} (relevance {p['relevance']:.2f}, importance {p['importance']:.2f})" + (
+            f": {'; '.join(p.get('reasons') or [])}" if p.get("reasons") else ""
+        )
+        who = p.get("marked_by") or f"the run (model {p.get('model', '?')})"
+    elif kind in ("story.merged", "story.split"):
+        verb = "one story" if kind == "story.merged" else "not one story"
+        what = f"{verb}: {', '.join(p['article_ids'])}"
+        who = p.get("person") or ("an answer" if p.get("question_id") else "")
+    elif kind == "article.corrected":
+        what = f"{p['article_id']}: {p['field']} → {p.get('value')}" + (
+            f" ({p['reason']})" if p.get("reason") else ""
+        )
+        who = p.get("by", "")
+    elif kind == "brief.corrected":
+        what = f"{p['field']} → “{p['value']}”" + (f" ({p['note']})" if p.get("note") else "")
+        who = p.get("by", "")
+    elif kind == "story.retracted":
+        what = f"retracted: {p['note']}"
+        who = p.get("by", "")
+    elif kind == "confirmation.requested":
+        what = f"asked: {p['prompt']}"
+        who = "the run"
+    else:  # confirmation.resolved
+        what = f"{p['field']} {p['value']} → {p['answer']}"
+        who = p.get("person") or p.get("by", "")
+    at: datetime = row["occurred_at"]
+    return {
+        "day": row["brief_date"],
+        "at": at.strftime("%Y-%m-%d %H:%M"),
+        "type": kind,
+        "what": what,
+        "by": who,
+        "via": p.get("via") or "",
+        "event_id": row["event_id"],
+    }
