@@ -11,7 +11,8 @@ The shared month is ``month/`` of the shared data (four real feeds, 2025-07-01..
 Each page is asked ``--runs`` times in this process through the desk's ASGI application (no
 network between: what is measured is the server's own work, reading the run's store), after one
 warm-up request. Pages: the latest day's Today, Questions and Hold, History, a diff where a day has
-two versions, Runs, the story pages of the month's longest-running stories and of the latest day's lead,
+two versions (on a store it backfilled, or with ``--correct``, the bench first makes a second version
+of the latest day by correcting its lead's headline at the desk), Runs, the story pages of the month's longest-running stories and of the latest day's lead,
 a search over the whole range for a few names, and Sources. Prints one Markdown table of p50, p95
 and max milliseconds per page.
 """
