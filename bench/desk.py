@@ -1,12 +1,18 @@
 """How fast the desk's pages answer on a store holding a month of real days.
 
-    python bench/desk.py [--runs 20]                       # backfills March 2026 first (~7 min)
-    python bench/desk.py --config STORE/brief.toml        # a store already backfilled
+    python bench/desk.py [--runs 20]                  # backfills the shared month (2025-07) first (~4 min)
+    python bench/desk.py --month 2026-03              # the AI world's March 2026 instead (~7 min)
+    python bench/desk.py --config STORE/brief.toml   # a store already backfilled
+
+The shared month is ``month/`` of the shared data (four real feeds, 2025-07-01..31) backfilled with
+``bench/history.py``'s one-process backfill; March 2026 is the AI world's 14 feeds backfilled as
+``bench/aiweb_month.py`` does first.
 
 Each page is asked ``--runs`` times in this process through the desk's ASGI application (no
 network between: what is measured is the server's own work, reading the run's store), after one
 warm-up request. Pages: the latest day's Today, Questions and Hold, History, a diff where a day has
-two versions, Runs, the story pages of the month's longest-running stories and of the latest day's lead,
+two versions (on a store it backfilled, or with ``--correct``, the bench first makes a second version
+of the latest day by correcting its lead's headline at the desk), Runs, the story pages of the month's longest-running stories and of the latest day's lead,
 a search over the whole range for a few names, and Sources. Prints one Markdown table of p50, p95
 and max milliseconds per page.
 """
@@ -23,11 +29,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-MONTH = ("2026-03-01", "2026-03-31")
-SEARCHES = ("Kimi", "OpenAI", "Claude Code", "DeepSeek")
+MONTHS = {
+    "2025-07": {"span": ("2025-07-01", "2025-07-31"), "searches": ("Kimi", "OpenAI", "Grok", "Windsurf")},
+    "2026-03": {
+        "span": ("2026-03-01", "2026-03-31"),
+        "searches": ("Kimi", "OpenAI", "Claude Code", "DeepSeek"),
+    },
+}
+SHARED_SOURCES = ("arstechnica", "techcrunch", "tweakers", "wired")  # as bench/history.py
 
 
-def pages(settings) -> list[str]:
+def pages(settings, searches: tuple[str, ...]) -> list[str]:
     import polars as pl
 
     from flows.desk import reads
@@ -54,20 +66,30 @@ def pages(settings) -> list[str]:
     out += [f"/story?id={s}" for s in stories["story_id"].head(3)]
     lead = reads.document(store, day)["items"][0]["story_id"]
     out.append(f"/story?id={lead}")
-    out += [f"/search?q={q.replace(' ', '+')}&start={days[0]}&end={days[-1]}" for q in SEARCHES]
+    out += [f"/search?q={q.replace(' ', '+')}&start={days[0]}&end={days[-1]}" for q in searches]
     return out
 
 
-def backfill_month(work: Path, data: Path) -> Path:
-    """March 2026 of the AI world's feeds, backfilled once (as ``bench/aiweb_month.py`` does first)."""
+def backfill_month(work: Path, data: Path, month: str) -> Path:
+    """``month`` backfilled once into ``work``: the shared month's four feeds (as ``bench/history.py``
+    does) or the AI world's 14 (as ``bench/aiweb_month.py`` does first)."""
     import subprocess
 
     from flows.serve import start_local_server
-    from tests.real_days import aiweb_config
+    from tests.real_days import aiweb_config, archive_config
 
-    aiweb = data / "aiweb"
-    if not (aiweb / "feeds").is_dir():
-        raise SystemExit(f"no AI-world feeds at {aiweb / 'feeds'}; pass --data or --config")
+    if month == "2025-07":
+        feeds = data / "month" / "feeds"
+        if not feeds.is_dir():
+            raise SystemExit(f"no month of feeds at {feeds}; pass --data or --config")
+        config = archive_config(work / "month", feeds, SHARED_SOURCES)
+        child = REPO / "bench" / "history.py"
+    else:
+        aiweb = data / "aiweb"
+        if not (aiweb / "feeds").is_dir():
+            raise SystemExit(f"no AI-world feeds at {aiweb / 'feeds'}; pass --data or --config")
+        config = aiweb_config(work / "month", aiweb)
+        child = REPO / "bench" / "aiweb_month.py"
     server = start_local_server(work / "prefect-server", services=False)
     env = {
         **os.environ,
@@ -77,11 +99,12 @@ def backfill_month(work: Path, data: Path) -> Path:
         "HF_HUB_OFFLINE": "1",
         "PREFECT_LOGGING_LEVEL": "WARNING",
     }
-    config = aiweb_config(work / "month", aiweb)
-    print("backfilling 2026-03-01 .. 2026-03-31 ...", file=sys.stderr, flush=True)
+    start, end = MONTHS[month]["span"]
+    print(f"backfilling {start} .. {end} ...", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
     try:
         done = subprocess.run(
-            [sys.executable, str(REPO / "bench" / "aiweb_month.py"), "--child-backfill", str(config), *MONTH],
+            [sys.executable, str(child), "--child-backfill", str(config), start, end],
             env=env,
             capture_output=True,
             text=True,
@@ -91,16 +114,54 @@ def backfill_month(work: Path, data: Path) -> Path:
         server.stop()
     if done.returncode != 0:
         raise SystemExit(f"the backfill failed:\n{done.stderr[-3000:]}")
+    print(
+        f"backfilled in {time.perf_counter() - t0:.0f} s; store at {config.parent}",
+        file=sys.stderr,
+        flush=True,
+    )
     return config
+
+
+def second_version(desk, settings) -> None:
+    """A second version of the latest day, as an editor makes one: its lead's headline corrected."""
+    import re
+
+    from flows.desk import reads
+
+    store = settings.storage.event_store()
+    day = reads.latest_day(store)
+    lead = reads.document(store, day)["items"][0]
+    page = desk.get(f"/today?date={day}").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    done = desk.post(
+        "/today/correct",
+        data={
+            "story": lead["story_id"],
+            "field": "title",
+            "value": lead["title"] + " (corrected)",
+            "note": "a correction for the bench",
+            "csrf": csrf,
+            "date": str(day),
+        },
+    )
+    if done.status_code != 200 or "correction recorded: v2" not in done.text:
+        raise SystemExit(f"the bench's correction failed: HTTP {done.status_code}\n{done.text[:500]}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--config", help="a backfilled store's config (default: backfill March 2026)")
+    parser.add_argument("--config", help="a backfilled store's config (default: backfill --month)")
+    parser.add_argument("--month", choices=sorted(MONTHS), default="2025-07")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument(
+        "--correct",
+        action="store_true",
+        help="when no day has two versions, first correct the latest lead's headline at the desk (it writes"
+        " to the store: for a store made for the bench; always done on a store the bench backfills)",
+    )
     args = parser.parse_args()
     import tempfile
 
@@ -109,16 +170,21 @@ def main() -> None:
     from flows.desk.app import create_app
     from tasks.settings import load_settings
 
-    config = args.config or str(backfill_month(Path(tempfile.mkdtemp(prefix="bench-desk-")), Path(args.data)))
+    config = args.config or str(
+        backfill_month(Path(tempfile.mkdtemp(prefix="bench-desk-")), Path(args.data), args.month)
+    )
     settings = load_settings(config)
     desk = TestClient(create_app(settings, "127.0.0.1", "bench"))
     store = settings.storage.event_store()
+    if (args.correct or not args.config) and not any(p.startswith("/diff") for p in pages(settings, ())):
+        second_version(desk, settings)
     days = store.days()
-    print(f"# the desk's pages on {len(days)} days of the AI world ({days[0]} .. {days[-1]}; 2 cores)\n")
+    sources = len(settings.sources)
+    print(f"# the desk's pages on {len(days)} days, {sources} feeds ({days[0]} .. {days[-1]}; 2 cores)\n")
     print(f"Each page asked {args.runs} times after a warm-up, in process (the server's own work).\n")
     print("| page | p50 ms | p95 ms | max ms |\n|---|---|---|---|")
     worst = 0.0
-    for path in pages(settings):
+    for path in pages(settings, MONTHS[args.month]["searches"]):
         first = desk.get(path)
         if first.status_code != 200:
             raise SystemExit(f"{path}: HTTP {first.status_code}\n{first.text[:500]}")
@@ -131,6 +197,10 @@ def main() -> None:
         p95 = times[max(0, round(0.95 * len(times)) - 1)]
         worst = max(worst, p95)
         print(f"| `{path}` | {statistics.median(times):.0f} | {p95:.0f} | {times[-1]:.0f} |")
+    if not any(path.startswith("/diff") for path in pages(settings, ())):
+        print("\nNo day of this store has two versions, so no diff is measured.")
+    elif args.correct or not args.config:
+        print("\nThe diff's second version is the bench's own correction of the latest lead's headline.")
     load = os.getloadavg()[0]
     print(f"\nworst p95: {worst:.0f} ms (load average {load:.1f} on {os.cpu_count()} cores as it ended)")
 

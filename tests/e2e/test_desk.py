@@ -4,6 +4,7 @@ Debian's Chromium driven by playwright against a real ``brief desk`` server on 1
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -164,78 +165,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_an_editor_answers_with_the_keyboard_and_marks_a_story_in_chromium(config: Path) -> None:
-    import uvicorn
-    from playwright.sync_api import sync_playwright
-
-    from flows.desk.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(load_settings(str(config)), "127.0.0.1", "ann"), port=port, log_level="warning"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    base = f"http://127.0.0.1:{port}"
-    open_before = [q for q in store_of(config).read(event_types=["confirmation.requested"])]
-    assert open_before, "the sample day asks questions"
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-            page = browser.new_page()
-            page.goto(f"{base}/questions?date={DAY}")
-            asked = page.locator("fieldset.question").count()
-            assert asked >= 2
-            page.keyboard.press("1")  # the first question: its first candidate
-            for _ in range(asked - 1):
-                page.keyboard.press("Enter")  # the others: their defaults; the last Enter sends
-            page.wait_for_url(re.compile(r"/questions\?.*done="))
-            assert "answers recorded" in page.locator(".done").inner_text()
-
-            page.goto(f"{base}/today?date={DAY}")
-            item = page.locator("section.item").last
-            story = item.get_attribute("data-story")
-            item.locator("summary").click()
-            item.locator("button.mark-off-topic").click()
-            page.wait_for_url(re.compile(r"/today\?.*done="))
-            assert story not in [s.get_attribute("data-story") for s in page.locator("section.item").all()]
-            assert page.evaluate("typeof window.owned") == "undefined"
-
-            # from an item to its story's page, and from there to search and sources: all without script errors
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.locator("section.item a.story-link").first.click()
-            page.wait_for_url(re.compile(r"/story\?id=st-"))
-            assert page.locator("table.decisions tr").count() > 1
-            page.goto(f"{base}/search?q=Pippin")
-            assert page.locator("section.brief-hit").count() >= 1
-            page.goto(f"{base}/sources")
-            assert page.locator("svg.spark rect").count() == 28  # two sources, 14 days each
-            assert errors == [] and page.evaluate("typeof window.owned") == "undefined"
-            browser.close()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-    store = store_of(config)
-    answers = [e.payload for e in store.read(event_types=["confirmation.resolved"])]
-    assert len(answers) == asked
-    assert all(a["person"] == "ann" and a["via"] == "desk" for a in answers)
-    assert sorted(a["by"] for a in answers) == ["default"] * (asked - 1) + ["human"]
-    marks = [
-        e.payload for e in store.read(event_types=["article.corrected"]) if e.payload.get("via") == "desk"
-    ]
-    assert [(m["field"], m["value"], m["by"]) for m in marks][-1] == ("relevance", "off-topic", "ann")
-    v1 = (Path(store.base) / "briefs" / DAY / "v1.json").read_text()
-    assert json.loads(v1)["version"] == 1  # earlier versions stay
-
-
 @pytest.fixture
 def hook():
     from tests.delivery_servers import Webhook
@@ -248,6 +177,241 @@ def hook():
 def with_channels(config: Path, text: str) -> Path:
     config.write_text(config.read_text() + text)
     return config
+
+
+HOSTILE = '<script>window.owned=1</script><img src=x onerror="window.owned=2"><a href="javascript:window.owned=3">x</a>'
+
+
+def screenshots() -> Path | None:
+    """Where the browser test keeps a picture of each page (``BRIEF_TEST_SCREENSHOTS``), if anywhere."""
+    from tests.conftest import REPO
+
+    folder = os.environ.get("BRIEF_TEST_SCREENSHOTS")
+    if not folder:
+        return None
+    path = Path(folder) if Path(folder).is_absolute() else REPO / folder
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_an_editors_day_in_chromium_answers_marks_corrects_retracts_and_approves_a_held_brief(
+    config: Path, hook
+) -> None:
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    from flows.deliver import resend
+    from flows.desk.app import create_app
+
+    with_channels(
+        config,
+        '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
+        "backoff_s = 0.05\n",
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert [path for path, _ in hook.posts] == ["/editors"]  # held: v1 to the editors only
+    folder = Path(store_of(config).base) / "briefs" / DAY
+    kept: dict[str, bytes] = {}
+
+    def keep() -> None:  # each version's file as it was when published
+        for f in folder.glob("v*.json"):
+            kept.setdefault(f.name, f.read_bytes())
+
+    keep()
+    shots = screenshots()
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(load_settings(str(config)), "127.0.0.1", "ann"), port=port, log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+    assert store_of(config).read(event_types=["confirmation.requested"]), "the sample day asks questions"
+    versions: dict[str, int] = {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1000, "height": 760})
+            dialogs: list[str] = []
+            errors: list[str] = []
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+
+            def shot(name: str) -> None:
+                if shots is not None:
+                    page.screenshot(path=str(shots / f"desk-{name}.png"))
+
+            def recorded(what: str) -> int:
+                page.wait_for_url(re.compile(rf"\?.*done={what}\+recorded"))
+                said = page.locator(".done[role=status]").inner_text()
+                found = re.search(rf"{what} recorded: v(\d+)", said)
+                assert found, said
+                keep()
+                return int(found.group(1))
+
+            # 1. Today, as readers get it, with an Edit panel under each item
+            page.goto(f"{base}/today?date={DAY}")
+            items = page.locator("section.item")
+            assert items.count() >= 4 and " · v1" in page.locator("article.brief > p.meta").first.inner_text()
+            items.first.locator("summary").click()
+            shot("today")
+
+            # 2. the questions, answered from the keyboard
+            page.goto(f"{base}/questions?date={DAY}")
+            asked = page.locator("fieldset.question").count()
+            assert asked >= 2
+            shot("questions")
+            prompts = page.locator("fieldset.question legend").all_inner_texts()
+            for prompt in prompts:  # "yes" (2) to the two Pippin-2 reports; Enter (the default) for the rest
+                pair = "same story" in prompt.lower() and prompt.count("Pippin") == 2
+                page.keyboard.press("2" if pair else "Enter")  # each key moves on; the last one sends
+            assert sum("Pippin" in p for p in prompts) >= 1
+            versions["answers"] = recorded("answers")
+
+            # 3. one story marked off-topic: it leaves the brief
+            page.goto(f"{base}/today?date={DAY}")
+            item = page.locator("section.item").last
+            off_topic = item.get_attribute("data-story")
+            item.locator("summary").click()
+            item.locator("button.mark-off-topic").click()
+            versions["mark"] = recorded("mark")
+            assert off_topic not in [
+                s.get_attribute("data-story") for s in page.locator("section.item").all()
+            ]
+
+            # 4. a headline corrected, with hostile text typed in: it shows as text, and nothing runs
+            item = page.locator("section.item").first
+            corrected = item.get_attribute("data-story")
+            item.locator("summary").click()
+            form = item.locator("form.correct-title")
+            form.locator("textarea").fill(f"A headline, corrected {HOSTILE}")
+            form.locator("input[name=note]").fill("the name was wrong")
+            form.locator("button").click()
+            versions["correction"] = recorded("correction")
+            item = page.locator(f'section.item[data-story="{corrected}"]')
+            assert f"A headline, corrected {HOSTILE}" in item.locator("h3").inner_text()
+            assert "Correction: the headline read" in item.locator("p.correction").inner_text()
+            assert item.locator("h3 img, h3 script, h3 a[href^='javascript']").count() == 0
+
+            # 5. an item retracted with a note: it leaves, and the note shows where it was
+            item = page.locator("section.item").nth(1)
+            retracted = item.get_attribute("data-story")
+            item.locator("summary").click()
+            item.locator("form[action='/today/retract'] input[name=note]").fill("the report was withdrawn")
+            item.locator("button.danger").click()
+            versions["retraction"] = recorded("retraction")
+            assert retracted not in [
+                s.get_attribute("data-story") for s in page.locator("section.item").all()
+            ]
+            assert "the report was withdrawn" in page.locator("p.retracted").inner_text()
+
+            # 6. the held brief approved by the person signed in
+            page.goto(f"{base}/hold?date={DAY}")
+            assert page.locator(".deadline").count() == 1
+            shot("hold")
+            page.get_by_role("button", name="Approve as ann").click()
+            page.wait_for_url(re.compile(r"/hold\?.*done="))
+            assert (
+                f"approved v{versions['retraction']}; sent to readers"
+                in page.locator(".done[role=status]").inner_text()
+            )
+
+            # after the approval, a correction reaches the readers as an update
+            page.goto(f"{base}/today?date={DAY}")
+            item = page.locator(f'section.item[data-story="{corrected}"]')
+            item.locator("summary").click()
+            item.locator("form.correct-summary textarea").fill(
+                "A summary, corrected after the brief went out."
+            )
+            item.locator("form.correct-summary button").click()
+            versions["late correction"] = recorded("correction")
+
+            # the other pages, each reached and drawn without a script error
+            page.goto(f"{base}/history")
+            assert page.locator(f'a[href="/today?date={DAY}&version=1"]').count() >= 1
+            shot("history")
+            page.goto(f"{base}/diff?date={DAY}&a=1&b={versions['retraction']}")
+            assert page.locator("tr.removed").count() >= 2 and page.locator("tr.reworded").count() >= 1
+            shot("diff")
+            page.goto(f"{base}/today?date={DAY}")
+            page.locator("section.item").nth(1).locator("a.story-link").click()
+            page.wait_for_url(re.compile(r"/story\?id=st-"))
+            assert page.locator("table.decisions tr").count() > 1
+            shot("story")
+            page.goto(f"{base}/search?q=Pippin")
+            assert page.locator("section.brief-hit").count() >= 1
+            shot("search")
+            page.goto(f"{base}/search?q=smuggle")  # the feed's own hostile item (script, onerror)
+            assert page.locator("tr.article-hit").count() == 1
+            page.goto(f"{base}/sources")
+            assert page.locator("svg.spark rect").count() == 28  # two sources, 14 days each
+            shot("sources")
+            page.goto(f"{base}/runs")
+            assert page.locator("tr.run").count() >= 1
+            shot("runs")
+            for url in (f"/today?date={DAY}", f"/story?id={corrected}", f"/diff?date={DAY}&a=1&b=4"):
+                page.goto(base + url)  # every page that shows the hostile text: inert
+                assert page.evaluate("typeof window.owned") == "undefined", url
+                assert page.locator("a[href^='javascript'], [onerror]").count() == 0, url
+            assert errors == [] and dialogs == []
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+    # each act gave the expected new version
+    assert versions == {"answers": 2, "mark": 3, "correction": 4, "retraction": 5, "late correction": 6}
+    # the events carry the person's name
+    store = store_of(config)
+    answers = [e.payload for e in store.read(event_types=["confirmation.resolved"])]
+    assert len(answers) == asked
+    assert all(a["person"] == "ann" and a["via"] == "desk" for a in answers)
+    assert sorted(a["by"] for a in answers) == ["default"] * (asked - 1) + ["human"]
+    marks = [
+        e.payload for e in store.read(event_types=["article.corrected"]) if e.payload.get("via") == "desk"
+    ]
+    assert [(m["field"], m["value"], m["by"]) for m in marks][-1] == ("relevance", "off-topic", "ann")
+    said = [e.payload for e in store.read(event_types=["brief.corrected"])]
+    assert [(c["story_id"], c["field"], c["by"], c["via"]) for c in said] == [
+        (corrected, "title", "ann", "desk"),
+        (corrected, "summary", "ann", "desk"),
+    ]
+    assert said[0]["value"] == f"A headline, corrected {HOSTILE}"
+    [gone] = [e.payload for e in store.read(event_types=["story.retracted"])]
+    assert (gone["story_id"], gone["by"], gone["via"]) == (retracted, "ann", "desk")
+    [approved] = [e.payload for e in store.read(event_types=["brief.approved"])]
+    assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 5)
+
+    # the editors saw every version while it was held; the readers got v5 once, then the update once
+    assert [path for path, _ in hook.posts].count("/editors") == 5
+    readers = [body for path, body in hook.posts if path == "/readers"]
+    assert len(readers) == 2, readers
+    assert (
+        "A headline, corrected" in readers[0]["message"]
+        and "the report was withdrawn" in readers[0]["message"]
+    )
+    assert "(v6)" in readers[1]["title"] and "A summary, corrected after" in readers[1]["message"]
+    delivered = [
+        (e.payload["channel"], e.payload["version"], e.payload["kind"])
+        for e in store.read(event_types=["brief.delivered"])
+    ]
+    assert [d for d in delivered if d[0] == "readers"] == [("readers", 5, "brief"), ("readers", 6, "update")]
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert len(hook.posts) == 7  # nothing is sent twice
+
+    # the earlier versions are intact
+    assert sorted(kept) == [f"v{n}.json" for n in range(1, 7)]
+    assert all((folder / name).read_bytes() == content for name, content in kept.items())
+    assert "A headline, corrected" not in kept["v3.json"].decode()
+    assert json.loads(kept["v1.json"])["version"] == 1
 
 
 def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_changed(
