@@ -159,6 +159,31 @@ def test_the_cli_correct_records_the_same_event_as_the_desk(config: Path) -> Non
     )
 
 
+def test_a_mark_at_the_command_line_and_at_the_desk_are_the_same_event_but_for_where(
+    config: Path, tmp_path: Path
+) -> None:
+    document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+    story = document["items"][-1]["story_id"]
+    other = tmp_path / "cli"
+    shutil.copytree(config.parent, other)
+    cli_config = other / config.name
+    result = brief("review", "--mark", f"{story}=off-topic", "--date", DAY, "--config", str(cli_config))
+    assert result.returncode == 0, result.stderr
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}").text
+    done = desk.post(
+        "/today/mark", data={"story": story, "mark": "off-topic", "date": DAY, "csrf": csrf_of(page)}
+    )
+    assert done.status_code == 200
+    (by_cli,) = store_of(cli_config).read(event_types=["article.corrected"])
+    (by_desk,) = store_of(config).read(event_types=["article.corrected"])
+    same = ("article_id", "field", "value")
+    assert {k: by_cli.payload[k] for k in same} == {k: by_desk.payload[k] for k in same}
+    assert by_cli.payload["value"] == "off-topic" and "via" not in by_cli.payload
+    assert by_desk.payload["by"] == "ann" and by_desk.payload["via"] == "desk"
+    assert (by_cli.event_type, by_cli.subject_id) == (by_desk.event_type, by_desk.subject_id)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
