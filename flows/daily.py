@@ -219,9 +219,10 @@ def daily_brief(
 
     configured = load_settings(config)
     day = steps.refuse_future(steps.resolve_day(date_, configured), configured)  # before anything is written
-    policy = governing(configured, configured.storage.event_store())
+    store = configured.storage.event_store()  # one store (on S3, one check of the bucket) for both
+    policy = governing(configured, store)
     settings = policy.settings
-    ctx = steps.make_context(settings, day, current_run_id())
+    ctx = steps.make_context(settings, day, current_run_id(), store)
     ctx.policy_origin = policy.record
     report = steps.RunReport(ctx, step_logger())
     say, log = report.say, get_run_logger().info
