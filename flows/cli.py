@@ -415,13 +415,14 @@ def review(
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
     from flows.review import answer_from_file, answer_interactively, apply_marks, parse_marks
+    from ops.policy import governed_context
     from tasks import steps
     from tasks.settings import load_settings
 
     settings = load_settings(config)
     wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
     open_store(config)  # a missing store is one clear line
-    ctx = steps.make_context(settings, wanted, f"review-{utcnow_tag()}")
+    ctx, _ = governed_context(settings, wanted, f"review-{utcnow_tag()}")
     marks = parse_marks(mark or [])
     questions = steps.open_questions(ctx)
     if answers:
@@ -550,11 +551,12 @@ def _editor_act(config: str | None, day: str | None, what: str, act) -> None:
     """Record a person's act on the day's brief (``act(ctx)`` gives its events, all checked before
     anything is written), then publish the new version and send what the channels are owed."""
     from flows.review import republish
+    from ops.policy import governed_context
     from tasks import steps
 
     settings, _ = open_store(config)
     wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
-    ctx = steps.make_context(settings, wanted, f"{what}-{utcnow_tag()}")
+    ctx, _ = governed_context(settings, wanted, f"{what}-{utcnow_tag()}")
     ctx.store.append(act(ctx))
     with err.status("re-rendering the brief …"):
         published, delivered = republish(ctx)

@@ -215,15 +215,13 @@ def daily_brief(
     ``after_runs``: flow run ids of earlier dates of a fanned-out backfill (``flows/fanout.py``);
     after collecting and embedding, the run waits for them to end before it decides anything.
     """
-    from ops.policy import governing
+    from ops.policy import governed_context
 
     configured = load_settings(config)
     day = steps.refuse_future(steps.resolve_day(date_, configured), configured)  # before anything is written
-    store = configured.storage.event_store()  # one store (on S3, one check of the bucket) for both
-    policy = governing(configured, store)
-    settings = policy.settings
-    ctx = steps.make_context(settings, day, current_run_id(), store)
-    ctx.policy_origin = policy.record
+    # one store (on S3, one check of the bucket) for the adopted policy and the run
+    ctx, policy = governed_context(configured, day, current_run_id())
+    settings = ctx.settings
     report = steps.RunReport(ctx, step_logger())
     say, log = report.say, get_run_logger().info
     log(policy.line)  # in the run's log and the Prefect UI; run.started records it

@@ -64,9 +64,11 @@ def approver() -> str:
 
 
 def _context(settings: Settings, day: date, what: str) -> steps.RunContext:
+    """Under the policy a run would use now (``ops.policy.governing``), as every re-render is."""
+    from ops.policy import governed_context
     from storage.events import utcnow
 
-    return steps.make_context(settings, day, f"{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")
+    return governed_context(settings, day, f"{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")[0]
 
 
 @flow(name="deliver-held", log_prints=True)

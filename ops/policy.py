@@ -402,6 +402,19 @@ def governing(settings: Settings, store: ParquetEventStore) -> Governing:
     )
 
 
+def governed_context(settings: Settings, day: date, run_id: str):
+    """A context for ``day`` under the policy a run would use now (``governing``): the daily run,
+    and every re-render after a person's act (review, correct, retract, approve, the desk), decide
+    under the adopted policy, not the config's own ``[policy]``."""
+    from tasks import steps
+
+    store = settings.storage.event_store()
+    policy = governing(settings, store)
+    ctx = steps.make_context(policy.settings, day, run_id, store)
+    ctx.policy_origin = policy.record
+    return ctx, policy
+
+
 def describe(event: Event) -> list[str]:
     """An adoption as lines for a person."""
     p = event.payload

@@ -137,11 +137,11 @@ def create_app(
     def act(request: Request, what: str, make: Callable[[Any], list[Event]], then: str) -> Response:
         """Record a person's act (events from a CLI step), publish the new version, go to ``then``."""
         from flows.review import republish
-        from tasks import steps
+        from ops.policy import governed_context
 
         day = day_of(request)
         with writing:
-            ctx = steps.make_context(settings, day, f"desk-{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")
+            ctx, _ = governed_context(settings, day, f"desk-{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")
             events = make(ctx)
             ctx.store.append(events)
             published, _ = republish(ctx)

@@ -267,3 +267,29 @@ def test_the_next_run_uses_the_adopted_policy_and_after_a_rollback_the_earlier_o
     after = started()
     assert after["origin"] == "adopted" and after["version"] == configured["version"]
     assert datetime.now(UTC) >= adopted.occurred_at
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_person_s_act_re_renders_under_the_adopted_policy(tmp_path: Path) -> None:
+    """A retraction after an adoption publishes its new version under the adopted policy, as the
+    next run would, not under the config's own ``[policy]``."""
+    from flows.daily import daily_brief
+
+    config = sample(tmp_path)
+    store = load_settings(str(config)).storage.event_store()
+    first = json.loads(Path(daily_brief(DAY, str(config))["files"]["json"]).read_text())
+    assert sum(i["section"] == "top" for i in first["items"]) > 1
+    done = brief(
+        "policy", "adopt", str(candidate(tmp_path / "c", top_stories=1)), "--reason", "one lead",
+        "--config", str(config),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [adopted] = store.read(event_types=["policy.adopted"])
+    last = first["items"][-1]["story_id"]
+    done = brief("retract", last, "--note", "wrong", "--date", DAY, "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    newest = store.read(event_types=["brief.published"])[-1]
+    assert newest.policy_version == adopted.payload["version"] != first["policy_version"]
+    again = json.loads(Path(newest.payload["files"]["json"]).read_text())
+    assert sum(i["section"] == "top" for i in again["items"]) <= 1
+    assert last not in {i["story_id"] for i in again["items"] if i["section"] != "retracted"}
