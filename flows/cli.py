@@ -904,16 +904,32 @@ def export_finetune_command(
 
 @app.command()
 def evaluate(
-    policy: Annotated[str, typer.Option("--policy", help="Candidate policy: TOML with a [policy] table.")],
-    start: Annotated[str, typer.Option("--start", help="First brief date (YYYY-MM-DD).")],
-    end: Annotated[str, typer.Option("--end", help="Last brief date, inclusive.")],
+    policy: Annotated[
+        str | None, typer.Option("--policy", help="Candidate policy: TOML with a [policy] table.")
+    ] = None,
+    start: Annotated[str | None, typer.Option("--start", help="First brief date (YYYY-MM-DD).")] = None,
+    end: Annotated[str | None, typer.Option("--end", help="Last brief date, inclusive.")] = None,
     labels: Annotated[
         str | None, typer.Option("--labels", help="Folder of stories-<date>.json labels.")
     ] = None,
+    regression: Annotated[
+        bool,
+        typer.Option(
+            "--regression",
+            help="Replay the regression set (brief regress) under the policy in force and --policy; "
+            "list the failures (exit 1 when the policy evaluated fails a case).",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Replay stored facts through a candidate policy beside the current one; nothing is published."""
     from pathlib import Path
+
+    if regression and start is None and end is None:
+        regress_evaluate(policy, config)
+        return
+    if policy is None or start is None or end is None:
+        raise InputError("give --policy FILE, --start and --end (or --regression to replay the regression set)")
 
     from flows.backfill import date_range
     from ops.evaluate import (
@@ -971,6 +987,8 @@ def evaluate(
     out.print(result)
     out.print(decided["line"])
     out.print("recorded as a policy.evaluated event")
+    if regression:
+        regress_evaluate(policy, config)
 
 
 @app.command()
@@ -1097,15 +1115,25 @@ def policy_adopt(
     file: Annotated[str, typer.Argument(help="The candidate policy: a TOML file with a [policy] table.")],
     reason: ReasonOption,
     by: ByOption = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Adopt even if it fails regression cases the policy in force passes (recorded)."
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Adopt a candidate policy: a policy.adopted event holds it whole; the next run uses it."""
+    """Adopt a candidate policy: a policy.adopted event holds it whole; the next run uses it.
+
+    The regression set is replayed first: a candidate that fails a case the policy in force passes
+    is refused, unless --force (the cases it breaks are recorded with the adoption)."""
     from ops.policy import adopt
     from tasks import steps
 
     who = _person(by)
     settings, store = open_store(config)
-    adoption = adopt(settings, store, file, who, reason, steps.today(settings))
+    check = regress_gate(settings, store, file, force)
+    adoption = adopt(settings, store, file, who, reason, steps.today(settings), regression=check)
     _print_adoption(adoption)
     if settings.policy_file:
         err.print(
@@ -1196,6 +1224,122 @@ def policy_diff(
     out.print(f"{first.payload['version']} -> {second.payload['version']}:")
     for line in change_lines(changes(dict(first.payload), dict(second.payload))):
         out.print(line)
+
+
+# --- the regression set (brief regress …, evaluate --regression, the adoption gate) ---------
+
+regress_app = typer.Typer(
+    help="The regression set: decisions frozen with their facts, which every adopted policy must keep.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(regress_app, name="regress")
+
+
+@regress_app.command("add")
+def regress_add(
+    day: Annotated[str, typer.Option("--date", help="The story's brief date (YYYY-MM-DD).")],
+    story: Annotated[str, typer.Option("--story", help="A story id of that day's brief, an article id or a link.")],
+    expect: Annotated[
+        str,
+        typer.Option(
+            "--expect", help="off-topic, related, core, lead, same-as:STORY or not-same:STORY (another story)."
+        ),
+    ],
+    note: Annotated[str, typer.Option("--note", help="Why this decision matters (recorded).")] = "",
+    by: ByOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Freeze a decision as a regression case: the facts to replay it are kept under the root."""
+    from ops.policy import governing
+    from ops.regress import add_case, describe, parse_expectation, replay
+
+    wanted = parse_day(day)
+    assert wanted is not None
+    expectation = parse_expectation(expect)
+    who = _person(by)
+    settings, store = open_store(config)
+    event, written = add_case(settings, store, wanted, story, expectation, who, note, via="cli")
+    p = event.payload
+    what = "added" if written else "already in the set (nothing new written)"
+    expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
+    out.print(f"case {p['case_id']} {what}: {wanted} {p['story_id']} expected {expected}")
+    out.print(f"  frozen: {p['facts']['events']} event(s) of {p['facts']['first_day']} .. {p['facts']['last_day']}")
+    chosen = governing(settings, store)
+    [result] = replay(chosen.settings, store, [event])
+    verdict = "passes" if result.passed else "FAILS"
+    out.print(f"  the policy in force ({chosen.record['version']}) {verdict}: {describe(result)['got']}")
+
+
+@regress_app.command("list")
+def regress_list(config: ConfigOption = None) -> None:
+    """Every case: its date, story, expectation, who froze it and why."""
+    from ops.regress import cases
+
+    _, store = open_store(config)
+    found = cases(store)
+    if not found:
+        out.print("no regression cases yet; 'brief regress add --date D --story S --expect E' adds one")
+        return
+    table = Table(title=f"{len(found)} regression case(s)")
+    for column in ("case", "date", "story", "expected", "by", "note"):
+        table.add_column(column, overflow="fold")
+    for e in found:
+        p = e.payload
+        expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
+        table.add_row(p["case_id"], e.brief_date.isoformat(), p["story_id"], expected, p["by"], p["note"])
+    out.print(table)
+
+
+def regress_evaluate(policy: str | None, config: str | None) -> None:
+    """``brief evaluate --regression``: every case under the policy in force and (with --policy) a
+    candidate; the failures listed; exit 1 when the policy evaluated (the candidate, else the one in
+    force) fails a case."""
+    from ops.evaluate import candidate_settings
+    from ops.policy import governing
+    from ops.regress import cases, describe, replay
+
+    settings, store = open_store(config)
+    found = cases(store)
+    if not found:
+        out.print("no regression cases yet; 'brief regress add' freezes one")
+        return
+    chosen = {"in force": governing(settings, store).settings}
+    if policy is not None:
+        chosen["candidate"] = candidate_settings(policy, settings)
+    failed = 0
+    for name, trial in chosen.items():
+        with err.status(f"replaying {len(found)} case(s) under the {name} policy ({trial.policy_version()}) …"):
+            results = replay(trial, store, found)
+        bad = [describe(r) for r in results if not r.passed]
+        out.print(f"{name} policy {trial.policy_version()}: {len(results) - len(bad)} of {len(results)} case(s) pass")
+        if bad:
+            table = Table(title=f"failures under the {name} policy")
+            for column in bad[0]:
+                table.add_column(column, overflow="fold")
+            for row in bad:
+                table.add_row(*row.values())
+            out.print(table)
+        failed = len(bad)  # the last: the candidate when there is one
+    if failed:
+        raise SystemExit(1)
+
+
+def regress_gate(settings, store, file: str, force: bool) -> dict | None:
+    """Before an adoption: the regression set under the policy in force and the candidate. A candidate
+    that breaks a case is refused (one line, exit 2) unless ``force``; the check for the adoption."""
+    from ops.evaluate import candidate_settings
+    from ops.policy import governing
+    from ops.regress import gate, refusal
+
+    candidate = candidate_settings(file, settings)
+    with err.status("replaying the regression set under the policy in force and the candidate …"):
+        check = gate(governing(settings, store).settings, candidate, store)
+    if check is None:
+        return None
+    if check.broken and not force:
+        raise InputError(refusal(check))
+    return check.record(forced=bool(check.broken))
 
 
 def main() -> None:

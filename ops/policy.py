@@ -248,6 +248,7 @@ def _adopt(
     source: str,
     day: date,
     rollback_of: str | None = None,
+    regression: dict[str, Any] | None = None,
 ) -> Adoption:
     if not reason.strip():
         raise InputError("--reason is empty; say in a few words why this policy is adopted")
@@ -275,6 +276,7 @@ def _adopt(
             "evaluation": evaluation.event_id if evaluation else None,
             "verdict": verdict,
             "rollback_of": rollback_of,
+            "regression": regression,
         },
         brief_date=day,
         run_id=f"policy-{utcnow():%Y%m%dT%H%M%S%f}",
@@ -290,9 +292,16 @@ def _adopt(
 
 
 def adopt(
-    settings: Settings, store: ParquetEventStore, file: str, by: str, reason: str, day: date
+    settings: Settings,
+    store: ParquetEventStore,
+    file: str,
+    by: str,
+    reason: str,
+    day: date,
+    regression: dict[str, Any] | None = None,
 ) -> Adoption:
-    """Adopt the policy of a candidate file (``[policy]``, and ``[llm]`` when it has one)."""
+    """Adopt the policy of a candidate file (``[policy]``, and ``[llm]`` when it has one);
+    ``regression``: the check of the regression set that preceded it (``ops.regress.gate``)."""
     from ops.evaluate import candidate_settings
 
     candidate = candidate_settings(file, settings)
@@ -306,6 +315,7 @@ def adopt(
         reason=reason,
         source=str(Path(file).resolve()),
         day=day,
+        regression=regression,
     )
 
 
@@ -432,6 +442,13 @@ def describe(event: Event) -> list[str]:
         ),
         f"  event: {event.event_id} ({event.brief_date})",
     ]
+    check = p.get("regression")
+    if check:
+        line = f"  regression: {check['passed_candidate']} of {check['cases']} case(s) kept"
+        if check["broken"]:
+            forced = " (adopted with --force)" if check["forced"] else ""
+            line += f"; broke {len(check['broken'])} the policy before passed: {', '.join(check['broken'])}{forced}"
+        lines.insert(-1, line)
     return lines
 
 

@@ -637,11 +637,82 @@ class PolicyAdopted(Payload):
     rollback_of: str | None = None
 
 
+class RegressionCheck(Payload):
+    """The regression set replayed before an adoption: how many cases each policy passed, the cases the
+    candidate fails that the policy in force passes, and whether it was adopted all the same."""
+
+    cases: int
+    passed_current: int
+    passed_candidate: int
+    broken: list[str] = Field(default_factory=list)  # case ids
+    forced: bool = False
+
+
+class PolicyAdoptedV2(PolicyAdopted):
+    """v2 adds the regression check that preceded the adoption (None: no check, e.g. a rollback)."""
+
+    regression: RegressionCheck | None = None
+
+
+def upcast_policy_adopted_v1_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 adoptions were made before the regression set existed."""
+    return {**payload, "regression": None}
+
+
 REGISTRY.register(
     "policy.adopted",
-    {1: PolicyAdopted},
+    {1: PolicyAdopted, 2: PolicyAdoptedV2},
+    upcasters={1: upcast_policy_adopted_v1_v2},
     fact=True,
     natural_key=_key("version", "previous", "by", "reason", "rollback_of"),
+)
+
+
+# --- the regression set ---------------------------------------------------------------
+
+EXPECTATIONS = ("off-topic", "related", "core", "lead", "same-as", "not-same")
+
+
+class FrozenFacts(Payload):
+    """The events a replay of the case's day reads, frozen under the root by digest
+    (``policies/blobs/<digest>.events``: a log segment, one stored line each, zstd)."""
+
+    digest: str
+    path: str  # relative to the root
+    events: int
+    first_day: str
+    last_day: str
+
+
+class RegressionCaseAdded(Payload):
+    """A decision frozen with the facts needed to replay it: every candidate policy must keep it.
+
+    A story stands for its ``anchor`` article (the article named, or the story's representative),
+    so a replay finds it whatever ids another clustering gives."""
+
+    case_id: str
+    expect: Literal["off-topic", "related", "core", "lead", "same-as", "not-same"]
+    key: str  # what the person named: a story id, an article id or a link
+    story_id: str  # the story as the brief showed it when the case was frozen
+    anchor: str
+    members: list[str]
+    other_key: str | None = None  # same-as / not-same: the other story
+    other_story_id: str | None = None
+    other_anchor: str | None = None
+    other_members: list[str] = Field(default_factory=list)
+    facts: FrozenFacts
+    by: str = Field(min_length=1)
+    note: str = ""
+    via: str | None = None  # cli, desk, review
+    correction: str | None = None  # the correction event it was made from, when there is one
+
+
+REGISTRY.register(
+    "regression.case_added",
+    {1: RegressionCaseAdded},
+    fact=True,
+    natural_key=_key("case_id"),
+    hash_payload=False,
 )
 
 

@@ -1,0 +1,387 @@
+"""The regression set: decisions frozen with the facts needed to replay them, which every policy
+adopted after them must keep.
+
+A case (``regression.case_added``, a fact in the stream of its brief date) says what a policy must
+decide about one story of one day: ``off-topic``, ``related``, ``core`` (its on-topic outcome),
+``lead`` (the brief's first item), or ``same-as`` / ``not-same`` another story (clustered together,
+or apart). A story stands for one article, its ``anchor`` (the article or link named, else the
+story's representative), so a replay finds it whatever story ids another clustering gives.
+
+Freezing copies the events a replay of that day reads (``FROZEN_TYPES`` over the days a run of it
+reads, and the earlier briefs it may repeat or continue) into one content-addressed file under the
+root (``storage/blobs.py``): cases of one day frozen with nothing new between them share it, and a
+replay needs none of the day's partitions. Replaying a day is the run's own dedup and draft steps
+over those events in memory (``RunContext.dry_run``), with people's marks and same-story answers
+held out as ``brief evaluate`` holds them out: a case made from a correction is then a real test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import date, timedelta
+from typing import Any, cast
+
+import polars as pl
+import io
+
+from storage import blobs
+from storage.errors import InputError
+from storage.events import Event, event_from_row, new_event, short_hash, utcnow
+from storage.payloads import EXPECTATIONS
+from storage.store import ParquetEventStore
+from storage.store.base import events_to_segment, read_segments
+from storage.store.memory import InMemoryEventStore
+from tasks.settings import Settings
+
+PRODUCER = "regress@1"
+FROZEN_TYPES = ("article.collected", "article.corrected")  # over the days a run of the date reads
+EARLIER_BRIEFS = ("brief.published", "story.clustered")  # the earlier days' published stories
+PAIRED = ("same-as", "not-same")
+
+
+# --- naming a case --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Expectation:
+    kind: str
+    other: str | None = None  # same-as / not-same: the other story's key
+
+
+def parse_expectation(text: str) -> Expectation:
+    """``off-topic``, ``related``, ``core``, ``lead``, ``same-as:S2`` or ``not-same:S2``."""
+    kind, sep, other = text.strip().partition(":")
+    usage = "off-topic, related, core, lead, same-as:STORY or not-same:STORY"
+    if kind not in EXPECTATIONS:
+        raise InputError(f"--expect {text!r} is not an expectation; give {usage}")
+    if kind in PAIRED and not other.strip():
+        raise InputError(f"--expect {text!r} names no other story; give {kind}:STORY (a story id or link)")
+    if kind not in PAIRED and sep:
+        raise InputError(f"--expect {text!r}: only same-as and not-same name another story")
+    return Expectation(kind, other.strip() or None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    story_id: str
+    anchor: str
+    members: list[str]
+
+
+def _reach(settings: Settings, day: date) -> list[date]:
+    from tasks.steps.context import read_days
+
+    return [day - timedelta(days=k) for k in range(read_days(settings.policy.lookback_hours), -1, -1)]
+
+
+def day_stories(store: ParquetEventStore, day: date) -> list[Event]:
+    """The day's stories as its latest brief has them (its run's ``story.clustered``), else as the
+    latest run that clustered the day has them."""
+    events = store.read([day], event_types=["brief.published", "story.clustered"])
+    published = [e.run_id for e in events if e.event_type == "brief.published"]
+    clustered = [e for e in events if e.event_type == "story.clustered"]
+    if not clustered:
+        raise InputError(f"no stories on {day}; run or backfill that date first ('brief run --date {day}')")
+    run = published[-1] if published else clustered[-1].run_id
+    return [e for e in clustered if e.run_id == run]
+
+
+def find(store: ParquetEventStore, settings: Settings, day: date, key: str, stories: list[Event]) -> Found:
+    """The story a key names on ``day``: a story id (anchored on its representative), or an article
+    id or link (anchored on that article)."""
+    for e in stories:
+        if e.payload["story_id"] == key:
+            return Found(key, e.payload["representative"], list(e.payload["members"]))
+    hits = _articles_named(store, settings, day, key)
+    for e in stories:
+        inside = [a for a in e.payload["members"] if a in hits]
+        if inside:
+            return Found(e.payload["story_id"], inside[0], list(e.payload["members"]))
+    if hits:
+        raise InputError(
+            f"article {key!r} was not news on {day}: no story of that day holds it; "
+            "name a story of that day's brief"
+        )
+    raise InputError(
+        f"no story, article or link {key!r} on {day}; "
+        f"'brief events --type story.scored --date {day}' lists the day's stories"
+    )
+
+
+def _articles_named(store: ParquetEventStore, settings: Settings, day: date, key: str) -> set[str]:
+    """Articles of the days a run of ``day`` reads whose id, link or canonical link is ``key``."""
+    from storage.projections import materialize
+
+    frame = materialize(store, "articles", days=_reach(settings, day))
+    named = (pl.col("article_id") == key) | (pl.col("url") == key) | (pl.col("canonical_url") == key)
+    return set(frame.filter(named)["article_id"].to_list())
+
+
+# --- freezing -------------------------------------------------------------------------------
+
+
+def freeze(store: ParquetEventStore, settings: Settings, day: date) -> dict[str, Any]:
+    """Copy the events a replay of ``day`` reads into one blob under the root; its description."""
+    reach = _reach(settings, day)
+    facts = store.read(reach, event_types=list(FROZEN_TYPES))
+    earlier = store.read([d for d in reach if d < day], event_types=list(EARLIER_BRIEFS))
+    published = {(e.run_id, e.brief_date) for e in earlier if e.event_type == "brief.published"}
+    briefs = [e for e in earlier if (e.run_id, e.brief_date) in published]
+    llm = store.read([day], event_types=["llm.called"])  # a policy with the same prompts replays its answers
+    events = sorted(facts + briefs + llm, key=lambda e: (e.brief_date, e.occurred_at, e.seq, e.event_id))
+    data = events_to_segment(events).to_pybytes()
+    digest, path = blobs.put(store.fs, store.base, data, ".events")
+    return {
+        "digest": digest,
+        "path": path,
+        "events": len(events),
+        "first_day": reach[0].isoformat(),
+        "last_day": day.isoformat(),
+    }
+
+
+def thaw(store: ParquetEventStore, facts: dict[str, Any]) -> list[Event]:
+    """The frozen events of a case, checked against their digest."""
+    data = blobs.get(store.fs, store.base, facts["path"])
+    frame = read_segments([io.BytesIO(data)]).collect()
+    return [event_from_row(row) for row in frame.iter_rows(named=True)]
+
+
+def add_case(
+    settings: Settings,
+    store: ParquetEventStore,
+    day: date,
+    key: str,
+    expectation: Expectation,
+    by: str,
+    note: str = "",
+    via: str | None = None,
+    correction: str | None = None,
+) -> tuple[Event, bool]:
+    """Freeze a case; (its event, whether it is new: the same case again writes nothing)."""
+    stories = day_stories(store, day)
+    story = find(store, settings, day, key, stories)
+    other = None
+    if expectation.other is not None:
+        other = find(store, settings, day, expectation.other, stories)
+        if other.anchor == story.anchor:
+            raise InputError(
+                f"--expect {expectation.kind}:{expectation.other} names the same article as --story {key}; "
+                "name two different stories"
+            )
+    case_id = "case-" + short_hash(
+        day.isoformat(), expectation.kind, story.anchor, other.anchor if other else "", size=12
+    )
+    for known in store.read([day], event_types=["regression.case_added"]):
+        if known.payload["case_id"] == case_id:
+            return known, False  # kept forever as it was first frozen
+    payload = {
+        "case_id": case_id,
+        "expect": expectation.kind,
+        "key": key,
+        "story_id": story.story_id,
+        "anchor": story.anchor,
+        "members": story.members,
+        "other_key": expectation.other,
+        "other_story_id": other.story_id if other else None,
+        "other_anchor": other.anchor if other else None,
+        "other_members": other.members if other else [],
+        "facts": freeze(store, settings, day),
+        "by": by,
+        "note": " ".join(note.split()),
+        "via": via,
+        "correction": correction,
+    }
+    event = new_event(
+        "regression.case_added",
+        payload,
+        brief_date=day,
+        run_id=f"regress-{utcnow():%Y%m%dT%H%M%S%f}",
+        subject_id=case_id,
+        produced_by=PRODUCER,
+        occurred_at=utcnow(),
+        source_event_ids=[correction] if correction else [],
+    )
+    written = store.append([event]).written
+    return event, bool(written)
+
+
+def cases(store: ParquetEventStore) -> list[Event]:
+    """Every case, oldest first (each once: the same case added again is the same event)."""
+    return store.read(event_types=["regression.case_added"])
+
+
+# --- replaying ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    case: Event
+    passed: bool
+    got: str  # what the policy decided, in words
+
+
+@dataclasses.dataclass(frozen=True)
+class Replayed:
+    """One day's decisions under one policy."""
+
+    story_of: dict[str, tuple[str, ...]]  # article -> the members of its story
+    scores: dict[tuple[str, ...], Any]  # story members -> its ``Scored``
+    lead: str | None  # the first item's story id
+
+
+def replay_day(settings: Settings, store: ParquetEventStore, day: date, events: Sequence[Event]) -> Replayed:
+    """Dedup, score and compose ``day`` from frozen events under ``settings``' policy; nothing is written
+    (the embedders' caches are the root's)."""
+    from tasks import steps
+
+    memory = InMemoryEventStore()
+    memory.append(list(events))
+    ctx = steps.make_context(settings, day, f"regress-{settings.policy_version()}", store=store)
+    ctx = dataclasses.replace(ctx, store=cast(ParquetEventStore, memory))
+    ctx.dry_run = True
+    ctx.apply_marks = False  # the cases' judgements are people's: held out, as evaluate holds them out
+    ctx.apply_links = False
+    outcome = steps.dedup_day(ctx)
+    document, _, scores = steps.draft(ctx, outcome)
+    story_of = {a: s.members for s in outcome.stories for a in s.members}
+    by_members = {s.members: scores[s.story_id] for s in outcome.stories}
+    items = document["items"]
+    return Replayed(story_of, by_members, items[0]["story_id"] if items else None)
+
+
+def judge(case: Event, replayed: Replayed) -> Result:
+    """Whether the replayed decisions keep the case."""
+    p = case.payload
+    members = replayed.story_of.get(p["anchor"])
+    if members is None:
+        return Result(case, p["expect"] == "off-topic", "not news under this policy")
+    scored = replayed.scores[members]
+    if p["expect"] in PAIRED:
+        others = replayed.story_of.get(p["other_anchor"])
+        together = others is not None and others == members
+        got = "one story" if together else "two stories"
+        return Result(case, together == (p["expect"] == "same-as"), got)
+    if p["expect"] == "lead":
+        lead = replayed.lead == scored.story_id
+        return Result(case, lead, "leads" if lead else f"{scored.outcome}, not the lead")
+    return Result(case, scored.outcome == p["expect"], f"{scored.outcome} (on-topic {scored.relevance:.2f})")
+
+
+def replay(
+    settings: Settings,
+    store: ParquetEventStore,
+    found: Sequence[Event],
+    progress: Callable[[date, int], None] | None = None,
+) -> list[Result]:
+    """Every case under ``settings``' policy, one replay per frozen day; in the order given."""
+    groups: dict[tuple[date, str], list[Event]] = defaultdict(list)
+    for case in found:
+        groups[(case.brief_date, case.payload["facts"]["path"])].append(case)
+    results: dict[str, Result] = {}
+    for (day, _), members in sorted(groups.items()):
+        if progress is not None:
+            progress(day, len(members))
+        replayed = replay_day(settings, store, day, thaw(store, members[0].payload["facts"]))
+        for case in members:
+            results[case.event_id] = judge(case, replayed)
+    return [results[c.event_id] for c in found]
+
+
+# --- the adoption gate ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    current: list[Result]
+    candidate: list[Result]
+
+    @property
+    def broken(self) -> list[Result]:
+        """Cases the candidate fails and the policy in force passes."""
+        return [c for a, c in zip(self.current, self.candidate, strict=True) if a.passed and not c.passed]
+
+    def record(self, forced: bool) -> dict[str, Any]:
+        """The ``regression`` of a ``policy.adopted`` payload."""
+        return {
+            "cases": len(self.candidate),
+            "passed_current": sum(r.passed for r in self.current),
+            "passed_candidate": sum(r.passed for r in self.candidate),
+            "broken": [r.case.payload["case_id"] for r in self.broken],
+            "forced": forced,
+        }
+
+
+def gate(
+    current: Settings,
+    candidate: Settings,
+    store: ParquetEventStore,
+    progress: Callable[[str, date, int], None] | None = None,
+) -> Gate | None:
+    """The regression set under the policy in force and under a candidate; None without cases."""
+    found = cases(store)
+    if not found:
+        return None
+
+    def said(name: str) -> Callable[[date, int], None] | None:
+        return None if progress is None else (lambda day, n: progress(name, day, n))
+
+    return Gate(
+        replay(current, store, found, said("current")),
+        replay(candidate, store, found, said("candidate")),
+    )
+
+
+def refusal(check: Gate) -> str:
+    """One line: what the candidate breaks, and how to adopt it all the same."""
+    broken = check.broken
+    named = ", ".join(
+        f"{r.case.payload['case_id']} ({r.case.brief_date} {r.case.payload['story_id']} "
+        f"expected {_expected(r.case)}, got {r.got})"
+        for r in broken[:3]
+    )
+    more = f" and {len(broken) - 3} more" if len(broken) > 3 else ""
+    return (
+        f"the candidate fails {len(broken)} regression case(s) the policy in force passes: {named}{more}; "
+        "'brief evaluate --regression --policy FILE' lists them; adopt anyway with --force --reason \"…\""
+    )
+
+
+def _expected(case: Event) -> str:
+    p = case.payload
+    return f"{p['expect']}:{p['other_story_id']}" if p["expect"] in PAIRED else p["expect"]
+
+
+def describe(result: Result) -> dict[str, str]:
+    """A result as a row for a person."""
+    p = result.case.payload
+    return {
+        "case": p["case_id"],
+        "date": result.case.brief_date.isoformat(),
+        "story": p["story_id"],
+        "expected": _expected(result.case),
+        "got": result.got,
+        "by": p["by"],
+        "note": p["note"],
+    }
+
+
+def case_of_correction(
+    settings: Settings, store: ParquetEventStore, correction: Event, expectation: Expectation, key: str, by: str
+) -> tuple[Event, bool]:
+    """A case made from a person's correction (a mark, a same-story or a two-stories answer), once it
+    is in the log: the correction is its source."""
+    note = correction.payload.get("reason") or f"from {correction.event_type}"
+    return add_case(
+        settings,
+        store,
+        correction.brief_date,
+        key,
+        expectation,
+        by,
+        note,
+        via=correction.payload.get("via") or "review",
+        correction=correction.event_id,
+    )
