@@ -411,6 +411,13 @@ def review(
             "core or lead (repeatable).",
         ),
     ] = None,
+    as_case: Annotated[
+        bool,
+        typer.Option(
+            "--as-case",
+            help="Keep each mark and same-story answer given here as a regression case (see brief regress).",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
@@ -449,6 +456,8 @@ def review(
     out.print(f"{given} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}")
     if delivered is not None:
         print_delivery(delivered)
+    if as_case:
+        regress_corrections(settings, ctx.store, wanted, ctx.run_id, approver())
 
 
 def print_delivery(outcome) -> None:
@@ -1323,6 +1332,20 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
         failed = len(bad)  # the last: the candidate when there is one
     if failed:
         raise SystemExit(1)
+
+
+def regress_corrections(settings, store, day: date, run_id: str, by: str) -> None:
+    """``--as-case``: the corrections a command just recorded (its run id), as regression cases."""
+    from ops.regress import CORRECTIONS, cases_of_corrections
+
+    made = [e for e in store.read([day], event_types=list(CORRECTIONS)) if e.run_id == run_id]
+    found = cases_of_corrections(settings, store, made, by)
+    for case in found:
+        p = case.payload
+        expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
+        out.print(f"kept as regression case {p['case_id']}: {day} {p['story_id']} expected {expected}")
+    if not found:
+        out.print("no mark or same-story answer to keep as a regression case")
 
 
 def regress_gate(settings, store, file: str, force: bool) -> dict | None:

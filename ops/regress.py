@@ -368,20 +368,41 @@ def describe(result: Result) -> dict[str, str]:
     }
 
 
-def case_of_correction(
-    settings: Settings, store: ParquetEventStore, correction: Event, expectation: Expectation, key: str, by: str
-) -> tuple[Event, bool]:
-    """A case made from a person's correction (a mark, a same-story or a two-stories answer), once it
-    is in the log: the correction is its source."""
-    note = correction.payload.get("reason") or f"from {correction.event_type}"
-    return add_case(
-        settings,
-        store,
-        correction.brief_date,
-        key,
-        expectation,
-        by,
-        note,
-        via=correction.payload.get("via") or "review",
-        correction=correction.event_id,
-    )
+CORRECTIONS = ("article.corrected", "story.merged", "story.split")
+
+
+def cases_of_corrections(
+    settings: Settings, store: ParquetEventStore, corrections: Sequence[Event], by: str
+) -> list[Event]:
+    """Cases made from people's corrections of decisions, once they are in the log: a relevance mark
+    (its mark is the expectation), a same-story answer (``same-as``), a two-stories answer
+    (``not-same``), each pair of articles it names. Other corrections (a headline, a publish time)
+    are not a decision a policy takes, and make none. Each case names its correction as its source."""
+    made = []
+    for correction in corrections:
+        p = correction.payload
+        if correction.event_type == "article.corrected":
+            if p["field"] != "relevance" or p["value"] is None:
+                continue
+            wanted = [(p["article_id"], Expectation(p["value"]))]
+        elif correction.event_type in ("story.merged", "story.split"):
+            kind = "same-as" if correction.event_type == "story.merged" else "not-same"
+            first, *rest = p["article_ids"]
+            wanted = [(first, Expectation(kind, other)) for other in rest]
+        else:
+            continue
+        note = p.get("reason") or f"from {correction.event_type} by {p.get('person') or p.get('by') or by}"
+        for key, expectation in wanted:
+            event, _ = add_case(
+                settings,
+                store,
+                correction.brief_date,
+                key,
+                expectation,
+                by,
+                note,
+                via=p.get("via") or "review",
+                correction=correction.event_id,
+            )
+            made.append(event)
+    return made

@@ -135,17 +135,24 @@ def create_app(
         return latest
 
     def act(request: Request, what: str, make: Callable[[Any], list[Event]], then: str) -> Response:
-        """Record a person's act (events from a CLI step), publish the new version, go to ``then``."""
+        """Record a person's act (events from a CLI step), publish the new version, go to ``then``;
+        with the form's "as_case" ticked, keep the correction as a regression case too."""
         from flows.review import republish
         from ops.policy import governed_context
 
         day = day_of(request)
+        done = f"{what} recorded"
         with writing:
             ctx, _ = governed_context(settings, day, f"desk-{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")
             events = make(ctx)
             ctx.store.append(events)
             published, _ = republish(ctx)
-        query = urlencode({"date": day.isoformat(), "done": f"{what} recorded: v{published.version}"})
+            if request.state.form.get("as_case"):
+                from ops.regress import cases_of_corrections
+
+                kept = cases_of_corrections(settings, ctx.store, events, request.state.person or "desk")
+                done += f", kept as {len(kept)} regression case(s)"
+        query = urlencode({"date": day.isoformat(), "done": f"{done}: v{published.version}"})
         return RedirectResponse(f"{then}?{query}", status_code=303)
 
     @app.exception_handler(BriefError)
