@@ -938,7 +938,9 @@ def evaluate(
         regress_evaluate(policy, config)
         return
     if policy is None or start is None or end is None:
-        raise InputError("give --policy FILE, --start and --end (or --regression to replay the regression set)")
+        raise InputError(
+            "give --policy FILE, --start and --end (or --regression to replay the regression set)"
+        )
 
     from flows.backfill import date_range
     from ops.evaluate import (
@@ -1248,11 +1250,14 @@ app.add_typer(regress_app, name="regress")
 @regress_app.command("add")
 def regress_add(
     day: Annotated[str, typer.Option("--date", help="The story's brief date (YYYY-MM-DD).")],
-    story: Annotated[str, typer.Option("--story", help="A story id of that day's brief, an article id or a link.")],
+    story: Annotated[
+        str, typer.Option("--story", help="A story id of that day's brief, an article id or a link.")
+    ],
     expect: Annotated[
         str,
         typer.Option(
-            "--expect", help="off-topic, related, core, lead, same-as:STORY or not-same:STORY (another story)."
+            "--expect",
+            help="off-topic, related, core, lead, same-as:STORY or not-same:STORY (another story).",
         ),
     ],
     note: Annotated[str, typer.Option("--note", help="Why this decision matters (recorded).")] = "",
@@ -1273,7 +1278,9 @@ def regress_add(
     what = "added" if written else "already in the set (nothing new written)"
     expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
     out.print(f"case {p['case_id']} {what}: {wanted} {p['story_id']} expected {expected}")
-    out.print(f"  frozen: {p['facts']['events']} event(s) of {p['facts']['first_day']} .. {p['facts']['last_day']}")
+    out.print(
+        f"  frozen: {p['facts']['events']} event(s) of {p['facts']['first_day']} .. {p['facts']['last_day']}"
+    )
     chosen = governing(settings, store)
     [result] = replay(chosen.settings, store, [event])
     verdict = "passes" if result.passed else "FAILS"
@@ -1318,10 +1325,13 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
         chosen["candidate"] = candidate_settings(policy, settings)
     failed = 0
     for name, trial in chosen.items():
-        with err.status(f"replaying {len(found)} case(s) under the {name} policy ({trial.policy_version()}) …"):
+        with err.status(
+            f"replaying {len(found)} case(s) under the {name} policy ({trial.policy_version()}) …"
+        ):
             results = replay(trial, store, found)
         bad = [describe(r) for r in results if not r.passed]
-        out.print(f"{name} policy {trial.policy_version()}: {len(results) - len(bad)} of {len(results)} case(s) pass")
+        passed = len(results) - len(bad)
+        out.print(f"{name} policy {trial.policy_version()}: {passed} of {len(results)} case(s) pass")
         if bad:
             table = Table(title=f"failures under the {name} policy")
             for column in bad[0]:

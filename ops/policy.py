@@ -447,7 +447,8 @@ def describe(event: Event) -> list[str]:
         line = f"  regression: {check['passed_candidate']} of {check['cases']} case(s) kept"
         if check["broken"]:
             forced = " (adopted with --force)" if check["forced"] else ""
-            line += f"; broke {len(check['broken'])} the policy before passed: {', '.join(check['broken'])}{forced}"
+            broken = ", ".join(check["broken"])
+            line += f"; broke {len(check['broken'])} the policy before passed: {broken}{forced}"
         lines.insert(-1, line)
     return lines
 

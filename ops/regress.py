@@ -18,13 +18,13 @@ held out as ``brief evaluate`` holds them out: a case made from a correction is 
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from typing import Any, cast
 
 import polars as pl
-import io
 
 from storage import blobs
 from storage.errors import InputError

@@ -136,13 +136,17 @@ def test_a_replay_decides_as_the_run_did(real_days: Path, tmp_path: Path) -> Non
     assert {s.story_id: s.outcome for s in replayed.scores.values()} == scored
     published = json.loads(Path(results[day.isoformat()]["files"]["json"]).read_text())
     assert replayed.lead == published["items"][0]["story_id"]
-    assert 50 < len(scored) and "off-topic" in scored.values()
+    assert len(scored) > 50 and "off-topic" in scored.values()
 
 
 def candidate(folder: Path, **settings: object) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "tasks" / "models" / "ai.json", folder / "model.json")
-    lines = ["[policy]", 'editorial_model = "model.json"', *(f"{k} = {json.dumps(v)}" for k, v in settings.items())]
+    lines = [
+        "[policy]",
+        'editorial_model = "model.json"',
+        *(f"{k} = {json.dumps(v)}" for k, v in settings.items()),
+    ]
     (folder / "candidate.toml").write_text("\n".join(lines) + "\n")
     return folder / "candidate.toml"
 
@@ -154,9 +158,7 @@ def test_a_candidate_that_breaks_a_case_is_refused_unless_forced(real_days: Path
     same = next(c for c in CASES if c["expect"] == "same-as")  # clustering: no editorial model changes it
     add(config, off_topic)
     add(config, same)
-    [case_id] = [
-        e.payload["case_id"] for e in regress.cases(store) if e.payload["expect"] == "off-topic"
-    ]
+    [case_id] = [e.payload["case_id"] for e in regress.cases(store) if e.payload["expect"] == "off-topic"]
     # no topic filter: every story is core, the off-topic case is broken
     unfiltered = tmp_path / "rules.toml"
     unfiltered.write_text('[policy]\neditorial_model = "rules"\n')
@@ -174,27 +176,50 @@ def test_a_candidate_that_breaks_a_case_is_refused_unless_forced(real_days: Path
 
     # a candidate that keeps every case is adopted, and says so
     kept = brief(
-        "policy", "adopt", str(candidate(tmp_path / "c", quick_links=7)), "--reason", "shorter", "--by", "ana",
-        "--config", str(config),
+        "policy",
+        "adopt",
+        str(candidate(tmp_path / "c", quick_links=7)),
+        "--reason",
+        "shorter",
+        "--by",
+        "ana",
+        "--config",
+        str(config),
     )
     assert kept.returncode == 0, kept.stderr
     assert "regression: 2 of 2 case(s) kept" in kept.stdout
     [first] = store.read(event_types=["policy.adopted"])
     assert first.schema_version == 2
     assert first.payload["regression"] == {
-        "cases": 2, "passed_current": 2, "passed_candidate": 2, "broken": [], "forced": False
+        "cases": 2,
+        "passed_current": 2,
+        "passed_candidate": 2,
+        "broken": [],
+        "forced": False,
     }
 
     forced = brief(
-        "policy", "adopt", str(unfiltered), "--force", "--reason", "trying no filter for a week", "--by", "bo",
-        "--config", str(config),
+        "policy",
+        "adopt",
+        str(unfiltered),
+        "--force",
+        "--reason",
+        "trying no filter for a week",
+        "--by",
+        "bo",
+        "--config",
+        str(config),
     )
     assert forced.returncode == 0, forced.stderr
     assert f"broke 1 the policy before passed: {case_id} (adopted with --force)" in forced.stdout
     last = store.read(event_types=["policy.adopted"])[-1]
     assert last.payload["reason"] == "trying no filter for a week" and last.payload["by"] == "bo"
     assert last.payload["regression"] == {
-        "cases": 2, "passed_current": 2, "passed_candidate": 1, "broken": [case_id], "forced": True
+        "cases": 2,
+        "passed_current": 2,
+        "passed_candidate": 1,
+        "broken": [case_id],
+        "forced": True,
     }
     shown = brief("policy", "show", "--config", str(config))
     assert "adopted with --force" in shown.stdout
@@ -257,7 +282,9 @@ def test_bad_cases_are_refused_in_one_line_and_write_nothing(real_days: Path, tm
     assert neither.returncode == 2 and "--regression" in neither.stderr
 
 
-def test_corrections_become_cases_at_the_command_line_and_at_the_desk(real_days: Path, tmp_path: Path) -> None:
+def test_corrections_become_cases_at_the_command_line_and_at_the_desk(
+    real_days: Path, tmp_path: Path
+) -> None:
     """A mark given with --as-case, and a mark and a same-story answer given at the desk with the box
     ticked, are cases whose source is the correction; the mark against the model fails under it."""
     from fastapi.testclient import TestClient
@@ -269,7 +296,9 @@ def test_corrections_become_cases_at_the_command_line_and_at_the_desk(real_days:
     store = settings.storage.event_store()
     day = "2025-08-06"
     genie = next(c for c in CASES if c["date"] == day and c["expect"] == "core")["story"]
-    marked = brief("review", "--date", day, "--mark", f"{genie}=off-topic", "--as-case", "--config", str(config))
+    marked = brief(
+        "review", "--date", day, "--mark", f"{genie}=off-topic", "--as-case", "--config", str(config)
+    )
     assert marked.returncode == 0, marked.stderr
     assert "kept as regression case" in marked.stdout
     [case] = regress.cases(store)
