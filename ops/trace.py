@@ -222,7 +222,7 @@ def _analyzed(p: dict, e: Event) -> tuple[str, list[str]]:
 
 def _scored(p: dict, e: Event) -> tuple[str, list[str]]:
     head = f"{p['outcome']} · relevance {p['relevance']:.2f} · importance {p['importance']:.2f}"
-    details = [f"model {p['model']}" + (" · marked by a person" if p.get("marked_by") else "")]
+    details = [f"editorial model {p['model']}" + (" · marked by a person" if p.get("marked_by") else "")]
     details += [f"why: {r}" for r in (p.get("reasons") or [])[:2]]
     return head, details
 
@@ -338,7 +338,7 @@ def _wrapped(text: str, prefix: str, width: int) -> list[str]:
     if text.startswith("\x00"):
         return [prefix + part for part in _chunks(text[1:], room)]
     if _cells(text) == len(text):
-        return [prefix + line for line in textwrap.wrap(text, room) or [""]]
+        return [prefix + line for line in textwrap.wrap(text, room, break_on_hyphens=False) or [""]]
     return [prefix + part for part in _chunks(text, room)]  # wide characters: cut by columns
 
 
