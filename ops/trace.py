@@ -99,14 +99,14 @@ def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace
         level = [found[i] for i in named if i in found]
     shown: set[str] = set()
     tree = tuple(_node(e, found, shown) for e in heads)
-    named = _named(heads, found)
+    chained = _named(heads, found)
     return Trace(
         day,
         chosen,
         stories.index(chosen) + 1,
         published,
         tree,
-        tuple(i for i in missing if i in named),
+        tuple(i for i in missing if i in chained),
         (days[0], days[-1]),
     )
 
@@ -119,7 +119,13 @@ def _story(stories: Sequence[str], wanted: str, day: date, version: int) -> str:
         return hits[0]
     how = f"'brief events --date {day} --type brief.published --format jsonl' lists its stories"
     if len(hits) > 1:
-        raise InputError(f"story {wanted!r} names {len(hits)} items of the brief of {day}; give more of its id")
+        raise InputError(
+            f"story {wanted!r} names {len(hits)} items of the brief of {day}; give more of its id"
+        )
+    if len(wanted) < MIN_PREFIX and any(s.startswith(wanted) for s in stories):
+        raise InputError(
+            f"story {wanted!r} is too short to name an item: give {MIN_PREFIX} characters or more"
+        )
     raise InputError(f"story {wanted!r} is not an item of the brief of {day} (v{version}); {how}")
 
 
@@ -154,9 +160,7 @@ def render(chain: Trace, width: int = WIDTH) -> list[str]:
     lines = [
         f"Brief of {chain.day}, v{chain.version}, item {chain.position} of {chain.items}",
         *_wrapped(f"“{title}”" if title else f"story {chain.story}", "", width),
-        *_wrapped(
-            f"brief.published {_when(p)} · run {p.run_id[:8]} · {_short(p.event_id)}", "", width
-        ),
+        *_wrapped(f"brief.published {_when(p)} · run {p.run_id[:8]} · {_short(p.event_id)}", "", width),
     ]
     for k, node in enumerate(chain.sources):
         lines += _tree(node, "", k == len(chain.sources) - 1, width)
@@ -272,7 +276,9 @@ def _factcheck(p: dict, e: Event) -> tuple[str, list[str]]:
 
 
 def _llm(p: dict, e: Event) -> tuple[str, list[str]]:
-    answered = "answered" if p.get("output") is not None else (p.get("error") or p.get("invalid") or "no answer")
+    answered = (
+        "answered" if p.get("output") is not None else (p.get("error") or p.get("invalid") or "no answer")
+    )
     head = f"{p['task']} · {p['model']} · {answered}"
     return head, [f"{p['tokens_in']} tokens in, {p['tokens_out']} out · {_when(e)}"]
 
@@ -343,7 +349,9 @@ def _wrapped(text: str, prefix: str, width: int) -> list[str]:
 
 
 def _chunks(text: str, room: int) -> list[str]:
-    parts, current, used = [], [], 0
+    parts: list[str] = []
+    current: list[str] = []
+    used = 0
     for c in text:
         size = _cells(c)
         if used + size > room:

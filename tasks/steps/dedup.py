@@ -97,22 +97,24 @@ def article_events(ctx: RunContext) -> tuple[dict[str, str], dict[tuple[str, str
     field): a small read of the days the run reads.
     """
     frame = ctx.store.query(
-        lambda: ctx.store.scan(ctx.reach, event_types=["article.collected", "article.corrected"])
-        .select(
-            "event_type",
-            "subject_id",
-            "event_id",
-            "brief_date",
-            "occurred_at",
-            "seq",
-            pl.when(pl.col("event_type") == "article.corrected")
-            .then(pl.col("payload").str.json_path_match("$.article_id"))
-            .alias("article_id"),
-            pl.when(pl.col("event_type") == "article.corrected")
-            .then(pl.col("payload").str.json_path_match("$.field"))
-            .alias("field"),
+        lambda: (
+            ctx.store.scan(ctx.reach, event_types=["article.collected", "article.corrected"])
+            .select(
+                "event_type",
+                "subject_id",
+                "event_id",
+                "brief_date",
+                "occurred_at",
+                "seq",
+                pl.when(pl.col("event_type") == "article.corrected")
+                .then(pl.col("payload").str.json_path_match("$.article_id"))
+                .alias("article_id"),
+                pl.when(pl.col("event_type") == "article.corrected")
+                .then(pl.col("payload").str.json_path_match("$.field"))
+                .alias("field"),
+            )
+            .sort("occurred_at", "seq", "event_id")
         )
-        .sort("occurred_at", "seq", "event_id")
     )
     collected = frame.filter(pl.col("event_type") == "article.collected").sort(
         "brief_date", "occurred_at", "seq", "event_id", maintain_order=True

@@ -207,31 +207,31 @@ class Analyst:
         self.stats.tokens_out += reply.tokens_out
         self.stats.cost += cost
         call = self.ctx.emit(
-                "llm.called",
-                {
-                    "task": task,
-                    "subject": story_id,
-                    "articles": articles,
-                    "model": self.settings.model,
-                    "server": self.host,
-                    "template": prompt.label,
-                    "messages": [dict(m) for m in messages],
-                    "params": {"temperature": 0, "response_format": "json_schema" if structured else None},
-                    "response": reply.text,
-                    "output": answer.model_dump() if answer is not None else None,
-                    "invalid": invalid,
-                    "error": reply.error,
-                    "tokens_in": reply.tokens_in,
-                    "tokens_out": reply.tokens_out,
-                    "latency_ms": reply.latency_ms,
-                    "cost": round(cost, 6),
-                    "attempt": attempt,
-                    "request_key": key,
-                },
-                subject=story_id,
-                producer=f"llm@1:{self.settings.model}",
-                sources=self.source_events(articles),
-            )
+            "llm.called",
+            {
+                "task": task,
+                "subject": story_id,
+                "articles": articles,
+                "model": self.settings.model,
+                "server": self.host,
+                "template": prompt.label,
+                "messages": [dict(m) for m in messages],
+                "params": {"temperature": 0, "response_format": "json_schema" if structured else None},
+                "response": reply.text,
+                "output": answer.model_dump() if answer is not None else None,
+                "invalid": invalid,
+                "error": reply.error,
+                "tokens_in": reply.tokens_in,
+                "tokens_out": reply.tokens_out,
+                "latency_ms": reply.latency_ms,
+                "cost": round(cost, 6),
+                "attempt": attempt,
+                "request_key": key,
+            },
+            subject=story_id,
+            producer=f"llm@1:{self.settings.model}",
+            sources=self.source_events(articles),
+        )
         self.pending.append(call)
         self.last_call = call.event_id
         if len(self.pending) >= FLUSH_EVERY:

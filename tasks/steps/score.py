@@ -207,30 +207,34 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
             lead = marked == "lead"
             reasons.insert(0, f"a person marked it {marked}")
         decided = ctx.emit(
-                "story.scored",
-                {
-                    "story_id": story_id,
-                    "topic": topic.name,
-                    "relevance": relevance,
-                    "core": core,
-                    "outcome": outcome_,
-                    "model_outcome": judged.outcome,
-                    "importance": rank,
-                    "evidence": {**evidence, **{f"importance.{k}": v for k, v in features.items()}},
-                    "reasons": reasons,
-                    "marked_by": "human" if marked else None,
-                    "model": model.name,
-                    "representative": story.representative,
-                    "title": outcome.items[story.representative].title,
-                },
-                subject=story_id,
-                producer=f"score.{model.kind}@1:{model.name}",
-                sources=[
-                    *ctx.made("story.clustered", story_id),
-                    *(mark_event(outcome, story) if marked else []),
-                    *(analyst.used("relevance", story_id) + analyst.used("importance", story_id) if analyst else []),
-                ],
-            )
+            "story.scored",
+            {
+                "story_id": story_id,
+                "topic": topic.name,
+                "relevance": relevance,
+                "core": core,
+                "outcome": outcome_,
+                "model_outcome": judged.outcome,
+                "importance": rank,
+                "evidence": {**evidence, **{f"importance.{k}": v for k, v in features.items()}},
+                "reasons": reasons,
+                "marked_by": "human" if marked else None,
+                "model": model.name,
+                "representative": story.representative,
+                "title": outcome.items[story.representative].title,
+            },
+            subject=story_id,
+            producer=f"score.{model.kind}@1:{model.name}",
+            sources=[
+                *ctx.made("story.clustered", story_id),
+                *(mark_event(outcome, story) if marked else []),
+                *(
+                    analyst.used("relevance", story_id) + analyst.used("importance", story_id)
+                    if analyst
+                    else []
+                ),
+            ],
+        )
         events.append(decided)
         scores[story.story_id] = Scored(
             story_id,

@@ -76,7 +76,9 @@ def test_brief_trace_prints_the_chain_in_80_columns(days: Path) -> None:
     lines = done.stdout.splitlines()
     assert max(map(cells, lines)) <= 80, max(lines, key=cells)
     text = " ".join(w for line in lines for w in line.lstrip("│├└─ ").split())  # the tree's lines, unwrapped
-    assert lines[0].startswith(f"Brief of {day}, v") and f" of {len(brief_of(days, day)['items'])}" in lines[0]
+    assert (
+        lines[0].startswith(f"Brief of {day}, v") and f" of {len(brief_of(days, day)['items'])}" in lines[0]
+    )
     assert " ".join(item["title"].split()) in text
     # the tree goes down the chain, item first, fetches last
     heads = [
