@@ -103,3 +103,35 @@ def test_the_events_gate_fails_a_derived_event_of_the_run_without_sources(tmp_pa
         steps.run_gates(ctx, outcome, document)
     assert "'events'" in str(failed.value) and "derived_from" in str(failed.value)
     assert mine.event_id in str(failed.value)
+
+
+def test_a_brief_published_before_lineage_reads_and_trace_says_so(tmp_path: Path) -> None:
+    from ops.trace import trace
+    from storage.errors import InputError
+
+    ctx, _, document = sample_run(tmp_path)
+    story = document["items"][0]["story_id"]
+    old = new_event(  # as runs wrote it before lineage: no sources in its envelope
+        "brief.published",
+        {
+            "brief_date": DAY.isoformat(),
+            "version": 1,
+            "items": 1,
+            "stories": [story],
+            "files": {},
+            "content_hash": "old",
+        },
+        brief_date=DAY,
+        run_id="run-before-lineage",
+        subject_id=f"brief-{DAY}",
+        produced_by="write@1",
+        occurred_at=utcnow(),
+    )
+    ctx.store.append([old])
+    [read] = ctx.store.read([DAY], event_types=["brief.published"])
+    assert read == old and read.source_event_ids == ()
+    with pytest.raises(InputError, match="published before lineage was recorded"):
+        trace(ctx.store, ctx.settings, DAY, story)
+    steps.publish(ctx, document)  # v2 names its items' analyses
+    chain = trace(ctx.store, ctx.settings, DAY, story)
+    assert chain.version == 2 and chain.sources[0].event.event_type == "story.analyzed"
