@@ -218,6 +218,22 @@ def replay(
 
 
 @app.command()
+def trace(
+    day: Annotated[str, typer.Option("--date", help="Brief date of the item (YYYY-MM-DD).")],
+    story: Annotated[str, typer.Option("--story", help="The item's story id (or its first characters).")],
+    config: ConfigOption = None,
+) -> None:
+    """Where an item of a brief came from: its analysis, score, clustering, articles and feed fetches."""
+    from ops.trace import render, trace
+
+    wanted = parse_day(day)
+    assert wanted is not None
+    settings, store = open_store(config)
+    for line in render(trace(store, settings, wanted, story), min(80, out.width)):
+        out.print(line)
+
+
+@app.command()
 def run(
     day: Annotated[
         str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")

@@ -82,11 +82,14 @@ def item_suite(categories: Sequence[str]) -> list[Expectation]:
 
 
 def event_suite(event_types: Sequence[str], brief_date: date) -> list[Expectation]:
+    """The day's events. ``derived_from``: how many events a derived event of the run names as its
+    sources (``storage.lineage.SOURCED``), empty for the others; a derived event names at least one."""
     return [
         ("ExpectColumnValuesToBeUnique", {"column": "event_id"}),
         ("ExpectColumnValuesToBeInSet", {"column": "event_type", "value_set": list(event_types)}),
         ("ExpectColumnValuesToBeInSet", {"column": "brief_date", "value_set": [brief_date.isoformat()]}),
         ("ExpectColumnValuesToNotBeNull", {"column": "run_id"}),
+        ("ExpectColumnValuesToBeBetween", {"column": "derived_from", "min_value": 1}),
     ]
 
 

@@ -27,12 +27,16 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str,
             " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
         )
         producer = "analyze.rules@1"
+        sources = [scored.event_id] if scored.event_id else []
         if story.representative in outcome.corrected_category:  # a person said so
             category, confidence = outcome.corrected_category[story.representative], 1.0
+            said = outcome.corrections.get((story.representative, "category"))
+            sources += [said] if said else []
         elif analyst is not None:
             sorted_ = analyst.ask("category", story_id, members)
             if isinstance(sorted_, llm.CategoryAnswer):
                 category, confidence, producer = sorted_.category, sorted_.confidence, "analyze.llm@1"
+                sources += analyst.used("category", story_id)
         facts = analyze.dedupe_facts([f for m in members for f in analyze.extract_facts(m, ctx.day.year)])
         payload = {
             "story_id": story_id,
@@ -44,7 +48,9 @@ def analyze_stories(ctx: RunContext, outcome: DedupOutcome, scores: Mapping[str,
             "relevance": scored.relevance,
             "outcome": scored.outcome,
         }
-        events.append(ctx.emit("story.analyzed", payload, subject=story_id, producer=producer))
+        events.append(
+            ctx.emit("story.analyzed", payload, subject=story_id, producer=producer, sources=sources)
+        )
         analyses.append(
             {
                 **payload,

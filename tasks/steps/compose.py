@@ -136,6 +136,10 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                 },
                 subject=story_id,
                 producer="factcheck.model_text@1",
+                sources=[
+                    *ctx.made("story.analyzed", story_id)[-1:],
+                    *(model.used("summary", story_id) if model else []),
+                ],
             )
             for story_id, sources, f in rejected
         ]

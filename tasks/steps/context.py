@@ -35,6 +35,8 @@ class RunContext:
     analyst: Any = None  # the run's language-model analyst (tasks.steps.llm), made on first use
     written_days: set[date] = field(default_factory=set)  # days this run appended to (compaction's work)
     policy_origin: dict[str, Any] | None = None  # where the run's policy came from (ops.policy.governing)
+    # the events this run made, by (event type, subject): what its later steps name as their sources
+    emitted: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     _counts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @functools.cached_property
@@ -65,7 +67,7 @@ class RunContext:
         sources: Sequence[str] = (),
         seq: int = 0,
     ) -> Event:
-        return new_event(
+        event = new_event(
             event_type,
             payload,
             brief_date=self.day,
@@ -74,9 +76,18 @@ class RunContext:
             produced_by=producer,
             occurred_at=utcnow(),
             seq=seq,
-            source_event_ids=sources,
+            source_event_ids=list(dict.fromkeys(sources)),
             policy_version=self.policy_version,
         )
+        made = self.emitted.setdefault((event_type, subject), [])
+        if event.event_id not in made:
+            made.append(event.event_id)
+        return event
+
+    def made(self, event_type: str, subject: str) -> list[str]:
+        """The ids of the ``event_type`` events this run made about ``subject``, in the order it made them
+        (what a later step of the run names as its sources: lineage)."""
+        return list(self.emitted.get((event_type, subject), ()))
 
     def fork(self) -> RunContext:
         """A context for one of several tasks running at once: the same store, settings, day, run
@@ -86,7 +97,9 @@ class RunContext:
         while it hands the context to them, may be reading; ``absorb`` adds what the task
         counted once it is done.
         """
-        own = dataclasses.replace(self, counts={}, written_days=set(), memo={}, _counts_lock=threading.Lock())
+        own = dataclasses.replace(
+            self, counts={}, written_days=set(), memo={}, emitted={}, _counts_lock=threading.Lock()
+        )
         for name in ("policy_version", "reach"):  # computed once per run, not once per task
             if name in self.__dict__:
                 own.__dict__[name] = self.__dict__[name]

@@ -32,6 +32,14 @@ class DedupOutcome:
     earlier_sources: dict[str, set[str]] = field(default_factory=dict)  # continued story -> its outlets
     # articles at another article's canonical URL (a syndicated copy): article -> the one it copies
     same_url: dict[str, str] = field(default_factory=dict)
+    # lineage: article -> the ``article.collected`` event whose fields the run read
+    collected: dict[str, str] = field(default_factory=dict)
+    # lineage: (article, field) -> the latest ``article.corrected`` of that field (a person's mark …)
+    corrections: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def collected_events(self, articles: Sequence[str]) -> list[str]:
+        """The ``article.collected`` events of ``articles`` (those the run read), in their order."""
+        return [self.collected[a] for a in articles if a in self.collected]
 
 
 def _items(frame: pl.DataFrame) -> dict[str, dedup.Item]:
@@ -80,6 +88,44 @@ def briefed_before(ctx: RunContext) -> dict[str, tuple[str, date]]:
     return out
 
 
+def article_events(ctx: RunContext) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    """Lineage of the articles the run reads: article -> the ``article.collected`` event whose fields
+    it reads, and (article, field) -> the latest ``article.corrected`` of that field.
+
+    The collection chosen is the one the ``articles`` projection takes its fields from: the
+    latest brief date's, then the latest in event order. Envelope columns only (and a correction's
+    field): a small read of the days the run reads.
+    """
+    frame = ctx.store.query(
+        lambda: (
+            ctx.store.scan(ctx.reach, event_types=["article.collected", "article.corrected"])
+            .select(
+                "event_type",
+                "subject_id",
+                "event_id",
+                "brief_date",
+                "occurred_at",
+                "seq",
+                pl.when(pl.col("event_type") == "article.corrected")
+                .then(pl.col("payload").str.json_path_match("$.article_id"))
+                .alias("article_id"),
+                pl.when(pl.col("event_type") == "article.corrected")
+                .then(pl.col("payload").str.json_path_match("$.field"))
+                .alias("field"),
+            )
+            .sort("occurred_at", "seq", "event_id")
+        )
+    )
+    collected = frame.filter(pl.col("event_type") == "article.collected").sort(
+        "brief_date", "occurred_at", "seq", "event_id", maintain_order=True
+    )
+    corrected = frame.filter(pl.col("event_type") == "article.corrected")
+    return (
+        dict(zip(collected["subject_id"], collected["event_id"], strict=True)),
+        {(r["article_id"], r["field"]): r["event_id"] for r in corrected.iter_rows(named=True)},
+    )
+
+
 def embed_window(ctx: RunContext) -> int:
     """Embed (and cache) the texts of the day's news window ahead of dedup; returns how many.
 
@@ -112,6 +158,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     articles = materialize(ctx.store, "articles", days=ctx.reach)
     items = _items(articles)
     briefed = briefed_before(ctx)
+    collected, corrections = article_events(ctx)
     events: list[Event] = []
     news: list[dedup.Item] = []
     first_day = dict(zip(articles["article_id"], articles["first_brief_date"], strict=True))
@@ -131,11 +178,11 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         trending_again = item.kind == "repos" and article_id in collected_today
         if article_id in briefed and not trending_again:
             earlier_story, when = briefed[article_id]
-            events.append(_not_news(ctx, article_id, earlier_story, "briefed_before", when))
+            events.append(_not_news(ctx, article_id, earlier_story, "briefed_before", when, collected))
             continue
         earlier_window = dedup.news_window(first, ctx.settings.zone, policy.lookback_hours)
         if first < ctx.day and dedup.in_window(item.published_at, earlier_window):
-            events.append(_not_news(ctx, article_id, article_id, "seen_before", first))
+            events.append(_not_news(ctx, article_id, article_id, "seen_before", first, collected))
             continue
         news.append(item)
     vectors = ctx.embedder.encode([i.text for i in news])
@@ -157,6 +204,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
                 {"article_id": dup.article_id, "duplicate_of": dup.duplicate_of, "reason": dup.reason},
                 subject=dup.article_id,
                 producer="dedup.exact@1",
+                sources=[collected[a] for a in (dup.article_id, dup.duplicate_of) if a in collected],
             )
         )
     follow = follow_ups(ctx, clustering.stories, items, briefed, dedup_policy)
@@ -182,6 +230,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
                 },
                 subject=story_id,
                 producer=producer,
+                sources=[collected[a] for a in story.members if a in collected],
             )
         )
     ctx.append(events)
@@ -204,10 +253,14 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         undated=sorted(a for a in collected_today if items[a].published_at is None),
         earlier_sources=earlier_sources,
         same_url={d.article_id: d.duplicate_of for d in clustering.duplicates if d.reason == "same_url"},
+        collected=collected,
+        corrections=corrections,
     )
 
 
-def _not_news(ctx: RunContext, article_id: str, duplicate_of: str, reason: str, first: date) -> Event:
+def _not_news(
+    ctx: RunContext, article_id: str, duplicate_of: str, reason: str, first: date, collected: dict[str, str]
+) -> Event:
     """``article.duplicate_detected`` for an article that was news (or briefed) on an earlier day."""
     return ctx.emit(
         "article.duplicate_detected",
@@ -219,6 +272,7 @@ def _not_news(ctx: RunContext, article_id: str, duplicate_of: str, reason: str, 
         },
         subject=article_id,
         producer="dedup.cross_day@1",
+        sources=[collected[article_id]] if article_id in collected else [],
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -112,6 +112,7 @@ def deliver_day(
         document = current_brief(ctx)
         version = int(document["version"])
         outcome.version = version
+        published = published_event(ctx, version)
         state = deliver.fold(ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES))
         moment = now or utcnow()
         if approve_by is not None and settings.hold and state.approved is None:
@@ -135,7 +136,7 @@ def deliver_day(
                 "review_channel": settings.review_channel,
                 "until": plan.until,
             }
-            ctx.append([_emit(ctx, "brief.held", held, moment)])
+            ctx.append([_emit(ctx, "brief.held", held, moment, published)])
             outcome.held_now = True
         questions = _questions(ctx) if any(s.kind == "review" for s in plan.sends) else []
         labels = category_labels(ctx)
@@ -150,7 +151,7 @@ def deliver_day(
                 questions=questions,
                 templates=ctx.settings.output.templates,
             )
-            outcome.sent.append(_send(ctx, item, message, version, sleep))
+            outcome.sent.append(_send(ctx, item, message, version, sleep, published))
     return outcome
 
 
@@ -160,6 +161,7 @@ def _send(
     message: deliver.Message,
     version: int,
     sleep: Callable[[float], None],
+    published: list[str],
 ) -> Sent:
     channel = item.channel
     day = ctx.day.isoformat()
@@ -180,7 +182,7 @@ def _send(
             "will_retry": will_retry,
             "resend": resend,
         }
-        ctx.append([_emit(ctx, "delivery.failed", payload, attempt.at)])
+        ctx.append([_emit(ctx, "delivery.failed", payload, attempt.at, published)])
 
     attempts_so_far: list[deliver.Attempt] = []
     attempts = send(channel, message, sleep=sleep, on_failure=failed)
@@ -199,11 +201,21 @@ def _send(
             "by": item.by,
             "note": "nobody reviewed it before the deadline" if item.released == "deadline" else None,
         }
-        ctx.append([_emit(ctx, "brief.delivered", payload, last.at)])
+        ctx.append([_emit(ctx, "brief.delivered", payload, last.at, published)])
     return Sent(channel.name, item.kind, version, last.ok, len(attempts), last.reason)
 
 
-def _emit(ctx: RunContext, event_type: str, payload: dict, at: datetime):
+def published_event(ctx: RunContext, version: int) -> list[str]:
+    """The ``brief.published`` of the day's ``version`` (the latest, should there be several): what a
+    send, a failed send or a hold of that version names as its source."""
+    frame = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
+    found = [
+        r["event_id"] for r in frame.iter_rows(named=True) if json.loads(r["payload"])["version"] == version
+    ]
+    return found[-1:]
+
+
+def _emit(ctx: RunContext, event_type: str, payload: dict, at: datetime, sources: Sequence[str] = ()):
     from storage.events import new_event
 
     return new_event(
@@ -214,6 +226,7 @@ def _emit(ctx: RunContext, event_type: str, payload: dict, at: datetime):
         subject_id=f"brief-{ctx.day.isoformat()}",
         produced_by=PRODUCER,
         occurred_at=at,
+        source_event_ids=sources,
         policy_version=ctx.policy_version,
     )
 

@@ -26,6 +26,7 @@ def check_draft(
                 {**f.as_payload(), "action": action},
                 subject=f.story_id,
                 producer="factcheck@1",
+                sources=ctx.made("story.analyzed", f.story_id)[-1:],
             )
             for f in findings
         ]

@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
+from storage.lineage import SOURCED
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def event_frame(events: pl.DataFrame, run_id: str) -> pd.DataFrame:
+    """The events suite's rows: the day's events, and for each derived event the run wrote, how many
+    events it names as its sources (``derived_from``; empty for facts, roots and other runs' events,
+    which may predate lineage)."""
+    derived = pl.col("event_type").is_in(list(SOURCED)) & (pl.col("run_id") == run_id)
+    return events.select(
+        "event_id",
+        "event_type",
+        pl.col("brief_date").cast(pl.String),
+        "run_id",
+        pl.when(derived).then(pl.col("source_event_ids").list.len()).cast(pl.Float64).alias("derived_from"),
+    ).to_pandas()
 
 
 def run_gates(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[dict, list]:
@@ -51,9 +71,7 @@ def run_gates(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[d
         ],
         columns=["story_id", "category", "category_confidence", "importance", "citations", "title"],
     )
-    events = today.select(
-        "event_id", "event_type", pl.col("brief_date").cast(pl.String), "run_id"
-    ).to_pandas()
+    events = event_frame(today, ctx.run_id)
     modes = ctx.settings.gates
     suites = {
         "articles": (

@@ -58,6 +58,9 @@ class Analyst:
         self.structured = True  # ask for the JSON schema in response_format until the server refuses it
         self._client: ChatClient | None = None
         self._recorded: dict[str, dict] | None = None
+        self._recorded_by: dict[str, str] = {}  # request key -> the llm.called event that answered it
+        self.answered_by: dict[tuple[str, str], str] = {}  # (task, story) -> the llm.called it used
+        self.last_call = ""  # the id of the latest llm.called this analyst made
         self.host = llm.server_host(settings.base_url)
 
     # -- the log as the cache ---------------------------------------------------------
@@ -68,10 +71,11 @@ class Analyst:
             store = self.ctx.store
             frame = store.query(lambda: store.scan([self.ctx.day], event_types=["llm.called"]))
             self._recorded = {}
-            for payload in frame.get_column("payload").to_list():
+            for event_id, payload in frame.select("event_id", "payload").iter_rows():
                 data = json.loads(payload)
-                if data.get("output") is not None:
-                    self._recorded.setdefault(data["request_key"], data["output"])
+                if data.get("output") is not None and data["request_key"] not in self._recorded:
+                    self._recorded[data["request_key"]] = data["output"]
+                    self._recorded_by[data["request_key"]] = event_id
         return self._recorded
 
     def client(self) -> ChatClient | None:
@@ -113,6 +117,8 @@ class Analyst:
         if known is not None:
             self.stats.reused += 1
             answer, _ = llm.parse_answer(task, json.dumps(known), categories)
+            if key in self._recorded_by:
+                self.answered_by[(task, story_id)] = self._recorded_by[key]
             return answer
         articles = [i.article_id for i in items]
         conversation = list(messages)
@@ -139,6 +145,7 @@ class Analyst:
             )
             if answer is not None:
                 self.recorded()[key] = answer.model_dump()
+                self._recorded_by[key] = self.answered_by[(task, story_id)] = self.last_call
                 return answer
             if reply.status == 400 and self.structured and attempt < 3:
                 self.structured = False  # a server without JSON-schema output: the prompt asks for JSON
@@ -199,34 +206,34 @@ class Analyst:
         self.stats.tokens_in += reply.tokens_in
         self.stats.tokens_out += reply.tokens_out
         self.stats.cost += cost
-        self.pending.append(
-            self.ctx.emit(
-                "llm.called",
-                {
-                    "task": task,
-                    "subject": story_id,
-                    "articles": articles,
-                    "model": self.settings.model,
-                    "server": self.host,
-                    "template": prompt.label,
-                    "messages": [dict(m) for m in messages],
-                    "params": {"temperature": 0, "response_format": "json_schema" if structured else None},
-                    "response": reply.text,
-                    "output": answer.model_dump() if answer is not None else None,
-                    "invalid": invalid,
-                    "error": reply.error,
-                    "tokens_in": reply.tokens_in,
-                    "tokens_out": reply.tokens_out,
-                    "latency_ms": reply.latency_ms,
-                    "cost": round(cost, 6),
-                    "attempt": attempt,
-                    "request_key": key,
-                },
-                subject=story_id,
-                producer=f"llm@1:{self.settings.model}",
-                sources=self.source_events(articles),
-            )
+        call = self.ctx.emit(
+            "llm.called",
+            {
+                "task": task,
+                "subject": story_id,
+                "articles": articles,
+                "model": self.settings.model,
+                "server": self.host,
+                "template": prompt.label,
+                "messages": [dict(m) for m in messages],
+                "params": {"temperature": 0, "response_format": "json_schema" if structured else None},
+                "response": reply.text,
+                "output": answer.model_dump() if answer is not None else None,
+                "invalid": invalid,
+                "error": reply.error,
+                "tokens_in": reply.tokens_in,
+                "tokens_out": reply.tokens_out,
+                "latency_ms": reply.latency_ms,
+                "cost": round(cost, 6),
+                "attempt": attempt,
+                "request_key": key,
+            },
+            subject=story_id,
+            producer=f"llm@1:{self.settings.model}",
+            sources=self.source_events(articles),
         )
+        self.pending.append(call)
+        self.last_call = call.event_id
         if len(self.pending) >= FLUSH_EVERY:
             self.flush()
 
@@ -235,6 +242,11 @@ class Analyst:
         if self.pending:
             self.ctx.append(self.pending)
             self.pending = []
+
+    def used(self, task: str, story_id: str) -> list[str]:
+        """The ``llm.called`` event whose answer ``task`` took for ``story_id`` (none if it fell back)."""
+        found = self.answered_by.get((task, story_id))
+        return [found] if found else []
 
     def source_events(self, articles: Sequence[str]) -> list[str]:
         """The ``article.collected`` events of the articles a call read (the latest of each)."""

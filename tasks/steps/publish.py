@@ -46,6 +46,19 @@ def core_stories(document: dict) -> int:
     return sum(1 for i in document["items"] if i.get("relevance", "core") == "core")
 
 
+def item_sources(ctx: RunContext, document: dict) -> list[str]:
+    """Lineage of a brief: per item, in the brief's order, the events of this run it was written from
+    (its story's analysis, its title's translation, the fact-check's findings). Stories, not
+    articles: each analysis names the rest of its chain."""
+    sources: list[str] = []
+    for item in document["items"]:
+        story = item["story_id"]
+        sources += ctx.made("story.analyzed", story)[-1:]
+        sources += ctx.made("title.translated", story)[-1:]
+        sources += ctx.made("factcheck.failed", story)
+    return sources
+
+
 def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], reason: str) -> BriefWithheld:
     """Record ``brief.withheld``; the caller raises what this returns (nothing new is published).
 
@@ -65,6 +78,7 @@ def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], r
                 },
                 subject=ctx.day.isoformat(),
                 producer="publish.withhold@1",
+                sources=item_sources(ctx, document),
             )
         ]
     )
@@ -128,6 +142,7 @@ def publish(ctx: RunContext, document: dict) -> Published:
                         },
                         subject=f"brief-{ctx.day.isoformat()}",
                         producer="write@1",
+                        sources=item_sources(ctx, document),
                     )
                 ]
             )

@@ -87,12 +87,29 @@ def raise_questions(
         else:
             events.append(
                 ctx.emit(
-                    "confirmation.requested", q.payload(batch_id), subject=q.subject, producer="review@1"
+                    "confirmation.requested",
+                    q.payload(batch_id),
+                    subject=q.subject,
+                    producer="review@1",
+                    sources=question_sources(ctx, outcome, q),
                 )
             )
             counts["asked"] += 1
     ctx.append(events)
     return counts
+
+
+def question_sources(ctx: RunContext, outcome: DedupOutcome, q: review.Question) -> list[str]:
+    """What made the run ask: the two articles of a same-story pair, the analysis of a category,
+    the fact-check of a claim, the score of a relevance, the article of a missing publish time."""
+    if q.field == "same_story":
+        return outcome.collected_events(q.subject.split("|"))
+    if q.field == "published_at":
+        return outcome.collected_events([q.subject])
+    if q.field.startswith("claim:"):
+        return ctx.made("factcheck.failed", q.subject)
+    made = {"category": "story.analyzed", "relevance": "story.scored"}.get(q.field)
+    return ctx.made(made, q.subject)[-1:] if made else []
 
 
 def open_questions(ctx: RunContext) -> pl.DataFrame:

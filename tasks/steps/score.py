@@ -30,6 +30,7 @@ class Scored:
     evidence: dict | None = None
     marked: bool = False  # a person's mark decided it
     promotion: bool = False  # looks like an event, a livestream or a deal: never leads (fitted models)
+    event_id: str = ""  # its ``story.scored`` (what the analysis names as its source)
 
     @property
     def kept(self) -> bool:
@@ -85,6 +86,13 @@ def marked_of(outcome: DedupOutcome, story) -> str | None:
     return next(
         (outcome.corrected_relevance[a] for a in story.members if a in outcome.corrected_relevance), None
     )
+
+
+def mark_event(outcome: DedupOutcome, story) -> list[str]:
+    """The ``article.corrected`` that holds the mark ``marked_of`` found, as a source."""
+    marked = [a for a in story.members if a in outcome.corrected_relevance]
+    found = outcome.corrections.get((marked[0], "relevance")) if marked else None
+    return [found] if found else []
 
 
 def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
@@ -198,6 +206,36 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
             outcome_ = "core" if marked == "lead" else marked  # type: ignore[assignment]
             lead = marked == "lead"
             reasons.insert(0, f"a person marked it {marked}")
+        decided = ctx.emit(
+            "story.scored",
+            {
+                "story_id": story_id,
+                "topic": topic.name,
+                "relevance": relevance,
+                "core": core,
+                "outcome": outcome_,
+                "model_outcome": judged.outcome,
+                "importance": rank,
+                "evidence": {**evidence, **{f"importance.{k}": v for k, v in features.items()}},
+                "reasons": reasons,
+                "marked_by": "human" if marked else None,
+                "model": model.name,
+                "representative": story.representative,
+                "title": outcome.items[story.representative].title,
+            },
+            subject=story_id,
+            producer=f"score.{model.kind}@1:{model.name}",
+            sources=[
+                *ctx.made("story.clustered", story_id),
+                *(mark_event(outcome, story) if marked else []),
+                *(
+                    analyst.used("relevance", story_id) + analyst.used("importance", story_id)
+                    if analyst
+                    else []
+                ),
+            ],
+        )
+        events.append(decided)
         scores[story.story_id] = Scored(
             story_id,
             relevance,
@@ -208,28 +246,7 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
             {**evidence, **features},
             marked is not None,
             bool(evidence["not_news"]) and model.kind == "fitted",
-        )
-        events.append(
-            ctx.emit(
-                "story.scored",
-                {
-                    "story_id": story_id,
-                    "topic": topic.name,
-                    "relevance": relevance,
-                    "core": core,
-                    "outcome": outcome_,
-                    "model_outcome": judged.outcome,
-                    "importance": rank,
-                    "evidence": {**evidence, **{f"importance.{k}": v for k, v in features.items()}},
-                    "reasons": reasons,
-                    "marked_by": "human" if marked else None,
-                    "model": model.name,
-                    "representative": story.representative,
-                    "title": outcome.items[story.representative].title,
-                },
-                subject=story_id,
-                producer=f"score.{model.kind}@1:{model.name}",
-            )
+            decided.event_id,
         )
     ctx.append(events)
     if analyst is not None:

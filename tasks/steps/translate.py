@@ -28,7 +28,7 @@ def translated_title(ctx: RunContext, story_id: str, item: Item, events: list[Ev
             translate.payload(story_id, item, brief_language, result),
             subject=story_id,
             producer=f"{translate.LABEL}:{analyst.settings.model}",
-            sources=analyst.source_events([item.article_id]),
+            sources=[*analyst.used("translate", story_id), *analyst.source_events([item.article_id])],
         )
     )
     return result.text if result.accepted else None

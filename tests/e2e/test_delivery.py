@@ -238,6 +238,11 @@ def test_a_channel_that_refuses_does_not_fail_the_run_and_brief_deliver_resends_
     delivered = payloads(config, "brief.delivered")
     assert sorted(d["channel"] for d in delivered) == ["email", "hook", "later"]
     assert all(d["attempts"] == 1 and d["kind"] == "brief" for d in delivered)
+    # lineage: every send, and every failed one, names the brief.published of the version it carried
+    store = load_settings(str(config)).storage.event_store()
+    [published] = store.read(event_types=["brief.published"])
+    sends = store.read(event_types=["brief.delivered", "delivery.failed"])
+    assert len(sends) == 13 and all(e.source_event_ids == (published.event_id,) for e in sends)
     unknown = cli("deliver", "--config", str(config), "--date", DAY, "--channel", "nope")
     assert unknown.returncode == 2 and "no delivery channel named 'nope'" in unknown.stderr
 

@@ -106,6 +106,23 @@ def test_every_call_is_an_event_and_a_rerun_makes_none(
     assert again["changed"] is False and again["version"] == first["version"]
     assert finished(config)["llm"]["reused"] == len(calls)
 
+    # lineage: a decision names the model's answers it took; the rerun, the answers in the log
+    events = {e.event_id: e for e in store.read(days=[date.fromisoformat(DAY)])}
+
+    def asked(e) -> list[str]:
+        return sorted(
+            events[i].payload["task"] for i in e.source_event_ids if events[i].event_type == "llm.called"
+        )
+
+    for run in (first["run_id"], again["run_id"]):
+        scored = [e for e in events.values() if e.event_type == "story.scored" and e.run_id == run]
+        judged = [e for e in scored if not any("not asked" in r for r in e.payload["reasons"])]
+        assert len(judged) > 5 and all(asked(e) == ["importance", "relevance"] for e in judged), run
+        analyzed = [e for e in events.values() if e.event_type == "story.analyzed" and e.run_id == run]
+        assert analyzed and all(
+            asked(e) == ["category"] for e in analyzed if e.produced_by == "analyze.llm@1"
+        )
+
 
 @pytest.mark.parametrize(
     ("mode", "base", "reason"),

@@ -58,6 +58,7 @@ def plain() -> dict[str, gate.Suite]:
             "event_type": ["article.collected", "story.clustered", "story.clustered"],
             "brief_date": ["2026-03-18"] * 3,
             "run_id": ["run-1"] * 3,
+            "derived_from": [1.0, 3.0, None],  # the last: written by another run, before lineage
         }
     )
     return suites(articles, items, events)
@@ -108,6 +109,17 @@ def test_a_value_in_question_leaves_the_suite_to_gx_which_names_it(
     assert not met(articles, (expectation, ruled[expectation]))
     [result] = gate.validate({"articles": ("warning", articles, "url", gate.article_suite(SOURCES, DAY))})
     assert (snake(expectation), column) in {(f.expectation, f.column) for f in result.failures}
+
+
+def test_a_derived_event_without_sources_fails_the_events_suite() -> None:
+    events = plain()["events"][1].copy()
+    events.loc[1, "derived_from"] = 0.0
+    assert not met(events, ("ExpectColumnValuesToBeBetween", {"column": "derived_from", "min_value": 1}))
+    [result] = gate.validate({"events": ("blocking", events, "event_id", gate.event_suite(EVENT_TYPES, DAY))})
+    assert [(f.expectation, f.column, f.rows) for f in result.failures] == [
+        ("expect_column_values_to_be_between", "derived_from", ("e2",))
+    ]
+    assert "derived_from" in (gate.blocking_message([result]) or "")
 
 
 def test_what_evident_does_not_know_is_not_evident() -> None:
@@ -177,6 +189,7 @@ def frames(draw: st.DrawFn) -> dict[str, gate.Suite]:
             "event_type": column(st.one_of(st.sampled_from([*EVENT_TYPES, "nope"]), st.none()), k),
             "brief_date": column(st.sampled_from(["2026-03-18", "2026-03-17"]), k),
             "run_id": column(st.one_of(st.just("run-1"), st.none()), k),
+            "derived_from": column(st.one_of(st.sampled_from([0.0, 1.0, 4.0]), st.none()), k),
         }
     )
     return suites(articles, items, events)

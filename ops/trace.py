@@ -1,0 +1,362 @@
+"""``brief trace``: where an item of a brief came from, back to the feed fetch and its bytes.
+
+An item's chain is the events' own lineage (``source_event_ids``, see ``storage/lineage.py``):
+the brief's ``brief.published`` names each item's analysis (and its fact-check findings and title
+translation); the analysis names the story's score, the score its clustering (and a person's
+mark, a model's answer), the clustering its articles' ``article.collected``, each of which names
+the ``feed.fetched`` it was read from. ``trace`` follows those ids through the days the brief's
+run read (a partition-pruned read per level, never the whole log); ``render`` prints the tree in
+at most 80 columns.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+import polars as pl
+
+from storage.errors import InputError
+from storage.events import Event, event_from_row
+from storage.store import EventStore
+from tasks.settings import Settings
+from tasks.steps.context import read_days
+
+WIDTH = 80
+MIN_PREFIX = 6  # a story may be named by the first characters of its id
+
+
+@dataclass(frozen=True)
+class Node:
+    """An event of the chain and the events it names as its sources (``shown_above``: already printed
+    higher in the tree, so its sources are not repeated)."""
+
+    event: Event
+    sources: tuple[Node, ...] = ()
+    shown_above: bool = False
+
+
+@dataclass(frozen=True)
+class Trace:
+    day: date
+    story: str
+    position: int  # the item's number in the brief, from 1
+    published: Event
+    sources: tuple[Node, ...]  # what the item was written from
+    missing: tuple[str, ...] = ()  # ids named but not in the days read (purged, or older)
+    days: tuple[date, date] = field(default=(date.min, date.min))  # the days read
+
+    @property
+    def version(self) -> int:
+        return int(self.published.payload["version"])
+
+    @property
+    def items(self) -> int:
+        return len(self.published.payload["stories"])
+
+
+def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace:
+    """The chain of ``story``'s item in the current brief of ``day``; an ``InputError`` when the day has
+    no brief, the brief has no such story, or the brief was published before lineage was recorded."""
+    if day not in store.days():
+        raise InputError(f"no events for {day}; 'brief stats' lists the days the log holds")
+    briefs = store.read([day], event_types=["brief.published"])
+    if not briefs:
+        raise InputError(f"no brief is published for {day}; run 'brief run --date {day}' first")
+    published = max(briefs, key=lambda e: (int(e.payload["version"]), e.occurred_at, e.seq))
+    stories: list[str] = list(published.payload["stories"])
+    chosen = _story(stories, story, day, int(published.payload["version"]))
+    if not published.source_event_ids:
+        raise InputError(
+            f"the brief of {day} (v{published.payload['version']}) was published before lineage was "
+            "recorded: its event names no sources; a version published now names them"
+        )
+    earliest = day - timedelta(days=read_days(settings.policy.lookback_hours))
+    days = [d for d in store.days() if earliest <= d <= day]
+    found: dict[str, Event] = {}
+    missing: list[str] = []
+
+    def load(ids: Iterable[str]) -> None:
+        wanted = sorted(set(ids) - set(found) - set(missing))
+        if not wanted:
+            return
+        frame = store.query(lambda: store.scan(days).filter(pl.col("event_id").is_in(wanted)))
+        for row in frame.iter_rows(named=True):
+            found[row["event_id"]] = event_from_row(row)
+        missing.extend(i for i in wanted if i not in found)
+
+    load(published.source_event_ids)
+    heads = [found[i] for i in published.source_event_ids if i in found and found[i].subject_id == chosen]
+    # one read per level of the tree: every id a level names that is not known yet, at once
+    level = heads
+    while level:
+        named = list(dict.fromkeys(i for e in level for i in e.source_event_ids if i not in found))
+        load(named)
+        level = [found[i] for i in named if i in found]
+    shown: set[str] = set()
+    tree = tuple(_node(e, found, shown) for e in heads)
+    chained = _named(heads, found)
+    return Trace(
+        day,
+        chosen,
+        stories.index(chosen) + 1,
+        published,
+        tree,
+        tuple(i for i in missing if i in chained),
+        (days[0], days[-1]),
+    )
+
+
+def _story(stories: Sequence[str], wanted: str, day: date, version: int) -> str:
+    if wanted in stories:
+        return wanted
+    hits = [s for s in stories if len(wanted) >= MIN_PREFIX and s.startswith(wanted)]
+    if len(hits) == 1:
+        return hits[0]
+    how = f"'brief events --date {day} --type brief.published --format jsonl' lists its stories"
+    if len(hits) > 1:
+        raise InputError(
+            f"story {wanted!r} names {len(hits)} items of the brief of {day}; give more of its id"
+        )
+    if len(wanted) < MIN_PREFIX and any(s.startswith(wanted) for s in stories):
+        raise InputError(
+            f"story {wanted!r} is too short to name an item: give {MIN_PREFIX} characters or more"
+        )
+    raise InputError(f"story {wanted!r} is not an item of the brief of {day} (v{version}); {how}")
+
+
+def _node(event: Event, found: Mapping[str, Event], shown: set[str]) -> Node:
+    if event.event_id in shown and event.source_event_ids:
+        return Node(event, shown_above=True)
+    shown.add(event.event_id)
+    return Node(event, tuple(_node(found[i], found, shown) for i in event.source_event_ids if i in found))
+
+
+def _named(heads: Sequence[Event], found: Mapping[str, Event]) -> set[str]:
+    """Every id the item's chain names (to report the ones not found)."""
+    named: set[str] = set()
+    todo = list(heads)
+    while todo:
+        event = todo.pop()
+        for i in event.source_event_ids:
+            if i not in named:
+                named.add(i)
+                if i in found:
+                    todo.append(found[i])
+    return named
+
+
+# -- printing ---------------------------------------------------------------------------
+
+
+def render(chain: Trace, width: int = WIDTH) -> list[str]:
+    """The chain as a tree, at most ``width`` columns: the item, then each event with what it says."""
+    p = chain.published
+    title = _item_title(chain)
+    lines = [
+        f"Brief of {chain.day}, v{chain.version}, item {chain.position} of {chain.items}",
+        *_wrapped(f"“{title}”" if title else f"story {chain.story}", "", width),
+        *_wrapped(f"brief.published {_when(p)} · run {p.run_id[:8]} · {_short(p.event_id)}", "", width),
+    ]
+    for k, node in enumerate(chain.sources):
+        lines += _tree(node, "", k == len(chain.sources) - 1, width)
+    if not chain.sources:
+        lines.append("(the brief names no events for this item)")
+    for event_id in chain.missing:
+        lines += _wrapped(
+            f"! {event_id} is named but not in the log of {chain.days[0]}..{chain.days[1]} "
+            "(purged, or written on another day)",
+            "",
+            width,
+        )
+    return lines
+
+
+def _item_title(chain: Trace) -> str:
+    for node in _walk(chain.sources):
+        if node.event.event_type == "story.scored":
+            return str(node.event.payload.get("title", ""))
+    return ""
+
+
+def _walk(nodes: Iterable[Node]) -> Iterable[Node]:
+    for node in nodes:
+        yield node
+        yield from _walk(node.sources)
+
+
+def _tree(node: Node, prefix: str, last: bool, width: int) -> list[str]:
+    branch, carry = ("└─ ", "   ") if last else ("├─ ", "│  ")
+    head, details = describe(node.event)
+    head = f"{node.event.event_type}  {head}".rstrip()
+    tail = f" {_short(node.event.event_id)}"
+    lines = [_fit(prefix + branch + head, width - _cells(tail)) + tail]
+    inner = prefix + carry + ("│  " if node.sources else "   ")
+    for detail in details:
+        lines += _wrapped(detail, inner, width)
+    if node.shown_above:
+        lines += _wrapped("(its sources are shown above)", inner, width)
+    for k, child in enumerate(node.sources):
+        lines += _tree(child, prefix + carry, k == len(node.sources) - 1, width)
+    return lines
+
+
+def describe(event: Event) -> tuple[str, list[str]]:
+    """What an event says, in a few words on its line and a few lines under it."""
+    explain = _DESCRIBE.get(event.event_type)
+    if explain is None:
+        return _when(event), [f"{event.subject_id} · {event.produced_by}"]
+    return explain(dict(event.payload), event)
+
+
+def _published(p: dict, e: Event) -> tuple[str, list[str]]:
+    return f"v{p['version']} · {p['items']} items · {_when(e)}", []
+
+
+def _analyzed(p: dict, e: Event) -> tuple[str, list[str]]:
+    facts = p.get("facts") or []
+    head = f"{p['category']} ({p['confidence']:.2f}) · {len(facts)} fact(s)"
+    named = ", ".join(f"{f['kind']} {f['text']}" for f in facts[:4])
+    return head, [f"facts: {named}" + (" …" if len(facts) > 4 else "")] if named else []
+
+
+def _scored(p: dict, e: Event) -> tuple[str, list[str]]:
+    head = f"{p['outcome']} · relevance {p['relevance']:.2f} · importance {p['importance']:.2f}"
+    details = [f"editorial model {p['model']}" + (" · marked by a person" if p.get("marked_by") else "")]
+    details += [f"why: {r}" for r in (p.get("reasons") or [])[:2]]
+    return head, details
+
+
+def _clustered(p: dict, e: Event) -> tuple[str, list[str]]:
+    head = f"{len(p['members'])} article(s)"
+    details = [f"representative {p['representative']}"]
+    if p.get("follow_up_of"):
+        details.append(f"continues story {p['follow_up_of']}")
+    return head, details
+
+
+def _collected(p: dict, e: Event) -> tuple[str, list[str]]:
+    outlet = p.get("outlet") or p["source"]
+    head = outlet + (f" via {p['source']}" if outlet != p["source"] else "")
+    published = (p.get("published_at") or "")[:16].replace("T", " ")
+    when = f"published {published} UTC" if published else "no publish time"
+    return head, [f"“{p['title']}”", f"{when} · language {p.get('language') or 'und'}", _url(p["url"])]
+
+
+def _fetched(p: dict, e: Event) -> tuple[str, list[str]]:
+    head = f"{p['source']} · HTTP {p['status']} · {p.get('bytes', 0):,} bytes"
+    details = [
+        f"fetched {_when(e)}" + (" · not modified (304)" if p.get("not_modified") else ""),
+        _url(p["url"]),
+        f"content hash {p['content_hash']} · {p.get('items', 0)} entries",
+    ]
+    raw = p.get("raw")
+    details.append(f"raw body: {_raw(raw)}" if raw else "raw body: not kept (the hash names the bytes)")
+    return head, details
+
+
+def _raw(raw: Any) -> str:
+    """The raw body's reference as a fetch records it: a path or digest, or the fields of one."""
+    if isinstance(raw, Mapping):
+        return " · ".join(f"{k} {v}" for k, v in raw.items() if v not in (None, ""))
+    return str(raw)
+
+
+def _corrected(p: dict, e: Event) -> tuple[str, list[str]]:
+    who = p.get("by") or "someone"
+    return f"{p['field']} = {p['value']} · by {who}", [p["reason"]] if p.get("reason") else []
+
+
+def _factcheck(p: dict, e: Event) -> tuple[str, list[str]]:
+    return f"{p['kind']} · {p['reason']} · {p['action']}", [f"claim: “{p['claim']}”"]
+
+
+def _llm(p: dict, e: Event) -> tuple[str, list[str]]:
+    answered = (
+        "answered" if p.get("output") is not None else (p.get("error") or p.get("invalid") or "no answer")
+    )
+    head = f"{p['task']} · {p['model']} · {answered}"
+    return head, [f"{p['tokens_in']} tokens in, {p['tokens_out']} out · {_when(e)}"]
+
+
+def _translated(p: dict, e: Event) -> tuple[str, list[str]]:
+    shown = "shown" if p["accepted"] else "not shown"
+    return f"{p['source_language']} -> {p['language']} · {shown}", [f"“{p['translation']}”"]
+
+
+def _duplicate(p: dict, e: Event) -> tuple[str, list[str]]:
+    return f"{p['reason']} · of {p['duplicate_of']}", []
+
+
+_DESCRIBE: dict[str, Callable[[dict, Event], tuple[str, list[str]]]] = {
+    "brief.published": _published,
+    "story.analyzed": _analyzed,
+    "story.scored": _scored,
+    "story.clustered": _clustered,
+    "article.collected": _collected,
+    "feed.fetched": _fetched,
+    "article.corrected": _corrected,
+    "factcheck.failed": _factcheck,
+    "llm.called": _llm,
+    "title.translated": _translated,
+    "article.duplicate_detected": _duplicate,
+}
+
+
+def _when(event: Event) -> str:
+    return f"{event.occurred_at:%Y-%m-%d %H:%M} UTC"
+
+
+def _short(event_id: str) -> str:
+    return f"[{event_id[:8]}]"
+
+
+def _url(url: str) -> str:
+    return "\x00" + url  # a link is cut at the width, never at its slashes or hyphens
+
+
+def _cells(text: str) -> int:
+    """Columns a terminal gives ``text``: two for a wide (CJK) character."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` columns, with an ellipsis when something was cut."""
+    if _cells(text) <= width:
+        return text
+    out, used = [], 0
+    for c in text:
+        size = _cells(c)
+        if used + size > width - 1:
+            break
+        out.append(c)
+        used += size
+    return "".join(out) + "…"
+
+
+def _wrapped(text: str, prefix: str, width: int) -> list[str]:
+    """``text`` under ``prefix``, in lines of at most ``width`` columns (a link in plain chunks)."""
+    room = max(width - _cells(prefix), 20)
+    if text.startswith("\x00"):
+        return [prefix + part for part in _chunks(text[1:], room)]
+    if _cells(text) == len(text):
+        return [prefix + line for line in textwrap.wrap(text, room, break_on_hyphens=False) or [""]]
+    return [prefix + part for part in _chunks(text, room)]  # wide characters: cut by columns
+
+
+def _chunks(text: str, room: int) -> list[str]:
+    parts: list[str] = []
+    current: list[str] = []
+    used = 0
+    for c in text:
+        size = _cells(c)
+        if used + size > room:
+            parts.append("".join(current))
+            current, used = [], 0
+        current.append(c)
+        used += size
+    return [*parts, "".join(current)] if current or not parts else parts
