@@ -433,7 +433,7 @@ def sweep(store: ParquetEventStore, needles: Needles, say: Progress) -> int:
             continue
         if info.base_name.endswith((".lock", ".tmp")):
             continue
-        with store.fs.open_input_stream(info.path) as src:
+        with store.fs.open_input_stream(info.path, compression=None) as src:  # the bytes as stored
             data = src.read()
         clean = scrub_file(info.base_name, data, needles)
         if clean is not None:

@@ -53,15 +53,22 @@ def compress(data: bytes) -> bytes:
     return CODEC.compress(data, asbytes=True)  # type: ignore[no-any-return]
 
 
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
 def decompress(data: bytes) -> bytes:
-    """A zstd frame's bytes, whatever size it declares (or none)."""
-    with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
-        return stream.read()  # type: ignore[no-any-return]
+    """A zstd frame's bytes, whatever size it declares (or none). An object store's writer may
+    have compressed a ``.zst`` name once more (pyarrow detects compression by extension): every
+    layer is undone."""
+    while data.startswith(ZSTD_MAGIC):
+        with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
+            data = stream.read()
+    return data
 
 
 def get_body(fs: pafs.FileSystem, base: str, relative: str) -> bytes:
     try:
-        with fs.open_input_stream(f"{base.rstrip('/')}/{relative}") as src:
+        with fs.open_input_stream(f"{base.rstrip('/')}/{relative}", compression=None) as src:
             data: bytes = src.read()
     except FileNotFoundError:
         raise StoreError(f"{relative} is no longer kept (retention dropped it, or a purge did)") from None
