@@ -739,7 +739,7 @@ def collect(
     from storage.events import utcnow
     from tasks import steps
     from tasks.collect import Source
-    from tasks.steps.collect import collect_source
+    from tasks.steps.collect import collect_kept
 
     settings, store = open_store(config, must_exist=False)
     wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
@@ -751,7 +751,7 @@ def collect(
         bar = progress.add_task("collecting", total=len(settings.sources))
         for src in settings.sources:
             progress.update(bar, description=f"collecting {src.name}")
-            events = collect_source(Source(src.name, src.url, src.language, src.kind), wanted, run_id)
+            events = collect_kept(store, Source(src.name, src.url, src.language, src.kind), wanted, run_id)
             result = store.append(events)
             written, skipped = written + result.written, skipped + result.skipped
             failed = [e for e in events if e.event_type == "feed.failed"]
@@ -820,13 +820,26 @@ def compact(
     day: Annotated[str | None, typer.Option("--date", help="Only this day (default: every day).")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Merge each day's segments and small files into one zstd Parquet file; the events stay the same."""
+    """Merge each day's segments and small files into one zstd Parquet file; the events stay the same
+    (but for what [retention] thins on days past its age)."""
+    from storage import retention
+    from tasks import steps
+
     wanted = parse_day(day)
-    _, store = open_store(config)
+    settings, store = open_store(config)
     days = [wanted] if wanted else store.days()
     if wanted and wanted not in store.days():
         raise InputError(f"no events for {day}; 'brief events' lists what the log holds")
+    rules, today = retention.parse_rules(settings.retention), steps.today(settings)
     for d in days:
+        thinned = retention.apply(store, d, rules, today)
+        if thinned is not None:
+            what = ", ".join(f"{n} {t}" for t, n in sorted(thinned.events.items())) or "no event"
+            out.print(
+                f"{d}: {thinned.files_before} file(s) -> 1, {thinned.events_total} events; "
+                f"thinned {what}; {thinned.bodies} raw bod(ies) dropped"
+            )
+            continue
         result = store.compact(d)
         out.print(f"{d}: {result.files_before} file(s) -> {result.files_after}, {result.events} events")
 
@@ -1389,6 +1402,70 @@ def regress_gate(settings, store, file: str, force: bool) -> dict | None:
     if check.broken and not force:
         raise InputError(refusal(check))
     return check.record(forced=bool(check.broken))
+
+
+# -- data you can take back: purge and reparse (ops/purge.py, ops/reparse.py) ------------------
+
+
+@app.command()
+def purge(
+    reason: Annotated[str, typer.Option("--reason", help="Why, in a few words (recorded in the tombstone).")],
+    by: Annotated[str, typer.Option("--by", help="Who asked for or made the takedown (recorded).")],
+    article: Annotated[
+        str | None, typer.Option("--article", help="The article id (art-…) to take out, with its copies.")
+    ] = None,
+    source: Annotated[
+        str | None, typer.Option("--source", help="Take out every article collected from this source.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Take an article (or a source's articles) out of the store for good: a tombstone, the day
+    partitions and raw bodies rewritten without it, its briefs re-rendered as new versions."""
+    from ops.purge import purge as take_out
+
+    settings, store = open_store(config)
+    result = take_out(
+        settings,
+        store,
+        article=article,
+        source=source,
+        reason=reason,
+        by=by,
+        progress=lambda line: err.print(line),
+    )
+    out.print(
+        f"Purged {result.target}: {len(result.articles)} article(s); {len(result.days)} day(s) rewritten "
+        f"({result.dropped} event(s) removed), {result.bodies} raw bod(ies), "
+        f"{result.vectors} cached vector(s), {result.files} other file(s); {result.seconds:.1f} s"
+    )
+    for day, versions, new in result.briefs:
+        done = f"v{', v'.join(map(str, versions))} re-rendered" if versions else "no earlier version cited it"
+        out.print(f"  brief {day}: {done}" + (f"; now v{new}" if new else ""))
+    if source and any(s.name == source for s in settings.sources):
+        err.print(
+            f"note: {source} is still in [[sources]]; its new articles will be collected (remove it to stop)"
+        )
+
+
+@app.command()
+def reparse(
+    day: Annotated[str, typer.Option("--date", help="The day whose kept feed bodies to parse again.")],
+    config: ConfigOption = None,
+) -> None:
+    """Parse again, with today's parsers, the feed bodies fetched on a day; append what changed."""
+    from ops.reparse import reparse as parse_again
+
+    wanted = parse_day(day)
+    assert wanted is not None
+    settings, store = open_store(config)
+    result = parse_again(settings, store, wanted)
+    for why in result.missing:
+        err.print(f"  skipped {why}")
+    out.print(
+        f"{wanted}: {result.fetches} feed bod(ies) parsed again, {result.articles} article(s); "
+        f"{result.written} new event(s), {result.skipped} already in the log"
+        + (f"; 'brief run --date {wanted}' briefs the day from them" if result.written else "")
+    )
 
 
 def main() -> None:

@@ -238,10 +238,17 @@ def _model_calls(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
         if json.loads(p).get("action") == "removed_model_text"
     }
     calls = events.filter(pl.col("event_type") == "llm.called")
+    purged = {
+        a
+        for p in events.filter(pl.col("event_type") == "article.purged")["payload"]
+        for a in json.loads(p)["article_ids"]
+    }
     for row in calls.iter_rows(named=True):
         call = json.loads(row["payload"])
-        if call["output"] is None:
-            continue
+        if call["output"] is None or purged.intersection(call["articles"]):
+            continue  # no answer; or it read an article taken out of the store
+        if any("content" not in m for m in call["messages"][:2]):
+            continue  # thinned by retention: the prompt is a digest now
         members = [articles[a] for a in call["articles"] if a in articles]
         human = None
         if call["task"] == "relevance":

@@ -182,6 +182,22 @@ class FeedFetched(Payload):
     elapsed_ms: float = 0.0
 
 
+class FeedFetchedV2(FeedFetched):
+    """v2 adds ``body``: where the fetched bytes are kept under the root (``raw/date=D/<hash>.zst``,
+    ``storage/raw.py``), written only when a body was kept, so a v1 payload is a valid v2 one.
+    A purge that rewrote the body without an item points it at the rewritten bytes; retention that
+    dropped it leaves it out."""
+
+    body: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_body(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("body") is None:
+            data.pop("body", None)
+        return data
+
+
 class FeedFailed(Payload):
     source: str
     url: str
@@ -306,7 +322,8 @@ REGISTRY.register(
 )
 REGISTRY.register(
     "feed.fetched",
-    {1: FeedFetched},
+    {1: FeedFetched, 2: FeedFetchedV2},
+    upcasters={1: upcast_v1_same},
     fact=True,
     natural_key=_key("source", "url", "content_hash"),
     hash_payload=False,
@@ -911,3 +928,24 @@ REGISTRY.register(
     natural_key=_key("cause", "channel", "attempt", "attempted_at"),
     hash_payload=False,
 )
+
+
+# --- takedowns ------------------------------------------------------------------------
+# A purge is a person's act: a fact. It names what was taken out by id and digest only, never by
+# its text, so the tombstone itself holds nothing of what it removed.
+
+
+class ArticlePurged(Payload):
+    """Articles taken out of the store (``brief purge``): one tombstone in each day that held them.
+
+    ``target`` is what was asked (``article:<id>`` or ``source:<name>``); ``article_ids`` the
+    articles of this day it covers (copies at the same link or with the same text included)."""
+
+    target: str = Field(min_length=1)
+    article_ids: list[str]
+    source: str | None = None  # the source purged, for a --source purge
+    reason: str = Field(min_length=1)
+    by: str = Field(min_length=1)
+
+
+REGISTRY.register("article.purged", {1: ArticlePurged}, fact=True, natural_key=_key("target", "reason"))

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import feedparser
 
 from storage.events import Event, new_event
+from storage.raw import body_path
 from tasks.kinds import Article, FeedInfo, parse_entry
 from tasks.normalize import article_id, canonical_url, content_hash, guess_language, published_utc
 
@@ -177,8 +178,12 @@ def feed_events(
     fetched: Fetched,
     validators: Validators | None = None,
     elapsed_ms: float = 0.0,
+    keep_body: bool = False,
 ) -> list[Event]:
-    """What a fetched body says for ``day``: ``feed.fetched`` and its articles, or ``feed.failed``."""
+    """What a fetched body says for ``day``: ``feed.fetched`` and its articles, or ``feed.failed``.
+
+    ``keep_body``: ``feed.fetched`` names where the body is kept (``storage/raw.py``); the caller
+    writes it there before it appends the events."""
     if fetched.not_modified:
         return [_fetched_event(source, day, run_id, at, url, fetched, validators, 0, elapsed_ms)]
     try:
@@ -186,7 +191,7 @@ def feed_events(
     except FetchError as exc:
         return [failed_event(source, day, run_id, at, url, exc)]
     fetch_event = _fetched_event(
-        source, day, run_id, at, url, fetched, validators, len(parsed.entries), elapsed_ms
+        source, day, run_id, at, url, fetched, validators, len(parsed.entries), elapsed_ms, keep_body
     )
     events = [fetch_event]
     declared = None if source.language == "auto" else source.language or parsed.feed.get("language")
@@ -335,12 +340,14 @@ def _fetched_event(
     validators: Validators | None,
     items: int,
     elapsed_ms: float,
+    keep_body: bool = False,
 ) -> Event:
     """``feed.fetched``; a 304 keeps the validators and content hash of the fetch it confirms."""
     if fetched.not_modified:
         digest = (validators.content_hash if validators else None) or "not-modified"
     else:
         digest = hashlib.blake2b(fetched.body, digest_size=16).hexdigest()
+    body = body_path(day.isoformat(), digest) if keep_body and not fetched.not_modified else None
     return new_event(
         "feed.fetched",
         {
@@ -354,6 +361,7 @@ def _fetched_event(
             "last_modified": fetched.last_modified,
             "not_modified": fetched.not_modified,
             "elapsed_ms": round(elapsed_ms, 1),
+            "body": body,
         },
         brief_date=day,
         run_id=run_id,

@@ -368,6 +368,18 @@ class Settings(Section):
         description="a policy file (TOML with [policy]) that runs use instead of the adopted policy; "
         "each run says so and records it",
     )
+    retention: dict[str, str] = Field(
+        default_factory=dict,
+        description="[retention]: event type -> age (90d) after which brief compact thins it",
+    )
+
+    @field_validator("retention")
+    @classmethod
+    def _retention(cls, value: dict[str, str]) -> dict[str, str]:
+        from storage.retention import parse_rules
+
+        parse_rules(value)
+        return value
 
     @field_validator("alerts")
     @classmethod

@@ -82,10 +82,11 @@ LATEST = ["fields_day", *ORDER_COLUMNS]
 
 class ArticlesProjection:
     name: str = "articles"
-    event_types: tuple[str, ...] = ("article.collected", "article.corrected")
+    event_types: tuple[str, ...] = ("article.collected", "article.corrected", "article.purged")
     state_keys: ClassVar[dict[str, list[str]]] = {
         "base": ["article_id"],
         "corrections": ["article_id", "field"],
+        "purged": ["article_id"],
     }
 
     def fold(self, events: pl.LazyFrame) -> State:
@@ -114,7 +115,7 @@ class ArticlesProjection:
             .select("article_id", "field", "value", *ORDER_COLUMNS),
             ["article_id", "field"],
         )
-        return {"base": base, "corrections": corrections}
+        return {"base": base, "corrections": corrections, "purged": _purged(ordered)}
 
     def merge(self, a: State, b: State) -> State:
         base = (
@@ -128,7 +129,8 @@ class ArticlesProjection:
             )
         )
         corrections = latest_by(pl.concat([a["corrections"], b["corrections"]]), ["article_id", "field"])
-        return {"base": base, "corrections": corrections}
+        purged = latest_by(pl.concat([a["purged"], b["purged"]]), ["article_id"])
+        return {"base": base, "corrections": corrections, "purged": purged}
 
     def view(self, state: State) -> pl.LazyFrame:
         corrections = state["corrections"]
@@ -145,7 +147,10 @@ class ArticlesProjection:
             ],
             pl.len().cast(pl.UInt32).alias("corrections"),
         )
-        joined = state["base"].join(wide, on="article_id", how="left")
+        # a purged article is gone (its events are rewritten away; a tombstone read before that
+        # rewrite, or beside a copy a racing run appended, still leaves it out)
+        kept = state["base"].join(state["purged"].select("article_id"), on="article_id", how="anti")
+        joined = kept.join(wide, on="article_id", how="left")
         overrides = []
         for f in CORRECTABLE:
             later = (
@@ -178,3 +183,14 @@ class ArticlesProjection:
             )
             .sort("article_id")
         )
+
+
+def _purged(ordered: pl.LazyFrame) -> pl.LazyFrame:
+    """The article ids the tombstones (``article.purged``) name."""
+    return latest_by(
+        ordered.filter(pl.col("event_type") == "article.purged")
+        .with_columns(payload_struct({"article_ids": pl.List(pl.String)}).alias("p"))
+        .select(pl.col("p").struct.field("article_ids").alias("article_id"), *ORDER_COLUMNS)
+        .explode("article_id"),
+        ["article_id"],
+    )

@@ -60,6 +60,19 @@ class AppendResult:
 
 
 @dataclass(frozen=True)
+class RewriteResult:
+    day: date
+    events_before: int
+    events_after: int
+    changed: bool
+
+
+# A rewrite's transform: the day's events (each id once, in event order) -> the events the day is
+# to hold instead, in the store's schema, or None when nothing is to change.
+Transform = Callable[[pl.DataFrame], "pl.DataFrame | None"]
+
+
+@dataclass(frozen=True)
 class CompactResult:
     day: date
     files_before: int
@@ -123,6 +136,15 @@ class EventStore(ABC):
 
     @abstractmethod
     def compact(self, day: date) -> CompactResult: ...
+
+    @abstractmethod
+    def rewrite(self, day: date, transform: Transform) -> RewriteResult:
+        """Replace a day's events by what ``transform`` makes of them, as one compacted batch.
+
+        The one exception to immutability, for a takedown (``brief purge``) and for retention
+        (``[retention]`` on ``brief compact``): events keep their ids, and the day is rewritten
+        whole or not at all, under the same lock compaction takes, so neither undoes the other.
+        """
 
     def needs_compaction(self, day: date) -> bool:
         units = self.units(day)

@@ -16,6 +16,8 @@ from storage.store.base import (
     AppendResult,
     CompactResult,
     EventStore,
+    RewriteResult,
+    Transform,
     by_day,
     dedup_ordered,
     events_to_table,
@@ -77,3 +79,17 @@ class InMemoryEventStore(EventStore):
             self._tables[day] = {}
             self._compacted.add(self._add(day, merged.to_arrow().cast(ARROW_SCHEMA)))
             return CompactResult(day, before, 1, merged.height)
+
+    def rewrite(self, day: date, transform: Transform) -> RewriteResult:
+        with self._lock:
+            tables = list(self._tables.get(day, {}).values())
+            if not tables:
+                return RewriteResult(day, 0, 0, False)
+            merged = dedup_ordered(pl.from_arrow(pa.concat_tables(tables)).lazy()).collect()  # type: ignore[union-attr]
+            changed = transform(merged)
+            if changed is None:
+                return RewriteResult(day, merged.height, merged.height, False)
+            self._tables[day] = {}
+            self._compacted.add(self._add(day, changed.to_arrow().cast(ARROW_SCHEMA)))
+            self._ids[day] = set(changed.get_column("event_id").to_list())
+            return RewriteResult(day, merged.height, changed.height, True)

@@ -23,7 +23,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from storage.atomic import write_bytes
+from storage.atomic import exclusive, write_bytes
 from storage.errors import StoreError
 from storage.events import Event
 from storage.store.base import (
@@ -45,6 +45,8 @@ from storage.store.base import (
     AppendResult,
     CompactResult,
     EventStore,
+    RewriteResult,
+    Transform,
     by_day,
     dedup_ordered,
     events_to_segment,
@@ -210,14 +212,47 @@ class ParquetEventStore(EventStore):
 
     # -- maintenance -------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def day_lock(self, day: date) -> Iterator[None]:
+        """The day's lock, which compaction and rewrites hold: ``events/.locks/D.lock`` (a lock
+        file on a disk, a lease object on S3; ``storage/atomic.py:exclusive``)."""
+        with exclusive(self.fs, f"{self.events_dir}/.locks/{day.isoformat()}.lock") as held:
+            held.check()
+            yield
+
     def compact(self, day: date) -> CompactResult:
         """Merge a day's part files into one zstd Parquet file, same events, readers undisturbed.
 
         The merged file becomes visible before the old ones go; a reader that lists in
         between sees every event twice and drops the copies, and a reader whose file
         vanished under it retries (``EventStore.query``). Two compactions of one day at once
-        are safe too: the one that finds a file gone starts again from a fresh listing.
+        wait for each other (the day's lock, which a rewrite holds too, so a compaction never
+        writes back what a purge just took out).
         """
+        if not self.files(day):
+            return CompactResult(day, 0, 0, 0)
+        with self.day_lock(day):
+            return self._compact(day)
+
+    def rewrite(self, day: date, transform: Transform) -> RewriteResult:
+        """The day as ``transform`` makes it, in one compacted file written before the old ones go."""
+        if not self.files(day):
+            return RewriteResult(day, 0, 0, False)
+        with self.day_lock(day):
+            before = rereading(lambda: self.files(day))
+            merged = rereading(lambda: dedup_ordered(self.raw_units(before)).collect())
+            changed = transform(merged)
+            if changed is None:
+                return RewriteResult(day, merged.height, merged.height, False)
+            self._write_parquet(day, changed.to_arrow().cast(ARROW_SCHEMA), compacted=True)
+            for old in before:
+                with contextlib.suppress(FileNotFoundError):
+                    self.fs.delete_file(old)
+            with self._lock:
+                self._index.pop(day, None)
+            return RewriteResult(day, merged.height, changed.height, True)
+
+    def _compact(self, day: date) -> CompactResult:
 
         def merge() -> tuple[list[str], pl.DataFrame, bool]:
             before = self.files(day)

@@ -18,12 +18,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx
 import polars as pl
 
+from storage import raw, tombstones
 from storage.events import Event, utcnow
+from storage.store import ParquetEventStore
 from tasks.collect import (
     MAX_BYTES,
     RETRYABLE_STATUS,
@@ -90,7 +93,7 @@ def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
         return SourceOutcome(src.name, 0, ctx.append([skipped]), None, f"skipped: {why}", skipped=why)
     # a file has no validators: the log is not searched for them
     validators = last_validators(ctx, source.url_for(ctx.day)) if source.over_http else None
-    events = collect_source(source, ctx.day, ctx.run_id, validators=validators)
+    events = collect_kept(ctx.store, source, ctx.day, ctx.run_id, keep=not ctx.dry_run, validators=validators)
     written = ctx.append(events)
     if source.is_archive:
         written += collect_lookback(ctx, source)
@@ -132,7 +135,7 @@ def collect_lookback(ctx: RunContext, source: Source) -> int:
     written = 0
     for back in range(1, days_back + 1):
         day = ctx.day - timedelta(days=back)
-        events = collect_source(source, day, ctx.run_id, retries=1)
+        events = collect_kept(ctx.store, source, day, ctx.run_id, keep=not ctx.dry_run, retries=1)
         if any(e.event_type == "feed.failed" for e in events):
             continue
         written += ctx.append(events)  # counted in the run, and nothing written in a dry run
@@ -156,6 +159,19 @@ def last_validators(ctx: RunContext, url: str) -> Validators | None:
     return None
 
 
+def collect_kept(
+    store: ParquetEventStore, source: Source, day: date, run_id: str, *, keep: bool = True, **options: Any
+) -> list[Event]:
+    """``collect_source`` for a store: the fetched body kept under the root (``storage/raw.py``)
+    before any event names it, and the articles a purge took out left out (``storage/tombstones.py``).
+    ``keep=False`` (a dry run) writes nothing."""
+    bodies: dict[str, bytes] = {}
+    events = collect_source(source, day, run_id, bodies=bodies if keep else None, **options)
+    for relative, data in bodies.items():
+        raw.write_body(store.fs, store.base, relative, data)
+    return tombstones.without_purged(events, tombstones.read(store.fs, store.base))
+
+
 def collect_source(
     source: Source,
     day: date,
@@ -166,8 +182,12 @@ def collect_source(
     retries: int = 3,
     backoff_s: float = 0.5,
     timeout_s: float = 20.0,
+    bodies: dict[str, bytes] | None = None,
 ) -> list[Event]:
-    """Everything one source says for ``day``, as events (never raises for bad input)."""
+    """Everything one source says for ``day``, as events (never raises for bad input).
+
+    ``bodies``: given, ``feed.fetched`` names where its body is to be kept and the body is put
+    there (path relative to the root -> bytes) for the caller to write."""
     url = source.url_for(day)
     started = time.perf_counter()
     at = now or utcnow()
@@ -176,9 +196,22 @@ def collect_source(
     except FetchError as exc:
         return [failed_event(source, day, run_id, at, url, exc)]
     elapsed_ms = (time.perf_counter() - started) * 1000
-    return feed_events(
-        source, day, run_id, at=at, url=url, fetched=fetched, validators=validators, elapsed_ms=elapsed_ms
+    events = feed_events(
+        source,
+        day,
+        run_id,
+        at=at,
+        url=url,
+        fetched=fetched,
+        validators=validators,
+        elapsed_ms=elapsed_ms,
+        keep_body=bodies is not None,
     )
+    if bodies is not None:
+        for event in events:
+            if event.event_type == "feed.fetched" and event.payload.get("body"):
+                bodies[event.payload["body"]] = fetched.body
+    return events
 
 
 def fetch(

@@ -106,6 +106,17 @@ class TestEventStoreContract:
         assert len(store.units(DAY)) == 1
         assert store.append([collected(0)]).written == 0  # still known after compaction
 
+    def test_a_rewrite_replaces_a_day_whole_and_keeps_the_other_ids(self, store: EventStore) -> None:
+        for i in range(3):
+            store.append([collected(i)])
+        gone = collected(1).event_id
+        kept = [e.event_id for e in store.read() if e.event_id != gone]
+        assert not store.rewrite(DAY, lambda frame: None).changed  # nothing to change: nothing written
+        assert len(store.units(DAY)) == 3
+        result = store.rewrite(DAY, lambda frame: frame.filter(pl.col("event_id") != gone))
+        assert (result.events_before, result.events_after, result.changed) == (3, 2, True)
+        assert [e.event_id for e in store.read()] == kept and len(store.units(DAY)) == 1
+
     def test_compacted_days_read_in_event_order_without_copies(self, store: EventStore) -> None:
         later = DAY + timedelta(days=1)
         for i in range(5):  # newest first, over two days: file order is not event order

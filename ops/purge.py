@@ -1,0 +1,443 @@
+"""``brief purge``: take an article (or every article of a source) out of the store for good.
+
+A takedown is a tombstone plus a rewrite. In order:
+
+1. find the articles (and their copies: the same link, or the same text, in another feed);
+2. record the tombstones: ``purged/tombstones.json`` (ids and digests, which collection reads so
+   the article is never collected again) and an ``article.purged`` event in every day that held
+   it (ids, source, reason, who: none of its text);
+3. rewrite the raw feed bodies that quote it without its ``<item>`` / ``<entry>``;
+4. rewrite every day partition that holds it (``EventStore.rewrite``, under the day's lock): its
+   own events go, every other event's text loses it (``[purged]`` where it was quoted: prompts,
+   answers, scores, translations, questions), facts anchored to it go, ``feed.fetched`` names the
+   rewritten body; then look again, and rewrite again if a run appended it meanwhile;
+5. drop its vectors from the embedding cache;
+6. re-render every version of every brief that cited it without it, and publish the current
+   brief again as a new version (``tasks/steps/publish.py``), which also rewrites the briefs' feed;
+7. sweep the other files under the root (run logs, anything else) for what is left.
+
+Everything is written whole or not at all (a new file, then the old one goes), so a purge that
+stops half-way can simply be run again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import orjson
+import polars as pl
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from storage import raw, tombstones
+from storage.atomic import exclusive, write_bytes
+from storage.errors import InputError, StoreError
+from storage.events import Event, new_event, utcnow
+from storage.scrub import Needles, scrub_bytes, scrub_events, scrub_file
+from storage.store import ParquetEventStore
+from tasks.settings import Settings
+
+PRODUCER = "purge@1"
+PASSES = 3  # rewrites of a day before giving up on a writer that keeps appending the article
+# under the root, what the sweep leaves alone: handled on their own, or holding no feed text
+SWEEP_SKIPS = ("events", "raw", "cache", "policies", "purged")
+Progress = Callable[[str], None]
+
+
+@dataclass
+class PurgeResult:
+    target: str
+    articles: list[str]
+    days: list[date] = field(default_factory=list)  # partitions rewritten
+    dropped: int = 0  # events removed (the articles' own)
+    bodies: int = 0  # raw feed bodies rewritten without it
+    vectors: int = 0  # embedding cache rows removed
+    briefs: list[tuple[str, list[int], int | None]] = field(default_factory=list)  # date, versions, new
+    files: int = 0  # other files scrubbed by the sweep
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Found:
+    ids: frozenset[str]
+    texts: tuple[str, ...]
+    links: frozenset[str]
+    canonical: frozenset[str]
+    content_hashes: frozenset[str]
+    pairs: frozenset[tuple[str, str]]  # (title, summary) as embedded
+
+
+def purge(
+    settings: Settings,
+    store: ParquetEventStore,
+    *,
+    article: str | None,
+    source: str | None,
+    reason: str,
+    by: str,
+    progress: Progress | None = None,
+) -> PurgeResult:
+    say = progress or (lambda _line: None)
+    started = time.perf_counter()
+    target = _target(article, source, reason, by)
+    found = find(store, article, source)
+    needles = Needles.of(found.ids, found.texts, found.links)
+    result = PurgeResult(target, sorted(found.ids))
+    say(f"{len(found.ids)} article(s) to take out")
+    root = store.base.rstrip("/")
+    with exclusive(store.fs, f"{root}/{tombstones.FOLDER}/.purge.lock"):
+        days = affected_days(store, needles)
+        tombstones.add(
+            store.fs, store.base, target, found.ids, found.links | found.canonical, found.content_hashes
+        )
+        run_id = f"purge-{utcnow():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+        store.append([_tombstone(day, target, found.ids, source, reason, by, run_id) for day in days])
+        moves = scrub_bodies(store, needles, say)
+        result.bodies = len(moves)
+        body_days = {date.fromisoformat(path.split("date=")[1][:10]) for path in moves}
+        rewrite_days(store, sorted(set(days) | body_days), needles, moves, result, say)
+        result.vectors = drop_vectors(store, found.pairs)
+        say(f"{result.vectors} cached vector(s) removed")
+        result.briefs = rerender_briefs(settings, store, days, needles, say)
+        result.files = sweep(store, needles, say)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _target(article: str | None, source: str | None, reason: str, by: str) -> str:
+    if (article is None) == (source is None):
+        raise InputError("give --article ID or --source NAME (one of them)")
+    if not reason.strip():
+        raise InputError('--reason is empty; say why, e.g. --reason "publisher takedown request"')
+    if not by.strip():
+        raise InputError("--by is empty; name who asked for or made the takedown")
+    return f"article:{article}" if article is not None else f"source:{source}"
+
+
+_COLLECTED = pl.Struct(
+    {
+        "article_id": pl.String,
+        "source": pl.String,
+        "url": pl.String,
+        "canonical_url": pl.String,
+        "title": pl.String,
+        "summary": pl.String,
+        "content_hash": pl.String,
+        "discussion_url": pl.String,
+        "field": pl.String,
+        "value": pl.String,
+    }
+)
+
+
+def find(store: ParquetEventStore, article: str | None, source: str | None) -> Found:
+    """The articles to take out and what they said; their copies (the same link or text) too."""
+    rows = store.query(
+        lambda: (
+            store.scan(event_types=["article.collected", "article.corrected"])
+            .select("event_type", pl.col("payload").str.json_decode(_COLLECTED).alias("p"))
+            .unnest("p")
+        )
+    )
+    collected = rows.filter(pl.col("event_type") == "article.collected").with_columns(
+        pl.col("canonical_url").str.split("#").list.first().alias("link")
+    )
+    if article is not None:
+        chosen = collected.filter(pl.col("article_id") == article)
+        if chosen.is_empty():
+            raise InputError(
+                f"--article {article!r} is not an article in the store; "
+                "'brief replay --date D --projection articles' lists a day's articles"
+            )
+    else:
+        chosen = collected.filter(pl.col("source") == source)
+        if chosen.is_empty():
+            raise InputError(
+                f"--source {source!r} has no article in the store; check the name (as in [[sources]])"
+            )
+    links = set(chosen["link"].to_list())
+    hashes = set(chosen["content_hash"].to_list())
+    copies = collected.filter(pl.col("link").is_in(list(links)) | pl.col("content_hash").is_in(list(hashes)))
+    ids = set(copies["article_id"].to_list())
+    mine = collected.filter(pl.col("article_id").is_in(list(ids)))
+    corrected = rows.filter(
+        (pl.col("event_type") == "article.corrected") & pl.col("article_id").is_in(list(ids))
+    )
+    texts = [
+        *mine["title"].to_list(),
+        *mine["summary"].to_list(),
+        *mine["url"].to_list(),
+        *mine["canonical_url"].to_list(),
+        *[u for u in mine["discussion_url"].to_list() if u],
+        *[
+            v
+            for f, v in zip(corrected["field"], corrected["value"], strict=True)
+            if v and f in ("title", "summary")
+        ],
+    ]
+    corrected_titles = [
+        v for f, v in zip(corrected["field"], corrected["value"], strict=True) if v and f == "title"
+    ]
+    pairs = {(t, s or "") for t, s in zip(mine["title"], mine["summary"], strict=True)}
+    pairs |= {(t, s or "") for t in corrected_titles for s in mine["summary"].to_list()}
+    return Found(
+        frozenset(ids),
+        tuple(t for t in texts if t),
+        frozenset(u for u in (*mine["url"].to_list(), *mine["link"].to_list()) if u),
+        frozenset(u for u in mine["canonical_url"].to_list() if u),
+        frozenset(mine["content_hash"].to_list()),
+        frozenset(pairs),
+    )
+
+
+def affected_days(store: ParquetEventStore, needles: Needles) -> list[date]:
+    """Every day whose events name a purged article or quote it."""
+    wanted = [*needles.in_files, *needles.ids]
+    frame = store.query(
+        lambda: (
+            store.scan()
+            .filter(
+                pl.col("payload").str.contains_any(wanted) | pl.col("subject_id").is_in(list(needles.ids))
+            )
+            .select("brief_date")
+            .unique()
+        )
+    )
+    return sorted(frame["brief_date"].to_list())
+
+
+def _tombstone(
+    day: date, target: str, ids: Iterable[str], source: str | None, reason: str, by: str, run_id: str
+) -> Event:
+    return new_event(
+        "article.purged",
+        {"target": target, "article_ids": sorted(ids), "source": source, "reason": reason, "by": by},
+        brief_date=day,
+        run_id=run_id,
+        subject_id=target,
+        produced_by=PRODUCER,
+        occurred_at=utcnow(),
+    )
+
+
+def scrub_bodies(store: ParquetEventStore, needles: Needles, say: Progress) -> dict[str, str | None]:
+    """Raw bodies that quote the articles, rewritten without their entries: old path -> new path."""
+    moves: dict[str, str | None] = {}
+    for day in raw.kept_days(store.fs, store.base):
+        for relative in raw.bodies(store.fs, store.base, day):
+            data = raw.get_body(store.fs, store.base, relative)
+            scrubbed = scrub_bytes(data, needles)
+            if scrubbed is None:
+                continue
+            moves[relative] = raw.put_body(store.fs, store.base, day, scrubbed)
+            if moves[relative] != relative:
+                store.fs.delete_file(f"{store.base.rstrip('/')}/{relative}")
+    say(f"{len(moves)} raw feed bod(ies) rewritten without it")
+    return moves
+
+
+def rewrite_days(
+    store: ParquetEventStore,
+    days: list[date],
+    needles: Needles,
+    moves: Mapping[str, str | None],
+    result: PurgeResult,
+    say: Progress,
+) -> None:
+    """Each day without the articles; then each looked at again until none holds them."""
+    pending = list(days)
+    for attempt in range(PASSES):
+        for day in pending:
+            done = store.rewrite(day, lambda frame: scrub_events(frame, needles, moves))
+            if done.changed:
+                result.dropped += done.events_before - done.events_after
+                if day not in result.days:
+                    result.days.append(day)
+        say(f"{len(pending)} day(s) rewritten" + (f" (pass {attempt + 1})" if attempt else ""))
+        pending = [d for d in pending if _still_there(store, d, needles)]
+        if not pending:
+            result.days.sort()
+            return
+    raise StoreError(
+        f"{', '.join(map(str, pending))} still hold the purged article after {PASSES} rewrites: a run is "
+        "appending it; stop it and run 'brief purge' again"
+    )
+
+
+def _still_there(store: ParquetEventStore, day: date, needles: Needles) -> bool:
+    own = pl.col("event_type").is_in(["article.collected", "article.corrected"]) & pl.col("subject_id").is_in(
+        list(needles.ids)
+    )
+    quoted = pl.col("payload").str.contains_any(list(needles.in_files)) if needles.in_files else pl.lit(False)
+    frame = store.query(lambda: store.scan([day]).filter(own | quoted).select("event_id"))
+    return not frame.is_empty()
+
+
+def drop_vectors(store: ParquetEventStore, pairs: Iterable[tuple[str, str]]) -> int:
+    """Remove the articles' vectors from the embedding cache (on the root, and the machine's shared
+    cache when ``BRIEF_EMBEDDINGS_SHARED`` names one): keyed by their text's hash, they are its trace."""
+    import os
+    import sqlite3
+    from contextlib import closing
+
+    from tasks.dedup import Item
+    from tasks.embed import SHARED_ENV, text_key
+
+    keys = {text_key(Item("", "", t, s, "", "", None).text) for t, s in pairs}
+    folder = f"{store.base.rstrip('/')}/cache/embeddings"
+    removed = 0
+    selector = pafs.FileSelector(folder, allow_not_found=True, recursive=True)
+    for info in store.fs.get_file_info(selector):
+        if info.type != pafs.FileType.File or not info.base_name.endswith(".parquet"):
+            continue
+        if not keys & set(
+            pq.read_table(info.path, columns=["key"], filesystem=store.fs).column("key").to_pylist()
+        ):
+            continue
+        table = pq.read_table(info.path, filesystem=store.fs)
+        mask = [k not in keys for k in table.column("key").to_pylist()]
+        kept = table.filter(mask)
+        removed += table.num_rows - kept.num_rows
+        if kept.num_rows:
+            fresh = f"{info.path.rsplit('/', 1)[0]}/part-{uuid.uuid4().hex}.parquet"
+            sink = pa.BufferOutputStream()
+            pq.write_table(kept, sink, compression="zstd")
+            write_bytes(store.fs, fresh, sink.getvalue())
+        store.fs.delete_file(info.path)
+    shared = os.environ.get(SHARED_ENV)
+    if shared and os.path.exists(shared):
+        try:
+            with closing(sqlite3.connect(shared, timeout=30)) as db, db:
+                marks = ",".join("?" * len(keys))
+                removed += db.execute(f"DELETE FROM v WHERE key IN ({marks})", sorted(keys)).rowcount
+        except sqlite3.Error:
+            pass
+    return removed
+
+
+# -- briefs ------------------------------------------------------------------------------
+
+
+def without_articles(document: Mapping[str, Any], needles: Needles) -> dict[str, Any] | None:
+    """A brief document without the purged articles (None when it never cited or quoted them).
+
+    An item loses the purged citations and the facts anchored to them; an item left without a
+    citation, or whose headline or summary quotes a purged article, leaves the brief.
+    """
+    if not needles.found_in(json.dumps(document, ensure_ascii=False)) and not any(
+        c.get("article_id") in needles.ids for i in document.get("items", ()) for c in i.get("citations", ())
+    ):
+        return None
+    items = []
+    for item in document["items"]:
+        citations = [c for c in item["citations"] if c.get("article_id") not in needles.ids]
+        words = " ".join(
+            str(item.get(k) or "") for k in ("title", "summary", "translated_title", "correction")
+        )
+        if not citations or needles.found_in(words):
+            continue
+        facts = [
+            f for f in item.get("facts", ()) if (f.get("anchor") or {}).get("article_id") not in needles.ids
+        ]
+        items.append({**item, "citations": citations, "facts": facts})
+    out = {**document, "items": items}
+    if document.get("retracted"):
+        out["retracted"] = [r for r in document["retracted"] if not needles.found_in(str(r.get("title", "")))]
+    return out
+
+
+def rerender_briefs(
+    settings: Settings, store: ParquetEventStore, days: Iterable[date], needles: Needles, say: Progress
+) -> list[tuple[str, list[int], int | None]]:
+    """Every version of every brief that cited the articles, rendered again without them; the
+    current brief published again as a new version."""
+    from tasks import steps
+    from tasks.steps.publish import labels_for, publish, write_feed
+
+    base = f"{store.base.rstrip('/')}/briefs"
+    labels = labels_for(settings)
+    done = []
+    ctx = None
+    for day in days:
+        versions = _version_files(store, base, day.isoformat())
+        if not versions:
+            continue
+        with exclusive(store.fs, f"{base}/.{day.isoformat()}.lock"):  # publish's lock for the day
+            rewritten = []
+            for number, path in versions:
+                document = without_articles(_read_json(store, path), needles)
+                if document is None:
+                    continue
+                for ext, text in _rendered(document, labels, settings).items():
+                    write_bytes(store.fs, path[: -len("json")] + ext, text.encode())
+                rewritten.append(number)
+            current = _read_json(store, f"{base}/{day.isoformat()}.json")
+        fresh = without_articles(current, needles)
+        new_version = None
+        if fresh is not None:
+            ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store=store)
+            published = publish(ctx, fresh)
+            new_version = published.version if published.changed else None
+        if rewritten or new_version:
+            done.append((day.isoformat(), rewritten, new_version))
+            say(
+                f"brief {day}: version(s) {', '.join(map(str, rewritten)) or '-'} re-rendered"
+                + (f", now v{new_version}" if new_version else "")
+            )
+    if ctx is not None:
+        write_feed(ctx, labels)
+    return done
+
+
+def _rendered(document: Mapping[str, Any], labels: Mapping[str, str], settings: Settings) -> dict[str, str]:
+    from tasks import render
+
+    templates = settings.output.templates
+    return {
+        "json": json.dumps(render.for_readers(document), ensure_ascii=False, indent=2) + "\n",
+        "md": render.render_markdown(document, labels, templates),
+        "html": render.render_html(document, labels, templates),
+    }
+
+
+def _version_files(store: ParquetEventStore, base: str, day: str) -> list[tuple[int, str]]:
+    selector = pafs.FileSelector(f"{base}/{day}", allow_not_found=True)
+    found = []
+    for info in store.fs.get_file_info(selector):
+        name = info.base_name
+        if name.startswith("v") and name.endswith(".json") and name[1:-5].isdigit():
+            found.append((int(name[1:-5]), info.path))
+    return sorted(found)
+
+
+def _read_json(store: ParquetEventStore, path: str) -> dict[str, Any]:
+    with store.fs.open_input_stream(path) as src:
+        return orjson.loads(src.read())  # type: ignore[no-any-return]
+
+
+def sweep(store: ParquetEventStore, needles: Needles, say: Progress) -> int:
+    """Every other file under the root (run logs, the briefs' files, anything a later feature keeps
+    there) scrubbed in its own format where it still holds the articles."""
+    root = store.base.rstrip("/")
+    scrubbed = 0
+    for info in store.fs.get_file_info(pafs.FileSelector(root, allow_not_found=True, recursive=True)):
+        relative = info.path[len(root) + 1 :]
+        if info.type != pafs.FileType.File or relative.split("/", 1)[0] in SWEEP_SKIPS:
+            continue
+        if info.base_name.endswith((".lock", ".tmp")):
+            continue
+        with store.fs.open_input_stream(info.path, compression=None) as src:  # the bytes as stored
+            data = src.read()
+        clean = scrub_file(info.base_name, data, needles)
+        if clean is not None:
+            write_bytes(store.fs, info.path, clean)
+            scrubbed += 1
+    say(f"{scrubbed} other file(s) scrubbed")
+    return scrubbed
