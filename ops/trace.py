@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from storage.errors import InputError
+from storage.errors import InputError, StoreError
 from storage.events import Event, event_from_row
 from storage.store import EventStore
 from tasks.settings import Settings
@@ -97,6 +97,11 @@ def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace
         named = list(dict.fromkeys(i for e in level for i in e.source_event_ids if i not in found))
         load(named)
         level = [found[i] for i in named if i in found]
+    for event_id, event in list(found.items()):
+        if event.event_type == "feed.fetched" and event.payload.get("body"):
+            articles = [e for e in found.values() if event_id in e.source_event_ids]
+            raw = _raw_body(store, event, articles)
+            found[event_id] = event.model_copy(update={"payload": {**event.payload, "raw": raw}})
     shown: set[str] = set()
     tree = tuple(_node(e, found, shown) for e in heads)
     chained = _named(heads, found)
@@ -109,6 +114,34 @@ def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace
         tuple(i for i in missing if i in chained),
         (days[0], days[-1]),
     )
+
+
+def _raw_body(store: EventStore, fetched: Event, articles: Sequence[Event]) -> dict[str, str]:
+    """Where the fetch's bytes are kept, their size, whether they are still the bytes fetched, and
+    where in them each traced article's link stands (the raw body a parser fix would re-read)."""
+    from storage import raw
+
+    relative = str(fetched.payload["body"])
+    fs, base = getattr(store, "fs", None), getattr(store, "base", None)
+    if fs is None or base is None:
+        return {"kept at": relative}
+    try:
+        data = raw.get_body(fs, base, relative)
+    except StoreError as problem:
+        return {"kept at": relative, "now": str(problem)}
+    same = raw.digest(data) == fetched.payload.get("content_hash")
+    out = {
+        "kept at": relative,
+        "size": f"{len(data):,} bytes",
+        "check": "the bytes fetched" if same else "rewritten since (a purge took an item out)",
+    }
+    for article in articles:
+        url = str(article.payload.get("url") or "").encode()
+        at = data.find(url) if url else -1
+        if at >= 0:
+            out["item"] = f"link at byte {at:,}"
+            break
+    return out
 
 
 def _story(stories: Sequence[str], wanted: str, day: date, version: int) -> str:
@@ -262,7 +295,7 @@ def _fetched(p: dict, e: Event) -> tuple[str, list[str]]:
 def _raw(raw: Any) -> str:
     """The raw body's reference as a fetch records it: a path or digest, or the fields of one."""
     if isinstance(raw, Mapping):
-        return " · ".join(f"{k} {v}" for k, v in raw.items() if v not in (None, ""))
+        return " · ".join(f"{k}: {v}" for k, v in raw.items() if v not in (None, ""))
     return str(raw)
 
 

@@ -99,6 +99,12 @@ def test_brief_trace_prints_the_chain_in_80_columns(days: Path) -> None:
         fetch = article.sources[0].event
         assert f"content hash {fetch.payload['content_hash']}" in text
         assert f"{fetch.payload['bytes']:,} bytes" in text
+        # and its raw bytes, kept under the root: still the bytes fetched, the article's link in them
+        assert fetch.payload["body"] == f"raw/date={fetch.brief_date}/{fetch.payload['content_hash']}.zst"
+        raw = fetch.payload["raw"]
+        assert raw["kept at"] in text and raw["check"] == "the bytes fetched", raw
+        assert raw["size"] == f"{fetch.payload['bytes']:,} bytes" and raw["item"].startswith("link at byte")
+    assert "raw body: kept at: raw/date=" in text
 
 
 @pytest.mark.parametrize(

@@ -76,4 +76,4 @@ def test_a_fetch_that_kept_its_raw_body_names_it() -> None:
     shown = "\n".join(
         render(chain(fetch({"digest": "5ec1fee1", "path": "raw/5ec1fee1.xml.zst", "media": None})))
     )
-    assert "raw body: digest 5ec1fee1 · path raw/5ec1fee1.xml.zst" in shown
+    assert "raw body: digest: 5ec1fee1 · path: raw/5ec1fee1.xml.zst" in shown
