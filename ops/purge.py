@@ -102,7 +102,9 @@ def purge(
         moves = scrub_bodies(store, needles, say)
         result.bodies = len(moves)
         body_days = {date.fromisoformat(path.split("date=")[1][:10]) for path in moves}
-        rewrite_days(store, sorted(set(days) | body_days), needles, moves, result, say)
+        frozen, case_days = scrub_frozen_cases(store, needles, say)
+        moves = {**moves, **frozen}
+        rewrite_days(store, sorted(set(days) | body_days | case_days), needles, moves, result, say)
         result.vectors = drop_vectors(store, found.pairs)
         say(f"{result.vectors} cached vector(s) removed")
         result.briefs = rerender_briefs(settings, store, days, needles, say)
@@ -241,6 +243,36 @@ def scrub_bodies(store: ParquetEventStore, needles: Needles, say: Progress) -> d
                 store.fs.delete_file(f"{store.base.rstrip('/')}/{relative}")
     say(f"{len(moves)} raw feed bod(ies) rewritten without it")
     return moves
+
+
+def scrub_frozen_cases(
+    store: ParquetEventStore, needles: Needles, say: Progress
+) -> tuple[dict[str, str | None], set[date]]:
+    """The regression set's frozen facts (``ops/regress.py``) that hold the articles, frozen again
+    without them under their new digest: old path -> new path, and the days of the cases that name
+    them (their ``regression.case_added`` is rewritten to name the new file)."""
+    import io
+
+    from storage import blobs
+    from storage.events import event_from_row
+    from storage.store.base import events_to_segment, read_segments
+
+    cases = store.read(event_types=["regression.case_added"])
+    moves: dict[str, str | None] = {}
+    for path in sorted({c.payload["facts"]["path"] for c in cases}):
+        try:
+            data = blobs.get(store.fs, store.base, path)
+        except StoreError:  # already moved by an earlier, interrupted purge
+            continue
+        clean = scrub_events(read_segments([io.BytesIO(data)]).collect(), needles)
+        if clean is None:
+            continue
+        events = [event_from_row(row) for row in clean.iter_rows(named=True)]
+        _, moves[path] = blobs.put(store.fs, store.base, events_to_segment(events).to_pybytes(), ".events")
+        if moves[path] != path:
+            store.fs.delete_file(f"{store.base.rstrip('/')}/{path}")
+    say(f"{len(moves)} regression case file(s) frozen again without it")
+    return moves, {c.brief_date for c in cases if c.payload["facts"]["path"] in moves}
 
 
 def rewrite_days(

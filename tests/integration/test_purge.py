@@ -33,7 +33,7 @@ def readable(path: Path) -> list[bytes]:
     if path.name.endswith(".parquet"):
         table = pq.read_table(path)
         out.append(json.dumps(table.to_pylist(), ensure_ascii=False, default=str).encode())
-    elif path.name.endswith(".zst"):
+    elif path.name.endswith((".zst", ".events")):  # raw bodies; a regression case's frozen facts
         with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
             out.append(stream.read())
     elif path.name.endswith(".gz"):
@@ -77,8 +77,14 @@ def test_a_purged_article_is_in_no_file_no_export_and_no_brief(real_days: Path, 
     assert retracted.returncode == 0, retracted.stderr
     versions_before = sorted((root / "briefs" / DAY).glob("v*.json"))
     assert len(versions_before) >= 2
+    kept = brief(
+        "regress", "add", "--date", DAY, "--story", item["story_id"], "--expect", "core", "--note", "a launch",
+        "--by", "ed", "--config", str(config),
+    )  # fmt: skip
+    assert kept.returncode == 0, kept.stderr
     before = holding(root, needles)
     assert any(p.startswith("events/") for p in before) and any(p.startswith("raw/") for p in before)
+    assert any(p.startswith("policies/blobs/") and p.endswith(".events") for p in before)
     assert any(p.startswith(f"briefs/{DAY}/v1.") for p in before)
 
     done = brief(
@@ -101,6 +107,14 @@ def test_a_purged_article_is_in_no_file_no_export_and_no_brief(real_days: Path, 
     assert article["article_id"] in tombstones[0].payload["article_ids"]
     assert store.query(lambda: store.scan(event_types=["article.collected"]).filter(
         pl.col("subject_id") == article["article_id"])).is_empty()  # fmt: skip
+    # the regression case now names its facts frozen again without the article, and replays
+    from ops.regress import thaw
+
+    [case] = store.read(event_types=["regression.case_added"])
+    frozen = thaw(store, case.payload["facts"])
+    assert frozen and article["article_id"] not in {e.subject_id for e in frozen}
+    replayed = brief("evaluate", "--regression", "--config", str(config))
+    assert "1 case" in replayed.stdout + replayed.stderr, replayed.stdout + replayed.stderr
 
     exported = brief(
         "export", "events", "--start", "2025-08-01", "--end", "2025-08-31", "--format", "jsonl",
