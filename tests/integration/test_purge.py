@@ -131,6 +131,34 @@ def test_a_purged_article_is_in_no_file_no_export_and_no_brief(real_days: Path, 
 
 
 @pytest.mark.slow
+def test_a_purged_source_leaves_none_of_its_articles_behind(real_days: Path, tmp_path: Path) -> None:
+    """``--source``: every article the source gave, on every day, goes as one article does."""
+    config, _ = copy_real_days(real_days, tmp_path / "days")
+    root = config.parent / "store"
+    store = ParquetEventStore(str(root))
+    collected = [
+        json.loads(p)
+        for p in store.query(lambda: store.scan(event_types=["article.collected"]))["payload"]
+        if json.loads(p)["source"] == "anthropic_news"
+    ]
+    links = sorted({a["url"] for a in collected})
+    assert len(links) >= 3 and holding(root, links)
+    done = brief(
+        "purge", "--source", "anthropic_news", "--reason", "publisher asked", "--by", "legal",
+        "--config", str(config),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "still in [[sources]]" in done.stdout + done.stderr  # it would be collected again
+    assert holding(root, links + [a["title"] for a in collected if len(a["title"]) >= 12]) == []
+    for path in (root / "briefs").glob("*.json"):
+        if path.name != "feed.json":
+            sources = {
+                c["source"] for i in json.loads(path.read_text()).get("items", []) for c in i["citations"]
+            }
+            assert "anthropic_news" not in sources, path
+
+
+@pytest.mark.slow
 def test_purge_refuses_bad_input_and_writes_nothing(real_days: Path, tmp_path: Path) -> None:
     config, _ = copy_real_days(real_days, tmp_path / "days")
     root = config.parent / "store"
