@@ -191,7 +191,9 @@ class Decisions:
 
 
 def decisions_of(outcome: DedupOutcome, scores: Mapping[str, Scored]) -> Decisions:
-    members, outcomes, importance = {}, {}, {}
+    members: dict[str, tuple[str, ...]] = {}
+    outcomes: dict[str, str] = {}
+    importance: dict[str, float] = {}
     for story in outcome.stories:
         scored = scores[story.story_id]
         members[scored.story_id] = story.members

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ops.learn import RelevanceLabel
 from ops.shadow import SHADOW_TYPES, Decisions
 from storage.errors import InputError
 from storage.events import Event, event_from_row
@@ -67,7 +68,7 @@ class Judgements:
     marks: dict[str, str]  # article -> off-topic / related / core / lead
     must: set[frozenset[str]]  # article pairs people said are one story
     cannot: set[frozenset[str]]
-    labels: dict[str, object]  # link -> relevance label (ops.learn.RelevanceLabel)
+    labels: dict[str, RelevanceLabel]  # link -> hand label
     stories: dict[str, str]  # article -> its story in the day's story labels
     url_of: dict[str, str]
 
@@ -97,8 +98,8 @@ def tally(into: _Tally, decided: Decisions, said: Judgements) -> None:
             if a in said.url_of and (lab := label_of(said.labels, said.url_of[a])) is not None
         ]
         if found:
-            best = max(found, key=lambda lab: (RANK[lab.relevance], lab.importance))  # type: ignore[attr-defined]
-            wanted = OUTCOME_OF_LABEL[best.relevance]  # type: ignore[attr-defined]
+            best = max(found, key=lambda lab: (RANK[lab.relevance], lab.importance))
+            wanted = OUTCOME_OF_LABEL[best.relevance]
             into.labels[0] += outcome == wanted
             into.labels[1] += 1
             if kept:

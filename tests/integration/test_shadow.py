@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -150,8 +151,8 @@ def test_the_shadow_decides_what_the_candidate_would_have_decided_live(
     pinned.write_text(f'policy_file = "{candidate}"\n' + pinned.read_text().split("\n[policy.shadow]")[0])
     a = daily_brief(day, str(shadowed))
     b = daily_brief(day, str(pinned))
-    one = load_settings(str(shadowed)).storage.event_store().read([load_date(day)])
-    two = load_settings(str(pinned)).storage.event_store().read([load_date(day)])
+    one = load_settings(str(shadowed)).storage.event_store().read([date.fromisoformat(day)])
+    two = load_settings(str(pinned)).storage.event_store().read([date.fromisoformat(day)])
     shadow_scored, live_scored = (
         by_run(one, a["run_id"], "shadow.scored"),
         by_run(two, b["run_id"], "story.scored"),
@@ -169,12 +170,6 @@ def test_the_shadow_decides_what_the_candidate_would_have_decided_live(
     assert {s: p["members"] for s, p in shadow_clustered.items()} == {
         s: p["members"] for s, p in live_clustered.items()
     }
-
-
-def load_date(text: str):
-    from datetime import date
-
-    return date.fromisoformat(text)
 
 
 def test_a_bad_candidate_is_one_line_at_config_load_and_nothing_is_written(tmp_path: Path) -> None:
