@@ -361,13 +361,24 @@ def stats(
     start: Annotated[str | None, typer.Option("--start", help="First brief date (YYYY-MM-DD).")] = None,
     end: Annotated[str | None, typer.Option("--end", help="Last brief date, inclusive.")] = None,
     fmt: Annotated[Format, typer.Option("--format")] = Format.table,
+    shadow: Annotated[
+        bool, typer.Option("--shadow", help="Compare the [policy.shadow] candidate with the live policy.")
+    ] = False,
+    labels: Annotated[
+        str | None,
+        typer.Option("--labels", help="With --shadow: a folder of hand labels, as evaluate takes."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Per-day run metrics from the runs projection: runs, status, news, stories, items, timings."""
     from ops.stats import daily_stats
 
     first, last = parse_day(start, "--start"), parse_day(end, "--end")
-    _, store = open_store(config)
+    if labels is not None and not shadow:
+        raise InputError("--labels only applies with --shadow; add --shadow or drop --labels")
+    settings, store = open_store(config)
+    if shadow:
+        return shadow_stats(store, first, last, labels, settings.policy.lookback_hours, fmt)
     frame = daily_stats(store, first, last)
     if fmt is Format.jsonl:
         for line in frame.write_ndjson().splitlines():
@@ -376,6 +387,34 @@ def stats(
     from flows.views import stats_view
 
     out.print(stats_view(frame, out.width))
+
+
+def shadow_stats(
+    store, first: date | None, last: date | None, labels: str | None, lookback: int, fmt: Format
+) -> None:
+    """``brief stats --shadow``: each shadow candidate beside the live policy (``ops/shadow_stats.py``)."""
+    from pathlib import Path
+
+    from ops.evaluate import check_labels_folder
+    from ops.shadow_stats import compare
+
+    folder = Path(labels) if labels else None
+    if folder is not None:
+        check_labels_folder(folder)
+    found = compare(store, first, last, folder, lookback)
+    for comparison in found:
+        if fmt is Format.jsonl:
+            sys.stdout.write(orjson.dumps(comparison.record()).decode() + "\n")
+            continue
+        frame = comparison.table()
+        days = f"{comparison.days[0]} .. {comparison.days[-1]}"
+        result = Table(title=f"shadow {comparison.candidate} ({comparison.file}), {days}")
+        for column in frame.columns:
+            result.add_column(column)
+        for row in frame.iter_rows():
+            result.add_row(*row)
+        out.print(result)
+        out.print(comparison.line())
 
 
 @app.command()

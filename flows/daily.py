@@ -16,6 +16,7 @@ from prefect.context import get_run_context
 from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
+from ops.shadow import Shadow, ShadowOutcome, shadow_day, shadow_of
 from tasks import factcheck, steps
 from tasks.settings import load_settings
 
@@ -55,6 +56,17 @@ def dedup_task(ctx: steps.RunContext) -> steps.DedupOutcome:
 @task(name="score", cache_policy=NO_CACHE)
 def score_task(ctx: steps.RunContext, outcome: steps.DedupOutcome) -> dict[str, steps.Scored]:
     return steps.score_stories(ctx, outcome)
+
+
+@task(name="shadow", cache_policy=NO_CACHE)
+def shadow_task(
+    ctx: steps.RunContext, shadow: Shadow, outcome: steps.DedupOutcome, scores: dict[str, steps.Scored]
+) -> ShadowOutcome:
+    """The day decided again under the ``[policy.shadow]`` candidate, unpublished; never fails the run."""
+    decided = shadow_day(ctx, shadow, outcome, scores)
+    if decided.error:
+        get_run_logger().warning(f"shadow: {decided.line}")
+    return decided
 
 
 @task(name="analyze", cache_policy=NO_CACHE)
@@ -222,6 +234,7 @@ def daily_brief(
     # one store (on S3, one check of the bucket) for the adopted policy and the run
     ctx, policy = governed_context(configured, day, current_run_id())
     settings = ctx.settings
+    shadow = shadow_of(configured, settings)  # None without [policy.shadow]
     report = steps.RunReport(ctx, step_logger())
     say, log = report.say, get_run_logger().info
     log(policy.line)  # in the run's log and the Prefect UI; run.started records it
@@ -252,6 +265,9 @@ def daily_brief(
         scores = score_task(unwalked(ctx), unwalked(outcome))
         report.off_topic = steps.left_out(scores)
         say(report.scored(len(scores) - report.off_topic, settings.policy.topic.name))
+    if shadow is not None:
+        with report.step("shadow"):
+            say(shadow_task(unwalked(ctx), unwalked(shadow), unwalked(outcome), unwalked(scores)).line)
     with report.step("analyze"):
         analyses = analyze_task(unwalked(ctx), unwalked(outcome), unwalked(scores))
         say(f"{len(analyses)} stories analysed")

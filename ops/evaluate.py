@@ -12,7 +12,6 @@ pass rate; citation coverage (news articles cited by an item); questions raised.
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -20,60 +19,23 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from pydantic import ValidationError
 
-from storage.errors import ConfigError, InputError
+from storage.errors import InputError
 from tasks import analyze, dedup, steps
-from tasks.editorial import load_model
-from tasks.settings import PolicySettings, Settings, resolve_model_path
+from tasks.settings import PolicySettings, Settings, read_candidate, read_policy
 from tasks.steps.llm import analyst as llm_analyst
 
 
 def load_policy(path: str) -> PolicySettings:
-    """A candidate policy: a TOML file with a ``[policy]`` table (the config's schema).
-
-    A relative ``editorial_model`` file is taken relative to the policy file, and loaded at once:
-    a bad model file is one clear error before anything is replayed.
-    """
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"--policy {path!r}: no such file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--policy {path!r}: not valid TOML ({exc})") from None
-    try:
-        policy = PolicySettings.model_validate(data.get("policy", data))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        message = "is not a known setting" if first["type"] == "extra_forbidden" else first["msg"]
-        raise ConfigError(f"--policy {path!r}: policy.{'.'.join(map(str, first['loc']))} {message}") from None
-    policy = resolve_model_path(policy, Path(path).resolve().parent)
-    try:
-        load_model(policy.editorial_model)
-    except ConfigError as exc:
-        raise ConfigError(f"--policy {path!r}: {exc}") from None
-    return policy
+    """A candidate policy: a TOML file with a ``[policy]`` table (the config's schema); a relative
+    ``editorial_model`` is the file's, and a bad model file is one clear error before anything is
+    replayed."""
+    return read_policy(path, f"--policy {path!r}")
 
 
 def candidate_settings(path: str, settings: Settings) -> Settings:
-    """The settings a candidate file describes: its ``[policy]``, and its ``[llm]`` when it has one
-    (a changed prompt folder or model is a policy too; relative paths are the file's)."""
-    from tasks.settings import LLMSettings
-
-    policy = load_policy(path)
-    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    llm = settings.llm
-    if "llm" in data:
-        try:
-            llm = LLMSettings.model_validate(data["llm"])
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ConfigError(
-                f"--policy {path!r}: llm.{'.'.join(map(str, first['loc']))} {first['msg']}"
-            ) from None
-        if llm.prompts and not Path(llm.prompts).expanduser().is_absolute():
-            llm = llm.model_copy(update={"prompts": str(Path(path).resolve().parent / llm.prompts)})
-    return settings.model_copy(update={"policy": policy, "llm": llm})
+    """The settings a candidate file describes: its ``[policy]``, and its ``[llm]`` when it has one."""
+    return read_candidate(path, settings, f"--policy {path!r}")
 
 
 def _prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:

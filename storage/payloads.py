@@ -733,6 +733,40 @@ REGISTRY.register(
 )
 
 
+# --- shadow runs: what a candidate policy would have decided, never published ------------------
+
+
+class ShadowClustered(StoryClustered):
+    """A story as the shadow candidate would have grouped it: its ``story.clustered``, under the
+    candidate's version, beside the run's own. No projection of the published brief reads it."""
+
+    live_policy: str  # the version the run published under
+
+
+class ShadowScored(StoryScored):
+    """A story as the shadow candidate would have scored it: its ``story.scored``."""
+
+    live_policy: str
+
+
+class ShadowFinished(Payload):
+    """One run's shadow: which candidate, and how many of its decisions differed from the run's."""
+
+    candidate: str  # the candidate's version (the events' policy_version)
+    file: str  # the candidate file as the config named it
+    live_policy: str
+    articles: int  # the day's news articles both policies decided about
+    stories: int  # the candidate's stories
+    kept: int  # of them, core or related
+    differed: dict[str, int]  # relevance / clustering / top: articles decided otherwise
+    seconds: float
+
+
+REGISTRY.register("shadow.clustered", {1: ShadowClustered}, fact=False, natural_key=_key("story_id"))
+REGISTRY.register("shadow.scored", {1: ShadowScored}, fact=False, natural_key=_key("story_id"))
+REGISTRY.register("shadow.finished", {1: ShadowFinished}, fact=False, natural_key=_key("candidate"))
+
+
 # --- the language model ---------------------------------------------------------------
 
 

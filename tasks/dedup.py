@@ -194,6 +194,7 @@ def _site(url: str) -> str:
     return labels[-2] if len(labels) >= 2 else host
 
 
+@functools.lru_cache(maxsize=1 << 14)  # an article's evidence is its own: a run's shadow reads it again
 def evidence(item: Item) -> Evidence:
     text = f"{item.title} {item.summary}"
     host_orgs = names.host_organisations(item.url or item.canonical_url)
@@ -311,7 +312,14 @@ def pair_signals(
     evidence: dict[str, Evidence],
     multilingual: float | None = None,
 ) -> PairSignals:
-    ea, eb = evidence[a.article_id], evidence[b.article_id]
+    return _signals(a, b, evidence[a.article_id], evidence[b.article_id], cosine, multilingual)
+
+
+# what a pair says of itself under any policy: a run's shadow asks again for the same pairs
+@functools.lru_cache(maxsize=1 << 16)
+def _signals(
+    a: Item, b: Item, ea: Evidence, eb: Evidence, cosine: float, multilingual: float | None
+) -> PairSignals:
     non_english = is_non_english(a) or is_non_english(b)
     # the fallback without a multilingual model: names in common (a version counts as a line and a number)
     shared = len(ea.names & eb.names) + 2 * len(ea.versions & eb.versions) if non_english else 0

@@ -202,6 +202,16 @@ class TopicSettings(Section):
         return value
 
 
+class ShadowSettings(Section):
+    """``[policy.shadow]``: a candidate policy that each daily run also decides under, unpublished."""
+
+    candidate: str = Field(
+        min_length=1,
+        description="a candidate policy file (TOML with [policy], as 'brief policy adopt' takes); "
+        "relative to the config file",
+    )
+
+
 class PolicySettings(Section):
     lookback_hours: int = Field(default=48, ge=1, le=24 * 14)
     near_duplicate_threshold: float = Field(default=0.60, ge=0, le=1)
@@ -231,6 +241,10 @@ class PolicySettings(Section):
     )
     relevance_margin: float = Field(
         default=0.15, ge=0, le=0.5, description="how close to a decision a story's relevance is asked about"
+    )
+    # not part of the policy: left out of its version, of an adoption and of a candidate file
+    shadow: ShadowSettings | None = Field(
+        default=None, exclude=True, description="a candidate the daily run decides under beside this policy"
     )
 
     def version(self) -> str:
@@ -441,6 +455,67 @@ def resolve_model_path(policy: PolicySettings, base: Path) -> PolicySettings:
     return policy.model_copy(update={"editorial_model": os.path.normpath(base / ref)})
 
 
+def read_policy(path: str, where: str) -> PolicySettings:
+    """A candidate policy file's ``[policy]`` table (the config's schema); ``where`` starts each error.
+
+    A relative ``editorial_model`` file is taken relative to the policy file, and loaded at once:
+    a bad model file is one clear error before anything uses it.
+    """
+    from tasks.editorial import load_model
+
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (FileNotFoundError, IsADirectoryError):
+        raise ConfigError(f"{where}: no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: not valid TOML ({exc})") from None
+    try:
+        policy = PolicySettings.model_validate(data.get("policy", data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        message = "is not a known setting" if first["type"] == "extra_forbidden" else first["msg"]
+        raise ConfigError(f"{where}: policy.{'.'.join(map(str, first['loc']))} {message}") from None
+    if policy.shadow is not None:
+        raise ConfigError(f"{where}: a candidate policy has no shadow of its own; remove its [policy.shadow]")
+    policy = resolve_model_path(policy, Path(path).resolve().parent)
+    try:
+        load_model(policy.editorial_model)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return policy
+
+
+def read_candidate(path: str, settings: Settings, where: str) -> Settings:
+    """The settings a candidate file describes: its ``[policy]``, and its ``[llm]`` when it has one
+    (a changed prompt folder or model is a policy too; relative paths are the file's)."""
+    policy = read_policy(path, where)
+    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    llm = settings.llm
+    if "llm" in data:
+        try:
+            llm = LLMSettings.model_validate(data["llm"])
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ConfigError(f"{where}: llm.{'.'.join(map(str, first['loc']))} {first['msg']}") from None
+        if llm.prompts and not Path(llm.prompts).expanduser().is_absolute():
+            llm = llm.model_copy(update={"prompts": str(Path(path).resolve().parent / llm.prompts)})
+    return settings.model_copy(update={"policy": policy, "llm": llm})
+
+
+def _with_shadow(settings: Settings, base: Path, where: str) -> Settings:
+    """The shadow candidate's path made absolute (relative to ``base``), and the file read at once:
+    a bad candidate is one clear error when the config is loaded, not in the middle of a run."""
+    shadow = settings.policy.shadow
+    if shadow is None:
+        return settings
+    file = shadow.candidate
+    if not Path(file).expanduser().is_absolute():
+        file = os.path.normpath(base / file)
+    read_candidate(file, settings, f"{where}: policy.shadow.candidate {file!r}")
+    policy = settings.policy.model_copy(update={"shadow": shadow.model_copy(update={"candidate": file})})
+    return settings.model_copy(update={"policy": policy})
+
+
 def config_path(explicit: str | os.PathLike[str] | None) -> Path:
     """The config file to use: the option, else ``BRIEF_CONFIG``, else ``./brief.toml``."""
     chosen = explicit or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG
@@ -484,10 +559,11 @@ def parse_settings(data: dict, path: Path | None = None) -> Settings:
         raise ConfigError(f"{where}: {field} {message}") from None
     if path is None:
         _check_model(settings, where)
-        return settings
+        return _with_shadow(settings, Path.cwd(), where)
     base = path.parent.resolve()
     settings = settings.model_copy(update={"policy": resolve_model_path(settings.policy, base)})
     _check_model(settings, where)
+    settings = _with_shadow(settings, base, where)
     root = settings.storage.root
     if "://" not in root and not Path(root).expanduser().is_absolute():
         settings = settings.model_copy(
