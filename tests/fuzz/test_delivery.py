@@ -104,7 +104,9 @@ def test_a_channel_that_fails_is_recorded_without_its_secrets(
     saved = {k: os.environ.get(k) for k in VARIABLES}
     os.environ.update(env)
     try:
-        sent = _send(ctx, deliver.Send(channel, "brief", "direct"), MESSAGE, 1, lambda _: None)
+        sent = _send(
+            ctx, deliver.Send(channel, "brief", "direct"), MESSAGE, 1, lambda _: None, ["published-v1"]
+        )
     finally:
         for k, v in saved.items():
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
