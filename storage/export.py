@@ -116,6 +116,7 @@ def export_events(
     staging.mkdir(parents=True)
     counts: dict[str, dict[str, int]] = {}
     total = 0
+    frozen: dict[str, str] = {}  # a regression case's frozen facts: digest -> file in the export
     try:
         writer = _Writer(fmt, staging)
         for day in days:
@@ -124,6 +125,9 @@ def export_events(
                 writer.write(day, frame)
                 counts[day.isoformat()] = dict(Counter(frame["event_type"].to_list()))
                 total += frame.height
+                cases = frame.filter(pl.col("event_type") == "regression.case_added")["payload"]
+                for case in cases:
+                    _export_frozen(store, orjson.loads(case)["facts"], staging, frozen, redacting)
             if progress:
                 progress(day, frame.height)
             del frame
@@ -140,6 +144,7 @@ def export_events(
             "events": total,
             "counts": counts,
             "schema_versions": _schema_versions(store, days, types),
+            "regression_facts": frozen,
             "created_at": datetime.now(UTC).isoformat(),
             "command": command or shlex.join(sys.argv),
         }
@@ -149,6 +154,29 @@ def export_events(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return ExportResult(out, total, counts, out / "manifest.json")
+
+
+def _export_frozen(
+    store: EventStore, facts: dict[str, Any], staging: Path, frozen: dict[str, str], redacting: bool
+) -> None:
+    """The events a regression case froze to be replayed (``ops/regress.py``), once per file, as
+    JSONL under ``regression/``: the cases leave with the log whole, not as digests of files left
+    behind."""
+    import io
+
+    from storage import blobs
+    from storage.store.base import read_segments
+
+    digest = str(facts["digest"])
+    fs, base = getattr(store, "fs", None), getattr(store, "base", None)
+    if digest in frozen or fs is None or base is None:
+        return
+    events = read_segments([io.BytesIO(blobs.get(fs, base, str(facts["path"])))]).collect()
+    if redacting:
+        events = events.with_columns(pl.col("payload").map_elements(redact, return_dtype=pl.String))
+    (staging / "regression").mkdir(exist_ok=True)
+    events.write_ndjson(staging / "regression" / f"{digest}.jsonl")
+    frozen[digest] = f"regression/{digest}.jsonl"
 
 
 def _schema_versions(

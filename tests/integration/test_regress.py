@@ -97,6 +97,21 @@ def test_the_real_day_cases_pass_and_replay_without_the_days(real_days: Path, tm
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert f"{len(CASES)} of {len(CASES)} case(s) pass" in replayed.stdout
 
+    # the cases leave with the log: their events, and the facts they froze, one file each
+    exported = brief(
+        "export", "events", "--start", "2025-08-05", "--end", "2025-08-07", "--format", "jsonl",
+        "--out", str(tmp_path / "export"), "--config", str(config),
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    manifest = json.loads((tmp_path / "export" / "manifest.json").read_text())
+    assert manifest["counts"]["2025-08-06"]["regression.case_added"] >= 1
+    for case in found:
+        facts = case.payload["facts"]
+        lines = (tmp_path / "export" / manifest["regression_facts"][facts["digest"]]).read_text().splitlines()
+        assert len(lines) == facts["events"] and '"article.collected"' in lines[0] + lines[-1] + "".join(
+            lines
+        )
+
     # the same case again writes nothing
     again = add(config, CASES[0])
     assert "already in the set" in again
