@@ -881,6 +881,8 @@ def compact(
             continue
         result = store.compact(d)
         out.print(f"{d}: {result.files_before} file(s) -> {result.files_after}, {result.events} events")
+    if rules and (frozen := retention.thin_frozen(store, rules, today)):
+        out.print(f"regression set: {frozen} frozen event(s) thinned")
 
 
 export_app = typer.Typer(

@@ -248,31 +248,14 @@ def scrub_bodies(store: ParquetEventStore, needles: Needles, say: Progress) -> d
 def scrub_frozen_cases(
     store: ParquetEventStore, needles: Needles, say: Progress
 ) -> tuple[dict[str, str | None], set[date]]:
-    """The regression set's frozen facts (``ops/regress.py``) that hold the articles, frozen again
-    without them under their new digest: old path -> new path, and the days of the cases that name
-    them (their ``regression.case_added`` is rewritten to name the new file)."""
-    import io
+    """The regression set's frozen facts (``storage/frozen.py``) that hold the articles, frozen again
+    without them: old path -> new path, and the days of the cases that name them (their
+    ``regression.case_added`` is rewritten with the day, naming the new file)."""
+    from storage.frozen import refreeze
 
-    from storage import blobs
-    from storage.events import event_from_row
-    from storage.store.base import events_to_segment, read_segments
-
-    cases = store.read(event_types=["regression.case_added"])
-    moves: dict[str, str | None] = {}
-    for path in sorted({c.payload["facts"]["path"] for c in cases}):
-        try:
-            data = blobs.get(store.fs, store.base, path)
-        except StoreError:  # already moved by an earlier, interrupted purge
-            continue
-        clean = scrub_events(read_segments([io.BytesIO(data)]).collect(), needles)
-        if clean is None:
-            continue
-        events = [event_from_row(row) for row in clean.iter_rows(named=True)]
-        _, moves[path] = blobs.put(store.fs, store.base, events_to_segment(events).to_pybytes(), ".events")
-        if moves[path] != path:
-            store.fs.delete_file(f"{store.base.rstrip('/')}/{path}")
+    moves, days = refreeze(store, lambda frame: scrub_events(frame, needles))
     say(f"{len(moves)} regression case file(s) frozen again without it")
-    return moves, {c.brief_date for c in cases if c.payload["facts"]["path"] in moves}
+    return moves, days
 
 
 def rewrite_days(

@@ -144,3 +144,26 @@ def apply(store: ParquetEventStore, day: date, rules: Mapping[str, int], today: 
         if not store.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True)):
             store.fs.delete_dir(folder)
     return Thinned(day, counts, len(bodies), files_before, result.events_after)
+
+
+def thin_frozen(store: ParquetEventStore, rules: Mapping[str, int], today: date) -> int:
+    """The regression set's frozen copies (``storage/frozen.py``) thinned as the log is: each copied
+    event whose day is past its type's age. The number of events thinned."""
+    from storage.frozen import refreeze, rename_cases
+
+    thinned = 0
+
+    def thin(frame: pl.DataFrame) -> pl.DataFrame | None:
+        nonlocal thinned
+        payloads, changed = [], 0
+        for event_type, day, text in frame.select("event_type", "brief_date", "payload").iter_rows():
+            thinner = THINNERS.get(event_type) if event_type in due(rules, day, today) else None
+            out = thinner(orjson.loads(text)) if thinner is not None else None
+            payloads.append(text if out is None else canonical_json(out))
+            changed += out is not None
+        thinned += changed
+        return frame.with_columns(pl.Series("payload", payloads, dtype=pl.String)) if changed else None
+
+    moves, days = refreeze(store, thin)
+    rename_cases(store, days, moves)
+    return thinned

@@ -122,11 +122,10 @@ def scrub_payload(
     if event_type == "feed.fetched" and payload.get("body") in bodies:
         new = bodies[payload["body"]]
         payload = {k: v for k, v in payload.items() if k != "body"} | ({"body": new} if new else {})
-    if event_type == "regression.case_added" and payload["facts"]["path"] in bodies:
-        moved = bodies[payload["facts"]["path"]]  # the case's frozen facts, frozen again without them
-        if moved:
-            digest = moved.rsplit("/", 1)[-1].split(".", 1)[0]
-            payload = {**payload, "facts": {**payload["facts"], "path": moved, "digest": digest}}
+    if event_type == "regression.case_added":  # its frozen facts, frozen again without them
+        from storage.frozen import renamed
+
+        payload = renamed(payload, bodies)
     return scrub_value(payload, needles)  # type: ignore[no-any-return]
 
 

@@ -240,6 +240,20 @@ def test_retention_leaves_digests_where_the_messages_were(tmp_path: Path) -> Non
     )  # fmt: skip
     calls = [llm_call(old, 1), llm_call(old, 2), llm_call(recent, 3)]
     store.append([*calls, fetched])
+    # a regression case whose frozen facts copy the old day's model answers
+    from ops.regress import thaw
+    from storage import blobs
+    from storage.store.base import events_to_segment
+
+    digest, path = blobs.put(store.fs, store.base, events_to_segment(calls[:2]).to_pybytes(), ".events")
+    facts = {"digest": digest, "path": path, "events": 2, "first_day": str(old), "last_day": str(old)}
+    case = new_event(
+        "regression.case_added",
+        {"case_id": "c1", "expect": "core", "key": "st-1", "story_id": "st-1", "anchor": "art-1",
+         "members": ["art-1"], "facts": facts, "by": "ed"},
+        brief_date=old, run_id="r", subject_id="c1", produced_by="regress@1", occurred_at=datetime(2025, 1, 1, tzinfo=UTC),
+    )  # fmt: skip
+    store.append([case])
     config = tmp_path / "brief.toml"
     config.write_text(
         '[storage]\nroot = "store"\n[retention]\n"llm.called" = "90d"\n"feed.fetched" = "30d"\n'
@@ -260,6 +274,14 @@ def test_retention_leaves_digests_where_the_messages_were(tmp_path: Path) -> Non
         assert thinned[call.event_id].payload["response"].startswith("blake2b:")
     assert thinned[calls[2].event_id].payload == calls[2].payload  # younger than 90 days: as it was
     assert "body" not in thinned[fetched.event_id].payload
+    # the case's copies are thinned too: frozen again under a new digest, which the case now names
+    assert "regression set: 2 frozen event(s) thinned" in done.stdout
+    [kept] = store.read(event_types=["regression.case_added"])
+    assert kept.payload["facts"]["path"] != path and not (tmp_path / "store" / path).exists()
+    frozen = {e.event_id: e for e in thaw(store, kept.payload["facts"])}
+    assert {e: f.payload for e, f in frozen.items()} == {
+        c.event_id: thinned[c.event_id].payload for c in calls[:2]
+    }
     assert not (tmp_path / "store" / body).exists()
     again = brief("compact", "--config", str(config))  # thinning twice changes nothing
     assert again.returncode == 0 and "thinned" not in again.stdout
