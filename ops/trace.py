@@ -304,6 +304,16 @@ def _corrected(p: dict, e: Event) -> tuple[str, list[str]]:
     return f"{p['field']} = {p['value']} · by {who}", [p["reason"]] if p.get("reason") else []
 
 
+def _edited(p: dict, e: Event) -> tuple[str, list[str]]:
+    """A person's correction or retraction of the item, which the brief applied."""
+    if e.event_type == "story.retracted":
+        head, said = f"retracted by {p['by']}", [f"note: {p['note']}"]
+    else:
+        head, said = f"{p['field']} corrected by {p['by']}", [f"“{p['previous']}” -> “{p['value']}”"]
+        said += [f"note: {p['note']}"] if p.get("note") else []
+    return head + (f" at the {p['via']}" if p.get("via") else "") + f" · {_when(e)}", said
+
+
 def _factcheck(p: dict, e: Event) -> tuple[str, list[str]]:
     return f"{p['kind']} · {p['reason']} · {p['action']}", [f"claim: “{p['claim']}”"]
 
@@ -333,6 +343,8 @@ _DESCRIBE: dict[str, Callable[[dict, Event], tuple[str, list[str]]]] = {
     "article.collected": _collected,
     "feed.fetched": _fetched,
     "article.corrected": _corrected,
+    "brief.corrected": _edited,
+    "story.retracted": _edited,
     "factcheck.failed": _factcheck,
     "llm.called": _llm,
     "title.translated": _translated,

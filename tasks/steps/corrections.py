@@ -22,6 +22,7 @@ ACT_TYPES = ["brief.corrected", "story.retracted"]
 class EditorActs:
     corrections: dict[str, dict[str, dict]] = field(default_factory=dict)  # story -> field -> payload
     retractions: dict[str, dict] = field(default_factory=dict)  # story -> payload
+    event_ids: dict[str, list[str]] = field(default_factory=dict)  # story -> the acts' events (lineage)
 
 
 def editor_acts(ctx: RunContext) -> EditorActs:
@@ -30,6 +31,7 @@ def editor_acts(ctx: RunContext) -> EditorActs:
     acts = EditorActs()
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
         payload = json.loads(row["payload"])
+        acts.event_ids.setdefault(payload["story_id"], []).append(row["event_id"])
         if row["event_type"] == "story.retracted":
             acts.retractions[payload["story_id"]] = payload
         else:

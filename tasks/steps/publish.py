@@ -49,13 +49,20 @@ def core_stories(document: dict) -> int:
 def item_sources(ctx: RunContext, document: dict) -> list[str]:
     """Lineage of a brief: per item, in the brief's order, the events of this run it was written from
     (its story's analysis, its title's translation, the fact-check's findings). Stories, not
-    articles: each analysis names the rest of its chain."""
+    articles: each analysis names the rest of its chain), then the people's corrections and
+    retractions applied to it."""
+    from tasks.steps.corrections import editor_acts
+
+    acts = editor_acts(ctx).event_ids
     sources: list[str] = []
     for item in document["items"]:
         story = item["story_id"]
         sources += ctx.made("story.analyzed", story)[-1:]
         sources += ctx.made("title.translated", story)[-1:]
         sources += ctx.made("factcheck.failed", story)
+        sources += acts.get(story, [])
+    for gone in document.get("retracted", []):  # an item a person took out: the retraction names why
+        sources += acts.get(gone["story_id"], [])
     return sources
 
 

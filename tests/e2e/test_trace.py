@@ -120,3 +120,27 @@ def test_an_unknown_date_or_story_is_one_line_and_exit_2(days: Path, args: list[
     assert done.returncode == 2, done.stdout
     assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stdout == ""
+
+
+def test_a_corrected_item_traces_to_the_person_s_correction(real_days: Path, tmp_path: Path) -> None:
+    """The brief names the corrections and retractions it applied: the chain shows who changed what."""
+    config, _ = copy_real_days(real_days, tmp_path / "days")
+    day = "2025-08-05"
+    first, *_, last = brief_of(config, day)["items"]
+    done = brief(
+        "correct", first["story_id"], "--title", "A headline an editor wrote", "--note", "clearer",
+        "--date", day, "--by", "ed", "--config", str(config),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done = brief("retract", last["story_id"], "--note", "not news", "--date", day, "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    settings = load_settings(str(config))
+    store = settings.storage.event_store()
+    published = store.read([date.fromisoformat(day)], event_types=["brief.published"])[-1]
+    acts = store.read([date.fromisoformat(day)], event_types=["brief.corrected", "story.retracted"])
+    assert {a.event_id for a in acts} <= set(published.source_event_ids)
+    shown = brief("trace", "--date", day, "--story", first["story_id"], "--config", str(config))
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "brief.corrected" in text and "title corrected by ed" in text
+    assert "A headline an editor wrote" in text and "note: clearer" in text
