@@ -216,8 +216,10 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     for article_id, (story_id, _) in briefed.items():
         if story_id in continued and article_id in items:
             earlier_sources.setdefault(story_id, set()).add(editorial.outlet_of(items[article_id]))
+    linked = link_events(ctx, ctx.reach) if must or cannot else {}
     for story in clustering.stories:
         story_id = follow.get(story.story_id, story.story_id)
+        links = [i for a in story.members for i in linked.get(a, ())]
         events.append(
             ctx.emit(
                 "story.clustered",
@@ -230,7 +232,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
                 },
                 subject=story_id,
                 producer=producer,
-                sources=[collected[a] for a in story.members if a in collected],
+                sources=[collected[a] for a in story.members if a in collected] + links,
             )
         )
     ctx.append(events)
@@ -286,6 +288,17 @@ def human_links(ctx: RunContext, days: Sequence[date]) -> tuple[frozenset, froze
         pairs = {frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1 :]}
         (must if row["event_type"] == "story.merged" else cannot).update(pairs)
     return frozenset(must - cannot), frozenset(cannot)
+
+
+def link_events(ctx: RunContext, days: Sequence[date]) -> dict[str, list[str]]:
+    """Lineage of the people's links: article -> the ``story.merged`` / ``story.split`` events that
+    name it (a story names those of its members: they bound how it was clustered)."""
+    frame = ctx.store.query(lambda: ctx.store.scan(days, event_types=["story.merged", "story.split"]))
+    out: dict[str, list[str]] = {}
+    for row in frame.iter_rows(named=True):
+        for article_id in json.loads(row["payload"])["article_ids"]:
+            out.setdefault(article_id, []).append(row["event_id"])
+    return out
 
 
 def follow_ups(

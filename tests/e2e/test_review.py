@@ -109,10 +109,14 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
     assert v1_path.read_bytes() == v1_before  # version 1 stays as it was
     resolved = store.read(event_types=["confirmation.resolved"])
     assert sorted(e.payload["by"] for e in resolved) == ["default", "default", "human"]
-    assert len(store.read(event_types=["story.merged"])) == 1
+    [merged] = store.read(event_types=["story.merged"])
 
     again = daily_brief(DAY, str(config))
     assert again["changed"] is False and again["version"] == 2
+    # the run's clustering names the person's link among what it read (lineage)
+    clustered = [e for e in store.read(event_types=["story.clustered"]) if e.run_id == again["run_id"]]
+    bound = [e for e in clustered if merged.event_id in e.source_event_ids]
+    assert len(bound) == 1 and set(merged.payload["article_ids"]) <= set(bound[0].payload["members"])
     open_now = materialize(store, "questions", days=[store.days()[-1]])
     assert open_now.filter(open_now["status"] == "open").height == 0  # nothing is asked again
 
