@@ -29,7 +29,14 @@ from storage.events import Event, new_event, utcnow
 from tasks import dedup, editorial
 from tasks.settings import Settings, read_candidate
 from tasks.steps.context import RunContext
-from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, follow_ups, human_links
+from tasks.steps.dedup import (
+    DedupOutcome,
+    briefed_before,
+    clustering_rule,
+    dedup_day,
+    follow_ups,
+    human_links,
+)
 from tasks.steps.dedup import multilingual_vectors as dedup_vectors
 from tasks.steps.score import Scored, score_stories
 
@@ -100,12 +107,7 @@ def _recluster(own: _Capturing, outcome: DedupOutcome) -> DedupOutcome:
     news = [outcome.items[a] for a in sorted({a for s in outcome.stories for a in s.members})]
     vectors = own.embedder.encode([i.text for i in news])
     multilingual = dedup_vectors(own, news)
-    rule = dedup.DedupPolicy(
-        policy.near_duplicate_threshold,
-        policy.same_source_threshold,
-        policy.min_shared_names,
-        policy.cross_language_threshold,
-    )
+    rule = clustering_rule(policy)
     must, cannot = human_links(own, own.reach)
     clustering = dedup.cluster(
         news, vectors, rule, must, cannot, policy.question_margin, multilingual=multilingual

@@ -14,6 +14,7 @@ from storage.events import Event
 from storage.projections import materialize
 from storage.projections.articles import EVIDENCE_FIELDS
 from tasks import dedup, editorial
+from tasks.settings import PolicySettings
 from tasks.steps.context import FOLLOW_UP_DAYS, RunContext
 
 
@@ -187,12 +188,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         news.append(item)
     vectors = ctx.embedder.encode([i.text for i in news])
     multilingual = multilingual_vectors(ctx, news)
-    dedup_policy = dedup.DedupPolicy(
-        policy.near_duplicate_threshold,
-        policy.same_source_threshold,
-        policy.min_shared_names,
-        policy.cross_language_threshold,
-    )
+    dedup_policy = clustering_rule(policy)
     must, cannot = human_links(ctx, ctx.reach) if ctx.apply_links else (frozenset(), frozenset())
     clustering = dedup.cluster(
         news, vectors, dedup_policy, must, cannot, policy.question_margin, multilingual=multilingual
@@ -288,6 +284,16 @@ def human_links(ctx: RunContext, days: Sequence[date]) -> tuple[frozenset, froze
         pairs = {frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1 :]}
         (must if row["event_type"] == "story.merged" else cannot).update(pairs)
     return frozenset(must - cannot), frozenset(cannot)
+
+
+def clustering_rule(policy: PolicySettings) -> dedup.DedupPolicy:
+    """The clustering thresholds a policy sets (the run's, or a shadow candidate's)."""
+    return dedup.DedupPolicy(
+        policy.near_duplicate_threshold,
+        policy.same_source_threshold,
+        policy.min_shared_names,
+        policy.cross_language_threshold,
+    )
 
 
 def link_events(ctx: RunContext, days: Sequence[date]) -> dict[str, list[str]]:
