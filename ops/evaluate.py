@@ -162,9 +162,9 @@ OUTCOME_OF_LABEL = {"none": "off-topic", "related": "related", "core": "core"}
 
 
 def judge(day: date, outcome, scores, labels: dict, marks: dict[str, str]) -> dict[str, Judged]:
-    """Judgement key (``mark:<article>`` or ``label:<link>``, as ``brief learn`` records them) ->
+    """Judgement key (``mark:<article>`` or ``label:<digest of the link>``, as ``brief learn`` records them) ->
     whether the policy's outcome for its story is what the person or the label says."""
-    from ops.learn import RANK, label_of
+    from ops.learn import RANK, label_key, label_of
 
     out: dict[str, Judged] = {}
     for story in outcome.stories:
@@ -180,7 +180,7 @@ def judge(day: date, outcome, scores, labels: dict, marks: dict[str, str]) -> di
             if not found:
                 continue
             best = max(found, key=lambda lab: (RANK[lab.relevance], lab.importance))
-            wanted, key = OUTCOME_OF_LABEL[best.relevance], f"label:{best.id}"
+            wanted, key = OUTCOME_OF_LABEL[best.relevance], label_key(best.id)
         out[key] = Judged((day.isoformat(), scored.story_id), wanted, scored.outcome == wanted)
     return out
 

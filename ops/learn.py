@@ -153,7 +153,7 @@ class Example:
     by: str  # "label" or "human"
     languages: list[str] = field(default_factory=list)  # per article ("en" when not given)
     multilingual: np.ndarray | None = None  # one row per article, the multilingual embedding
-    judgements: list[str] = field(default_factory=list)  # what labelled it: mark:<article>, label:<link>
+    judgements: list[str] = field(default_factory=list)  # what labelled it: mark:<article>, label:<digest of the link>
 
     def language(self, k: int) -> str:
         return self.languages[k] if k < len(self.languages) else "en"
@@ -209,7 +209,7 @@ def collect_examples(
                     int(lab.relevance != "none") if lab is not None else int(relevance != "none")
                     for lab in label.values()
                 ]
-                judged = sorted({f"label:{lab.id}" for lab in found})
+                judged = sorted({label_key(lab.id) for lab in found})
             else:
                 continue
             evidence = {k: v for k, v in (scored.evidence or {}).items() if k in editorial.RELEVANCE_FEATURES}
@@ -487,6 +487,14 @@ def fit(
     return Fitted(model.model_copy(update={"card": card}), figures)
 
 
+def label_key(link: str) -> str:
+    """A hand label's judgement key: a digest of the link it names, so that a model's record of what
+    it was fitted on holds no publisher's link (a purge need not reach into stored models)."""
+    import hashlib
+
+    return "label:" + hashlib.blake2b(link.encode(), digest_size=10).hexdigest()
+
+
 def judgements_digest(keys: Sequence[str]) -> str:
     """A digest of the marks and labels a model was fitted on (sorted keys), to compare two artefacts."""
     import hashlib
@@ -495,7 +503,7 @@ def judgements_digest(keys: Sequence[str]) -> str:
 
 
 def seen_by(model: editorial.EditorialModel) -> tuple[set[str], set[tuple[str, str]]]:
-    """What a model was fitted on: its judgement keys (``mark:<article>``, ``label:<link>``) and its
+    """What a model was fitted on: its judgement keys (``mark:<article>``, ``label:<digest of the link>``) and its
     training stories (day, story id), which every fitted artefact keeps."""
     keys = set(model.card.get("fitted_on", {}).get("judgements", []))
     return keys, {(row.day, row.story_id) for row in model.training}

@@ -51,6 +51,8 @@ def test_marks_learnt_evaluated_on_unseen_adopted_used_and_rolled_back(
     fitted_on = json.loads(candidate.with_suffix(".model.json").read_text())["card"]["fitted_on"]
     assert any(j.startswith("mark:") for j in fitted_on["judgements"])  # the person's mark
     assert len(fitted_on["judgements"]) > len(early) // 2  # and the early labels that name articles
+    model_text = candidate.with_suffix(".model.json").read_text()
+    assert not any(lab["id"] in model_text for lab in early)  # ids of labels, not publishers' links
 
     # 2. scored only on what it did not see, with a verdict
     evaluated = brief(
