@@ -162,8 +162,8 @@ OUTCOME_OF_LABEL = {"none": "off-topic", "related": "related", "core": "core"}
 
 
 def judge(day: date, outcome, scores, labels: dict, marks: dict[str, str]) -> dict[str, Judged]:
-    """Judgement key (``mark:<article>`` or ``label:<digest of the link>``, as ``brief learn`` records them) ->
-    whether the policy's outcome for its story is what the person or the label says."""
+    """Judgement key (``mark:<article>`` or ``label:<digest of the link>``, as ``brief learn``
+    records them) -> whether the policy's outcome for its story is what the person or the label says."""
     from ops.learn import RANK, label_key, label_of
 
     out: dict[str, Judged] = {}

@@ -153,7 +153,7 @@ class Example:
     by: str  # "label" or "human"
     languages: list[str] = field(default_factory=list)  # per article ("en" when not given)
     multilingual: np.ndarray | None = None  # one row per article, the multilingual embedding
-    judgements: list[str] = field(default_factory=list)  # what labelled it: mark:<article>, label:<digest of the link>
+    judgements: list[str] = field(default_factory=list)  # what labelled it: mark:<article>, label:<digest>
 
     def language(self, k: int) -> str:
         return self.languages[k] if k < len(self.languages) else "en"
@@ -503,8 +503,8 @@ def judgements_digest(keys: Sequence[str]) -> str:
 
 
 def seen_by(model: editorial.EditorialModel) -> tuple[set[str], set[tuple[str, str]]]:
-    """What a model was fitted on: its judgement keys (``mark:<article>``, ``label:<digest of the link>``) and its
-    training stories (day, story id), which every fitted artefact keeps."""
+    """What a model was fitted on: its judgement keys (``mark:<article>``, ``label:<digest of the
+    link>``) and its training stories (day, story id), which every fitted artefact keeps."""
     keys = set(model.card.get("fitted_on", {}).get("judgements", []))
     return keys, {(row.day, row.story_id) for row in model.training}
 

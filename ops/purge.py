@@ -98,7 +98,8 @@ def purge(
             store.fs, store.base, target, found.ids, found.links | found.canonical, found.content_hashes
         )
         run_id = f"purge-{utcnow():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
-        store.append([_tombstone(day, target, found.ids, source, reason, by, run_id) for day in days])
+        tombstones_of = {day: _tombstone(day, target, found.ids, source, reason, by, run_id) for day in days}
+        store.append(list(tombstones_of.values()))
         moves = scrub_bodies(store, needles, say)
         result.bodies = len(moves)
         body_days = {date.fromisoformat(path.split("date=")[1][:10]) for path in moves}
@@ -107,7 +108,8 @@ def purge(
         rewrite_days(store, sorted(set(days) | body_days | case_days), needles, moves, result, say)
         result.vectors = drop_vectors(store, found.pairs)
         say(f"{result.vectors} cached vector(s) removed")
-        result.briefs = rerender_briefs(settings, store, days, needles, say)
+        tombstone_ids = {day: e.event_id for day, e in tombstones_of.items()}
+        result.briefs = rerender_briefs(settings, store, days, needles, say, tombstone_ids)
         result.files = sweep(store, needles, say)
     result.seconds = time.perf_counter() - started
     return result
@@ -369,12 +371,22 @@ def without_articles(document: Mapping[str, Any], needles: Needles) -> dict[str,
 
 
 def rerender_briefs(
-    settings: Settings, store: ParquetEventStore, days: Iterable[date], needles: Needles, say: Progress
+    settings: Settings,
+    store: ParquetEventStore,
+    days: Iterable[date],
+    needles: Needles,
+    say: Progress,
+    tombstones: Mapping[date, str] | None = None,
 ) -> list[tuple[str, list[int], int | None]]:
     """Every version of every brief that cited the articles, rendered again without them; the
-    current brief published again as a new version."""
+    current brief published again as a new version, under the policy in force, naming what the
+    version before it was made from (for the items it keeps) and the day's tombstone."""
+    from ops.policy import governing
     from tasks import steps
     from tasks.steps.publish import labels_for, publish, write_feed
+
+    settings = governing(settings, store).settings
+    tombstones = tombstones or {}
 
     base = f"{store.base.rstrip('/')}/briefs"
     labels = labels_for(settings)
@@ -398,7 +410,8 @@ def rerender_briefs(
         new_version = None
         if fresh is not None:
             ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store=store)
-            published = publish(ctx, fresh)
+            _carry_lineage(ctx, day)
+            published = publish(ctx, fresh, [tombstones[day]] if day in tombstones else [])
             new_version = published.version if published.changed else None
         if rewritten or new_version:
             done.append((day.isoformat(), rewritten, new_version))
@@ -409,6 +422,20 @@ def rerender_briefs(
     if ctx is not None:
         write_feed(ctx, labels)
     return done
+
+
+def _carry_lineage(ctx: Any, day: date) -> None:
+    """The purge's context knows, as the run that made them, the events the current version of the
+    day's brief names (its items' analyses, translations, findings), so the new version names those
+    of the items it keeps."""
+    published = ctx.store.read([day], event_types=["brief.published"])
+    if not published:
+        return
+    latest = max(published, key=lambda e: (int(e.payload["version"]), e.occurred_at, e.seq))
+    wanted = set(latest.source_event_ids)
+    for event in ctx.store.read([day]):
+        if event.event_id in wanted:
+            ctx.emitted.setdefault((event.event_type, event.subject_id), []).append(event.event_id)
 
 
 def _rendered(document: Mapping[str, Any], labels: Mapping[str, str], settings: Settings) -> dict[str, str]:

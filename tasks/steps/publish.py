@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -98,9 +99,10 @@ def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], r
     )
 
 
-def publish(ctx: RunContext, document: dict) -> Published:
+def publish(ctx: RunContext, document: dict, also_read: Sequence[str] = ()) -> Published:
     """Write the brief files; a new version whenever the content differs from the current
-    version's, earlier versions staying as they were.
+    version's, earlier versions staying as they were. ``also_read``: events besides the items'
+    that the version was made from (a purge's tombstone), for its lineage.
 
     Content that returns to an earlier version's (A, then B, then A again) is a new version
     too: the files then change, and every change of the files is a ``brief.published`` event.
@@ -149,7 +151,7 @@ def publish(ctx: RunContext, document: dict) -> Published:
                         },
                         subject=f"brief-{ctx.day.isoformat()}",
                         producer="write@1",
-                        sources=item_sources(ctx, document),
+                        sources=[*item_sources(ctx, document), *also_read],
                     )
                 ]
             )

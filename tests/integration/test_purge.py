@@ -107,6 +107,13 @@ def test_a_purged_article_is_in_no_file_no_export_and_no_brief(real_days: Path, 
     assert article["article_id"] in tombstones[0].payload["article_ids"]
     assert store.query(lambda: store.scan(event_types=["article.collected"]).filter(
         pl.col("subject_id") == article["article_id"])).is_empty()  # fmt: skip
+    # the new version names what it was made from: the kept items' chains and the tombstone
+    newest = max(store.read(event_types=["brief.published"]), key=lambda e: int(e.payload["version"]))
+    assert newest.payload["version"] == current["version"]
+    assert {t.event_id for t in tombstones if str(t.brief_date) == DAY} <= set(newest.source_event_ids)
+    kept_item = current["items"][0]["story_id"]
+    traced = brief("trace", "--date", DAY, "--story", kept_item, "--config", str(config))
+    assert traced.returncode == 0 and "feed.fetched" in traced.stdout, traced.stdout + traced.stderr
     # the regression case now names its facts frozen again without the article, and replays
     from ops.regress import thaw
 
