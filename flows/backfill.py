@@ -53,6 +53,7 @@ def one_date(day: date, config: str | None, deliver: bool = False) -> dict:
             "changed": result["changed"],
             "seconds": result["seconds"],
             "error": "",
+            "policy": result.get("policy", ""),
         }
     except Exception as exc:  # one date's failure is that date's outcome, not the backfill's
         return {

@@ -284,6 +284,7 @@ def run(
     )
     for ext, path in [*result["files"].items(), ("log", log.shown)]:
         out.print(f"  {ext:<4} {path}", soft_wrap=True)  # a path is never broken: it is copied whole
+    out.print(f"  {result['policy']}")  # which policy decided (ops/policy.py governing)
     if result.get("skipped"):
         reasons = sorted(set(result["skipped"].values()))
         out.print(f"  not fetched: {', '.join(result['skipped'])} ({'; '.join(reasons)})")
@@ -348,6 +349,8 @@ def backfill(
             o["error"],
         )
     out.print(table)
+    for line in dict.fromkeys(o["policy"] for o in outcomes if o.get("policy")):
+        out.print(line)  # which policy decided the dates (one line unless it changed meanwhile)
     failed = [o["date"] for o in outcomes if o["status"] != "completed"]
     if failed:
         err.print(

@@ -327,4 +327,5 @@ def daily_brief(
         "delivered": [s.channel for s in report.delivery.sent if s.ok] if report.delivery else [],
         "delivery_failed": [s.channel for s in report.delivery.failed] if report.delivery else [],
         "seconds": round(time.perf_counter() - report.started, 2),
+        "policy": policy.line,  # which policy the run ran under, as the person running it reads it
     }

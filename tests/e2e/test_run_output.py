@@ -64,11 +64,16 @@ def test_a_run_prints_one_line_per_step_and_the_brief(runs: dict) -> None:
     assert all(re.match(r"^\w+ +\d+\.\d s  \S", line) for line in lines[: len(STEPS)]), first.stdout
     brief_lines = lines[len(STEPS) :]
     assert brief_lines[0].startswith(f"Brief for {DAY} (v1, new version): 4 items in "), first.stdout
-    assert [line.split()[0] for line in brief_lines[1:]] == ["md", "html", "json", "log"], first.stdout
+    assert [line.split()[0] for line in brief_lines[1:]] == ["md", "html", "json", "log", "policy"], (
+        first.stdout
+    )
+    assert re.match(r"^  policy [0-9a-f]{12} from the config \(none adopted\)$", brief_lines[-1]), (
+        first.stdout
+    )
     assert not NOISE.search(first.stdout + first.stderr), first.stdout + first.stderr
     assert first.stderr == ""
     # everything else went to the run's log file, under the store root
-    log = Path(brief_lines[-1].split(maxsplit=1)[1])
+    log = Path(brief_lines[-2].split(maxsplit=1)[1])
     assert log.parent == Path(load_settings(str(runs["config"])).storage.root) / "logs" / DAY
     text = log.read_text()
     assert "Beginning flow run" in text and "Finished in state Completed" in text

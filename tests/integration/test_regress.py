@@ -108,9 +108,7 @@ def test_the_real_day_cases_pass_and_replay_without_the_days(real_days: Path, tm
     for case in found:
         facts = case.payload["facts"]
         lines = (tmp_path / "export" / manifest["regression_facts"][facts["digest"]]).read_text().splitlines()
-        assert len(lines) == facts["events"] and '"article.collected"' in lines[0] + lines[-1] + "".join(
-            lines
-        )
+        assert len(lines) == facts["events"] and any('"article.collected"' in line for line in lines)
 
     # the same case again writes nothing
     again = add(config, CASES[0])
