@@ -499,8 +499,10 @@ def review(
         if questions.height == 0 and not marking:
             out.print(f"No open questions for {wanted}.")
             return
-        if questions.height:
+        if questions.height and not marking:
             given += answer_interactively(ctx, questions, out)
+        elif questions.height:  # marks given at the command line: nothing is asked meanwhile
+            out.print(f"{questions.height} question(s) still open; 'brief review --date {wanted}' asks them")
     if not given:
         out.print("No answers given; the brief is unchanged.")
         return
