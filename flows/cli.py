@@ -1514,6 +1514,15 @@ def reparse(
     )
 
 
+def _command_of(exc: Exception) -> str:
+    """The command a usage error is about, as the person typed it (``brief policy rollback``)."""
+    names, ctx = [], getattr(exc, "ctx", None)
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(["brief", *reversed(names)])
+
+
 def main() -> None:
     """Console-script entry point: one clear line, and exit code 2 on a user mistake (1 when the
     day's brief was withheld)."""
@@ -1530,7 +1539,7 @@ def main() -> None:
         raise SystemExit(130) from None
     except Exception as exc:  # usage errors of the bundled click: unknown option, missing value
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            err.print(f"error: {exc.format_message()} (see 'brief --help')", soft_wrap=True)
+            err.print(f"error: {exc.format_message()} (see '{_command_of(exc)} --help')", soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
         raise
 

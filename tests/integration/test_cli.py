@@ -91,6 +91,11 @@ def test_config_from_environment_variable(sample: Path) -> None:
         (["events", "--type", "article.teleported"], "unknown event type 'article.teleported'"),
         (["events"], "does not exist; run 'brief run' first"),
         (["events", "--nope"], "No such option: --nope"),
+        (["events", "--nope"], "(see 'brief events --help')"),
+        (
+            ["policy", "rollback", "--by", "ana"],
+            "Missing option '--reason'. (see 'brief policy rollback --help')",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], message: str) -> None:
