@@ -1103,14 +1103,16 @@ def learn(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Fit a candidate relevance and importance model from answers and hand labels; print its card."""
+    """Fit a candidate relevance and importance model from answers and hand labels; print its card.
+
+    The candidate is the policy in force (pinned, adopted, else the config's) with the new model;
+    without --labels the model in force is the one refined."""
     from pathlib import Path
 
     from ops.learn import Labels, card_text, collect_examples, fit, read_labels, write
+    from ops.policy import governing
     from tasks.editorial import load_model
-    from tasks.settings import load_settings
 
-    settings = load_settings(config)
     out_file = Path(out_path)
     if out_file.suffix not in (".toml", ".json"):
         raise InputError(f"--out {out_path!r}: give a .toml (candidate policy) or a .json (model) file name")
@@ -1120,7 +1122,8 @@ def learn(
             f"--labels {labels!r} holds no hand labels (relevance-*.json or <name>-YYYY-MM-DD.json); "
             "point it at the labels folder or leave it out"
         )
-    _, store = open_store(config)
+    config_settings, store = open_store(config)
+    settings = governing(config_settings, store).settings  # the policy in force: what is refined
     stored = store.days()
     first, last = parse_day(start, "--start") or (stored[0] if stored else None), parse_day(end, "--end")
     days = [d for d in stored if (first is None or d >= first) and (last is None or d <= last)]
@@ -1142,11 +1145,11 @@ def learn(
             "no labelled or marked story in that range; mark stories in 'brief review' or give --labels"
         )
     base = None
-    if not labels:  # people's answers refine the current model (its training stories come along)
+    if not labels:  # people's answers refine the model in force (its training stories come along)
         base = load_model(settings.policy.editorial_model)
         if base.kind != "fitted" or not base.training:
             raise InputError(
-                f"the current model {settings.policy.editorial_model!r} keeps no training stories to "
+                f"the model in force {settings.policy.editorial_model!r} keeps no training stories to "
                 "refine; give --labels to fit from hand labels"
             )
     fitted = fit(
@@ -1157,10 +1160,26 @@ def learn(
         note=f"brief learn over {days[0]} .. {days[-1]}" + (f" with labels from {labels}" if labels else ""),
         base=base,
     )
-    model_path = write(fitted, out_file, settings.policy)
+    model_path = write(fitted, out_file, settings, config_settings)
     out.print(card_text(fitted.model), markup=False, highlight=False)
-    where = f"{out_path} (model {model_path})" if out_file.suffix == ".toml" else str(model_path)
-    out.print(f"candidate written: {where}; compare it with 'brief evaluate --policy …'", markup=False)
+    if out_file.suffix == ".toml":
+        out.print(
+            f"candidate written: {out_path} (model {model_path}), the policy in force with this model; "
+            f"compare it with 'brief evaluate --policy {out_path} --start … --end …', "
+            f"adopt it with 'brief policy adopt {out_path} --reason …'",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,  # a command to copy: not broken over lines
+        )
+    else:
+        out.print(
+            f"model written: {model_path} (card {model_path.with_suffix('.card.md')}); a model, not a "
+            "policy: for a candidate to compare or adopt, run 'brief learn --out NAME.toml' "
+            "(the policy in force with the new model)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,  # a command to copy: not broken over lines
+        )
 
 
 policy_app = typer.Typer(
@@ -1221,6 +1240,14 @@ def policy_adopt(
     check = regress_gate(settings, store, file, force)
     adoption = adopt(settings, store, file, who, reason, steps.today(settings), regression=check)
     _print_adoption(adoption)
+    verdict = adoption.event.payload.get("verdict")
+    if verdict in ("don't", "not enough evidence"):
+        err.print(
+            f"warning: adopted although its evaluation ({adoption.event.payload['evaluation']}) "
+            f"said {verdict!r}; 'brief policy rollback' undoes it",
+            markup=False,
+            highlight=False,
+        )
     if settings.policy_file:
         err.print(
             f"warning: the config pins policy_file = {settings.policy_file}; "
@@ -1297,18 +1324,22 @@ def policy_history(config: ConfigOption = None) -> None:
 @policy_app.command("diff")
 def policy_diff(
     a: Annotated[
-        str, typer.Argument(help="An adoption: its number in 'brief policy history', version or event id.")
+        str,
+        typer.Argument(
+            help="An adoption: its number in 'brief policy history', version or event id; or 'baseline', "
+            "the config's policy of before the first adoption."
+        ),
     ],
-    b: Annotated[str, typer.Argument(help="Another adoption, compared with the first.")],
+    b: Annotated[str, typer.Argument(help="Another adoption (or 'baseline'), compared with the first.")],
     config: ConfigOption = None,
 ) -> None:
-    """What changed between two adopted policies, setting by setting and file by file."""
-    from ops.policy import change_lines, changes, find
+    """What changed between two adopted policies (or the baseline), setting by setting and file by file."""
+    from ops.policy import change_lines, changes, held
 
     _, store = open_store(config)
-    first, second = find(store, a), find(store, b)
-    out.print(f"{first.payload['version']} -> {second.payload['version']}:")
-    for line in change_lines(changes(dict(first.payload), dict(second.payload))):
+    first, second = held(store, a), held(store, b)
+    out.print(f"{first.version} -> {second.version}:")
+    for line in change_lines(changes(first.payload, second.payload)):
         out.print(line)
 
 
@@ -1395,20 +1426,18 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
     if not found:
         out.print("no regression cases yet; 'brief regress add' freezes one")
         return
-    chosen = {"in force": governing(settings, store).settings}
+    chosen = {"the policy in force": governing(settings, store).settings}
     if policy is not None:
-        chosen["candidate"] = candidate_settings(policy, settings)
+        chosen["the candidate policy"] = candidate_settings(policy, settings)
     failed = 0
     for name, trial in chosen.items():
-        with err.status(
-            f"replaying {len(found)} case(s) under the {name} policy ({trial.policy_version()}) …"
-        ):
+        with err.status(f"replaying {len(found)} case(s) under {name} ({trial.policy_version()}) …"):
             results = replay(trial, store, found)
         bad = [describe(r) for r in results if not r.passed]
         passed = len(results) - len(bad)
-        out.print(f"{name} policy {trial.policy_version()}: {passed} of {len(results)} case(s) pass")
+        out.print(f"{name} ({trial.policy_version()}): {passed} of {len(results)} case(s) pass")
         if bad:
-            table = Table(title=f"failures under the {name} policy")
+            table = Table(title=f"failures under {name}")
             for column in bad[0]:
                 table.add_column(column, overflow="fold")
             for row in bad:
@@ -1437,10 +1466,10 @@ def regress_gate(settings, store, file: str, force: bool) -> dict | None:
     """Before an adoption: the regression set under the policy in force and the candidate. A candidate
     that breaks a case is refused (one line, exit 2) unless ``force``; the check for the adoption."""
     from ops.evaluate import candidate_settings
-    from ops.policy import governing
+    from ops.policy import argument, governing
     from ops.regress import gate, refusal
 
-    candidate = candidate_settings(file, settings)
+    candidate = candidate_settings(file, settings, argument(file))
     with err.status("replaying the regression set under the policy in force and the candidate …"):
         check = gate(governing(settings, store).settings, candidate, store)
     if check is None:

@@ -33,9 +33,10 @@ def load_policy(path: str) -> PolicySettings:
     return read_policy(path, f"--policy {path!r}")
 
 
-def candidate_settings(path: str, settings: Settings) -> Settings:
-    """The settings a candidate file describes: its ``[policy]``, and its ``[llm]`` when it has one."""
-    return read_candidate(path, settings, f"--policy {path!r}")
+def candidate_settings(path: str, settings: Settings, where: str | None = None) -> Settings:
+    """The settings a candidate file describes: its ``[policy]``, and its ``[llm]`` when it has one;
+    ``where`` names the file in an error as the user gave it (default: ``--policy 'FILE'``)."""
+    return read_candidate(path, settings, where or f"--policy {path!r}")
 
 
 def _prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:

@@ -556,39 +556,20 @@ def cross_validate(examples: Sequence[Example], refit_head: bool) -> dict:
     }
 
 
-def write(fitted: Fitted, out: Path, base_policy) -> Path:
-    """The artefact (JSON with its card) and a candidate policy TOML that names it."""
-    model_path = out.with_suffix(".model.json") if out.suffix == ".toml" else out
-    model_path.parent.mkdir(parents=True, exist_ok=True)
+def write(fitted: Fitted, out: Path, in_force: Settings, config: Settings) -> Path:
+    """The artefact (JSON with its card) and, for a ``.toml`` ``out``, a candidate policy that is
+    ``in_force``'s policy whole with this model (and its ``[llm]`` when it is not the config's)."""
+    from ops.candidate import candidate_toml
     from storage.atomic import write_text
 
+    model_path = out.with_suffix(".model.json") if out.suffix == ".toml" else out
+    model_path.parent.mkdir(parents=True, exist_ok=True)
     write_text(model_path, fitted.model.model_dump_json(indent=2) + "\n")
     write_text(model_path.with_suffix(".card.md"), card_markdown(fitted.model))
     if out.suffix == ".toml":
-        write_text(out, policy_toml(base_policy, model_path.name))
+        llm = in_force.llm if in_force.llm != config.llm else None
+        write_text(out, candidate_toml(in_force.policy, model_path.name, out.name, llm))
     return model_path
-
-
-def policy_toml(base_policy, model_ref: str) -> str:
-    """The candidate policy: the current one with the new model (adopt it by copying the line)."""
-    lines = [
-        "# A candidate policy written by 'brief learn'. Compare it: brief evaluate --policy THIS_FILE …",
-        "# Adopt it: copy the editorial_model line (with the model file) into your config's [policy].",
-        "[policy]",
-        f"editorial_model = {json.dumps(model_ref)}",
-    ]
-    defaults = type(base_policy)()
-    for key in (
-        "lookback_hours",
-        "near_duplicate_threshold",
-        "same_source_threshold",
-        "top_stories",
-        "quick_links",
-    ):
-        value = getattr(base_policy, key)
-        if value != getattr(defaults, key):
-            lines.append(f"{key} = {json.dumps(value)}")
-    return "\n".join(lines) + "\n"
 
 
 def card_markdown(model: editorial.EditorialModel) -> str:

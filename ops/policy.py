@@ -164,6 +164,17 @@ def current(store: ParquetEventStore, as_of: datetime | None = None) -> Event | 
     return found[-1] if found else None
 
 
+BASELINE = "baseline"
+
+
+@dataclass(frozen=True)
+class Held:
+    """A policy as ``brief policy diff`` compares it: an adoption's, or the baseline's."""
+
+    version: str
+    payload: dict[str, Any]  # ``policy``, ``llm`` and ``artefacts`` at least
+
+
 def find(store: ParquetEventStore, ref: str) -> Event:
     """An adoption by its number in ``brief policy history`` (1 = the first), its policy version or
     the start of its event id."""
@@ -177,9 +188,27 @@ def find(store: ParquetEventStore, ref: str) -> Event:
     ]
     if not matches:
         raise InputError(
-            f"no adoption {ref!r}; give its number, policy version or event id from 'brief policy history'"
+            f"no adoption {ref!r}; give its number, policy version or event id from 'brief policy history', "
+            f"or {BASELINE!r} for the config's policy of before the first adoption"
         )
     return matches[-1]
+
+
+def held(store: ParquetEventStore, ref: str) -> Held:
+    """The policy ``ref`` names: an adoption (``find``), or ``baseline``, the config's policy of
+    before the first adoption, which that adoption keeps whole."""
+    if ref == BASELINE:
+        events = history(store)
+        if not events:
+            raise InputError(
+                "no policy has been adopted yet: the baseline is the config's [policy], still in force"
+            )
+        first = events[0].payload
+        if not first.get("baseline"):
+            raise InputError("the first adoption keeps no baseline policy; compare two adoptions instead")
+        return Held(first["previous_version"], dict(first["baseline"]))
+    event = find(store, ref)
+    return Held(event.payload["version"], dict(event.payload))
 
 
 # --- changes --------------------------------------------------------------------------------
@@ -291,6 +320,11 @@ def _adopt(
     return Adoption(event, bool(written))
 
 
+def argument(file: str) -> str:
+    """How an error names the candidate of ``brief policy adopt FILE``."""
+    return f"FILE {file!r}"
+
+
 def adopt(
     settings: Settings,
     store: ParquetEventStore,
@@ -304,7 +338,7 @@ def adopt(
     ``regression``: the check of the regression set that preceded it (``ops.regress.gate``)."""
     from ops.evaluate import candidate_settings
 
-    candidate = candidate_settings(file, settings)
+    candidate = candidate_settings(file, settings, argument(file))
     held = store_policy(candidate, store)
     return _adopt(
         settings,
@@ -382,7 +416,7 @@ def governing(settings: Settings, store: ParquetEventStore) -> Governing:
     if settings.policy_file:
         from ops.evaluate import candidate_settings
 
-        pinned = candidate_settings(settings.policy_file, settings)
+        pinned = candidate_settings(settings.policy_file, settings, f"policy_file {settings.policy_file!r}")
         version = pinned.policy_version()
         over = f"; the adopted policy {adopted.payload['version']} is not used" if adopted else ""
         return Governing(

@@ -469,6 +469,15 @@ def read_policy(path: str, where: str) -> PolicySettings:
         raise ConfigError(f"{where}: no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: not valid TOML ({exc})") from None
+    # a file without [policy] may hold the policy's keys at its top level; a table that is not one of
+    # the policy's own ([llm], say) means the [policy] table is missing
+    others = [k for k, v in data.items() if isinstance(v, dict) and k not in PolicySettings.model_fields]
+    if "policy" not in data and others:
+        tables = ", ".join(f"[{k}]" for k in others)
+        raise ConfigError(
+            f"{where}: has {tables} but no [policy] table; a candidate policy file needs one "
+            "([llm] is accepted beside it)"
+        )
     try:
         policy = PolicySettings.model_validate(data.get("policy", data))
     except ValidationError as exc:

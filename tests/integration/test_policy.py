@@ -69,6 +69,11 @@ def test_adopt_records_the_policy_whole_and_show_history_diff_read_it_back(tmp_p
     restored = governing(settings, store)
     assert restored.record["origin"] == "adopted" and restored.record["adoption"] == event.event_id
     assert restored.settings.policy.top_stories == 3 and restored.record["version"] == p["version"]
+    # one adoption: it compares with the config's policy it replaced, which it keeps whole
+    against = brief("policy", "diff", "baseline", "1", "--config", str(config))
+    assert against.returncode == 0, against.stderr
+    assert f"{p['previous_version']} -> {p['version']}:" in against.stdout
+    assert "policy.top_stories: 5 -> 3" in against.stdout
 
     second = candidate(tmp_path / "c2", top_stories=3, quick_links=4)
     done = brief(
@@ -140,9 +145,15 @@ def test_adopt_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path: Path) 
     store = load_settings(str(config)).storage.event_store()
     before = len(store.read())
     (tmp_path / "bad.toml").write_text("[policy]\ntop_stories = -1\n")
+    (tmp_path / "llm.toml").write_text('[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
+    missing = str(tmp_path / "missing.toml")
     cases = [
-        (("policy", "adopt", str(tmp_path / "missing.toml"), "--reason", "r"), "no such file"),
+        (("policy", "adopt", missing, "--reason", "r"), f"FILE {missing!r}: no such file"),
         (("policy", "adopt", str(tmp_path / "bad.toml"), "--reason", "r"), "policy.top_stories"),
+        (
+            ("policy", "adopt", str(tmp_path / "llm.toml"), "--reason", "r"),
+            "has [llm] but no [policy] table; a candidate policy file needs one ([llm] is accepted beside it)",
+        ),
         (("policy", "adopt", str(candidate(tmp_path / "c")), "--reason", "  "), "--reason is empty"),
         (
             ("policy", "adopt", str(candidate(tmp_path / "c")), "--reason", "r", "--by", "a b"),
@@ -150,25 +161,21 @@ def test_adopt_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path: Path) 
         ),
         (("policy", "rollback", "--reason", "r"), "nothing to roll back"),
         (("policy", "diff", "1", "2"), "no policy has been adopted yet"),
+        (("policy", "diff", "baseline", "1"), "no policy has been adopted yet"),
         (("policy", "show", "--as-of", "yesterday"), "is not an ISO time"),
     ]
     for args, said in cases:
         done = brief(*args, "--config", str(config))
         assert done.returncode == 2, (args, done.stdout)
         assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "--policy" not in done.stderr, done.stderr  # a flag the command has not
     assert len(store.read()) == before
     assert not (Path(store.base) / "policies" / "adopted").exists()
 
 
-def test_adoption_names_the_evaluation_of_that_candidate(tmp_path: Path) -> None:
-    from ops.evaluate import candidate_settings
-
-    config = sample(tmp_path)
-    settings = load_settings(str(config))
-    store = settings.storage.event_store()
-    file = candidate(tmp_path / "c", quick_links=7)
-    version = candidate_settings(str(file), settings).policy_version()
-    evaluated = new_event(
+def evaluated(settings, version: str, decision: str):
+    """A ``policy.evaluated`` event of the candidate ``version`` with the verdict ``decision``."""
+    return new_event(
         "policy.evaluated",
         {
             "current_policy": settings.policy_version(),
@@ -177,8 +184,8 @@ def test_adoption_names_the_evaluation_of_that_candidate(tmp_path: Path) -> None
             "end": DAY,
             "figures": {},
             "verdict": {
-                "decision": "adopt",
-                "line": "adopt: …",
+                "decision": decision,
+                "line": f"{decision}: …",
                 "metric": "agreement",
                 "unseen": 40,
                 "seen_left_out": 0,
@@ -192,13 +199,43 @@ def test_adoption_names_the_evaluation_of_that_candidate(tmp_path: Path) -> None
         occurred_at=utcnow(),
         policy_version=version,
     )
-    store.append([evaluated])
+
+
+def test_adoption_names_the_evaluation_of_that_candidate(tmp_path: Path) -> None:
+    from ops.evaluate import candidate_settings
+
+    config = sample(tmp_path)
+    settings = load_settings(str(config))
+    store = settings.storage.event_store()
+    file = candidate(tmp_path / "c", quick_links=7)
+    version = candidate_settings(str(file), settings).policy_version()
+    event = evaluated(settings, version, "adopt")
+    store.append([event])
     done = brief("policy", "adopt", str(file), "--reason", "evaluated", "--config", str(config))
     assert done.returncode == 0, done.stderr
     [adopted] = store.read(event_types=["policy.adopted"])
-    assert adopted.payload["evaluation"] == evaluated.event_id and adopted.payload["verdict"] == "adopt"
-    assert evaluated.event_id in adopted.source_event_ids
+    assert adopted.payload["evaluation"] == event.event_id and adopted.payload["verdict"] == "adopt"
+    assert event.event_id in adopted.source_event_ids
     assert "verdict: adopt" in done.stdout
+    assert "warning" not in done.stderr
+
+
+@pytest.mark.parametrize("decision", ["don't", "not enough evidence"])
+def test_adopting_against_the_verdict_warns_and_adopts(tmp_path: Path, decision: str) -> None:
+    from ops.evaluate import candidate_settings
+
+    config = sample(tmp_path)
+    settings = load_settings(str(config))
+    store = settings.storage.event_store()
+    file = candidate(tmp_path / "c", quick_links=7)
+    event = evaluated(settings, candidate_settings(str(file), settings).policy_version(), decision)
+    store.append([event])
+    done = brief("policy", "adopt", str(file), "--reason", "we decided", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    [warning] = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert f"its evaluation ({event.event_id}) said {decision!r}" in warning
+    [adopted] = store.read(event_types=["policy.adopted"])  # the person decided: it is adopted
+    assert adopted.payload["verdict"] == decision
 
 
 def test_a_pinned_file_wins_and_says_so(tmp_path: Path) -> None:
@@ -298,3 +335,41 @@ def test_a_person_s_act_re_renders_under_the_adopted_policy(tmp_path: Path) -> N
     again = json.loads(Path(newest.payload["files"]["json"]).read_text())
     assert sum(i["section"] == "top" for i in again["items"]) <= 1
     assert last not in {i["story_id"] for i in again["items"] if i["section"] != "retracted"}
+    kept = first["items"][0]["story_id"]
+    case = brief("regress", "add", "--date", DAY, "--story", kept, "--expect", "core", "--by", "ana",
+                 "--config", str(config))  # fmt: skip
+    assert case.returncode == 0, case.stderr
+    replayed = brief("evaluate", "--regression", "--config", str(config))
+    said = replayed.stdout + replayed.stderr
+    assert f"the policy in force ({adopted.payload['version']}): " in said and "in force policy" not in said
+
+
+def test_a_candidate_file_reads_back_to_the_policy_it_was_written_from(tmp_path: Path) -> None:
+    """What 'brief learn' writes: every setting, nested tables and awkward strings included."""
+    from ops.candidate import candidate_toml
+    from tasks.settings import CategorySettings, LLMSettings, PolicySettings, read_candidate
+
+    base = PolicySettings()
+    topic = base.topic.model_copy(
+        update={"keywords": ['say "AI"', "back\\slash", "tab\there", "línea\nnueva", "🤖", "del\x7f"]}
+    )
+    policy = base.model_copy(
+        update={
+            "max_questions": 3,
+            "relevance_margin": 0.2,
+            "near_duplicate_threshold": 1e-05,
+            "unverified": "drop",
+            "topic": topic,
+            "categories": [
+                *base.categories[:2],
+                CategorySettings(name="robots", keywords=["robot"], weight=2.5),
+            ],
+        }
+    )
+    llm = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", tasks=["relevance"], prompts=str(tmp_path))
+    file = tmp_path / "cand.toml"
+    file.write_text(candidate_toml(policy, "builtin:ai", file.name, llm), encoding="utf-8")
+    config = load_settings(str(REPO / "samples" / "brief.toml"))
+    read = read_candidate(str(file), config, "FILE")
+    assert read.policy == policy and read.llm == llm
+    assert f"brief policy adopt {file.name} --by NAME" in file.read_text()

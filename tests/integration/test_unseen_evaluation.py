@@ -8,12 +8,14 @@ import json
 from datetime import date
 from pathlib import Path
 
-from ops.evaluate import MIN_UNSEEN, Judged, unseen, verdict
+from ops.evaluate import MIN_UNSEEN, Judged, candidate_settings, unseen, verdict
 from ops.learn import judgements_digest
+from ops.policy import governing
 from storage.events import new_event, utcnow
 from storage.projections import materialize
 from tasks.settings import load_settings
 from tests.cli import brief
+from tests.conftest import REPO
 from tests.integration.test_policy import DAY, candidate, sample
 
 D = [date(2025, 8, d) for d in range(1, 11)]
@@ -100,6 +102,14 @@ def test_learn_records_the_marks_it_saw_and_evaluate_does_not_score_it_on_them(t
     keys = sorted(f"mark:{a}" for a in marked)
     assert card["judgements"] == keys and card["judgements_digest"] == judgements_digest(keys)
     assert "judgements seen: 2" in learned.stdout
+    assert "brief policy adopt" in learned.stdout
+
+    # a model alone: the closing line does not offer it to 'brief evaluate --policy' as a policy
+    alone = brief("learn", "--config", str(config), "--out", str(tmp_path / "m" / "model.json"))
+    assert alone.returncode == 0, alone.stderr
+    assert "--policy" not in alone.stdout and "model written:" in alone.stdout
+    assert "brief learn --out NAME.toml" in alone.stdout
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["model.card.md", "model.json"]
 
     evaluated = brief(
         "evaluate",
@@ -155,3 +165,57 @@ def test_an_empty_or_mismatched_labels_folder_is_refused(tmp_path: Path) -> None
         assert len(errors) == 1 and said in errors[0], done.stderr  # one line (progress aside)
     assert not out.parent.exists()  # nothing written
     assert store.query(lambda: store.scan()).height == before
+
+
+IN_FORCE = """
+[policy]
+max_questions = 3
+relevance_margin = 0.2
+
+[policy.topic]
+keywords = ["AI", "robot"]
+"""
+
+
+def test_a_learnt_candidate_is_the_policy_in_force_with_only_its_model_new(tmp_path: Path) -> None:
+    """The config's own settings, and an earlier adoption's, survive a learn and an adoption of what
+    it wrote; the model refined is the adopted one."""
+    config = sample(tmp_path)
+    config.write_text(config.read_text() + IN_FORCE)
+    settings = load_settings(str(config))
+    store = settings.storage.event_store()
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    model = json.loads((REPO / "tasks" / "models" / "ai.json").read_text())
+    (earlier / "model.json").write_text(json.dumps({**model, "name": "in-force"}))
+    (earlier / "policy.toml").write_text(
+        IN_FORCE.replace(
+            "[policy]", '[policy]\neditorial_model = "model.json"\nnear_duplicate_threshold = 0.5'
+        )
+    )
+    done = brief("policy", "adopt", str(earlier / "policy.toml"), "--reason", "r", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    articles = materialize(store, "articles", days=[date.fromisoformat(DAY)]).sort("article_id")
+    titles = dict(zip(articles["title"], articles["article_id"], strict=True))
+    store.append(
+        [mark(store, titles["City of Brightwater pilots AI triage in its emergency line"], "off-topic")]
+    )
+
+    out = tmp_path / "c" / "cand.toml"
+    learned = brief("learn", "--config", str(config), "--out", str(out))
+    assert learned.returncode == 0, learned.stderr
+    card = json.loads((tmp_path / "c" / "cand.model.json").read_text())["card"]["fitted_on"]
+    assert card["base_model"] == "in-force"  # the model in force is the one refined, not the config's
+    text = out.read_text()
+    assert f'brief policy adopt {out.name} --by NAME --reason "…"' in text and "copy the" not in text
+
+    in_force = governing(settings, store).settings.policy
+    read = candidate_settings(str(out), settings).policy  # as adopt and evaluate --policy read it
+    assert read.model_dump(exclude={"editorial_model"}) == in_force.model_dump(exclude={"editorial_model"})
+    assert (read.max_questions, read.relevance_margin, read.near_duplicate_threshold) == (3, 0.2, 0.5)
+    assert read.topic.keywords == ["AI", "robot"] and read.categories == in_force.categories
+
+    adopted = brief("policy", "adopt", str(out), "--reason", "learnt", "--config", str(config))
+    assert adopted.returncode == 0, adopted.stderr
+    latest = store.read(event_types=["policy.adopted"])[-1].payload
+    assert [c["key"] for c in latest["changes"]] == ["model"]
