@@ -1031,9 +1031,12 @@ def evaluate(
     from tasks.editorial import load_model
     from tasks.settings import load_settings
 
-    settings = load_settings(config)
-    candidate = candidate_settings(policy, settings)
+    from ops.policy import governing
+
+    configured = load_settings(config)
+    candidate = candidate_settings(policy, configured)
     _, store = open_store(config)
+    settings = governing(configured, store).settings  # "current" is the policy in force
     days = [d for d in date_range(start, end) if d in set(store.days())]
     if not days:
         raise InputError(f"no stored events between {start} and {end}; run or backfill those dates first")

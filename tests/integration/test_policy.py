@@ -373,3 +373,18 @@ def test_a_candidate_file_reads_back_to_the_policy_it_was_written_from(tmp_path:
     read = read_candidate(str(file), config, "FILE")
     assert read.policy == policy and read.llm == llm
     assert f"brief policy adopt {file.name} --by NAME" in file.read_text()
+
+
+def test_evaluate_compares_a_candidate_with_the_policy_in_force(tmp_path: Path) -> None:
+    config = sample(tmp_path)
+    store = load_settings(str(config)).storage.event_store()
+    first = candidate(tmp_path / "a", top_stories=3)
+    done = brief("policy", "adopt", str(first), "--by", "ana", "--reason", "three", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    [adopted] = store.read(event_types=["policy.adopted"])
+    second = candidate(tmp_path / "b", top_stories=2)
+    done = brief("evaluate", "--policy", str(second), "--start", DAY, "--end", DAY, "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    [evaluated] = store.read(event_types=["policy.evaluated"])
+    assert evaluated.payload["current_policy"] == adopted.payload["version"]
+    assert f"current {adopted.payload['version']}" in done.stdout
