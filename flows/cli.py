@@ -1242,7 +1242,8 @@ def policy_show(
     config: ConfigOption = None,
 ) -> None:
     """The policy in force (now, or at --as-of): who adopted it, why, its settings and files."""
-    from ops.policy import adoptions, describe, flatten, governing, history
+    from ops.columns import WIDTH, wrap
+    from ops.policy import adoptions, describe, governing, history, setting_lines
 
     moment = parse_time(as_of)
     settings, store = open_store(config)
@@ -1256,10 +1257,11 @@ def policy_show(
     for line in describe(event):
         out.print(line)
     if moment is None and settings.policy_file:
-        out.print(f"  note: {governing(settings, store).line}")
+        for line in wrap(f"note: {governing(settings, store).line}", WIDTH, "  ", "      "):
+            out.print(line)
     out.print("  settings:")
-    for key, value in flatten(dict(event.payload)).items():
-        out.print(f"    {key} = {orjson.dumps(value).decode()[:120]}")
+    for line in setting_lines(dict(event.payload)):
+        out.print(line)
 
 
 @policy_app.command("history")
