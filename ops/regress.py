@@ -354,18 +354,24 @@ def _expected(case: Event) -> str:
     return f"{p['expect']}:{p['other_story_id']}" if p["expect"] in PAIRED else p["expect"]
 
 
-def describe(result: Result) -> dict[str, str]:
-    """A result as a row for a person."""
-    p = result.case.payload
+def describe_case(case: Event) -> dict[str, str]:
+    """A case as a row for a person."""
+    p = case.payload
     return {
         "case": p["case_id"],
-        "date": result.case.brief_date.isoformat(),
+        "date": case.brief_date.isoformat(),
         "story": p["story_id"],
-        "expected": _expected(result.case),
-        "got": result.got,
+        "expected": _expected(case),
         "by": p["by"],
         "note": p["note"],
     }
+
+
+def describe(result: Result) -> dict[str, str]:
+    """A result as a row for a person (the case's, with what the policy got)."""
+    row = describe_case(result.case)
+    by, note = row.pop("by"), row.pop("note")
+    return {**row, "got": result.got, "by": by, "note": note}
 
 
 CORRECTIONS = ("article.corrected", "story.merged", "story.split")
