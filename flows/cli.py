@@ -1377,7 +1377,7 @@ def case_table(title: str, rows: list[dict[str, str]]) -> Table:
     """Regression cases (``ops.regress.describe``'s rows) as a table that reads in 80 columns: a
     case's id and date, its story and expectation, one above the other and never wrapped; what a
     policy got and the note wrapped between words in what is left."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, show_lines=True)
     table.add_column("case / date", no_wrap=True)
     table.add_column("story / expected", no_wrap=True)
     if rows and "got" in rows[0]:

@@ -244,7 +244,9 @@ def _contradicts(case: Event, kind: str, story: Found, other: Found | None) -> b
         return {story.anchor, other.anchor} == pairs[0] or {story.story_id, other.story_id} == pairs[1]
     if p["anchor"] != story.anchor and p["story_id"] != story.story_id:
         return False
-    return (kind in OUTCOMES and p["expect"] in OUTCOMES) or tuple(sorted((kind, p["expect"]))) in ONLY_CORE_LEADS
+    return (kind in OUTCOMES and p["expect"] in OUTCOMES) or tuple(
+        sorted((kind, p["expect"]))
+    ) in ONLY_CORE_LEADS
 
 
 def _named(case: Event, story: Found) -> str:

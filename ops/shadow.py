@@ -291,7 +291,9 @@ def shadow_day(
         )
         ctx.append(events)
     except Exception as exc:  # the candidate's failure is not the run's
-        failed = f"{shadow.version[:SHORT]} failed ({type(exc).__name__}), the brief is unaffected; see the log"
+        failed = (
+            f"{shadow.version[:SHORT]} failed ({type(exc).__name__}), the brief is unaffected; see the log"
+        )
         return ShadowOutcome(
             failed if len(failed) <= ROOM else failed[: ROOM - 1] + "…",
             error=f"{type(exc).__name__}: {exc}",

@@ -72,7 +72,9 @@ def test_cases_and_failures_read_in_80_columns_with_ids_whole(real_days: Path, t
     listed = brief("regress", "list", "--config", str(config), env=WIDE)
     unfiltered = tmp_path / "rules.toml"
     unfiltered.write_text('[policy]\neditorial_model = "rules"\n')  # every story core: off-topic cases fail
-    failing = brief("evaluate", "--regression", "--policy", str(unfiltered), "--config", str(config), env=WIDE)
+    failing = brief(
+        "evaluate", "--regression", "--policy", str(unfiltered), "--config", str(config), env=WIDE
+    )
     assert listed.returncode == 0 and failing.returncode == 1, listed.stderr + failing.stderr
     failed = {r["case"] for r in found if r["expected"] == "off-topic"}
     assert failed

@@ -103,7 +103,10 @@ def test_every_line_keeps_to_80_columns_at_any_depth() -> None:
     link = "".join(line.lstrip("│├└─┆ ") for line in lines if "xxxx" in line or "news.aibase" in line)
     assert link == "https://news.aibase.com/zh/" + "x" * 150
     said = " ".join(w for line in lines for w in line.lstrip("│├└─┆ ").split())
-    assert said.count("representative art-0000 (the article the story is named after, by its id) (the") == 40 + 26
+    assert (
+        said.count("representative art-0000 (the article the story is named after, by its id) (the")
+        == 40 + 26
+    )
     # a node's lines stay aligned with each other: its details start under its branch
     for k, line in enumerate(lines[:-1]):
         if "story.clustered" in line:
