@@ -14,6 +14,7 @@ from typing import Annotated
 
 import orjson
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -1028,10 +1029,9 @@ def evaluate(
         verdict,
     )
     from ops.learn import seen_by
+    from ops.policy import governing
     from tasks.editorial import load_model
     from tasks.settings import load_settings
-
-    from ops.policy import governing
 
     configured = load_settings(config)
     candidate = candidate_settings(policy, configured)
@@ -1277,7 +1277,8 @@ def policy_show(
     config: ConfigOption = None,
 ) -> None:
     """The policy in force (now, or at --as-of): who adopted it, why, its settings and files."""
-    from ops.policy import adoptions, describe, flatten, governing, history
+    from ops.columns import WIDTH, wrap
+    from ops.policy import adoptions, describe, governing, history, setting_lines
 
     moment = parse_time(as_of)
     settings, store = open_store(config)
@@ -1291,10 +1292,11 @@ def policy_show(
     for line in describe(event):
         out.print(line)
     if moment is None and settings.policy_file:
-        out.print(f"  note: {governing(settings, store).line}")
+        for line in wrap(f"note: {governing(settings, store).line}", WIDTH, "  ", "      "):
+            out.print(line)
     out.print("  settings:")
-    for key, value in flatten(dict(event.payload)).items():
-        out.print(f"    {key} = {orjson.dumps(value).decode()[:120]}")
+    for line in setting_lines(dict(event.payload)):
+        out.print(line)
 
 
 @policy_app.command("history")
@@ -1399,21 +1401,31 @@ def regress_add(
 @regress_app.command("list")
 def regress_list(config: ConfigOption = None) -> None:
     """Every case: its date, story, expectation, who froze it and why."""
-    from ops.regress import cases
+    from ops.regress import cases, describe_case
 
     _, store = open_store(config)
     found = cases(store)
     if not found:
         out.print("no regression cases yet; 'brief regress add --date D --story S --expect E' adds one")
         return
-    table = Table(title=f"{len(found)} regression case(s)")
-    for column in ("case", "date", "story", "expected", "by", "note"):
-        table.add_column(column, overflow="fold")
-    for e in found:
-        p = e.payload
-        expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
-        table.add_row(p["case_id"], e.brief_date.isoformat(), p["story_id"], expected, p["by"], p["note"])
-    out.print(table)
+    out.print(case_table(f"{len(found)} regression case(s)", [describe_case(e) for e in found]))
+
+
+def case_table(title: str, rows: list[dict[str, str]]) -> Table:
+    """Regression cases (``ops.regress.describe``'s rows) as a table that reads in 80 columns: a
+    case's id and date, its story and expectation, one above the other and never wrapped; what a
+    policy got and the note wrapped between words in what is left."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, show_lines=True)
+    table.add_column("case / date", no_wrap=True)
+    table.add_column("story / expected", no_wrap=True)
+    if rows and "got" in rows[0]:
+        table.add_column("got", overflow="fold", min_width=10)
+    table.add_column("by: note", overflow="fold", min_width=12)
+    for row in rows:
+        cells = [f"{row['case']}\n{row['date']}", f"{row['story']}\n{row['expected']}"]
+        cells += [row["got"]] if "got" in row else []
+        table.add_row(*cells, f"{row['by']}: {row['note']}" if row["note"] else row["by"])
+    return table
 
 
 def regress_evaluate(policy: str | None, config: str | None) -> None:
@@ -1440,12 +1452,7 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
         passed = len(results) - len(bad)
         out.print(f"{name} ({trial.policy_version()}): {passed} of {len(results)} case(s) pass")
         if bad:
-            table = Table(title=f"failures under {name}")
-            for column in bad[0]:
-                table.add_column(column, overflow="fold")
-            for row in bad:
-                table.add_row(*row.values())
-            out.print(table)
+            out.print(case_table(f"failures under {name}", bad))
         failed = len(bad)  # the last: the candidate when there is one
     if failed:
         raise SystemExit(1)

@@ -65,7 +65,7 @@ def shadow_task(
     """The day decided again under the ``[policy.shadow]`` candidate, unpublished; never fails the run."""
     decided = shadow_day(ctx, shadow, outcome, scores)
     if decided.error:
-        get_run_logger().warning(f"shadow: {decided.line}")
+        get_run_logger().warning(f"shadow: candidate {shadow.version} failed: {decided.error}")
     return decided
 
 

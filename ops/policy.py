@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 import pyarrow.fs as pafs
 
+from ops.columns import WIDTH, wrap
 from storage import blobs
 from storage.atomic import write_bytes
 from storage.errors import InputError
@@ -459,8 +460,9 @@ def governed_context(settings: Settings, day: date, run_id: str):
     return ctx, policy
 
 
-def describe(event: Event) -> list[str]:
-    """An adoption as lines for a person."""
+def describe(event: Event, width: int = WIDTH) -> list[str]:
+    """An adoption as lines for a person, each within ``width`` columns (a long reason or list of
+    cases wrapped at words, under a hanging indent)."""
     p = event.payload
     lines = [
         f"policy {p['version']} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p['by']}"
@@ -484,11 +486,29 @@ def describe(event: Event) -> list[str]:
             broken = ", ".join(check["broken"])
             line += f"; broke {len(check['broken'])} the policy before passed: {broken}{forced}"
         lines.insert(-1, line)
-    return lines
+    indent = [line[: len(line) - len(line.lstrip())] for line in lines]
+    return [out for line, i in zip(lines, indent, strict=True) for out in wrap(line, width, i, i + "    ")]
 
 
-def change_lines(found: Sequence[dict[str, Any]]) -> list[str]:
-    def show(v: Any) -> str:
-        return "-" if v is None else json.dumps(v, ensure_ascii=False)[:100]
+def _shown(value: Any) -> str:
+    return "-" if value is None else json.dumps(value, ensure_ascii=False)
 
-    return [f"  {c['key']}: {show(c['before'])} -> {show(c['after'])}" for c in found] or ["  (no change)"]
+
+def change_lines(found: Sequence[dict[str, Any]], width: int = WIDTH) -> list[str]:
+    """Each change on its line (``key: before -> after``), wrapped at words within ``width``."""
+    lines = [
+        out
+        for c in found
+        for out in wrap(f"{c['key']}: {_shown(c['before'])} -> {_shown(c['after'])}", width, "  ", "      ")
+    ]
+    return lines or ["  (no change)"]
+
+
+def setting_lines(payload: dict[str, Any], width: int = WIDTH) -> list[str]:
+    """A policy's settings and files (``key = value``), wrapped at words within ``width``; a value is
+    shown whole."""
+    return [
+        out
+        for key, value in flatten(payload).items()
+        for out in wrap(f"{key} = {_shown(value)}", width, "    ", "        ")
+    ]

@@ -174,9 +174,19 @@ def add_case(
     case_id = "case-" + short_hash(
         day.isoformat(), expectation.kind, story.anchor, other.anchor if other else "", size=12
     )
-    for known in store.read([day], event_types=["regression.case_added"]):
-        if known.payload["case_id"] == case_id:
-            return known, False  # kept forever as it was first frozen
+    known = store.read([day], event_types=["regression.case_added"])
+    for case in known:
+        if case.payload["case_id"] == case_id:
+            return case, False  # kept forever as it was first frozen
+    for case in known:
+        if _contradicts(case, expectation.kind, story, other):
+            raise Contradiction(
+                f"--expect {expectation.kind} contradicts case {case.payload['case_id']} (added by "
+                f"{case.payload['by']}), which expects {_expected(case)} for {_named(case, story)} on {day}: "
+                f"no policy can keep both; a case cannot be removed or replaced yet, so "
+                f"{case.payload['case_id']} stands (a policy that breaks it is adopted only with --force)",
+                case,
+            )
     payload = {
         "case_id": case_id,
         "expect": expectation.kind,
@@ -206,6 +216,44 @@ def add_case(
     )
     written = store.append([event]).written
     return event, bool(written)
+
+
+class Contradiction(InputError):
+    """A new case expects what an existing case of the same story (or pair) rules out."""
+
+    def __init__(self, message: str, case: Event) -> None:
+        super().__init__(message)
+        self.case = case
+
+
+OUTCOMES = ("off-topic", "related", "core")  # a story has one of these outcomes
+ONLY_CORE_LEADS = {("lead", "off-topic"), ("lead", "related")}
+
+
+def _contradicts(case: Event, kind: str, story: Found, other: Found | None) -> bool:
+    """Whether ``case`` and a new expectation about ``story`` (and ``other``) could never both pass:
+    two outcomes of one story; a lead that is not core; one pair both same-as and not-same (in
+    either order). A story is the same when its anchor or its story id is."""
+    p = case.payload
+    if p["expect"] == kind:
+        return False
+    if kind in PAIRED or p["expect"] in PAIRED:
+        if other is None or p["expect"] not in PAIRED:
+            return False
+        pairs = ({p["anchor"], p["other_anchor"]}, {p["story_id"], p["other_story_id"]})
+        return {story.anchor, other.anchor} == pairs[0] or {story.story_id, other.story_id} == pairs[1]
+    if p["anchor"] != story.anchor and p["story_id"] != story.story_id:
+        return False
+    return (kind in OUTCOMES and p["expect"] in OUTCOMES) or tuple(
+        sorted((kind, p["expect"]))
+    ) in ONLY_CORE_LEADS
+
+
+def _named(case: Event, story: Found) -> str:
+    p = case.payload
+    if p["expect"] in PAIRED:
+        return f"the pair {p['story_id']}, {p['other_story_id']}"
+    return f"story {p['story_id']}" + (f" (article {p['anchor']})" if p["story_id"] != story.story_id else "")
 
 
 def cases(store: ParquetEventStore) -> list[Event]:
@@ -354,18 +402,24 @@ def _expected(case: Event) -> str:
     return f"{p['expect']}:{p['other_story_id']}" if p["expect"] in PAIRED else p["expect"]
 
 
-def describe(result: Result) -> dict[str, str]:
-    """A result as a row for a person."""
-    p = result.case.payload
+def describe_case(case: Event) -> dict[str, str]:
+    """A case as a row for a person."""
+    p = case.payload
     return {
         "case": p["case_id"],
-        "date": result.case.brief_date.isoformat(),
+        "date": case.brief_date.isoformat(),
         "story": p["story_id"],
-        "expected": _expected(result.case),
-        "got": result.got,
+        "expected": _expected(case),
         "by": p["by"],
         "note": p["note"],
     }
+
+
+def describe(result: Result) -> dict[str, str]:
+    """A result as a row for a person (the case's, with what the policy got)."""
+    row = describe_case(result.case)
+    by, note = row.pop("by"), row.pop("note")
+    return {**row, "got": result.got, "by": by, "note": note}
 
 
 CORRECTIONS = ("article.corrected", "story.merged", "story.split")
@@ -393,16 +447,19 @@ def cases_of_corrections(
             continue
         note = p.get("reason") or f"from {correction.event_type} by {p.get('person') or p.get('by') or by}"
         for key, expectation in wanted:
-            event, _ = add_case(
-                settings,
-                store,
-                correction.brief_date,
-                key,
-                expectation,
-                by,
-                note,
-                via=p.get("via") or "review",
-                correction=correction.event_id,
-            )
+            try:
+                event, _ = add_case(
+                    settings,
+                    store,
+                    correction.brief_date,
+                    key,
+                    expectation,
+                    by,
+                    note,
+                    via=p.get("via") or "review",
+                    correction=correction.event_id,
+                )
+            except Contradiction:
+                continue  # the correction is recorded; the case it contradicts stands
             made.append(event)
     return made

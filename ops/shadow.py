@@ -221,9 +221,27 @@ def differences(live: Decisions, candidate: Decisions, top: int) -> dict[str, in
 # --- the run's hook -------------------------------------------------------------------------
 
 
+ROOM = 62  # a run's step line is 80 columns: 18 of them for the step's name and time
+SHORT = 8  # a candidate named by the first characters of its version, as run ids are
+
+
+def said(version: str, kept: int, stories: int, differed: Mapping[str, int]) -> str:
+    """What the shadow step decided, in at most ``ROOM`` columns: stories kept, then the articles
+    decided otherwise, in fewer words when the counts are long (``brief stats --shadow`` has all)."""
+    name, share = version[:SHORT], f"{kept}/{stories} kept"
+    r, c, t = differed["relevance"], differed["clustering"], differed["top"]
+    if not (r or c or t):
+        return f"{name}: {share}, every decision as the live policy's"
+    each = f"{r} relevance, {c} clustering, {t} top differ"
+    for line in (f"{name}: {share}; {each}", f"{share}; {each}", f"{share}; {r + c + t} decisions differ"):
+        if len(line) <= ROOM:
+            return line
+    return line[: ROOM - 1] + "…"
+
+
 @dataclass(frozen=True)
 class ShadowOutcome:
-    line: str
+    line: str  # the run's shadow step line (at most ``ROOM`` columns)
     events: int = 0
     differed: dict[str, int] = field(default_factory=dict)
     error: str | None = None
@@ -235,7 +253,7 @@ def shadow_day(
     """Decide the day under the candidate and append its decisions; never raises (a candidate that
     fails leaves the run as it was, and says why)."""
     if shadow.version == ctx.policy_version:
-        return ShadowOutcome(f"candidate {shadow.version} is the policy in force: nothing to compare")
+        return ShadowOutcome(f"{shadow.version[:SHORT]} is the policy in force: nothing to compare")
     started = time.perf_counter()
     try:
         own = _context(ctx, shadow)
@@ -273,17 +291,14 @@ def shadow_day(
         )
         ctx.append(events)
     except Exception as exc:  # the candidate's failure is not the run's
+        failed = (
+            f"{shadow.version[:SHORT]} failed ({type(exc).__name__}), the brief is unaffected; see the log"
+        )
         return ShadowOutcome(
-            f"candidate {shadow.version} failed: {type(exc).__name__}: {exc} (the brief is unaffected)",
+            failed if len(failed) <= ROOM else failed[: ROOM - 1] + "…",
             error=f"{type(exc).__name__}: {exc}",
         )
-    return ShadowOutcome(
-        f"candidate {shadow.version}: {kept} of {len(found.members)} stories kept; decided otherwise: "
-        f"{differed['relevance']} article(s) relevance, {differed['clustering']} clustering, "
-        f"{differed['top']} top ('brief stats --shadow' compares)",
-        len(events),
-        differed,
-    )
+    return ShadowOutcome(said(shadow.version, kept, len(found.members), differed), len(events), differed)
 
 
 _AS_SHADOW = {"story.clustered": "shadow.clustered", "story.scored": "shadow.scored"}

@@ -11,8 +11,6 @@ at most 80 columns.
 
 from __future__ import annotations
 
-import textwrap
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -20,13 +18,13 @@ from typing import Any
 
 import polars as pl
 
+from ops.columns import WIDTH, cells, chunks, wrap
 from storage.errors import InputError, StoreError
 from storage.events import Event, event_from_row
 from storage.store import EventStore
 from tasks.settings import Settings
 from tasks.steps.context import read_days
 
-WIDTH = 80
 MIN_PREFIX = 6  # a story may be named by the first characters of its id
 
 
@@ -227,8 +225,9 @@ def _tree(node: Node, prefix: str, last: bool, width: int) -> list[str]:
     head, details = describe(node.event)
     head = f"{node.event.event_type}  {head}".rstrip()
     tail = f" {_short(node.event.event_id)}"
-    lines = [_fit(prefix + branch + head, width - _cells(tail)) + tail]
-    inner = prefix + carry + ("│  " if node.sources else "   ")
+    shown = _indent(prefix, width)
+    lines = [_fit(shown(prefix) + branch + head, width - _cells(tail)) + tail]
+    inner = shown(prefix + carry + ("│  " if node.sources else "   "))
     for detail in details:
         lines += _wrapped(detail, inner, width)
     if node.shown_above:
@@ -236,6 +235,18 @@ def _tree(node: Node, prefix: str, last: bool, width: int) -> list[str]:
     for k, child in enumerate(node.sources):
         lines += _tree(child, prefix + carry, k == len(node.sources) - 1, width)
     return lines
+
+
+def _indent(prefix: str, width: int) -> Callable[[str], str]:
+    """How a node's lines show the tree's indent: whole while it leaves room to read, else without its
+    outer levels, dropped in steps of a few levels (``┆`` marks them) so that a node's lines, and
+    nodes at the same depth, stay aligned however deep the tree goes."""
+    deepest = max(width // 2 // 3 * 3 - 3, 3)  # columns of indent shown at most: 36 of 80
+    step = max(deepest * 2 // 3 // 3 * 3, 3)  # columns dropped at once: 24 of 80
+    levels = -(-(len(prefix) - deepest) // step) if len(prefix) > deepest else 0
+    if not levels:
+        return lambda text: text
+    return lambda text: "┆  " + text[levels * step :]
 
 
 def describe(event: Event) -> tuple[str, list[str]]:
@@ -365,8 +376,7 @@ def _url(url: str) -> str:
 
 
 def _cells(text: str) -> int:
-    """Columns a terminal gives ``text``: two for a wide (CJK) character."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return cells(text)
 
 
 def _fit(text: str, width: int) -> str:
@@ -384,24 +394,8 @@ def _fit(text: str, width: int) -> str:
 
 
 def _wrapped(text: str, prefix: str, width: int) -> list[str]:
-    """``text`` under ``prefix``, in lines of at most ``width`` columns (a link in plain chunks)."""
-    room = max(width - _cells(prefix), 20)
+    """``text`` under ``prefix``, in lines of at most ``width`` columns: broken between words, a link
+    in plain chunks (never at its slashes or hyphens)."""
     if text.startswith("\x00"):
-        return [prefix + part for part in _chunks(text[1:], room)]
-    if _cells(text) == len(text):
-        return [prefix + line for line in textwrap.wrap(text, room, break_on_hyphens=False) or [""]]
-    return [prefix + part for part in _chunks(text, room)]  # wide characters: cut by columns
-
-
-def _chunks(text: str, room: int) -> list[str]:
-    parts: list[str] = []
-    current: list[str] = []
-    used = 0
-    for c in text:
-        size = _cells(c)
-        if used + size > room:
-            parts.append("".join(current))
-            current, used = [], 0
-        current.append(c)
-        used += size
-    return [*parts, "".join(current)] if current or not parts else parts
+        return [prefix + part for part in chunks(text[1:], width - _cells(prefix))]
+    return wrap(text, width, prefix)

@@ -159,3 +159,29 @@ def test_stats_events_and_questions_read_in_80_columns(runs: dict) -> None:
     flowed = " ".join(line.strip() for line in lines)
     for q in questions:  # each prompt whole, wrapped at its words
         assert q["question_id"] in flowed and q["prompt"] in flowed, q["prompt"]
+
+
+def test_a_run_in_shadow_says_the_candidates_decisions_in_one_short_line(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """With ``[policy.shadow]``, the shadow step prints one line like the others, in 80 columns."""
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    config = tmp_path / "samples" / "brief.toml"
+    # everything core, clustering looser: relevance and clustering decided otherwise
+    (config.parent / "candidate.toml").write_text(
+        '[policy]\neditorial_model = "rules"\nnear_duplicate_threshold = 0.5\n'
+    )
+    text = config.read_text().replace('root = "../var/sample-store"', 'root = "store"')
+    config.write_text(text + '\n[policy.shadow]\ncandidate = "candidate.toml"\n')
+    done = brief("run", "--config", str(config), "--date", DAY, env=WIDE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines[: len(STEPS) + 1]] == [*STEPS[:3], "shadow", *STEPS[3:]]
+    [shadow] = [line for line in lines if line.startswith("shadow ")]
+    assert re.match(r"^shadow +\d+\.\d s  [0-9a-f]{8}: \d+/\d+ kept; \d+ relevance, \d+ clustering", shadow)
+    assert len(shadow) <= 80, shadow
+    store = load_settings(str(config)).storage.event_store()
+    [finished] = store.read(event_types=["shadow.finished"])
+    differed = finished.payload["differed"]
+    assert f"{differed['relevance']} relevance, {differed['clustering']} clustering" in shadow
+    assert sum(differed.values()) > 0, finished.payload  # the candidate did decide otherwise

@@ -77,3 +77,39 @@ def test_a_fetch_that_kept_its_raw_body_names_it() -> None:
         render(chain(fetch({"digest": "5ec1fee1", "path": "raw/5ec1fee1.xml.zst", "media": None})))
     )
     assert "raw body: digest: 5ec1fee1 · path: raw/5ec1fee1.xml.zst" in shown
+
+
+def clustered(n: int, sources: tuple[Node, ...]) -> Node:
+    payload = {
+        "members": [f"art-{k:04d}" for k in range(3)],
+        "representative": "art-0000 " + "(the article the story is named after, by its id) " * 2,
+        "follow_up_of": f"st-{n:04d}",
+    }
+    return Node(event(100 + n, "story.clustered", payload), sources)
+
+
+def test_every_line_keeps_to_80_columns_at_any_depth() -> None:
+    """A tree deeper than 80 columns can indent (a story continued day after day) still prints in 80:
+    its outer levels are dropped in steps, the sentences wrapped between words, links whole."""
+    fetched = fetch(None)
+    root = chain(fetched).sources[0]  # article.collected over its fetch, with wide glyphs and a link
+    node = root
+    for n in range(40):
+        node = clustered(n, (node, clustered(1000 + n, ())) if n % 3 else (node,))
+    deep = Trace(date(2025, 8, 6), "st-1", 1, chain(fetched).published, (node,))
+    lines = render(deep)
+    assert max(map(cells, lines)) <= 80, max(lines, key=cells)
+    assert sum(line.startswith("┆") for line in lines) > 10  # the deep levels, shown without the outer
+    link = "".join(line.lstrip("│├└─┆ ") for line in lines if "xxxx" in line or "news.aibase" in line)
+    assert link == "https://news.aibase.com/zh/" + "x" * 150
+    said = " ".join(w for line in lines for w in line.lstrip("│├└─┆ ").split())
+    assert (
+        said.count("representative art-0000 (the article the story is named after, by its id) (the")
+        == 40 + 26
+    )
+    # a node's lines stay aligned with each other: its details start under its branch
+    for k, line in enumerate(lines[:-1]):
+        if "story.clustered" in line:
+            at = line.index("story.clustered")
+            below = lines[k + 1]
+            assert below[at : at + 3].strip(" │") == "" and below[at + 3 :].startswith("representative")
