@@ -286,6 +286,8 @@ def run(
     for ext, path in [*result["files"].items(), ("log", log.shown)]:
         out.print(f"  {ext:<4} {path}", soft_wrap=True)  # a path is never broken: it is copied whole
     out.print(f"  {result['policy']}")  # which policy decided (ops/policy.py governing)
+    if result.get("left_out"):
+        out.print(f"  {result['left_out']}", soft_wrap=True)  # the command is copied whole
     if result.get("skipped"):
         reasons = sorted(set(result["skipped"].values()))
         out.print(f"  not fetched: {', '.join(result['skipped'])} ({'; '.join(reasons)})")

@@ -265,6 +265,8 @@ def daily_brief(
         scores = score_task(unwalked(ctx), unwalked(outcome))
         report.off_topic = steps.left_out(scores)
         say(report.scored(len(scores) - report.off_topic, settings.policy.topic.name))
+        if report.left_out_hint():
+            log(report.left_out_hint())
     if shadow is not None:
         with report.step("shadow"):
             say(shadow_task(unwalked(ctx), unwalked(shadow), unwalked(outcome), unwalked(scores)).line)
@@ -328,4 +330,5 @@ def daily_brief(
         "delivery_failed": [s.channel for s in report.delivery.failed] if report.delivery else [],
         "seconds": round(time.perf_counter() - report.started, 2),
         "policy": policy.line,  # which policy the run ran under, as the person running it reads it
+        "left_out": report.left_out_hint(),  # where an operator reads why stories were left out
     }

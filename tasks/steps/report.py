@@ -104,10 +104,14 @@ class RunReport:
         )
 
     def scored(self, on_topic: int, topic: str) -> str:
-        """The score step's words, with where an operator reads why a story was left out."""
-        return f"{on_topic} stories on {topic}, {self.off_topic} left out" + (
-            f" ('brief replay --date {self.ctx.day} --projection scores' says why)" if self.off_topic else ""
-        )
+        """The score step's words (its line stays short: ``left_out_hint`` says where to read why)."""
+        return f"{on_topic} stories on {topic}, {self.off_topic} left out"
+
+    def left_out_hint(self) -> str | None:
+        """Where an operator reads why stories were left out: for the run's output, never for readers."""
+        if not self.off_topic:
+            return None
+        return f"{self.off_topic} left out: 'brief replay --date {self.ctx.day} --projection scores' says why"
 
     def line(self, name: str) -> str:
         return f"{name:<9} {self.seconds.get(name, 0.0):5.1f} s  {self.details.get(name, '')}".rstrip()

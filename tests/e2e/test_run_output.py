@@ -64,16 +64,17 @@ def test_a_run_prints_one_line_per_step_and_the_brief(runs: dict) -> None:
     assert all(re.match(r"^\w+ +\d+\.\d s  \S", line) for line in lines[: len(STEPS)]), first.stdout
     brief_lines = lines[len(STEPS) :]
     assert brief_lines[0].startswith(f"Brief for {DAY} (v1, new version): 4 items in "), first.stdout
-    assert [line.split()[0] for line in brief_lines[1:]] == ["md", "html", "json", "log", "policy"], (
+    kinds = ["md", "html", "json", "log", "policy", "1"]  # the last: "1 left out: … says why"
+    assert [line.split()[0] for line in brief_lines[1:]] == kinds, first.stdout
+    assert re.match(r"^  policy [0-9a-f]{12} from the config \(none adopted\)$", brief_lines[-2]), (
         first.stdout
     )
-    assert re.match(r"^  policy [0-9a-f]{12} from the config \(none adopted\)$", brief_lines[-1]), (
-        first.stdout
-    )
+    # every line in 80 columns, the steps' too; but paths, which are never broken (copied whole)
+    assert max(len(line) for line in lines if not re.match(r"^  (md|html|json|log) ", line)) <= 80
     assert not NOISE.search(first.stdout + first.stderr), first.stdout + first.stderr
     assert first.stderr == ""
     # everything else went to the run's log file, under the store root
-    log = Path(brief_lines[-2].split(maxsplit=1)[1])
+    log = Path(brief_lines[-3].split(maxsplit=1)[1])
     assert log.parent == Path(load_settings(str(runs["config"])).storage.root) / "logs" / DAY
     text = log.read_text()
     assert "Beginning flow run" in text and "Finished in state Completed" in text
@@ -104,7 +105,7 @@ def test_readers_get_no_operator_hint(runs: dict) -> None:
         if path.suffix != ".json":
             assert "1 story off the topic (AI) left out." in text, path
     # the run's own output keeps the hint
-    assert f"1 left out ('brief replay --date {DAY} --projection scores' says why)" in runs["first"].stdout
+    assert f"  1 left out: 'brief replay --date {DAY} --projection scores' says why\n" in runs["first"].stdout
 
 
 def test_a_syndicated_copy_is_not_cited_as_a_second_source(runs: dict) -> None:
