@@ -26,15 +26,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-LABS = {
-    "openai_research",
-    "anthropic_news",
-    "openai_news",
-    "google_ai_blog",
-    "deepmind_blog",
-    "microsoft_ai_blog",
-}
 sys.path.insert(0, str(REPO))
+from tests.real_days import LAB_SOURCES as LABS
 from tests.real_days import aiweb_config, archive_config
 
 

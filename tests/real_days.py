@@ -19,6 +19,15 @@ from pathlib import Path
 
 REAL_DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
 REAL_SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
+# the labs' own feeds of ``../shared/data/feeds``: declared on-topic, as a user would
+LAB_SOURCES = (
+    "openai_research",
+    "anthropic_news",
+    "openai_news",
+    "google_ai_blog",
+    "deepmind_blog",
+    "microsoft_ai_blog",
+)
 BROKEN = '[[sources]]\nname = "broken"\nurl = "file:///nonexistent/{date}.xml"\n'
 
 

@@ -9,28 +9,11 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
-from tests.real_days import archive_config
+from tests.real_days import LAB_SOURCES, archive_config
 
-SOURCES = [
-    "arstechnica",
-    "techcrunch",
-    "wired",
-    "openai_research",
-    "anthropic_news",
-    "openai_news",
-    "google_ai_blog",
-    "deepmind_blog",
-    "microsoft_ai_blog",
-]
+SOURCES = ["arstechnica", "techcrunch", "wired", *LAB_SOURCES]
 FACTS = {"article.collected", "feed.fetched"}
-LABS = {
-    "openai_research",
-    "anthropic_news",
-    "openai_news",
-    "google_ai_blog",
-    "deepmind_blog",
-    "microsoft_ai_blog",
-}
+LABS = set(LAB_SOURCES)
 
 
 def test_backfill_twice_is_idempotent(shared_data: Path, tmp_path: Path, prefect_harness: None) -> None:

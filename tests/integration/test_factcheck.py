@@ -13,23 +13,14 @@ from storage.store import ParquetEventStore
 from tasks import factcheck, injection, steps
 from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
+from tests.real_days import LAB_SOURCES
 
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
 CHINESE = ["36kr", "jiqizhixin", "qbitai", "xinzhiyuan"]
 # March 2026 of the AI world's own sources (``../shared/data/aiweb``), with their kinds
 AIWEB = {"aibase_daily": "digest", "deepseek_news": "lab"}
 # the labs' own feeds and the AI-focused Chinese accounts are declared on-topic, as a user would
-ON_TOPIC = {
-    "openai_research",
-    "anthropic_news",
-    "openai_news",
-    "google_ai_blog",
-    "deepmind_blog",
-    "microsoft_ai_blog",
-    "jiqizhixin",
-    "qbitai",
-    "xinzhiyuan",
-}
+ON_TOPIC = {*LAB_SOURCES, "jiqizhixin", "qbitai", "xinzhiyuan"}
 
 
 def outcome_settings(shared_data: Path, root: Path, sources: list[str]):
