@@ -1465,12 +1465,15 @@ def regress_corrections(settings, store, day: date, run_id: str, by: str) -> Non
     from ops.regress import CORRECTIONS, cases_of_corrections
 
     made = [e for e in store.read([day], event_types=list(CORRECTIONS)) if e.run_id == run_id]
-    found = cases_of_corrections(settings, store, made, by)
+    refused: list[str] = []
+    found = cases_of_corrections(settings, store, made, by, refused)
+    for why in refused:
+        err.print(f"not kept as a regression case: {why}", soft_wrap=True)
     for case in found:
         p = case.payload
         expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
         out.print(f"kept as regression case {p['case_id']}: {day} {p['story_id']} expected {expected}")
-    if not found:
+    if not found and not refused:
         out.print("no mark or same-story answer to keep as a regression case")
 
 

@@ -426,12 +426,17 @@ CORRECTIONS = ("article.corrected", "story.merged", "story.split")
 
 
 def cases_of_corrections(
-    settings: Settings, store: ParquetEventStore, corrections: Sequence[Event], by: str
+    settings: Settings,
+    store: ParquetEventStore,
+    corrections: Sequence[Event],
+    by: str,
+    refused: list[str] | None = None,
 ) -> list[Event]:
     """Cases made from people's corrections of decisions, once they are in the log: a relevance mark
     (its mark is the expectation), a same-story answer (``same-as``), a two-stories answer
     (``not-same``), each pair of articles it names. Other corrections (a headline, a publish time)
-    are not a decision a policy takes, and make none. Each case names its correction as its source."""
+    are not a decision a policy takes, and make none. Each case names its correction as its source.
+    A case that would contradict one in the set is not made; ``refused`` gets why."""
     made = []
     for correction in corrections:
         p = correction.payload
@@ -459,7 +464,9 @@ def cases_of_corrections(
                     via=p.get("via") or "review",
                     correction=correction.event_id,
                 )
-            except Contradiction:
-                continue  # the correction is recorded; the case it contradicts stands
+            except Contradiction as why:  # the correction is recorded; the case it contradicts stands
+                if refused is not None:
+                    refused.append(str(why))
+                continue
             made.append(event)
     return made

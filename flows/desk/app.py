@@ -150,8 +150,11 @@ def create_app(
             if request.state.form.get("as_case"):
                 from ops.regress import cases_of_corrections
 
-                kept = cases_of_corrections(settings, ctx.store, events, request.state.person or "desk")
+                refused: list[str] = []
+                who = request.state.person or "desk"
+                kept = cases_of_corrections(settings, ctx.store, events, who, refused)
                 done += f", kept as {len(kept)} regression case(s)"
+                done += f" ({len(refused)} not kept: it contradicts a case in the set)" if refused else ""
         query = urlencode({"date": day.isoformat(), "done": f"{done}: v{published.version}"})
         return RedirectResponse(f"{then}?{query}", status_code=303)
 

@@ -55,6 +55,18 @@ def test_a_case_that_contradicts_one_in_the_set_is_refused(real_days: Path, tmp_
     assert len(regress.cases(store)) == 2  # nothing written: no case, no frozen facts
     assert sorted((Path(store.base) / "policies" / "blobs").rglob("*.events")) == blobs
 
+    # a correction kept --as-case that contradicts the set: the mark is recorded, the case is not, and it says so
+    marked = brief(
+        "review", "--date", off_topic["date"], "--mark", f"{off_topic['story']}=core", "--as-case",
+        "--config", str(config),
+    )  # fmt: skip
+    assert marked.returncode == 0, marked.stdout + marked.stderr
+    assert (
+        "not kept as a regression case: " in marked.stderr
+        and held["off-topic"].payload["case_id"] in marked.stderr
+    )
+    assert len(regress.cases(store)) == 2
+
     # what does not contradict is still added: the same case again, and another story's case
     assert "already in the set" in base.add(config, off_topic)
     lead = next(c for c in base.CASES if c["expect"] == "lead" and c["date"] == off_topic["date"])
