@@ -364,8 +364,12 @@ def backfill(
 
 @app.command()
 def stats(
-    start: Annotated[str | None, typer.Option("--start", help="First brief date (YYYY-MM-DD).")] = None,
-    end: Annotated[str | None, typer.Option("--end", help="Last brief date, inclusive.")] = None,
+    start: Annotated[
+        str | None, typer.Option("--start", help="First brief date, YYYY-MM-DD (default: the first stored).")
+    ] = None,
+    end: Annotated[
+        str | None, typer.Option("--end", help="Last brief date, inclusive (default: the last stored).")
+    ] = None,
     fmt: Annotated[Format, typer.Option("--format")] = Format.table,
     shadow: Annotated[
         bool, typer.Option("--shadow", help="Compare the [policy.shadow] candidate with the live policy.")
@@ -1015,10 +1019,14 @@ def evaluate(
     if regression and start is None and end is None:
         regress_evaluate(policy, config)
         return
-    if policy is None or start is None or end is None:
-        raise InputError(
-            "give --policy FILE, --start and --end (or --regression to replay the regression set)"
-        )
+    if policy is None:
+        raise InputError("give --policy FILE (or --regression to replay the regression set)")
+    if start is None or end is None:  # the days that hold news, as brief learn reads them
+        _, stored = open_store(config)
+        held = sorted({e.brief_date for e in stored.read(event_types=["feed.fetched"])})
+        if not held:
+            raise InputError("the store holds no collected day yet; run or backfill some dates first")
+        start, end = start or held[0].isoformat(), end or held[-1].isoformat()
 
     from flows.backfill import date_range
     from ops.evaluate import (
@@ -1431,32 +1439,44 @@ def case_table(title: str, rows: list[dict[str, str]]) -> Table:
 
 
 def regress_evaluate(policy: str | None, config: str | None) -> None:
-    """``brief evaluate --regression``: every case under the policy in force and (with --policy) a
-    candidate; the failures listed; exit 1 when the policy evaluated (the candidate, else the one in
-    force) fails a case."""
+    """``brief evaluate --regression``: every case under the policy in force, its failures listed; with
+    --policy, the candidate too, and the cases it breaks that the policy in force passes (what
+    ``brief policy adopt`` refuses) listed by name. Exit 1 when the policy evaluated fails a case
+    (with --policy: when the candidate breaks one)."""
     from ops.evaluate import candidate_settings
     from ops.policy import governing
-    from ops.regress import cases, describe, replay
+    from ops.regress import Gate, cases, describe, replay
 
     settings, store = open_store(config)
     found = cases(store)
     if not found:
         out.print("no regression cases yet; 'brief regress add' freezes one")
         return
-    chosen = {"the policy in force": governing(settings, store).settings}
-    if policy is not None:
-        chosen["the candidate policy"] = candidate_settings(policy, settings)
-    failed = 0
-    for name, trial in chosen.items():
-        with err.status(f"replaying {len(found)} case(s) under {name} ({trial.policy_version()}) …"):
-            results = replay(trial, store, found)
-        bad = [describe(r) for r in results if not r.passed]
-        passed = len(results) - len(bad)
-        out.print(f"{name} ({trial.policy_version()}): {passed} of {len(results)} case(s) pass")
+    current = governing(settings, store).settings
+    with err.status(f"replaying {len(found)} case(s) under the policy in force …"):
+        now = replay(current, store, found)
+    bad = [describe(r) for r in now if not r.passed]
+    out.print(
+        f"the policy in force ({current.policy_version()}): {len(now) - len(bad)} of {len(now)} case(s) pass"
+    )
+    if bad:
+        out.print(case_table("failures under the policy in force", bad))
+    if policy is None:
         if bad:
-            out.print(case_table(f"failures under {name}", bad))
-        failed = len(bad)  # the last: the candidate when there is one
-    if failed:
+            raise SystemExit(1)
+        return
+    candidate = candidate_settings(policy, settings)
+    with err.status(f"replaying {len(found)} case(s) under the candidate …"):
+        check = Gate(now, replay(candidate, store, found))
+    passed = sum(r.passed for r in check.candidate)
+    also = sum(not a.passed and not c.passed for a, c in zip(check.current, check.candidate, strict=True))
+    out.print(
+        f"the candidate policy ({candidate.policy_version()}): {passed} of {len(found)} case(s) pass; "
+        f"it breaks {len(check.broken)} the policy in force passes"
+        + (f" (and fails {also} the policy in force fails too)" if also else "")
+    )
+    if check.broken:
+        out.print(case_table("broken by the candidate", [describe(r) for r in check.broken]))
         raise SystemExit(1)
 
 

@@ -77,13 +77,15 @@ def _reach(settings: Settings, day: date) -> list[date]:
 
 
 def day_stories(store: ParquetEventStore, day: date) -> list[Event]:
-    """The day's stories as its latest brief has them (its run's ``story.clustered``), else as the
-    latest run that clustered the day has them."""
+    """The day's stories as its latest brief that was clustered has them (its run's
+    ``story.clustered``; a purge publishes without clustering again), else as the latest run that
+    clustered the day has them."""
     events = store.read([day], event_types=["brief.published", "story.clustered"])
-    published = [e.run_id for e in events if e.event_type == "brief.published"]
     clustered = [e for e in events if e.event_type == "story.clustered"]
     if not clustered:
         raise InputError(f"no stories on {day}; run or backfill that date first ('brief run --date {day}')")
+    runs = {e.run_id for e in clustered}
+    published = [e.run_id for e in events if e.event_type == "brief.published" and e.run_id in runs]
     run = published[-1] if published else clustered[-1].run_id
     return [e for e in clustered if e.run_id == run]
 

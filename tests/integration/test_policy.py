@@ -383,7 +383,7 @@ def test_evaluate_compares_a_candidate_with_the_policy_in_force(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     [adopted] = store.read(event_types=["policy.adopted"])
     second = candidate(tmp_path / "b", top_stories=2)
-    done = brief("evaluate", "--policy", str(second), "--start", DAY, "--end", DAY, "--config", str(config))
+    done = brief("evaluate", "--policy", str(second), "--config", str(config))  # the stored days by default
     assert done.returncode == 0, done.stderr
     [evaluated] = store.read(event_types=["policy.evaluated"])
     assert evaluated.payload["current_policy"] == adopted.payload["version"]

@@ -178,6 +178,10 @@ def test_a_candidate_that_breaks_a_case_is_refused_unless_forced(real_days: Path
     listed = brief("evaluate", "--regression", "--policy", str(unfiltered), "--config", str(config))
     assert listed.returncode == 1
     assert "candidate policy" in listed.stdout and "1 of 2 case(s) pass" in listed.stdout
+    assert (
+        "it breaks 1 the policy in force passes" in listed.stdout
+        and "broken by the candidate" in listed.stdout
+    )
     assert case_id in listed.stdout and "off-topic" in listed.stdout
 
     refused = brief("policy", "adopt", str(unfiltered), "--reason", "no filter", "--config", str(config))
