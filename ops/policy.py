@@ -434,10 +434,15 @@ def governing(settings: Settings, store: ParquetEventStore) -> Governing:
         chosen = restore(settings, adopted, store)
         version = chosen.policy_version()
         p = adopted.payload
+        line = (
+            f"policy {version} adopted {adopted.occurred_at:%Y-%m-%d %H:%M} UTC by {p['by']}: {p['reason']}"
+        )
+        if settings.policy_version() != version:  # an edit of the config's [policy] changes nothing now
+            line += f" (the config's own [policy], {settings.policy_version()}, is not used)"
         return Governing(
             chosen,
             {"version": version, "origin": "adopted", "adoption": adopted.event_id, "file": None},
-            f"policy {version} adopted {adopted.occurred_at:%Y-%m-%d %H:%M} UTC by {p['by']}: {p['reason']}",
+            line,
         )
     version = settings.policy_version()
     return Governing(

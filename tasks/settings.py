@@ -455,6 +455,17 @@ def resolve_model_path(policy: PolicySettings, base: Path) -> PolicySettings:
     return policy.model_copy(update={"editorial_model": os.path.normpath(base / ref)})
 
 
+def _is_model(path: str) -> bool:
+    """Whether ``path`` holds an editorial model's JSON (not a policy's TOML)."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "relevance" in data and "card" in data
+
+
 def read_policy(path: str, where: str) -> PolicySettings:
     """A candidate policy file's ``[policy]`` table (the config's schema); ``where`` starts each error.
 
@@ -468,6 +479,12 @@ def read_policy(path: str, where: str) -> PolicySettings:
     except (FileNotFoundError, IsADirectoryError):
         raise ConfigError(f"{where}: no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        if _is_model(path):
+            raise ConfigError(
+                f"{where}: is an editorial model (what 'brief learn --out NAME.json' writes), not a policy; "
+                "give the .toml 'brief learn --out NAME.toml' writes beside its model, or a TOML file with "
+                f'[policy] editorial_model = "{path}"'
+            ) from None
         raise ConfigError(f"{where}: not valid TOML ({exc})") from None
     # a file without [policy] may hold the policy's keys at its top level; a table that is not one of
     # the policy's own ([llm], say) means the [policy] table is missing

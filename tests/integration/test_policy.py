@@ -327,6 +327,7 @@ def test_a_person_s_act_re_renders_under_the_adopted_policy(tmp_path: Path) -> N
     for command in (("run", "--date", DAY), ("backfill", "--start", DAY, "--end", DAY)):
         done = brief(*command, "--config", str(config), env={"COLUMNS": "200"})
         assert done.returncode == 0 and said in done.stdout, done.stdout + done.stderr
+        assert "(the config's own [policy]," in done.stdout and "is not used)" in done.stdout
     last = first["items"][-1]["story_id"]
     done = brief("retract", last, "--note", "wrong", "--date", DAY, "--config", str(config))
     assert done.returncode == 0, done.stderr

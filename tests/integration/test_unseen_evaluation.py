@@ -110,6 +110,11 @@ def test_learn_records_the_marks_it_saw_and_evaluate_does_not_score_it_on_them(t
     assert "--policy" not in alone.stdout and "model written:" in alone.stdout
     assert "brief learn --out NAME.toml" in alone.stdout
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["model.card.md", "model.json"]
+    model = str(tmp_path / "m" / "model.json")
+    for command in (("evaluate", "--policy", model), ("policy", "adopt", model, "--reason", "x")):
+        wrong = brief(*command, "--config", str(config))  # a model given as a policy: said what it is
+        assert wrong.returncode == 2 and "is an editorial model" in wrong.stderr, wrong.stderr
+        assert len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
 
     evaluated = brief(
         "evaluate",
