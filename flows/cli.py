@@ -209,10 +209,19 @@ def replay(
 
         out.print(questions_view(list(frame.iter_rows(named=True)), title))
         return
+    if projection == "scores":
+        from flows.views import scores_view
+
+        out.print(scores_view(list(frame.iter_rows(named=True)), title))
+        return
     table = Table(title=title)
     columns = [c for c in DISPLAY_COLUMNS.get(projection, frame.columns) if c in frame.columns]
     for column in columns:
-        table.add_column(column, overflow="fold")
+        if column.endswith("_id") or column.endswith("date"):  # an id or a date is copied whole
+            widest = max((len(str(v)) for v in frame[column].to_list() if v is not None), default=0)
+            table.add_column(column, no_wrap=True, min_width=min(max(widest, len(column)), 22))
+        else:
+            table.add_column(column, overflow="fold")
     for row in frame.select(columns).iter_rows():
         table.add_row(*["" if v is None else str(v)[:90] for v in row])
     out.print(table)

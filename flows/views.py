@@ -129,3 +129,22 @@ def questions_view(rows: Sequence[Mapping[str, Any]], title: str) -> RenderableT
         prompt = Text(str(row.get("prompt") or ""))
         parts += [Text(""), head, Padding(prompt, (0, 0, 0, INDENT))]
     return Group(*parts)
+
+
+def scores_view(rows: Sequence[Mapping[str, Any]], title: str) -> RenderableType:
+    """Each story's score as an entry: its id whole, outcome, relevance and importance (and who
+    marked it), then its title and why, wrapped at their words."""
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    for row in rows:
+        head = Text(str(row["story_id"]), style="bold")
+        head.append(f"  {row.get('outcome') or ''}")
+        for name in ("relevance", "importance"):
+            if row.get(name) is not None:
+                head.append(f"  {name} {float(row[name]):.2f}")
+        if row.get("marked_by"):
+            head.append(f"  marked by {row['marked_by']}")
+        lines = [Text(" ".join(str(row.get("title") or "").split()))]
+        if row.get("reasons"):
+            lines.append(Text(f"why: {row['reasons']}", style="dim"))
+        parts += [Text(""), head, Padding(Group(*lines), (0, 0, 0, INDENT))]
+    return Group(*parts)

@@ -161,6 +161,18 @@ def test_stats_events_and_questions_read_in_80_columns(runs: dict) -> None:
     for q in questions:  # each prompt whole, wrapped at its words
         assert q["question_id"] in flowed and q["prompt"] in flowed, q["prompt"]
 
+    lines = wide_lines(brief("replay", "--config", config, "--date", DAY, "--projection", "scores", env=WIDE))
+    scores = [
+        json.loads(line)
+        for line in brief(
+            "replay", "--config", config, "--date", DAY, "--projection", "scores", "--format", "jsonl"
+        ).stdout.splitlines()
+    ]
+    flowed = " ".join(line.strip() for line in lines)
+    for row in scores:  # each story id whole on its line, each title whole, wrapped at its words
+        assert any(line.startswith(f"{row['story_id']}  {row['outcome']}") for line in lines), row
+        assert " ".join(row["title"].split()) in flowed, row["title"]
+
 
 def test_a_run_in_shadow_says_the_candidates_decisions_in_one_short_line(
     tmp_path: Path, prefect_harness: None
