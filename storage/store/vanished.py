@@ -34,8 +34,25 @@ def vanished(exc: Exception) -> bool:
     return any(marker in text for marker in _VANISHED)
 
 
+_TRANSIENT = (
+    "internal failure",  # pyarrow S3: "AWS Error INTERNAL_FAILURE during GetObject operation"
+    "failed to flush response stream",  # a response cut short (an object deleted while it was read)
+    "service unavailable",
+    "slow down",
+    "request timeout",
+)
+
+
+def transient(exc: Exception) -> bool:
+    """Whether an object store's error says a read may succeed if made again (a 5xx, a response cut
+    short): reading is idempotent, so it is read again rather than failing a run."""
+    text = str(exc).lower().replace("_", " ")
+    return any(marker in text for marker in _TRANSIENT)
+
+
 def rereading(read: Callable[[], T], attempts: int = 8) -> T:
-    """Run ``read`` (which lists, then reads); when a file it listed vanished, list and read again.
+    """Run ``read`` (which lists, then reads); when a file it listed vanished, or an object store
+    answered with a transient error, list and read again.
 
     Compaction writes its merged file before it deletes the old ones, so a new listing finds
     every event; the pauses (5 ms, 10 ms, … 0.6 s) let a compaction in progress finish.
@@ -44,7 +61,7 @@ def rereading(read: Callable[[], T], attempts: int = 8) -> T:
         try:
             return read()
         except (FileNotFoundError, OSError, pl.exceptions.ComputeError) as exc:
-            if attempt == attempts - 1 or not vanished(exc):
+            if attempt == attempts - 1 or not (vanished(exc) or transient(exc)):
                 raise
             time.sleep(0.005 * 2**attempt)
     raise AssertionError("unreachable")

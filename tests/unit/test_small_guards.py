@@ -40,6 +40,25 @@ def test_a_vanished_file_is_recognised_in_the_words_object_stores_use() -> None:
     assert not _vanished(OSError("Connection reset by peer"))
 
 
+def test_a_transient_object_store_error_is_read_again_and_any_other_is_raised() -> None:
+    from storage.store.vanished import rereading
+
+    cut = OSError(
+        "AWS Error INTERNAL_FAILURE during GetObject operation: Failed to flush response stream (eof: 0, bad: 1)"
+    )
+    tries: list[int] = []
+
+    def flaky() -> str:
+        tries.append(1)
+        if len(tries) < 3:
+            raise cut
+        return "read"
+
+    assert rereading(flaky) == "read" and len(tries) == 3
+    with pytest.raises(PermissionError):
+        rereading(lambda: (_ for _ in ()).throw(PermissionError("Permission denied")))
+
+
 def test_a_publish_date_typed_in_review_is_the_start_of_that_day_in_the_configured_timezone(
     tmp_path: Path,
 ) -> None:
