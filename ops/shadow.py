@@ -80,6 +80,9 @@ def _context(ctx: RunContext, shadow: Shadow) -> _Capturing:
         "settings": shadow.settings,
         "counts": {},
         "memo": {},
+        # its own record of what it made (the live run's events it reads stay named): the shadow's
+        # events are stored under other ids, so the live steps after it must not name them
+        "emitted": {key: list(ids) for key, ids in ctx.emitted.items()},
         "written_days": set(),
         "analyst": None,
         "dry_run": True,

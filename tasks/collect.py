@@ -22,6 +22,7 @@ import feedparser
 
 from storage.events import Event, new_event
 from storage.raw import body_path
+from storage.raw import digest as body_digest
 from tasks.kinds import Article, FeedInfo, parse_entry
 from tasks.normalize import article_id, canonical_url, content_hash, guess_language, published_utc
 
@@ -346,7 +347,7 @@ def _fetched_event(
     if fetched.not_modified:
         digest = (validators.content_hash if validators else None) or "not-modified"
     else:
-        digest = hashlib.blake2b(fetched.body, digest_size=16).hexdigest()
+        digest = body_digest(fetched.body)  # the name its kept body is stored under
     body = body_path(day.isoformat(), digest) if keep_body and not fetched.not_modified else None
     return new_event(
         "feed.fetched",

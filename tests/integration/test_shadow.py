@@ -48,6 +48,13 @@ def test_three_days_in_shadow_then_stats_compares_the_policies(
     results = {day: daily_brief(day, str(config)) for day in REAL_DAYS}
 
     events = store.read(event_types=["story.clustered", "story.scored", "shadow.clustered", "shadow.scored"])
+    # the live run's lineage names only events in the log, never the shadow's unstored decisions
+    runs = {r["run_id"] for r in results.values()}
+    every = store.read()
+    known = {e.event_id for e in every}
+    live = [e for e in every if e.run_id in runs and not e.event_type.startswith("shadow.")]
+    dangling = [(e.event_type, set(e.source_event_ids) - known) for e in live]
+    assert not [d for d in dangling if d[1]], [d for d in dangling if d[1]][:5]
     finished = {e.brief_date.isoformat(): e for e in store.read(event_types=["shadow.finished"])}
     assert sorted(finished) == REAL_DAYS
     candidate_version = finished[REAL_DAYS[0]].payload["candidate"]
