@@ -338,10 +338,17 @@ PERSON_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}"
 class DeskSettings(Section):
     """``[desk]``: who may use the editor's desk from another machine. ``[desk.people]`` maps each
     person's name to the environment variable that holds their token; the token itself is never
-    written in the file."""
+    written in the file. ``hosts`` names the desk by the names people type (a proxy's public name)."""
 
     people: dict[str, str] = Field(
         default_factory=dict, description="name = the environment variable holding that person's token"
+    )
+    hosts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "names the desk is reached by besides loopback and the address it listens on "
+            '(e.g. ["desk.example.com"]); a request naming any other Host is refused'
+        ),
     )
 
     @field_validator("people")

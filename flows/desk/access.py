@@ -20,16 +20,12 @@ import secrets
 import time
 from dataclasses import dataclass, field
 
+from flows.desk.gate import is_loopback
 from storage.errors import ConfigError
 from tasks.settings import Settings
 
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 SESSION_COOKIE = "desk_session"
 SESSION_SECONDS = 12 * 3600
-
-
-def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
 
 
 @dataclass
