@@ -191,6 +191,7 @@ def create_app(
 
     @app.post("/signout")
     def signout(request: Request) -> Response:
+        access.revoke(request.state.cookie)
         response = RedirectResponse("/signin" if access.needs_sign_in else "/today", status_code=303)
         _set_session(response, access.new_session(access.local_person or ""))
         return response
