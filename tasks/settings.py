@@ -570,26 +570,16 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
     return parse_settings(data, path)
 
 
-def _key(part: object) -> str:
-    """A part of a setting's name as a message shows it: a key that is not a plain word (a line
-    break, quotes, spaces) in quotes, with its escapes, so that the message stays one line."""
-    text = str(part)
-    return text if text.replace("_", "").replace("-", "").isalnum() else repr(text)
-
-
 def parse_settings(data: dict, path: Path | None = None) -> Settings:
+    """``data`` (a parsed config file) as settings; a ConfigError naming every mistake, one line
+    each, in the file's own terms (``tasks/config_errors.py``)."""
     where = str(path) if path else "config"
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(map(_key, first["loc"])) or "(top level)"
-        message = first["msg"]
-        if first["type"] == "missing":
-            message = "is required"
-        elif first["type"] == "extra_forbidden":
-            message = "is not a known setting (check its spelling and section)"
-        raise ConfigError(f"{where}: {field} {message}") from None
+        from tasks.config_errors import explain
+
+        raise ConfigError("\n".join(f"{where}: {line}" for line in explain(exc, data, Settings))) from None
     if path is None:
         _check_model(settings, where)
         return _with_shadow(settings, Path.cwd(), where)
