@@ -63,9 +63,8 @@ def _table_data(data: dict, path: Sequence[object]) -> dict:
     """The table of ``data`` at ``path`` as written (``{}`` when it cannot be found)."""
     value: Any = data
     for part in path:
-        if isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
-            value = value[part]
-        elif isinstance(value, dict) and part in value:
+        indexable = isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
+        if indexable or (isinstance(value, dict) and part in value):
             value = value[part]
         elif part == "channels" and isinstance(value, list):
             continue  # [[delivery]] is written as a list; the model holds it as its channels
