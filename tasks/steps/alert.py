@@ -91,7 +91,9 @@ def raise_alerts(
                 key = (cause.key, channel.name)
                 if key in sent or refused[key] >= MAX_REFUSALS:
                     continue
-                last = _send(store, channel, cause.key, Message(subject, body, "text"), day, run, sleep)
+                last = _send(
+                    store, channel, cause.key, Message(subject, body, "text", cause.severity), day, run, sleep
+                )
                 if last.ok:
                     outcome.sent.append(key)
                 else:
