@@ -53,7 +53,15 @@ JULY_SOURCES = ["arstechnica", "techcrunch", "tweakers", "wired"]
 NAMES = [*DAYS, "aiweb", "july", "sample"]
 STORES = ("real", "aiweb", "july", "sample")
 TOKEN = re.compile(r"[0-9A-Za-z_.:-]+")  # ids inside text are whole tokens of these
-VOLATILE = ("seconds", "duration", "elapsed", "_at", "_ms", "took")  # payload keys of times and durations
+VOLATILE = (
+    "seconds",
+    "duration",
+    "elapsed",
+    "_at",
+    "_ms",
+    "took",
+    "process",
+)  # times, durations, the process
 
 
 def child(configs: str, out: str, tree: str) -> None:
@@ -181,6 +189,15 @@ def normalise(raw: bytes) -> tuple[bytes, dict[str, object]]:
     return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode(), found
 
 
+def first_difference(name: str, ours: bytes, theirs: bytes) -> str:
+    """Where two event logs first part: the event of each, shortened."""
+    a, b = ours.decode().splitlines(), theirs.decode().splitlines()
+    for n, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return f"\n{name}: event {n} differs\n  tree: {x[:600]}\n  ref:  {y[:600]}"
+    return f"\n{name}: {len(a)} events in the tree, {len(b)} in the ref"
+
+
 def sha(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
@@ -194,7 +211,8 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
     print("| brief | tree bytes | tree sha256 | ref bytes | ref sha256 | identical |")
     print("|---|---|---|---|---|---|")
     same_all = True
-    notes = []
+    notes: list[str] = []
+    notes_apart: list[str] = []
     for name in ours:
         a, b = ours[name], theirs[name]
         if a == b:
@@ -209,6 +227,8 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
             else:
                 verdict = "NO"
                 same_all = False
+                if name.endswith(".events"):
+                    notes_apart.append(first_difference(name, a, b))
         print(f"| {name} | {len(a)} | {sha(a)} | {len(b)} | {sha(b)} | {verdict} |")
     if notes:
         print(
@@ -218,6 +238,8 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
         )
         for note in notes:
             print(f"- {note}")
+    for difference in notes_apart:
+        print(difference)
     apart = sorted({note.split(": ", 1)[1].split(" ", 1)[0] for note in notes})
     if not same_all:
         print("\nDIFFERENT")
