@@ -12,10 +12,12 @@ process that runs this script with that tree first on ``sys.path``, so the ref's
 ref's code's. Prints one row per brief and format (bytes and sha256 of each, identical or not),
 one row per store for its event log, and exits 1 on any difference.
 
-An event log is compared as what it says: per day, each event's type, schema version, subject,
-producer, policy version, payload and lineage, in log order. What differs between any two runs by
-design is read apart: event ids and run ids (derivations hash their run) are replaced by their
-place in the log, and times and durations are dropped.
+An event log is compared as what it says: each event's type, schema version, subject, producer,
+policy version, payload and lineage. What differs between any two runs by design is read apart:
+an event is named by what it says and by the names of the events it was derived from (derivations
+hash their run id into their event id), runs by the order they started, times, durations and the
+process are dropped, the build folder reads ``<work>``, and the events are compared sorted (fetches
+end in any order).
 
 A field listed in ``NORMALISED`` may differ when the policy itself changed (``policy_version``
 is a digest of the policy, so a change to what the digest covers changes it); the script
@@ -108,30 +110,57 @@ def child(configs: str, out: str, tree: str) -> None:
                 )
 
 
-def canonical_log(raw: bytes) -> bytes:
-    """An event log as what it says: ids and run ids by their place in the log, no times."""
-    events = [json.loads(line) for line in raw.decode().splitlines()]
-    names: dict[str, str] = {}
+def canonical_log(raw: bytes, work: str) -> bytes:
+    """An event log as what it says, in an order that does not depend on which fetch ended first:
+    each event named by what it says (type, subject, payload, and the names of the events it was
+    derived from), run ids by the order the runs started, no times, the build folder as ``<work>``;
+    the events sorted."""
+    events = [json.loads(line) for line in raw.decode().replace(work, "<work>").splitlines()]
+    runs: dict[str, str] = {}
     for event in events:
-        names.setdefault(event["event_id"], f"<event {len(names)}>")
-        names.setdefault(event["run_id"], f"<run {len(names)}>")
+        runs.setdefault(event["run_id"], f"<run {len(runs)}>")
+    ids = {e["event_id"] for e in events}
 
-    def clean(value: object) -> object:
+    def clean(value: object, names: dict[str, str]) -> object:
         if isinstance(value, dict):
             return {
-                k: clean(v) for k, v in value.items() if not any(k.endswith(t) or t == k for t in VOLATILE)
+                k: clean(v, names)
+                for k, v in value.items()
+                if not any(k.endswith(t) or t == k for t in VOLATILE)
             }
         if isinstance(value, list):
-            return [clean(v) for v in value]
+            return [clean(v, names) for v in value]
         if isinstance(value, str):
-            return TOKEN.sub(lambda m: names.get(m.group(), m.group()), value)
+            return TOKEN.sub(lambda m: names.get(m.group(), runs.get(m.group(), m.group())), value)
         return value
 
+    # an id inside a payload counts as "<ref>" in a name (names are made before all ids have one)
+    refs = dict.fromkeys(ids, "<ref>")
+    names: dict[str, str] = {}
+    pending = list(events)
+    while pending:
+        later = []
+        for event in pending:
+            sources = event["source_event_ids"]
+            if any(s in ids and s not in names for s in sources):
+                later.append(event)
+                continue
+            said = {k: v for k, v in event.items() if k not in ("event_id", "run_id", "source_event_ids")}
+            said["sources"] = sorted(names.get(s, s) for s in sources)
+            text = json.dumps(clean(said, refs), sort_keys=True, ensure_ascii=False)
+            names[event["event_id"]] = (
+                f"<{event['event_type']} {hashlib.sha256(text.encode()).hexdigest()[:12]}>"
+            )
+        if len(later) == len(pending):  # a cycle cannot happen in a log; name the rest as they are
+            names.update({e["event_id"]: e["event_id"] for e in later})
+            break
+        pending = later
     lines = []
     for event in events:
-        event = {k: v for k, v in event.items() if k not in ("event_id", "run_id")}
-        lines.append(json.dumps(clean(event), sort_keys=True, ensure_ascii=False))
-    return ("\n".join(lines) + "\n").encode()
+        shown = {k: v for k, v in event.items() if k not in ("event_id", "run_id")}
+        shown["event"] = event["event_id"]
+        lines.append(json.dumps(clean(shown, names), sort_keys=True, ensure_ascii=False))
+    return ("\n".join(sorted(lines)) + "\n").encode()
 
 
 def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
@@ -173,7 +202,7 @@ def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
     if done.returncode != 0:
         raise SystemExit(f"the build in {tree} failed:\n{done.stderr[-3000:]}")
     briefs = {f"{n}.{ext}": (out / f"{n}.{ext}").read_bytes() for n in NAMES for ext in FORMATS + MESSAGES}
-    logs = {f"{s}.events": canonical_log((out / f"{s}.events.jsonl").read_bytes()) for s in STORES}
+    logs = {f"{s}.events": canonical_log((out / f"{s}.events.jsonl").read_bytes(), str(work)) for s in STORES}
     return briefs | logs
 
 
