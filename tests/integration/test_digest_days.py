@@ -39,7 +39,7 @@ def test_a_digest_story_repeated_on_the_next_days_is_in_one_brief_only(
     cited: dict[str, list[date]] = {}
     for day in DAYS:
         ctx = steps.RunContext(
-            store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None, None)
+            store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None)
         )
         steps.collect_one(ctx, DIGEST)
         outcome = steps.dedup_day(ctx)
