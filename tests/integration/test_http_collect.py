@@ -166,9 +166,7 @@ def test_conditional_get_is_remembered_across_runs(server: str, tmp_path: Path) 
     store = ParquetEventStore(str(tmp_path))
 
     def run(day: date) -> steps.SourceOutcome:
-        ctx = steps.RunContext(
-            store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None)
-        )
+        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None))
         return steps.collect_one(ctx, "local")
 
     today = steps.today(settings)  # a live feed is collected for today only
