@@ -383,7 +383,7 @@ def rerender_briefs(
     version before it was made from (for the items it keeps) and the day's tombstone."""
     from ops.policy import governing
     from tasks import steps
-    from tasks.steps.publish import labels_for, publish, write_feed
+    from tasks.steps.publish import day_lock, labels_for, publish, write_feed
 
     settings = governing(settings, store).settings
     tombstones = tombstones or {}
@@ -396,7 +396,9 @@ def rerender_briefs(
         versions = _version_files(store, base, day.isoformat())
         if not versions:
             continue
-        with exclusive(store.fs, f"{base}/.{day.isoformat()}.lock"):  # publish's lock for the day
+        # the day's lock, held until the new version is out: it is made from the current version,
+        # which carries every act recorded before it, and no act is recorded meanwhile
+        with day_lock(store, day):
             rewritten = []
             for number, path in versions:
                 document = without_articles(_read_json(store, path), needles)
@@ -406,13 +408,13 @@ def rerender_briefs(
                     write_bytes(store.fs, path[: -len("json")] + ext, text.encode())
                 rewritten.append(number)
             current = _read_json(store, f"{base}/{day.isoformat()}.json")
-        fresh = without_articles(current, needles)
-        new_version = None
-        if fresh is not None:
-            ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store=store)
-            _carry_lineage(ctx, day)
-            published = publish(ctx, fresh, [tombstones[day]] if day in tombstones else [])
-            new_version = published.version if published.changed else None
+            fresh = without_articles(current, needles)
+            new_version = None
+            if fresh is not None:
+                ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store=store)
+                _carry_lineage(ctx, day)
+                published = publish(ctx, fresh, [tombstones[day]] if day in tombstones else [])
+                new_version = published.version if published.changed else None
         if rewritten or new_version:
             done.append((day.isoformat(), rewritten, new_version))
             say(

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from storage.atomic import exclusive, write_bytes
 from storage.errors import BriefError
+from storage.lease import Held
 from storage.store import ParquetEventStore
 from tasks import render, write
 from tasks.settings import Settings
 from tasks.steps.context import RunContext
+from tasks.steps.corrections import acts_seen, people_acts
 
 
 @dataclass(frozen=True)
@@ -99,10 +103,40 @@ def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], r
     )
 
 
-def publish(ctx: RunContext, document: dict, also_read: Sequence[str] = ()) -> Published:
+_held = threading.local()  # the day locks this thread holds: path -> Held
+
+
+@contextlib.contextmanager
+def day_lock(store: ParquetEventStore, day: date) -> Iterator[Held]:
+    """The day's brief lock: whoever records a person's act on the day's brief, composes it from
+    the log and publishes it holds it (processes, threads and hosts alike, ``storage.atomic``).
+    Taken again by the thread that holds it, it is the same hold (an act publishes under its own)."""
+    path = f"{store.base.rstrip('/')}/briefs/.{day.isoformat()}.lock"
+    holding: dict[str, Held] = _held.__dict__.setdefault("paths", {})
+    if path in holding:
+        yield holding[path]
+        return
+    with exclusive(store.fs, path) as held:
+        holding[path] = held
+        try:
+            yield held
+        finally:
+            del holding[path]
+
+
+def publish(
+    ctx: RunContext,
+    document: dict,
+    also_read: Sequence[str] = (),
+    recompose: Callable[[], dict] | None = None,
+) -> Published:
     """Write the brief files; a new version whenever the content differs from the current
     version's, earlier versions staying as they were. ``also_read``: events besides the items'
     that the version was made from (a purge's tombstone), for its lineage.
+
+    A version is made from the acts recorded before it: under the day's lock, a person's act
+    recorded since ``document`` was composed (``people_acts``) has it composed again by
+    ``recompose``, from the log as it stands inside the lock.
 
     Content that returns to an earlier version's (A, then B, then A again) is a new version
     too: the files then change, and every change of the files is a ``brief.published`` event.
@@ -112,7 +146,9 @@ def publish(ctx: RunContext, document: dict, also_read: Sequence[str] = ()) -> P
     # Reading the versions, writing the files and recording the version is one critical section:
     # two publishers of one day (a review re-render while a run publishes), on one machine or on
     # several sharing an object store, take distinct versions.
-    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.lock") as held:
+    with day_lock(ctx.store, ctx.day) as held:
+        if recompose is not None and people_acts(ctx) - acts_seen(ctx):
+            document = recompose()
         previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
         versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
         digest = write.content_hash(document)
