@@ -1,14 +1,14 @@
 """The editor's desk: a FastAPI application over the same functions as the CLI.
 
 Pages render projections and the published files; every act (a mark, a correction, a retraction,
-answers, an approval) calls the step the CLI calls, appends the same events with the person's name
-and ``via: "desk"``, then publishes the new version as ``brief review`` does.
+same story, two stories, answers, an approval) parses its form and calls the function of
+``ops.acts`` the command line calls: the same events, with the person's name and ``via: "desk"``,
+the same new version, and the same hold rules (answering a held brief's questions approves it).
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
@@ -23,8 +23,8 @@ from fastapi.staticfiles import StaticFiles
 from flows.desk import reads
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
+from ops import acts
 from storage.errors import BriefError, InputError
-from storage.events import Event, utcnow
 from tasks import render, versions
 from tasks.settings import Settings
 from tasks.steps.publish import labels_for
@@ -39,7 +39,9 @@ HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # not no-referrer: under it a browser sends "Origin: null" with the desk's own forms, which the
+    # gate refuses as an opaque origin; same-origin keeps the Origin for them and no referrer for others
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 OPEN_PATHS = ("/signin", "/static/")
@@ -60,15 +62,10 @@ def create_app(
     settings: Settings, host: str = "127.0.0.1", person: str | None = None, ui_url: str | None = None
 ) -> FastAPI:
     """The desk for ``settings``' store; refuses (ConfigError) a non-loopback ``host`` without people.
-    ``ui_url``: the Prefect UI the runs page links to (default: from Prefect's settings)."""
-    from flows.deliver import approver
-    from flows.desk.runs import prefect_ui_url
-
-    prefect_ui = ui_url or prefect_ui_url()
-
-    access = access_for(settings, host, person or approver())
+    ``ui_url``: the Prefect UI the runs page links to (default: from Prefect's settings, read when
+    the runs page is first shown: the other pages run without Prefect)."""
+    access = access_for(settings, host, person or acts.approver())
     store = settings.storage.event_store()
-    writing = threading.Lock()  # one act at a time: each publishes a version
     app = FastAPI(title="dailybrief desk", docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
@@ -138,28 +135,22 @@ def create_app(
             raise InputError("no brief is published yet; run 'brief run' first")
         return latest
 
-    def act(request: Request, what: str, make: Callable[[Any], list[Event]], then: str) -> Response:
-        """Record a person's act (events from a CLI step), publish the new version, go to ``then``;
-        with the form's "as_case" ticked, keep the correction as a regression case too."""
-        from flows.review import republish
-        from ops.policy import governed_context
+    def by(request: Request) -> acts.Act:
+        """The act's who, where and day: the person signed in, at the desk, the form's day."""
+        who = request.state.person or "desk"
+        return acts.Act(day_of(request), who, "desk", as_case=bool(request.state.form.get("as_case")))
 
-        day = day_of(request)
-        done = f"{what} recorded"
-        with writing:
-            ctx, _ = governed_context(settings, day, f"desk-{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")
-            events = make(ctx)
-            ctx.store.append(events)
-            published, _ = republish(ctx)
-            if request.state.form.get("as_case"):
-                from ops.regress import cases_of_corrections
-
-                refused: list[str] = []
-                who = request.state.person or "desk"
-                kept = cases_of_corrections(settings, ctx.store, events, who, refused)
-                done += f", kept as {len(kept)} regression case(s)"
-                done += f" ({len(refused)} not kept: it contradicts a case in the set)" if refused else ""
-        query = urlencode({"date": day.isoformat(), "done": f"{done}: v{published.version}"})
+    def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Response:
+        """After an act (``ops.acts``, as the command line's): say what it did on ``then``."""
+        said = f"{what} recorded"
+        if request.state.form.get("as_case"):
+            said += f", kept as {len(outcome.cases)} regression case(s)"
+            if outcome.refused:
+                said += f" ({len(outcome.refused)} not kept: it contradicts a case in the set)"
+        said += f": v{outcome.version}"
+        if outcome.sent:
+            said += f"; sent to {', '.join(outcome.sent)}"
+        query = urlencode({"date": outcome.day.isoformat(), "done": said})
         return RedirectResponse(f"{then}?{query}", status_code=303)
 
     @app.exception_handler(BriefError)
@@ -218,64 +209,34 @@ def create_app(
 
     @app.post("/today/mark")
     def mark(request: Request) -> Response:
-        from flows.review import apply_marks
-
-        form, who = request.state.form, request.state.person
-        marks = {form.get("story", ""): form.get("mark", "")}
-        return act(request, "mark", lambda ctx: apply_marks(ctx, marks, by=who, via="desk"), "/today")
+        form = request.state.form
+        outcome = acts.mark(settings, by(request), {form.get("story", ""): form.get("mark", "")})
+        return done(request, "mark", outcome, "/today")
 
     @app.post("/today/correct")
     def correct(request: Request) -> Response:
-        from tasks import steps
-
-        form, who = request.state.form, request.state.person
-        return act(
-            request,
-            "correction",
-            lambda ctx: steps.correct_item(
-                ctx,
-                form.get("story", ""),
-                form.get("field", ""),
-                form.get("value", ""),
-                form.get("note", ""),
-                who,
-                "desk",
-            ),
-            "/today",
-        )
+        form = request.state.form
+        fields = {form.get("field", ""): form.get("value", "")}
+        outcome = acts.correct(settings, by(request), form.get("story", ""), fields, form.get("note", ""))
+        return done(request, "correction", outcome, "/today")
 
     @app.post("/today/retract")
     def retract(request: Request) -> Response:
-        from tasks import steps
-
-        form, who = request.state.form, request.state.person
-        return act(
-            request,
-            "retraction",
-            lambda ctx: steps.retract_item(ctx, form.get("story", ""), form.get("note", ""), who, "desk"),
-            "/today",
-        )
+        form = request.state.form
+        outcome = acts.retract(settings, by(request), form.get("story", ""), form.get("note", ""))
+        return done(request, "retraction", outcome, "/today")
 
     @app.post("/today/same")
     def same(request: Request) -> Response:
-        from tasks import steps
-
-        form, who = request.state.form, request.state.person
-        stories = [form.get("story", ""), form.get("other", "")]
-        return act(request, "same story", lambda ctx: steps.same_story(ctx, stories, who, "desk"), "/today")
+        form = request.state.form
+        outcome = acts.same_story(settings, by(request), [form.get("story", ""), form.get("other", "")])
+        return done(request, "same story", outcome, "/today")
 
     @app.post("/today/split")
     def split(request: Request) -> Response:
-        from tasks import steps
-
-        form, who = request.state.form, request.state.person
-        apart = request.state.fields.get("apart", [])
-        return act(
-            request,
-            "two stories",
-            lambda ctx: steps.two_stories(ctx, form.get("story", ""), apart, who, "desk"),
-            "/today",
-        )
+        form, apart = request.state.form, request.state.fields.get("apart", [])
+        outcome = acts.two_stories(settings, by(request), form.get("story", ""), apart)
+        return done(request, "two stories", outcome, "/today")
 
     # --- story ------------------------------------------------------------------------------
 
@@ -337,8 +298,9 @@ def create_app(
 
     @app.get("/runs")
     def runs(request: Request) -> Response:
-        from flows.desk.runs import WINDOW_DAYS, recent_runs
+        from flows.desk.runs import WINDOW_DAYS, prefect_ui_url, recent_runs
 
+        prefect_ui = ui_url or prefect_ui_url()
         end = _date_param(request.query_params.get("date"), "date") or reads.latest_day(store) or date.today()
         return page(
             request,
@@ -366,26 +328,21 @@ def create_app(
     @app.post("/questions")
     def answer(request: Request) -> Response:
         from flows.review import interpret
-        from tasks import steps
 
-        form, who = request.state.form, request.state.person
-
-        def answers(ctx) -> list[Event]:
-            events: list[Event] = []
-            for q in reads.open_questions(store, ctx.day):
-                key = f"q:{q['question_id']}"
-                if key not in form:
-                    continue  # not on the page the person answered: left open
-                try:
-                    given, by = interpret(q, form[key])
-                except InputError as problem:
-                    raise InputError(f"question {q['prompt']!r}: {problem}") from None
-                events += steps.resolve(ctx, q, given, by, person=who, via="desk")
-            if not events:
-                raise InputError("none of these questions is open any more; reload the page")
-            return events
-
-        return act(request, "answers", answers, "/questions")
+        form, act = request.state.form, by(request)
+        replies = []
+        for q in reads.open_questions(store, act.day):
+            key = f"q:{q['question_id']}"
+            if key not in form:
+                continue  # not on the page the person answered: left open
+            try:
+                given, how = interpret(q, form[key])
+            except InputError as problem:
+                raise InputError(f"question {q['prompt']!r}: {problem}") from None
+            replies.append(acts.Answer(q["question_id"], given, how))
+        if not replies:
+            raise InputError("none of these questions is open any more; reload the page")
+        return done(request, "answers", acts.answer(settings, act, replies), "/questions")
 
     # --- hold ------------------------------------------------------------------------------
 
@@ -406,14 +363,10 @@ def create_app(
 
     @app.post("/hold/approve")
     def approve(request: Request) -> Response:
-        from flows.deliver import approve as approve_day
-
-        day = day_of(request)
-        with writing:
-            outcome = approve_day(settings, day, request.state.person, via="desk")
-        sent = ", ".join(s.channel for s in outcome.sent if s.ok) or "no channel"
-        query = urlencode({"date": day.isoformat(), "done": f"approved v{outcome.version}; sent to {sent}"})
-        return RedirectResponse(f"/hold?{query}", status_code=303)
+        outcome = acts.approve(settings, by(request))
+        sent = ", ".join(outcome.sent) or "no channel"
+        said = f"approved v{outcome.version}; sent to {sent}"
+        return RedirectResponse(f"/hold?{urlencode({'date': outcome.day.isoformat(), 'done': said})}", 303)
 
     # --- history ---------------------------------------------------------------------------
 
