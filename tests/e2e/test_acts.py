@@ -344,27 +344,30 @@ def test_runs_and_desk_corrections_at_once_publish_and_send_no_version_without_a
     config = copy(built, tmp_path / "day", readers)
     story = document(config)["items"][0]["story_id"]
     running = threading.Event()
+    taken: list[int] = []
     failures: list[BaseException] = []
 
-    def runs() -> None:
+    def corrections() -> None:  # the desk, in a thread; the runs in this one (Prefect's settings)
+        client = desk(config)
         try:
-            for _ in range(2):
-                daily_brief(DAY, str(config))
+            while running.is_set() or not taken:
+                take = len(taken) + 1
+                post(client, "/today/correct", story=story, field="title", value=f"Headline, take {take}")
+                taken.append(take)
         except BaseException as exc:  # reported by the test below
             failures.append(exc)
-        finally:
-            running.clear()
 
     running.set()
-    worker = threading.Thread(target=runs)
-    worker.start()
-    client = desk(config)
-    n = 0
-    while running.is_set():
-        n += 1
-        post(client, "/today/correct", story=story, field="title", value=f"Headline, take {n}")
-    worker.join()
+    editor = threading.Thread(target=corrections)
+    editor.start()
+    try:
+        for _ in range(2):
+            daily_brief(DAY, str(config))
+    finally:
+        running.clear()
+        editor.join()
     assert not failures, failures
+    n = len(taken)
     assert n >= 2
     carries_every_act(config)
     assert document(config)["items"][0]["title"] == f"Headline, take {n}"
