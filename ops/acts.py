@@ -195,7 +195,7 @@ def answer_events(
     asked = {q["question_id"]: q for q in steps.open_questions(ctx).iter_rows(named=True)}
     gone = [a.question_id for a in answers if a.question_id not in asked]
     if gone:
-        raise InputError(f"question {gone[0]} of {ctx.day} is not open any more; reload the questions")
+        raise InputError(f"question {gone[0]} of {ctx.day} is no longer open: it was answered meanwhile")
     events = [
         e
         for a in answers
