@@ -495,45 +495,57 @@ def review(
     config: ConfigOption = None,
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
-    from flows.review import answer_from_file, answer_interactively, apply_marks, parse_marks
-    from ops.policy import governed_context
+    from flows.review import answers_from_file, ask, parse_marks
+    from ops import acts
     from tasks import steps
     from tasks.settings import load_settings
 
     settings = load_settings(config)
     wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
     open_store(config)  # a missing store is one clear line
-    ctx, _ = governed_context(settings, wanted, f"review-{utcnow_tag()}")
     marks = parse_marks(mark or [])
-    questions = steps.open_questions(ctx)
+    questions = steps.open_questions(acts.context(settings, wanted, "review"))
+    given: list[acts.Answer] = []
     if answers:
-        given = answer_from_file(ctx, questions, answers, marks)
-    else:
-        marking = apply_marks(ctx, marks)
-        ctx.store.append(marking)
-        given = len(marking)
-        if questions.height == 0 and not marking:
+        given, from_file = answers_from_file(questions, answers, wanted)
+        marks = {**from_file, **marks}
+    elif not marks:
+        if questions.height == 0:
             out.print(f"No open questions for {wanted}.")
             return
-        if questions.height and not marking:
-            given += answer_interactively(ctx, questions, out)
-        elif questions.height:  # marks given at the command line: nothing is asked meanwhile
-            out.print(f"{questions.height} question(s) still open; 'brief review --date {wanted}' asks them")
-    if not given:
+        given = ask(questions, wanted, out)
+    elif questions.height:  # marks given at the command line: nothing is asked meanwhile
+        out.print(f"{questions.height} question(s) still open; 'brief review --date {wanted}' asks them")
+    if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
-    from flows.deliver import approver
-    from flows.review import republish
-
     # answering a held brief's questions is a person's look at it: that approves it
     with err.status("re-rendering and delivering the brief …"):
-        published, delivered = republish(ctx, approve_by=approver(), via="review")
+        outcome = acts.answer(settings, acts.Act(wanted, acts.approver(), as_case=as_case), given, marks)
+    published = outcome.published
+    assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
-    out.print(f"{given} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}")
-    if delivered is not None:
-        print_delivery(delivered)
+    out.print(
+        f"{len(given) + len(marks)} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}"
+    )
+    if outcome.delivery is not None:
+        print_delivery(outcome.delivery)
     if as_case:
-        regress_corrections(settings, ctx.store, wanted, ctx.run_id, approver())
+        print_cases(outcome)
+
+
+def print_cases(outcome) -> None:
+    """``--as-case``: the regression cases an act kept, and why any was not."""
+    for why in outcome.refused:
+        err.print(f"not kept as a regression case: {why}", soft_wrap=True)
+    for case in outcome.cases:
+        p = case.payload
+        expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
+        out.print(
+            f"kept as regression case {p['case_id']}: {outcome.day} {p['story_id']} expected {expected}"
+        )
+    if not outcome.cases and not outcome.refused:
+        out.print("no mark or same-story answer to keep as a regression case")
 
 
 def print_delivery(outcome) -> None:
@@ -573,7 +585,8 @@ def deliver(
     config: ConfigOption = None,
 ) -> None:
     """Send the day's brief to the channels that have not had it (after a failure, or by hand)."""
-    from flows.deliver import release_due, resend
+    from ops.acts import deliver as resend
+    from ops.acts import release_due
     from tasks import steps
     from tasks.settings import load_settings
 
@@ -618,37 +631,36 @@ def approve(
     config: ConfigOption = None,
 ) -> None:
     """Approve a held brief: readers get it now (the approval is an event)."""
-    from flows.deliver import approve as approve_day
+    from ops import acts
     from tasks import steps
 
     settings, _ = open_store(config)
     wanted = parse_day(day) or steps.today(settings)
     with err.status(f"approving the brief of {wanted} …"):
-        outcome = approve_day(settings, wanted, by)
-    out.print(styled((f"Brief for {wanted}", "bold"), f" (v{outcome.version}) approved:"))
-    print_delivery(outcome)
-    if outcome.failed:
-        err.print(f"error: {len(outcome.failed)} channel(s) failed; 'brief deliver --date {wanted}' resends")
+        outcome = acts.approve(settings, acts.Act(wanted, by or acts.approver()))
+    delivery = outcome.delivery
+    assert delivery is not None
+    out.print(styled((f"Brief for {wanted}", "bold"), f" (v{delivery.version}) approved:"))
+    print_delivery(delivery)
+    if delivery.failed:
+        err.print(f"error: {len(delivery.failed)} channel(s) failed; 'brief deliver --date {wanted}' resends")
         raise SystemExit(1)
 
 
-def _editor_act(config: str | None, day: str | None, what: str, act) -> None:
-    """Record a person's act on the day's brief (``act(ctx)`` gives its events, all checked before
-    anything is written), then publish the new version and send what the channels are owed."""
-    from flows.review import republish
-    from ops.policy import governed_context
+def _editor_act(config: str | None, day: str | None, act) -> None:
+    """A person's act on the day's brief (``act(settings, day)`` calls its ``ops.acts`` function):
+    recorded, the new version published and what the channels are owed sent; then said."""
     from tasks import steps
 
     settings, _ = open_store(config)
     wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
-    ctx, _ = governed_context(settings, wanted, f"{what}-{utcnow_tag()}")
-    ctx.store.append(act(ctx))
     with err.status("re-rendering the brief …"):
-        published, delivered = republish(ctx)
+        outcome = act(settings, wanted)
+    published = outcome.published
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
     out.print(f"Recorded. Brief for {wanted}: {state}: {published.files['md']}")
-    if delivered is not None:
-        print_delivery(delivered)
+    if outcome.delivery is not None:
+        print_delivery(outcome.delivery)
 
 
 StoryArgument = Annotated[
@@ -670,20 +682,17 @@ def correct(
     config: ConfigOption = None,
 ) -> None:
     """Correct an item's headline or summary: a new version shows it with a visible correction line."""
-    from flows.deliver import approver
-    from tasks import steps
+    from ops import acts
 
     if title is None and summary is None:
         raise InputError("give --title and/or --summary: the text readers should see")
-    who = by or approver()
-
-    def act(ctx):
-        fields = [("title", title), ("summary", summary)]
-        return [
-            e for f, v in fields if v is not None for e in steps.correct_item(ctx, story, f, v, note, who)
-        ]
-
-    _editor_act(config, day, "correct", act)
+    who = by or acts.approver()
+    fields = {name: value for name, value in (("title", title), ("summary", summary)) if value is not None}
+    _editor_act(
+        config,
+        day,
+        lambda settings, wanted: acts.correct(settings, acts.Act(wanted, who), story, fields, note),
+    )
 
 
 @app.command()
@@ -697,11 +706,12 @@ def retract(
     config: ConfigOption = None,
 ) -> None:
     """Retract an item: a new version leaves it out and shows the note in its place."""
-    from flows.deliver import approver
-    from tasks import steps
+    from ops import acts
 
-    who = by or approver()
-    _editor_act(config, day, "retract", lambda ctx: steps.retract_item(ctx, story, note, who))
+    who = by or acts.approver()
+    _editor_act(
+        config, day, lambda settings, wanted: acts.retract(settings, acts.Act(wanted, who), story, note)
+    )
 
 
 @app.command()

@@ -121,7 +121,8 @@ def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict
 
 @task(name="publish", cache_policy=NO_CACHE)
 def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
-    published = steps.publish(ctx, document)
+    # an act recorded since the run composed its brief has it composed again, under the day's lock
+    published = steps.publish(ctx, document, recompose=lambda: steps.recompose(ctx))
     create_markdown_artifact(
         key=f"brief-{ctx.day.isoformat()}",
         markdown=published.markdown,

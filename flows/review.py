@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import polars as pl
 from rich.console import Console
 from rich.text import Text
 
+from ops.acts import Answer
 from storage.errors import InputError
-from storage.events import Event
-from tasks import review, steps
+from tasks import review
 
 
 def read_answers(path: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -46,77 +47,47 @@ def parse_marks(texts: list[str]) -> dict[str, str]:
     return marks
 
 
-def apply_marks(
-    ctx: steps.RunContext, marks: dict[str, str], by: str = "human", via: str | None = None
-) -> list[Event]:
-    """People's relevance marks (off-topic, related, core, lead), checked before anything is written."""
-    reason = "marked at the desk" if via == "desk" else "marked in review"
-    return [
-        e for story, mark in marks.items() for e in steps.mark_story(ctx, story, mark, by, reason, via=via)
-    ]
-
-
-def republish(
-    ctx: steps.RunContext, approve_by: str | None = None, via: str = "review"
-) -> tuple[steps.Published, steps.DeliveryOutcome | None]:
-    """After answers, marks or corrections: the brief again (a new version when it changed), then what
-    its channels are owed (an update where ``updates = true``). ``approve_by`` approves a held brief."""
-    published = steps.rebrief(ctx)
-    if not ctx.settings.delivery.channels:
-        return published, None
-    by = approve_by if ctx.settings.delivery.hold else None
-    return published, steps.deliver_day(ctx, approve_by=by, via=via)
-
-
-def answer_from_file(
-    ctx: steps.RunContext, questions: pl.DataFrame, path: str, marks: dict[str, str] | None = None
-) -> int:
-    """Answers (and marks) from a file; all checked before any is written."""
-    given, from_file = read_answers(path)
-    marking = apply_marks(ctx, {**from_file, **(marks or {})})
+def answers_from_file(questions: pl.DataFrame, path: str, day: date) -> tuple[list[Answer], dict[str, str]]:
+    """Answers (and marks) from a file, every answer checked against its open question; nothing
+    is written here (``ops.acts.answer`` records them)."""
+    given, marks = read_answers(path)
     by_id = {q["question_id"]: q for q in questions.iter_rows(named=True)}
     unknown = sorted(set(given) - set(by_id))
     if unknown:
         raise InputError(
-            f"--answers: {unknown[0]!r} is not an open question of {ctx.day}; "
+            f"--answers: {unknown[0]!r} is not an open question of {day}; "
             "'brief events --type confirmation.requested --format jsonl' lists them"
         )
     for question_id, answer in given.items():
         problem = review.check_answer(by_id[question_id], answer)
         if problem:
             raise InputError(f"--answers: question {question_id}: {problem}")
-    events = [e for qid, answer in given.items() for e in steps.resolve(ctx, by_id[qid], answer, "human")]
-    ctx.store.append(events + marking)
-    return len(given) + len(marking)
+    return [Answer(qid, answer, "human") for qid, answer in given.items()], marks
 
 
-def answer_interactively(ctx: steps.RunContext, questions: pl.DataFrame, out: Console) -> int:
+def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
     """One batch at a time, numbered; Enter takes the default; Ctrl-D stops (answers so far are kept)."""
     batches = questions.partition_by("batch_id", maintain_order=True)
     total = questions.height
-    answered = 0
+    answers: list[Answer] = []
     out.print(
         Text.assemble(
-            (f"{total} open question(s) for {ctx.day}", "bold"),
+            (f"{total} open question(s) for {day}", "bold"),
             f" in {len(batches)} batch(es). Enter takes the [default]; Ctrl-D stops.",
         ),
         markup=False,
     )
     for k, batch in enumerate(batches, start=1):
         out.print(Text.assemble("\n", (f"Batch {k} of {len(batches)}", "bold")), markup=False)
-        events: list[Event] = []
         rows = list(batch.iter_rows(named=True))
         numbers = answer_numbers(rows)
         for n, question in enumerate(rows, start=1):
             try:
                 answer, by = _ask(out, n, question, numbers)
             except EOFError:
-                ctx.store.append(events)
-                return answered
-            events += steps.resolve(ctx, question, answer, by)
-            answered += 1
-        ctx.store.append(events)
-    return answered
+                return answers
+            answers.append(Answer(question["question_id"], answer, by))
+    return answers
 
 
 def answer_numbers(questions: list[dict]) -> dict[str, int]:

@@ -363,7 +363,9 @@ def rerender_briefs(
         versions = briefs.versions(day)
         if not versions:
             continue
-        with briefs.lock(day):  # the day's lock, which publish takes too
+        # the day's lock, held until the new version is out: it is made from the current version,
+        # which carries every act recorded before it, and no act is recorded meanwhile
+        with briefs.lock(day):
             rewritten = []
             for number, path in versions:
                 document = without_articles(briefs.read(path), needles)
@@ -373,13 +375,13 @@ def rerender_briefs(
                     briefs.write(briefs.rendered(path, ext), text)
                 rewritten.append(number)
             current = briefs.read(briefs.current(day))
-        fresh = without_articles(current, needles)
-        new_version = None
-        if fresh is not None:
-            ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store=store)
-            _carry_lineage(ctx, day)
-            published = publish(ctx, fresh, [tombstones[day]] if day in tombstones else [])
-            new_version = published.version if published.changed else None
+            fresh = without_articles(current, needles)
+            new_version = None
+            if fresh is not None:
+                ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store=store)
+                _carry_lineage(ctx, day)
+                published = publish(ctx, fresh, [tombstones[day]] if day in tombstones else [])
+                new_version = published.version if published.changed else None
         if rewritten or new_version:
             done.append((day.isoformat(), rewritten, new_version))
             say(

@@ -12,7 +12,10 @@ the day's locks (``tasks/steps/publish.py`` writes them, ``ops/purge.py`` render
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import date
 from typing import Any
@@ -23,6 +26,7 @@ from storage.root.files import Files
 BRIEFS = "briefs"
 FORMATS = ("md", "html", "json")
 Day = date | str
+_held = threading.local()  # the day locks this thread holds: path -> Held
 
 
 def _iso(day: Day) -> str:
@@ -46,11 +50,23 @@ class BriefFiles:
     def feed(self) -> str:
         return f"{self.folder}/feed.xml"
 
-    def lock(self, day: Day) -> AbstractContextManager[Held]:
-        """The day's lock, which every writer of the day's brief files holds (a publish, a purge's
-        renders): reading the versions, writing the files and recording the version is one
-        critical section."""
-        return self.files.lock(f"{self.folder}/.{_iso(day)}.lock")
+    @contextlib.contextmanager
+    def lock(self, day: Day) -> Iterator[Held]:
+        """The day's lock, which whoever records a person's act on the day's brief, composes it
+        and writes its files holds (a publish, an act, a purge's renders): reading the versions,
+        writing the files and recording the version is one critical section. Taken again by the
+        thread that holds it, it is the same hold (an act publishes under its own)."""
+        path = f"{self.folder}/.{_iso(day)}.lock"
+        holding: dict[str, Held] = _held.__dict__.setdefault("paths", {})
+        if path in holding:
+            yield holding[path]
+            return
+        with self.files.lock(path) as held:
+            holding[path] = held
+            try:
+                yield held
+            finally:
+                del holding[path]
 
     def delivery_lock(self, day: Day) -> AbstractContextManager[Held]:
         return self.files.lock(f"{self.folder}/.{_iso(day)}.delivery.lock")

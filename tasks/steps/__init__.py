@@ -15,13 +15,14 @@ from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
 from tasks.steps.draft import draft, written
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
-from tasks.steps.publish import BriefWithheld, Published, publish, withhold, withhold_reason
+from tasks.steps.publish import BriefWithheld, Published, day_lock, publish, withhold, withhold_reason
 from tasks.steps.report import RunReport
 from tasks.steps.review import (
     mark_story,
     open_questions,
     raise_questions,
     rebrief,
+    recompose,
     resolve,
     same_story,
     story_link,
@@ -48,6 +49,7 @@ __all__ = [
     "collect_one",
     "compose",
     "correct_item",
+    "day_lock",
     "dedup_day",
     "deliver_day",
     "draft",
@@ -66,6 +68,7 @@ __all__ = [
     "publish",
     "raise_questions",
     "rebrief",
+    "recompose",
     "refuse_future",
     "resolve",
     "resolve_day",

@@ -16,6 +16,15 @@ from tasks.steps.context import RunContext
 
 FIELDS = ("title", "summary")
 ACT_TYPES = ["brief.corrected", "story.retracted"]
+# what people record about a day (answers, marks, same-story links, corrections, retractions):
+# each changes what the day's brief is composed into
+PEOPLE_TYPES = [
+    "confirmation.resolved",
+    "article.corrected",
+    "story.merged",
+    "story.split",
+    *ACT_TYPES,
+]
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,25 @@ def editor_acts(ctx: RunContext) -> EditorActs:
         else:
             acts.corrections.setdefault(payload["story_id"], {})[payload["field"]] = payload
     return acts
+
+
+def people_acts(ctx: RunContext) -> frozenset[str]:
+    """The events of people's acts on the day recorded by others than this run, as they stand."""
+    frame = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=PEOPLE_TYPES))
+    if not frame.height:
+        return frozenset()
+    return frozenset(frame.filter(frame["run_id"] != ctx.run_id)["event_id"].to_list())
+
+
+def note_acts(ctx: RunContext) -> None:
+    """A composition of the day's brief begins: the acts it is made from (``acts_seen``)."""
+    ctx.memo["acts_seen"] = (None, people_acts(ctx))
+
+
+def acts_seen(ctx: RunContext) -> frozenset[str]:
+    """The acts the run's latest composition began from (none known: none)."""
+    seen = ctx.memo.get("acts_seen")
+    return seen[1] if seen is not None else frozenset()  # type: ignore[return-value]
 
 
 def current_document(ctx: RunContext) -> dict:

@@ -16,6 +16,7 @@ from storage.projections.articles import EVIDENCE_FIELDS
 from tasks import dedup, editorial
 from tasks.settings import PolicySettings
 from tasks.steps.context import FOLLOW_UP_DAYS, RunContext
+from tasks.steps.corrections import note_acts
 
 
 @dataclass
@@ -153,6 +154,7 @@ def multilingual_vectors(ctx: RunContext, items: Sequence[dedup.Item]) -> np.nda
 
 
 def dedup_day(ctx: RunContext) -> DedupOutcome:
+    note_acts(ctx)  # the composition of the day begins here: publish knows what it was made from
     policy = ctx.settings.policy
     window = dedup.news_window(ctx.day, ctx.settings.zone, policy.lookback_hours)
     # partition-pruned to the days the run reads: its cost does not grow with the log

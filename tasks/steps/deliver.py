@@ -21,7 +21,7 @@ from storage.errors import InputError
 from storage.events import utcnow
 from tasks import deliver
 from tasks.steps.context import RunContext
-from tasks.steps.publish import category_labels
+from tasks.steps.publish import category_labels, day_lock
 from tasks.steps.send import send
 
 PRODUCER = "deliver@1"
@@ -103,7 +103,9 @@ def deliver_day(
         return outcome
     if only is not None:
         settings.channel(only)  # an unknown name is one clear line
-    with ctx.store.tree.briefs.delivery_lock(ctx.day) as lock:
+    # under the day's lock too: no act is recorded, and no version published, while the day's
+    # current brief is sent (what readers get carries every act recorded before it)
+    with day_lock(ctx.store, ctx.day), ctx.store.tree.briefs.delivery_lock(ctx.day) as lock:
         # the brief is read under the lock: a deliverer that waited sends what is current when
         # its turn comes, not what was current when it started waiting
         document = current_brief(ctx)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from storage.errors import BriefError
+from storage.lease import Held
+from storage.store import ParquetEventStore
 from tasks import render, write
 from tasks.settings import Settings
 from tasks.steps.context import RunContext
+from tasks.steps.corrections import acts_seen, people_acts
 
 
 @dataclass(frozen=True)
@@ -97,10 +101,25 @@ def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], r
     )
 
 
-def publish(ctx: RunContext, document: dict, also_read: Sequence[str] = ()) -> Published:
+def day_lock(store: ParquetEventStore, day: date) -> AbstractContextManager[Held]:
+    """The day's brief lock (``storage/root/briefs.py``): whoever records a person's act on the
+    day's brief, composes it from the log and publishes it holds it; re-entrant within a thread."""
+    return store.tree.briefs.lock(day)
+
+
+def publish(
+    ctx: RunContext,
+    document: dict,
+    also_read: Sequence[str] = (),
+    recompose: Callable[[], dict] | None = None,
+) -> Published:
     """Write the brief files; a new version whenever the content differs from the current
     version's, earlier versions staying as they were. ``also_read``: events besides the items'
     that the version was made from (a purge's tombstone), for its lineage.
+
+    A version is made from the acts recorded before it: under the day's lock, a person's act
+    recorded since ``document`` was composed (``people_acts``) has it composed again by
+    ``recompose``, from the log as it stands inside the lock.
 
     Content that returns to an earlier version's (A, then B, then A again) is a new version
     too: the files then change, and every change of the files is a ``brief.published`` event.
@@ -110,7 +129,9 @@ def publish(ctx: RunContext, document: dict, also_read: Sequence[str] = ()) -> P
     # Reading the versions, writing the files and recording the version is one critical section:
     # two publishers of one day (a review re-render while a run publishes), on one machine or on
     # several sharing an object store, take distinct versions.
-    with briefs.lock(ctx.day) as held:
+    with day_lock(ctx.store, ctx.day) as held:
+        if recompose is not None and people_acts(ctx) - acts_seen(ctx):
+            document = recompose()
         previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
         versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
         digest = write.content_hash(document)

@@ -223,7 +223,7 @@ def screenshots() -> Path | None:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_an_editors_day_in_chromium_answers_marks_corrects_retracts_and_approves_a_held_brief(
+def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_corrects_and_retracts(
     config: Path, hook
 ) -> None:
     import uvicorn
@@ -341,16 +341,12 @@ def test_an_editors_day_in_chromium_answers_marks_corrects_retracts_and_approves
             ]
             assert "the report was withdrawn" in page.locator("p.retracted").inner_text()
 
-            # 6. the held brief approved by the person signed in
+            # 6. answering the held brief's questions approved it (as 'brief review' does): Hold
+            # says who approved which version, and offers no second approval
             page.goto(f"{base}/hold?date={DAY}")
-            assert page.locator(".deadline").count() == 1
             shot("hold")
-            page.get_by_role("button", name="Approve as ann").click()
-            page.wait_for_url(re.compile(r"/hold\?.*done="))
-            assert (
-                f"approved v{versions['retraction']}; sent to readers"
-                in page.locator(".done[role=status]").inner_text()
-            )
+            assert f"v{versions['answers']} approved by ann (desk)" in page.content()
+            assert page.get_by_role("button", name="Approve as ann").count() == 0
 
             # after the approval, a correction reaches the readers as an update
             page.goto(f"{base}/today?date={DAY}")
@@ -416,24 +412,26 @@ def test_an_editors_day_in_chromium_answers_marks_corrects_retracts_and_approves
     [gone] = [e.payload for e in store.read(event_types=["story.retracted"])]
     assert (gone["story_id"], gone["by"], gone["via"]) == (retracted, "ann", "desk")
     [approved] = [e.payload for e in store.read(event_types=["brief.approved"])]
-    assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 5)
+    assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 2)
 
-    # the editors saw every version while it was held; the readers got v5 once, then the update once
-    assert [path for path, _ in hook.posts].count("/editors") == 5
+    # the editors saw v1 while it was held; the answers approved v2, which the readers got, then
+    # each later version once, as an update
+    print("POSTS", [(path, body.get("title")) for path, body in hook.posts])
+    assert [path for path, _ in hook.posts].count("/editors") == 1
     readers = [body for path, body in hook.posts if path == "/readers"]
-    assert len(readers) == 2, readers
-    assert (
-        "A headline, corrected" in readers[0]["message"]
-        and "the report was withdrawn" in readers[0]["message"]
-    )
-    assert "(v6)" in readers[1]["title"] and "A summary, corrected after" in readers[1]["message"]
+    assert len(readers) == 5, readers
+    assert "A headline, corrected" in readers[2]["message"]
+    assert "the report was withdrawn" in readers[3]["message"]
+    assert "(v6)" in readers[4]["title"] and "A summary, corrected after" in readers[4]["message"]
     delivered = [
         (e.payload["channel"], e.payload["version"], e.payload["kind"])
         for e in store.read(event_types=["brief.delivered"])
     ]
-    assert [d for d in delivered if d[0] == "readers"] == [("readers", 5, "brief"), ("readers", 6, "update")]
+    assert [d for d in delivered if d[0] == "readers"] == [("readers", 2, "brief")] + [
+        ("readers", n, "update") for n in range(3, 7)
+    ]
     resend(load_settings(str(config)), date.fromisoformat(DAY))
-    assert len(hook.posts) == 7  # nothing is sent twice
+    assert len(hook.posts) == 6  # nothing is sent twice
 
     # the earlier versions are intact
     assert sorted(kept) == [f"v{n}.json" for n in range(1, 7)]

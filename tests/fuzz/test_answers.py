@@ -1,5 +1,5 @@
-"""The answers file of ``brief review --answers``: answers recorded, or one ``InputError`` line and
-nothing written."""
+"""The answers file of ``brief review --answers``: answers recorded (the events ``ops.acts.answer``
+records), or one ``InputError`` line and nothing written."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from flows.review import answer_from_file
+from flows.review import answers_from_file
+from ops.acts import Act, answer_events
 from storage.errors import BriefError
 from storage.events import new_event
 from storage.store.memory import InMemoryEventStore
@@ -124,7 +125,9 @@ def test_an_answers_file_is_recorded_or_refused_in_one_line_with_nothing_written
     path.write_bytes(body)
     before = units()
     try:
-        given_ = answer_from_file(CTX, OPEN, str(path))
+        answered, marked = answers_from_file(OPEN, str(path), DAY)
+        CTX.store.append(answer_events(CTX, Act(DAY, "fuzz"), answered, marked))
+        given_ = len(answered) + len(marked)
     except BriefError as exc:
         event(f"refused: {type(exc).__name__}")
         assert one_line(str(exc)), str(exc)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from storage.atomic import exclusive
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.embed import CachedEmbedder, HashingEmbedder
@@ -135,8 +134,8 @@ def test_a_deliverer_that_waited_for_the_lock_sends_the_brief_current_when_it_go
     ctx = context(root, endpoint, hook, FIRST, "run")
     steps.publish(ctx, dated("st-first", FIRST))
     outcome: list[steps.DeliveryOutcome] = []
-    lock = f"{ctx.store.base}/briefs/.{FIRST.isoformat()}.delivery.lock"
-    with exclusive(ctx.store.fs, lock):  # another deliverer of the day is at work
+    # a publisher of the day is at work: it holds the day's lock, which a deliverer takes first
+    with steps.day_lock(ctx.store, FIRST):
         deliverer = threading.Thread(
             target=lambda: outcome.append(steps.deliver_day(context(root, endpoint, hook, FIRST, "late")))
         )

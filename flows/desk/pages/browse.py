@@ -1,0 +1,75 @@
+"""Story, search, sources and runs: what the log says, looked up."""
+
+from __future__ import annotations
+
+import time
+from datetime import date, timedelta
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from flows.desk import reads
+from flows.desk.web import DeskOf, End, page, parse_date
+from storage.errors import InputError
+
+router = APIRouter()
+
+
+@router.get("/story")
+def story(request: Request, desk: DeskOf) -> Response:
+    from flows.desk.timeline import story_timeline
+
+    story_id = request.query_params.get("id", "")
+    found = story_timeline(desk.store, story_id) if story_id else None
+    if found is None:
+        raise InputError(f"no story {story_id!r} in the log; open one from Today or from Search")
+    return page(request, "story.html.j2", t=found)
+
+
+@router.get("/search")
+def find(request: Request, desk: DeskOf) -> Response:
+    from flows.desk.search import search
+
+    q = request.query_params.get("q", "").strip()
+    latest = reads.latest_day(desk.store) or date.today()
+    end = parse_date(request.query_params.get("end"), "end") or latest
+    start = parse_date(request.query_params.get("start"), "start") or end - timedelta(days=30)
+    t0 = time.perf_counter()
+    results = search(desk.store, q, start, end) if q else None
+    ms = (time.perf_counter() - t0) * 1000
+    return page(
+        request, "search.html.j2", q=q, start=start.isoformat(), end=end.isoformat(), results=results, ms=ms
+    )
+
+
+@router.get("/sources")
+def sources(request: Request, desk: DeskOf, end: End) -> Response:
+    from flows.desk import health
+
+    return page(
+        request,
+        "sources.html.j2",
+        end=end.isoformat(),
+        earlier=(end - timedelta(days=health.WINDOW_DAYS)).isoformat(),
+        window=health.WINDOW_DAYS,
+        sources=health.source_health(desk.store, desk.settings, end),
+        chart_w=health.CHART_W,
+        chart_h=health.CHART_H,
+        bar_w=health.BAR_W,
+    )
+
+
+@router.get("/runs")
+def runs(request: Request, desk: DeskOf, end: End) -> Response:
+    from flows.desk.runs import WINDOW_DAYS, prefect_ui_url, recent_runs
+
+    ui = desk.ui_url or prefect_ui_url()  # Prefect's settings read here only: no other page needs them
+    return page(
+        request,
+        "runs.html.j2",
+        end=end.isoformat(),
+        earlier=(end - timedelta(days=WINDOW_DAYS)).isoformat(),
+        window=WINDOW_DAYS,
+        runs=recent_runs(desk.store, end, ui),
+        ui_url=ui,
+    )

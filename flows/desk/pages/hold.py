@@ -1,0 +1,36 @@
+"""Hold: a held brief, who approved it, what was sent; and the approval."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from flows.desk import reads
+from flows.desk.web import ActOf, Day, DeskOf, page
+from ops import acts
+
+router = APIRouter()
+
+
+@router.get("/hold")
+def hold(request: Request, desk: DeskOf, day: Day) -> Response:
+    state = reads.delivery_state(desk.store, day)
+    return page(
+        request,
+        "hold.html.j2",
+        day=day.isoformat(),
+        hold=desk.settings.delivery.hold,
+        held=state.held,
+        approved=state.approved,
+        delivered=sorted(state.delivered.values(), key=lambda d: d["at"]),
+        done=request.query_params.get("done"),
+    )
+
+
+@router.post("/hold/approve")
+def approve(desk: DeskOf, act: ActOf) -> Response:
+    outcome = acts.approve(desk.settings, act)
+    said = f"approved v{outcome.version}; sent to {', '.join(outcome.sent) or 'no channel'}"
+    return RedirectResponse(f"/hold?{urlencode({'date': outcome.day.isoformat(), 'done': said})}", 303)

@@ -1,0 +1,138 @@
+"""What every page of the desk shares: the desk's resources, the dependencies that give a page its
+store, its day and its person (``Depends``), a page rendered, an act's answer, and the date of a
+query or form parsed in one place."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+import jinja2
+from fastapi import Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from flows.desk import reads
+from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, Access
+from ops import acts
+from storage.errors import InputError
+from storage.store import ParquetEventStore
+from tasks.settings import Settings
+
+HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Desk:
+    """The desk's resources, made once by ``create_app``: its config, store and people, and the
+    Prefect UI its runs page links to (None: read from Prefect's settings when that page is shown)."""
+
+    settings: Settings
+    store: ParquetEventStore
+    access: Access
+    ui_url: str | None = None
+
+
+@functools.cache
+def templates() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(HERE / "templates")),
+        autoescape=True,  # every template: feed and model text is always escaped
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def parse_date(text: str | None, name: str = "date") -> date | None:
+    """A date a query or a form gave (None: not given); anything else is one line (400)."""
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{name} {text!r} is not a date; use YYYY-MM-DD") from None
+
+
+def the_desk(request: Request) -> Desk:
+    return request.app.state.desk
+
+
+DeskOf = Annotated[Desk, Depends(the_desk)]
+
+
+def the_day(request: Request, desk: DeskOf) -> date:
+    """The day a page or an act is about: the query's or the form's ``date``, else the latest brief."""
+    given = parse_date(request.query_params.get("date") or request.state.form.get("date"))
+    if given is not None:
+        return given
+    latest = reads.latest_day(desk.store)
+    if latest is None:
+        raise InputError("no brief is published yet; run 'brief run' first")
+    return latest
+
+
+Day = Annotated[date, Depends(the_day)]
+
+
+def the_end(request: Request, desk: DeskOf) -> date:
+    """The last day a window of days shows: the query's ``date``, else the latest brief, else today."""
+    return parse_date(request.query_params.get("date")) or reads.latest_day(desk.store) or date.today()
+
+
+End = Annotated[date, Depends(the_end)]
+
+
+def the_act(request: Request, day: Day) -> acts.Act:
+    """An act's who, where and day: the person signed in, at the desk, the form's day."""
+    who = request.state.person or "desk"
+    return acts.Act(day, who, "desk", as_case=bool(request.state.form.get("as_case")))
+
+
+ActOf = Annotated[acts.Act, Depends(the_act)]
+
+
+def the_form(request: Request) -> dict[str, str]:
+    """A POST's fields, the last value of each (the guard has checked its CSRF token)."""
+    return request.state.form
+
+
+Form = Annotated[dict[str, str], Depends(the_form)]
+
+
+def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    desk = the_desk(request)
+    html = (
+        templates()
+        .get_template(name)
+        .render(
+            person=request.state.person,
+            csrf=request.state.csrf,
+            sign_in=desk.access.needs_sign_in,
+            **context,
+        )
+    )
+    return HTMLResponse(html, status_code=status)
+
+
+def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Response:
+    """After an act (``ops.acts``, as the command line's): say what it did on ``then``."""
+    said = f"{what} recorded"
+    if request.state.form.get("as_case"):
+        said += f", kept as {len(outcome.cases)} regression case(s)"
+        if outcome.refused:
+            said += f" ({len(outcome.refused)} not kept: it contradicts a case in the set)"
+    said += f": v{outcome.version}"
+    if outcome.sent:
+        said += f"; sent to {', '.join(outcome.sent)}"
+    query = urlencode({"date": outcome.day.isoformat(), "done": said})
+    return RedirectResponse(f"{then}?{query}", status_code=303)
+
+
+def set_session(response: Response, cookie: str) -> None:
+    response.set_cookie(
+        SESSION_COOKIE, cookie, max_age=SESSION_SECONDS, httponly=True, samesite="strict", path="/"
+    )

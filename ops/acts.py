@@ -1,0 +1,244 @@
+"""The editor's acts on a day's brief, one function each, for every entrypoint that offers them.
+
+Mark, same story, two stories, correct, retract, answer (a review batch), approve and deliver:
+``brief review`` / ``correct`` / ``retract`` / ``approve`` / ``deliver``, the desk's forms and the
+``deliver-held`` flow parse what a person gave, call one of these and show its ``Outcome``.
+
+Each act takes the day's lock (``steps.day_lock``), checks and records its events against the log
+as it stands inside the lock, composes and publishes the new version from every act recorded
+before it, and sends what the channels are owed, all before the lock is let go: no other act, run
+or purge publishes a version of the day in between. The hold rules are the same whoever acts: an
+answer to the day's questions is a person's look at the brief and approves a held one; a mark, a
+correction, a retraction or a same-story act does not.
+
+Nothing here imports Prefect: ``brief approve`` and the desk run without it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from storage.errors import InputError
+from storage.events import Event, utcnow
+from tasks import deliver as delivery_rules
+from tasks import steps
+from tasks.settings import Settings
+
+
+@dataclass(frozen=True)
+class Act:
+    """Who acts on which day's brief, and where: ``via`` is ``"desk"`` at the desk and None at the
+    command line (the events say so). ``as_case``: keep the act's marks and same-story links as
+    regression cases too (``ops.regress``)."""
+
+    day: date
+    who: str
+    via: str | None = None
+    as_case: bool = False
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A reply to an open question: the answer, and how it was given (``human``, ``default``)."""
+
+    question_id: str
+    answer: str
+    by: str = "human"
+
+
+@dataclass
+class Outcome:
+    """What an act did: the events it recorded, the version it published (None: nothing recorded,
+    nothing published), what the channels were sent, whether the brief is approved or held after
+    it, and the regression cases it kept (``refused``: why a case was not kept). An approval and a
+    delivery record no act of their own here and publish nothing: ``published`` is None."""
+
+    day: date
+    events: list[Event] = field(default_factory=list)
+    published: steps.Published | None = None
+    delivery: steps.DeliveryOutcome | None = None
+    approved: bool = False
+    held: bool = False
+    cases: list[Event] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    @property
+    def version(self) -> int | None:
+        if self.published is not None:
+            return self.published.version
+        return self.delivery.version if self.delivery is not None else None
+
+    @property
+    def sent(self) -> list[str]:
+        """The channels that received a message."""
+        return [s.channel for s in self.delivery.sent if s.ok] if self.delivery is not None else []
+
+
+Make = Callable[[steps.RunContext], list[Event]]
+
+
+def approver() -> str:
+    """Who acts at this terminal: ``$BRIEF_USER``, else the login name."""
+    try:
+        return os.environ.get("BRIEF_USER") or getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def context(settings: Settings, day: date, what: str) -> steps.RunContext:
+    """Under the policy a run would use now (``ops.policy.governing``), as every re-render is."""
+    from ops.policy import governed_context
+
+    return governed_context(settings, day, f"{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")[0]
+
+
+def record(settings: Settings, act: Act, what: str, make: Make, *, approves: bool = False) -> Outcome:
+    """The one path of every act: under the day's lock, ``make(ctx)`` checks the act against the log
+    and gives its events (all checked before any is written); they are recorded, the brief composed
+    and published again, and what the channels are owed sent (``approves``: approving a held brief
+    by ``act.who``). Nothing given is refused (InputError), nothing written."""
+    ctx = context(settings, act.day, what if act.via is None else f"{act.via}-{what}")
+    outcome = Outcome(act.day)
+    with steps.day_lock(ctx.store, act.day):
+        outcome.events = make(ctx)
+        if not outcome.events:
+            raise InputError(
+                f"nothing to record on the brief of {act.day}: no answer, mark or correction given"
+            )
+        ctx.store.append(outcome.events)
+        outcome.published = steps.rebrief(ctx)
+        if ctx.settings.delivery.channels:
+            by = act.who if approves and ctx.settings.delivery.hold else None
+            outcome.delivery = steps.deliver_day(ctx, approve_by=by, via=act.via or what)
+        _hold_state(ctx, outcome)
+    if act.as_case:
+        from ops.regress import cases_of_corrections
+
+        outcome.cases = cases_of_corrections(settings, ctx.store, outcome.events, act.who, outcome.refused)
+    return outcome
+
+
+def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
+    state = delivery_rules.fold(ctx.store.read(days=[ctx.day], event_types=delivery_rules.DELIVERY_TYPES))
+    outcome.approved = state.approved is not None
+    outcome.held = state.held is not None and state.approved is None
+
+
+# -- the acts ---------------------------------------------------------------------------------
+
+
+def mark(settings: Settings, act: Act, marks: Mapping[str, str]) -> Outcome:
+    """People's relevance marks (story, article id or link -> off-topic, related, core, lead)."""
+    return record(settings, act, "mark", lambda ctx: _marks(ctx, act, marks))
+
+
+def _marks(ctx: steps.RunContext, act: Act, marks: Mapping[str, str]) -> list[Event]:
+    reason = "marked at the desk" if act.via == "desk" else "marked in review"
+    return [
+        e
+        for story, given in marks.items()
+        for e in steps.mark_story(ctx, story, given, act.who, reason, via=act.via)
+    ]
+
+
+def same_story(settings: Settings, act: Act, stories: Sequence[str]) -> Outcome:
+    """Two (or more) of the day's stories are one."""
+    return record(settings, act, "same-story", lambda ctx: steps.same_story(ctx, stories, act.who, act.via))
+
+
+def two_stories(settings: Settings, act: Act, story: str, apart: Sequence[str]) -> Outcome:
+    """The articles ``apart`` of ``story`` are a story of their own."""
+    return record(
+        settings, act, "two-stories", lambda ctx: steps.two_stories(ctx, story, apart, act.who, act.via)
+    )
+
+
+def correct(settings: Settings, act: Act, story: str, fields: Mapping[str, str], note: str = "") -> Outcome:
+    """A new headline and/or summary (``fields``: title, summary -> the text readers should see)."""
+    if not fields:
+        raise InputError("give a title and/or a summary: the text readers should see")
+
+    def make(ctx: steps.RunContext) -> list[Event]:
+        return [
+            e
+            for name, value in fields.items()
+            for e in steps.correct_item(ctx, story, name, value, note, act.who, act.via)
+        ]
+
+    return record(settings, act, "correct", make)
+
+
+def retract(settings: Settings, act: Act, story: str, note: str) -> Outcome:
+    """The item leaves the brief; ``note`` says why, where it was."""
+    return record(
+        settings, act, "retract", lambda ctx: steps.retract_item(ctx, story, note, act.who, act.via)
+    )
+
+
+def answer(
+    settings: Settings, act: Act, answers: Sequence[Answer], marks: Mapping[str, str] | None = None
+) -> Outcome:
+    """A review batch: answers to the day's open questions (each still open when it is recorded),
+    and marks given with them. A person's look at the day's questions approves a held brief."""
+    return record(settings, act, "review", lambda ctx: answer_events(ctx, act, answers, marks), approves=True)
+
+
+def answer_events(
+    ctx: steps.RunContext, act: Act, answers: Sequence[Answer], marks: Mapping[str, str] | None = None
+) -> list[Event]:
+    """The events of a review batch, every answer and mark checked against the log first."""
+    marking = _marks(ctx, act, marks or {})
+    asked = {q["question_id"]: q for q in steps.open_questions(ctx).iter_rows(named=True)}
+    gone = [a.question_id for a in answers if a.question_id not in asked]
+    if gone:
+        raise InputError(f"question {gone[0]} of {ctx.day} is no longer open: it was answered meanwhile")
+    events = [
+        e
+        for a in answers
+        for e in steps.resolve(ctx, asked[a.question_id], a.answer, a.by, person=act.who, via=act.via)
+    ]
+    return events + marking
+
+
+def approve(settings: Settings, act: Act) -> Outcome:
+    """A person's approval of the day's held brief (a fact), then its delivery to readers."""
+    if not settings.delivery.hold:
+        raise InputError(
+            "nothing is held: [delivery] hold is not true in the config; 'brief deliver' sends a brief"
+        )
+    ctx = context(settings, act.day, "approve")
+    outcome = Outcome(act.day)
+    with steps.day_lock(ctx.store, act.day):
+        outcome.delivery = steps.deliver_day(ctx, approve_by=act.who, via=act.via or "approve")
+        _hold_state(ctx, outcome)
+    return outcome
+
+
+def deliver(settings: Settings, day: date, channel: str | None = None) -> steps.DeliveryOutcome:
+    """What the day's current brief still owes its channels (all, or ``channel``), sent now."""
+    ctx = context(settings, day, "deliver")
+    with steps.day_lock(ctx.store, day):
+        return steps.deliver_day(ctx, only=channel)
+
+
+def release_due(
+    settings: Settings, now: datetime | None = None, say: Callable[[str], None] = print
+) -> list[steps.DeliveryOutcome]:
+    """Every held brief whose deadline has passed without an approval, delivered with a note."""
+    if not settings.delivery.hold:
+        return []
+    moment = now or utcnow()
+    store = settings.storage.event_store()
+    outcomes = []
+    for day in steps.due_days(store, moment):
+        ctx = context(settings, day, "deadline")
+        with steps.day_lock(ctx.store, day):
+            outcome = steps.deliver_day(ctx, now=moment)
+        sent = [s.channel for s in outcome.sent if s.ok]
+        say(f"{day}: nobody approved it by the deadline; delivered to {', '.join(sent) or 'no channel'}")
+        outcomes.append(outcome)
+    return outcomes
