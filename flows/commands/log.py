@@ -100,7 +100,8 @@ def trace(
     config: ConfigOption = None,
 ) -> None:
     """Where an item of a brief came from: its analysis, score, clustering, articles and feed fetches."""
-    from ops.trace import render, trace
+    from flows.views.trace import render
+    from ops.trace import trace
     from ops.workspace import open_store
 
     wanted = given_day(day)

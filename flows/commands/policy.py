@@ -16,8 +16,11 @@ import typer
 from flows.commands.options import ByOption, ConfigOption, given_day, parse_day, parse_time, person
 from flows.views.console import err, out
 from flows.views.policy import (
+    adoption_lines,
     case_table,
+    change_lines,
     history_table,
+    setting_lines,
     show_adoption,
     show_evaluation,
     show_frozen,
@@ -179,8 +182,8 @@ def policy_show(
     config: ConfigOption = None,
 ) -> None:
     """The policy in force (now, or at --as-of): who adopted it, why, its settings and files."""
-    from ops.columns import WIDTH, wrap
-    from ops.policy import adoptions, describe, governing, history, setting_lines
+    from flows.views.text import WIDTH, wrap
+    from ops.policy import adoptions, governing, history
     from ops.workspace import open_store
 
     moment = parse_time(as_of)
@@ -192,7 +195,7 @@ def policy_show(
         out.print(f"no policy adopted{when}: runs use the config's [policy] ({settings.policy_version()})")
         return
     event = found[-1]
-    for line in describe(event):
+    for line in adoption_lines(event):
         out.print(line)
     if moment is None and settings.policy_file:
         for line in wrap(f"note: {governing(settings, store).line}", WIDTH, "  ", "      "):
@@ -229,7 +232,7 @@ def policy_diff(
     config: ConfigOption = None,
 ) -> None:
     """What changed between two adopted policies (or the baseline), setting by setting and file by file."""
-    from ops.policy import change_lines, changes, held
+    from ops.policy import changes, held
     from ops.workspace import open_store
 
     _, store = open_store(config)

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+
+from flows.views.text import WIDTH, wrap
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     import polars as pl
@@ -60,15 +63,70 @@ def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str) -> None:
 
 
 def show_adoption(out: Console, adoption: Adoption) -> None:
-    from ops.policy import change_lines, describe
-
-    for line in describe(adoption.event):
+    """An adoption (or rollback) as ``adoption_lines`` says it, then what it changed."""
+    for line in adoption_lines(adoption.event):
         out.print(line)
     out.print("  changes:")
     for line in change_lines(adoption.event.payload["changes"]):
         out.print(line)
     if not adoption.written:
         out.print("  (this adoption was already in the log: nothing new written)")
+
+
+def adoption_lines(event: Event, width: int = WIDTH) -> list[str]:
+    """An adoption as lines for a person, each within ``width`` columns (a long reason or list of
+    cases wrapped at words, under a hanging indent)."""
+    p = event.payload
+    lines = [
+        f"policy {p['version']} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p['by']}"
+        + (" (a rollback)" if p.get("rollback_of") else ""),
+        f"  why: {p['reason']}",
+        f"  from: {p['source']}",
+        f"  replaces: {p.get('previous_version') or '-'}",
+        "  evaluation: "
+        + (
+            f"{p['evaluation']} (verdict: {p.get('verdict') or 'none recorded'})"
+            if p.get("evaluation")
+            else "none"
+        ),
+        f"  event: {event.event_id} ({event.brief_date})",
+    ]
+    check = p.get("regression")
+    if check:
+        line = f"  regression: {check['passed_candidate']} of {check['cases']} case(s) kept"
+        if check["broken"]:
+            forced = " (adopted with --force)" if check["forced"] else ""
+            broken = ", ".join(check["broken"])
+            line += f"; broke {len(check['broken'])} the policy before passed: {broken}{forced}"
+        lines.insert(-1, line)
+    indent = [line[: len(line) - len(line.lstrip())] for line in lines]
+    return [out for line, i in zip(lines, indent, strict=True) for out in wrap(line, width, i, i + "    ")]
+
+
+def _shown(value: Any) -> str:
+    return "-" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def change_lines(found: Sequence[dict[str, Any]], width: int = WIDTH) -> list[str]:
+    """Each change on its line (``key: before -> after``), wrapped at words within ``width``."""
+    lines = [
+        out
+        for c in found
+        for out in wrap(f"{c['key']}: {_shown(c['before'])} -> {_shown(c['after'])}", width, "  ", "      ")
+    ]
+    return lines or ["  (no change)"]
+
+
+def setting_lines(payload: dict[str, Any], width: int = WIDTH) -> list[str]:
+    """A policy's settings and files (``key = value``), wrapped at words within ``width``; a value is
+    shown whole."""
+    from ops.policy import flatten  # loaded already: the command read the policy with it
+
+    return [
+        out
+        for key, value in flatten(payload).items()
+        for out in wrap(f"{key} = {_shown(value)}", width, "    ", "        ")
+    ]
 
 
 def history_table(events: Sequence[Event]) -> Table:
