@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from ops import evaluate as evaluation
 from ops import learn as learning
 from ops import regress
-from ops.policy import Adoption, adopt, argument, governing
+from ops.policy import Adoption, adopt, adoptions, argument, governing, history
 from ops.runs import date_range
 from ops.workspace import Stage, quietly, today
 from storage.errors import InputError
@@ -170,6 +170,30 @@ def learn(
         base=base,
     )
     return Learnt(fitted, out, learning.write(fitted, out, settings, configured))
+
+
+# --- brief policy show --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InForce:
+    """The adoption in force at a time (None: the config's [policy] rules), and, now, what a pinned
+    ``policy_file`` says over it."""
+
+    adoption: Event | None
+    config_version: str
+    pinned: str | None = None  # the run's line about the policy it uses, when the config pins one
+
+
+def policy_in_force(configured: Settings, store: ParquetEventStore, as_of: datetime | None = None) -> InForce:
+    """The policy adopted at ``as_of`` (default now); a copy of an adoption that a crash left out of
+    ``policies/adopted`` is put back first."""
+    history(store)
+    found = adoptions(store, as_of)
+    if not found:
+        return InForce(None, configured.policy_version())
+    pinned = governing(configured, store).line if as_of is None and configured.policy_file else None
+    return InForce(found[-1], configured.policy_version(), pinned)
 
 
 # --- the regression set --------------------------------------------------------------------

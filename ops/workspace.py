@@ -58,7 +58,8 @@ def run_tag() -> str:
     return utcnow().strftime("%Y%m%dT%H%M%S%f")
 
 
-def read_text(store: ParquetEventStore, path: str) -> str:
-    """A text file the store holds (a brief's Markdown, by the path a run printed)."""
+def read_text(settings: Settings, path: str) -> str:
+    """A text file under the store's root (a brief's Markdown, by the path a run printed)."""
+    store = settings.storage.event_store()
     with store.fs.open_input_stream(path) as src:
         return src.read().decode()

@@ -11,7 +11,6 @@ import sys
 from enum import StrEnum
 from typing import Annotated
 
-import orjson
 import typer
 
 from flows.commands.options import ConfigOption, Format, given_day, parse_day, parse_time
@@ -35,9 +34,7 @@ def events(
     config: ConfigOption = None,
 ) -> None:
     """Browse the event log, oldest first."""
-    import polars as pl
-
-    from flows.views.log import events_view
+    from flows.views.log import events_jsonl, events_view
     from ops import browse
     from ops.workspace import open_store
 
@@ -46,13 +43,7 @@ def events(
     _, store = open_store(config)
     frame = browse.events(store, wanted, event_type, run)
     if fmt is Format.jsonl:
-        write = sys.stdout.write
-        for row in frame.with_columns(pl.col("occurred_at").dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")).iter_rows(
-            named=True
-        ):
-            row["brief_date"] = row["brief_date"].isoformat()
-            row["payload"] = orjson.Fragment(row["payload"])
-            write(orjson.dumps(row).decode() + "\n")
+        sys.stdout.writelines(events_jsonl(frame))
         return
     shown = frame if limit <= 0 else frame.tail(limit)
     title = (
@@ -73,7 +64,7 @@ def replay(
     config: ConfigOption = None,
 ) -> None:
     """Show a projection of one day as it stood at a time."""
-    from flows.views.log import projection_view
+    from flows.views.log import frame_jsonl, projection_view
     from ops import browse
     from ops.workspace import open_store
 
@@ -83,8 +74,7 @@ def replay(
     _, store = open_store(config)
     frame = browse.projection(store, projection, wanted, moment)
     if fmt is Format.jsonl:
-        for line in frame.write_ndjson().splitlines():
-            sys.stdout.write(line + "\n")
+        sys.stdout.writelines(frame_jsonl(frame))
         return
     title = (
         f"{projection} of {day}"
@@ -130,7 +120,7 @@ def stats(
     """Per-day run metrics from the runs projection: runs, status, news, stories, items, timings."""
     from pathlib import Path
 
-    from flows.views.log import show_shadow, stats_view
+    from flows.views.log import frame_jsonl, shadow_jsonl, show_shadow, stats_view
     from ops.evaluate import check_labels_folder
     from ops.shadow_stats import compare
     from ops.stats import daily_stats
@@ -143,8 +133,7 @@ def stats(
     if not shadow:
         frame = daily_stats(store, first, last)
         if fmt is Format.jsonl:
-            for line in frame.write_ndjson().splitlines():
-                sys.stdout.write(line + "\n")
+            sys.stdout.writelines(frame_jsonl(frame))
         else:
             out.print(stats_view(frame, out.width))
         return
@@ -153,7 +142,7 @@ def stats(
         check_labels_folder(folder)
     for comparison in compare(store, first, last, folder, settings.policy.lookback_hours):
         if fmt is Format.jsonl:
-            sys.stdout.write(orjson.dumps(comparison.record()).decode() + "\n")
+            sys.stdout.write(shadow_jsonl(comparison))
         else:
             show_shadow(out, comparison)
 

@@ -16,14 +16,13 @@ import typer
 from flows.commands.options import ByOption, ConfigOption, given_day, parse_day, parse_time, person
 from flows.views.console import err, out
 from flows.views.policy import (
-    adoption_lines,
     case_table,
     change_lines,
     history_table,
-    setting_lines,
     show_adoption,
     show_evaluation,
     show_frozen,
+    show_in_force,
     show_kept,
     show_learnt,
     show_regression,
@@ -182,27 +181,12 @@ def policy_show(
     config: ConfigOption = None,
 ) -> None:
     """The policy in force (now, or at --as-of): who adopted it, why, its settings and files."""
-    from flows.views.text import WIDTH, wrap
-    from ops.policy import adoptions, governing, history
+    from ops.improve import policy_in_force
     from ops.workspace import open_store
 
     moment = parse_time(as_of)
     settings, store = open_store(config)
-    history(store)  # puts back a copy of an adoption a crash left out of policies/adopted
-    found = adoptions(store, moment)
-    if not found:
-        when = f" at {moment.isoformat()}" if moment else ""
-        out.print(f"no policy adopted{when}: runs use the config's [policy] ({settings.policy_version()})")
-        return
-    event = found[-1]
-    for line in adoption_lines(event):
-        out.print(line)
-    if moment is None and settings.policy_file:
-        for line in wrap(f"note: {governing(settings, store).line}", WIDTH, "  ", "      "):
-            out.print(line)
-    out.print("  settings:")
-    for line in setting_lines(dict(event.payload)):
-        out.print(line)
+    show_in_force(out, policy_in_force(settings, store, moment), moment)
 
 
 @policy_app.command("history")

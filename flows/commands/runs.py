@@ -11,12 +11,19 @@ from __future__ import annotations
 import sys
 from typing import Annotated
 
-import orjson
 import typer
 
 from flows.commands.options import ConfigOption, Format, given_day, parse_day, parse_time, prefect_defaults
 from flows.views.console import err, out
-from flows.views.runs import alerts_table, show_backfill, show_checks, show_collected, show_reparsed, show_run
+from flows.views.runs import (
+    alerts_jsonl,
+    alerts_table,
+    show_backfill,
+    show_checks,
+    show_collected,
+    show_reparsed,
+    show_run,
+)
 from storage.errors import BriefError
 
 
@@ -58,10 +65,9 @@ def run(
     if show:
         from rich.markdown import Markdown
 
-        from ops.workspace import open_store, read_text
+        from ops.workspace import read_text
 
-        _, store = open_store(config)
-        out.print(Markdown(read_text(store, result["files"]["md"])))
+        out.print(Markdown(read_text(plan.settings, result["files"]["md"])))
 
 
 def backfill(
@@ -146,8 +152,6 @@ def alerts(
     config: ConfigOption = None,
 ) -> None:
     """The recent alerts, newest first: what went wrong, sent where (or why not)."""
-    from dataclasses import asdict
-
     from ops.alerts import recent
     from ops.workspace import open_store
 
@@ -169,8 +173,7 @@ def alerts(
         )
     rows = recent(settings, days, moment)
     if fmt is Format.jsonl:
-        for row in rows:
-            sys.stdout.write(orjson.dumps({**asdict(row), "at": row.at.isoformat()}).decode() + "\n")
+        sys.stdout.writelines(alerts_jsonl(rows))
     else:
         out.print(alerts_table(days, rows))
     if failed:

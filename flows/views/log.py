@@ -7,9 +7,10 @@ payload, which ``--format jsonl`` gives whole, is cut short (with "…").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
@@ -17,10 +18,30 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
+    import polars as pl
+
     from storage.retention import Thinned
     from storage.store.base import CompactResult
 
 INDENT = 2  # the second line of an entry
+
+
+def events_jsonl(frame: pl.DataFrame) -> Iterator[str]:
+    """``brief events --format jsonl``: an event a line, its time in UTC to the microsecond and its
+    payload whole, as JSON."""
+    import polars as pl
+
+    when = pl.col("occurred_at").dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")
+    for row in frame.with_columns(when).iter_rows(named=True):
+        row["brief_date"] = row["brief_date"].isoformat()
+        row["payload"] = orjson.Fragment(row["payload"])
+        yield orjson.dumps(row).decode() + "\n"
+
+
+def frame_jsonl(frame: pl.DataFrame) -> Iterator[str]:
+    """A frame's rows, a JSON object a line (``--format jsonl``)."""
+    for line in frame.write_ndjson().splitlines():
+        yield line + "\n"
 
 
 def _line(text: str, width: int) -> Text:
@@ -183,6 +204,11 @@ def projection_view(frame, projection: str, title: str) -> RenderableType:
     for row in frame.select(columns).iter_rows():
         table.add_row(*["" if v is None else str(v)[:90] for v in row])
     return table
+
+
+def shadow_jsonl(comparison) -> str:
+    """A shadow comparison's record, a JSON line (``brief stats --shadow --format jsonl``)."""
+    return orjson.dumps(comparison.record()).decode() + "\n"
 
 
 def show_shadow(out: Console, comparison) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -17,7 +17,7 @@ from flows.views.text import WIDTH, wrap
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     import polars as pl
 
-    from ops.improve import FrozenCase, KeptCases, Learnt, RegressionRun
+    from ops.improve import FrozenCase, InForce, KeptCases, Learnt, RegressionRun
     from ops.policy import Adoption
     from storage.events import Event
 
@@ -127,6 +127,23 @@ def setting_lines(payload: dict[str, Any], width: int = WIDTH) -> list[str]:
         for key, value in flatten(payload).items()
         for out in wrap(f"{key} = {_shown(value)}", width, "    ", "        ")
     ]
+
+
+def show_in_force(out: Console, found: InForce, moment: datetime | None) -> None:
+    """The adoption in force: who adopted it, why, on which evaluation; a pinned file's note; its
+    settings and files."""
+    if found.adoption is None:
+        when = f" at {moment.isoformat()}" if moment else ""
+        out.print(f"no policy adopted{when}: runs use the config's [policy] ({found.config_version})")
+        return
+    for line in adoption_lines(found.adoption):
+        out.print(line)
+    if found.pinned:
+        for line in wrap(f"note: {found.pinned}", WIDTH, "  ", "      "):
+            out.print(line)
+    out.print("  settings:")
+    for line in setting_lines(dict(found.adoption.payload)):
+        out.print(line)
 
 
 def history_table(events: Sequence[Event]) -> Table:

@@ -5,9 +5,11 @@ A path or a command to copy is printed whole (``soft_wrap``), never broken over 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -92,6 +94,12 @@ def show_checks(out: Console, err: Console, title: str, checks: Sequence[Check])
         if c.status != "ok":
             word = "error" if c.status == "fail" else "warning"
             err.print(f"{word}: {c.what}: {c.detail}; {c.fix}", soft_wrap=True)
+
+
+def alerts_jsonl(rows: Sequence[Alert]) -> Iterator[str]:
+    """``brief alerts --format jsonl``: an alert a line, its time with its offset."""
+    for row in rows:
+        yield orjson.dumps({**asdict(row), "at": row.at.isoformat()}).decode() + "\n"
 
 
 def alerts_table(days: int, rows: Sequence[Alert]) -> Table:
