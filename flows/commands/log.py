@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import Progress
 
 from flows.commands.options import ConfigOption, Format, given_day, parse_day, parse_time
 from flows.views.console import err, out
@@ -118,8 +120,6 @@ def stats(
     config: ConfigOption = None,
 ) -> None:
     """Per-day run metrics from the runs projection: runs, status, news, stories, items, timings."""
-    from pathlib import Path
-
     from flows.views.log import frame_jsonl, shadow_jsonl, show_shadow, stats_view
     from ops.evaluate import check_labels_folder
     from ops.shadow_stats import compare
@@ -193,10 +193,6 @@ def export_events_command(
     config: ConfigOption = None,
 ) -> None:
     """Events of a date range, streamed a day at a time, with a manifest (counts per type and day)."""
-    from pathlib import Path
-
-    from rich.progress import Progress
-
     from ops import browse
     from ops.workspace import open_store
     from storage.export import export_events
@@ -245,8 +241,6 @@ def export_finetune_command(
     config: ConfigOption = None,
 ) -> None:
     """A fine-tuning dataset from machine outputs and human corrections (corrections win)."""
-    from pathlib import Path
-
     from ops.finetune import build
     from ops.workspace import open_store
 

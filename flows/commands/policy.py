@@ -9,6 +9,7 @@ does not need.
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -96,8 +97,6 @@ def learn(
 
     The candidate is the policy in force (pinned, adopted, else the config's) with the new model;
     without --labels the model in force is the one refined."""
-    from pathlib import Path
-
     from ops.improve import learn as learn_model
     from ops.learn import card_text
     from ops.workspace import open_store

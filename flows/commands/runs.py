@@ -1,17 +1,20 @@
 """Running days at the command line: ``brief run``, ``backfill``, ``collect``, ``serve``, ``check``,
 ``alerts`` and ``reparse``.
 
-Prefect is imported inside the commands that start a flow, after ``prefect_defaults``; the
-services (``ops/``) inside each command, as they load polars and pyarrow, which ``brief --help``
-does not need.
+Imported inside the commands, to keep ``brief --help`` and a mistyped option fast: Prefect (by
+the flows, after ``prefect_defaults``), the services of ``ops/`` (they load polars and pyarrow)
+and Rich's Markdown (markdown-it, for ``run --show`` only).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import Progress
 
 from flows.commands.options import ConfigOption, Format, given_day, parse_day, parse_time, prefect_defaults
 from flows.views.console import err, out
@@ -120,9 +123,6 @@ def serve(
 ) -> None:
     """Local Prefect server (unless PREFECT_API_URL names one), scheduled deployments and the editor's
     desk; Ctrl-C stops."""
-    import os
-    from pathlib import Path
-
     from flows.serve import serve as serve_stack
     from tasks.settings import config_path, load_settings
 
@@ -189,8 +189,6 @@ def collect(
     config: ConfigOption = None,
 ) -> None:
     """Collect every configured source for a date into the event log (the first step of a brief)."""
-    from rich.progress import Progress
-
     from ops.runs import collect_source, plan_collect
 
     plan = plan_collect(config, parse_day(day))

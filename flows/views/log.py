@@ -1,8 +1,11 @@
-"""How ``brief events``, ``brief replay``, ``brief stats`` and ``brief trace`` lay out for a terminal.
+"""How ``brief events``, ``replay``, ``stats`` and ``compact`` lay out for a terminal.
 
 Every layout reads in 80 columns: no line is wider than the console, ids are shown whole (a
 run's id once, in a legend its rows refer to by number), words are never broken, and only a
 payload, which ``--format jsonl`` gives whole, is cut short (with "…").
+
+Polars and the store's types are imported only where a layout needs them (they load pyarrow),
+as every module of ``flows/views`` does.
 """
 
 from __future__ import annotations
