@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.options import ConfigOption, parse_day, parse_time
+from flows.commands.options import ConfigOption, open_store, parse_day, parse_time
 from flows.commands.policy import regress_corrections
 from flows.views.console import err, out, styled
 from storage.errors import BriefError, InputError
@@ -51,13 +51,6 @@ def main_options(
     ] = False,
 ) -> None:
     """dailybrief: an event-sourced daily brief of AI news."""
-
-
-def open_store(config: str | None, *, must_exist: bool = True):
-    """The settings and the store of ``config`` (``ops/workspace.py``)."""
-    from ops.workspace import open_store as opened
-
-    return opened(config, must_exist=must_exist)
 
 
 def register(*commands: Callable[..., None]) -> None:

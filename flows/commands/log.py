@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from flows.commands.options import ConfigOption, Format, given_day, parse_day, parse_time
+from flows.commands.options import ConfigOption, Format, given_day, open_store, parse_day, parse_time
 from flows.views.console import err, out
 from storage.errors import InputError
 
@@ -38,7 +38,6 @@ def events(
     """Browse the event log, oldest first."""
     from flows.views.log import events_jsonl, events_view
     from ops import browse
-    from ops.workspace import open_store
 
     wanted = parse_day(day)
     browse.check_types(event_type)
@@ -68,7 +67,6 @@ def replay(
     """Show a projection of one day as it stood at a time."""
     from flows.views.log import frame_jsonl, projection_view
     from ops import browse
-    from ops.workspace import open_store
 
     wanted = given_day(day)
     moment = parse_time(as_of)
@@ -94,7 +92,6 @@ def trace(
     """Where an item of a brief came from: its analysis, score, clustering, articles and feed fetches."""
     from flows.views.trace import render
     from ops.trace import trace
-    from ops.workspace import open_store
 
     wanted = given_day(day)
     settings, store = open_store(config)
@@ -124,7 +121,6 @@ def stats(
     from ops.evaluate import check_labels_folder
     from ops.shadow_stats import compare
     from ops.stats import daily_stats
-    from ops.workspace import open_store
 
     first, last = parse_day(start, "--start"), parse_day(end, "--end")
     if labels is not None and not shadow:
@@ -155,7 +151,6 @@ def compact(
     (but for what [retention] thins on days past its age)."""
     from flows.views.log import show_compacted
     from ops.compact import compact
-    from ops.workspace import open_store
 
     wanted = parse_day(day)
     settings, store = open_store(config)
@@ -194,7 +189,6 @@ def export_events_command(
 ) -> None:
     """Events of a date range, streamed a day at a time, with a manifest (counts per type and day)."""
     from ops import browse
-    from ops.workspace import open_store
     from storage.export import export_events
 
     first, last = given_day(start, "--start"), given_day(end, "--end")
@@ -242,7 +236,6 @@ def export_finetune_command(
 ) -> None:
     """A fine-tuning dataset from machine outputs and human corrections (corrections win)."""
     from ops.finetune import build
-    from ops.workspace import open_store
 
     first, last = parse_day(start, "--start"), parse_day(end, "--end")
     _, store = open_store(config)

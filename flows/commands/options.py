@@ -1,5 +1,6 @@
-"""What every command shares: ``--config``, ``--by``, the output format, and how a date, a time
-and a person's name typed at the command line are read (a mistake is one line, exit 2)."""
+"""What every command shares: ``--config``, ``--by``, the output format, the store, and how a
+date, a time and a person's name typed at the command line are read (a mistake is one line,
+exit 2). What loads pyarrow, polars or Prefect is imported when a command needs it."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import os
 import re
 from datetime import UTC, date, datetime
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from storage.errors import InputError
+
+if TYPE_CHECKING:
+    from storage.store import ParquetEventStore
+    from tasks.settings import Settings
 
 ConfigOption = Annotated[
     str | None, typer.Option("--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).")
@@ -48,6 +53,14 @@ def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:
     except ValueError:
         raise InputError(f"{option} {text!r} is not an ISO time; use e.g. 2025-08-06T18:00:00Z") from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings, ParquetEventStore]:
+    """The settings and the store of ``config`` (``ops/workspace.py``, imported when a command opens
+    the store: it loads pyarrow and polars)."""
+    from ops.workspace import open_store as opened
+
+    return opened(config, must_exist=must_exist)
 
 
 def person(by: str | None) -> str:

@@ -14,7 +14,15 @@ from typing import Annotated
 
 import typer
 
-from flows.commands.options import ByOption, ConfigOption, given_day, parse_day, parse_time, person
+from flows.commands.options import (
+    ByOption,
+    ConfigOption,
+    given_day,
+    open_store,
+    parse_day,
+    parse_time,
+    person,
+)
 from flows.views.console import err, out
 from flows.views.policy import (
     case_table,
@@ -54,7 +62,6 @@ def evaluate(
     """Replay stored facts through a candidate policy beside the current one; nothing is published."""
     from ops.evaluate import table
     from ops.improve import evaluate as evaluate_candidate
-    from ops.workspace import open_store
 
     if regression and start is None and end is None:
         regress_evaluate(policy, config)
@@ -99,7 +106,6 @@ def learn(
     without --labels the model in force is the one refined."""
     from ops.improve import learn as learn_model
     from ops.learn import card_text
-    from ops.workspace import open_store
 
     out_file = Path(out_path)
     if out_file.suffix not in (".toml", ".json"):
@@ -140,7 +146,6 @@ def policy_adopt(
     The regression set is replayed first: a candidate that fails a case the policy in force passes
     is refused, unless --force (the cases it breaks are recorded with the adoption)."""
     from ops.improve import adopt_candidate
-    from ops.workspace import open_store
 
     who = person(by)
     settings, store = open_store(config)
@@ -165,7 +170,7 @@ def policy_adopt(
 def policy_rollback(reason: ReasonOption, by: ByOption = None, config: ConfigOption = None) -> None:
     """Adopt again the policy in force before the current one (one more policy.adopted)."""
     from ops.policy import rollback
-    from ops.workspace import open_store, today
+    from ops.workspace import today
 
     who = person(by)
     settings, store = open_store(config)
@@ -181,7 +186,6 @@ def policy_show(
 ) -> None:
     """The policy in force (now, or at --as-of): who adopted it, why, its settings and files."""
     from ops.improve import policy_in_force
-    from ops.workspace import open_store
 
     moment = parse_time(as_of)
     settings, store = open_store(config)
@@ -192,7 +196,6 @@ def policy_show(
 def policy_history(config: ConfigOption = None) -> None:
     """Every adoption, oldest first: when, which version, who, why, and on which evaluation."""
     from ops.policy import history
-    from ops.workspace import open_store
 
     _, store = open_store(config)
     events = history(store)
@@ -216,7 +219,6 @@ def policy_diff(
 ) -> None:
     """What changed between two adopted policies (or the baseline), setting by setting and file by file."""
     from ops.policy import changes, held
-    from ops.workspace import open_store
 
     _, store = open_store(config)
     first, second = held(store, a), held(store, b)
@@ -254,7 +256,6 @@ def regress_add(
     """Freeze a decision as a regression case: the facts to replay it are kept under the root."""
     from ops.improve import freeze_case
     from ops.regress import parse_expectation
-    from ops.workspace import open_store
 
     wanted = given_day(day)
     expectation = parse_expectation(expect)
@@ -267,7 +268,6 @@ def regress_add(
 def regress_list(config: ConfigOption = None) -> None:
     """Every case: its date, story, expectation, who froze it and why."""
     from ops.regress import cases, describe_case
-    from ops.workspace import open_store
 
     _, store = open_store(config)
     found = cases(store)
@@ -283,7 +283,6 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
     ``brief policy adopt`` refuses) listed by name. Exit 1 when the policy evaluated fails a case
     (with --policy: when the candidate breaks one)."""
     from ops.improve import replay_regression
-    from ops.workspace import open_store
 
     settings, store = open_store(config)
     done = replay_regression(settings, store, policy, stage=err.status)
@@ -319,7 +318,6 @@ def purge(
     """Take an article (or a source's articles) out of the store for good: a tombstone, the day
     partitions and raw bodies rewritten without it, its briefs re-rendered as new versions."""
     from ops.purge import purge as take_out
-    from ops.workspace import open_store
 
     settings, store = open_store(config)
     result = take_out(

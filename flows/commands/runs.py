@@ -16,7 +16,15 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from flows.commands.options import ConfigOption, Format, given_day, parse_day, parse_time, prefect_defaults
+from flows.commands.options import (
+    ConfigOption,
+    Format,
+    given_day,
+    open_store,
+    parse_day,
+    parse_time,
+    prefect_defaults,
+)
 from flows.views.console import err, out
 from flows.views.runs import (
     alerts_jsonl,
@@ -153,7 +161,6 @@ def alerts(
 ) -> None:
     """The recent alerts, newest first: what went wrong, sent where (or why not)."""
     from ops.alerts import recent
-    from ops.workspace import open_store
 
     moment = parse_time(now, "--now")
     settings, _ = open_store(config, must_exist=not check)
@@ -238,7 +245,6 @@ def reparse(
 ) -> None:
     """Parse again, with today's parsers, the feed bodies fetched on a day; append what changed."""
     from ops.reparse import reparse as parse_again
-    from ops.workspace import open_store
 
     wanted = given_day(day)
     settings, store = open_store(config)
