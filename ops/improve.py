@@ -214,6 +214,12 @@ class RegressionRun:
         return [r for r in self.current if not r.passed]
 
     @property
+    def faults(self) -> list[regress.Result]:
+        """What the policy evaluated gets wrong: the cases the candidate breaks (those the policy in
+        force passes), or without a candidate, the cases the policy in force fails."""
+        return self.gate.broken if self.gate is not None else self.failed
+
+    @property
     def failed_by_both(self) -> int:
         """Cases the candidate fails that the policy in force fails too."""
         if self.gate is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -38,6 +38,10 @@ from flows.views.policy import (
 )
 from flows.views.runs import show_purged
 from storage.errors import InputError
+
+if TYPE_CHECKING:
+    from storage.store import ParquetEventStore
+    from tasks.settings import Settings
 
 
 def evaluate(
@@ -290,11 +294,13 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
         out.print("no regression cases yet; 'brief regress add' freezes one")
         return
     show_regression(out, done)
-    if done.gate.broken if done.gate is not None else done.failed:
+    if done.faults:
         raise SystemExit(1)
 
 
-def regress_corrections(settings, store, day: date, run_id: str, by: str) -> None:
+def regress_corrections(
+    settings: Settings, store: ParquetEventStore, day: date, run_id: str, by: str
+) -> None:
     """``--as-case``: the corrections a command just recorded (its run id), as regression cases."""
     from ops.improve import keep_corrections
 
