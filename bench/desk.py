@@ -174,7 +174,7 @@ def main() -> None:
         backfill_month(Path(tempfile.mkdtemp(prefix="bench-desk-")), Path(args.data), args.month)
     )
     settings = load_settings(config)
-    desk = TestClient(create_app(settings, "127.0.0.1", "bench"))
+    desk = TestClient(create_app(settings, "127.0.0.1", "bench"), base_url="http://127.0.0.1:8484")
     store = settings.storage.event_store()
     if (args.correct or not args.config) and not any(p.startswith("/diff") for p in pages(settings, ())):
         second_version(desk, settings)

@@ -1,14 +1,23 @@
-"""The same briefs before and after a change: the briefs of the real days and of the sample, byte for byte.
+"""The same briefs before and after a change: the briefs of the real days and of the sample, byte for byte,
+and the event logs those runs wrote.
 
     python bench/same_briefs.py [--ref main] [--data ../shared/data]
 
 Builds the briefs (JSON, Markdown and HTML, and the text, email and feed entry rendered from the
-JSON) of 2025-08-05..07 (five real sources, a fresh store each) and of the sample's day
-(``samples/``) twice in one run: with the working tree's code and with the code of a git ref,
+JSON) of 2025-08-05..07 (five real sources, a fresh store each), of one day of the AI world's 14
+feeds (2026-03-17), of one July 2025 day of the four tech feeds (2025-07-23) and of the sample's
+day (``samples/``) twice in one run: with the working tree's code and with the code of a git ref,
 checked out with ``git worktree add --detach`` into a temporary folder. Each build is its own
-process that runs its tree's copy of this script (which puts that tree first on ``sys.path``), so
-the ref's briefs are the ref's code's. Prints one row per brief and format (bytes and
-sha256 of each, identical or not) and exits 1 on any difference.
+process that runs this script with that tree first on ``sys.path``, so the ref's briefs are the
+ref's code's. Prints one row per brief and format (bytes and sha256 of each, identical or not),
+one row per store for its event log, and exits 1 on any difference.
+
+An event log is compared as what it says: each event's type, schema version, subject, producer,
+policy version, payload and lineage. What differs between any two runs by design is read apart:
+an event is named by what it says and by the names of the events it was derived from (derivations
+hash their run id into their event id), runs by the order they started, times, durations and the
+process are dropped, the build folder reads ``<work>``, and the events are compared sorted (fetches
+end in any order).
 
 A field listed in ``NORMALISED`` may differ when the policy itself changed (``policy_version``
 is a digest of the policy, so a change to what the digest covers changes it); the script
@@ -22,6 +31,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -31,7 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from tests.real_days import archive_config
+from tests.real_days import aiweb_config, archive_config
 
 DAYS = ["2025-08-05", "2025-08-06", "2025-08-07"]
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
@@ -39,32 +49,135 @@ SAMPLE_DAY = "2025-08-06"  # the sample feeds' one day
 FORMATS = ("json", "md", "html")  # the published files
 MESSAGES = ("text", "email", "entry")  # rendered from the JSON brief: chat text, email body, feed entry
 NORMALISED = ("policy_version",)
-NAMES = [*DAYS, "sample"]
+AIWEB_DAY = "2026-03-17"  # one day of the AI world's 14 feeds
+JULY_DAY = "2025-07-23"  # one day of the four tech feeds of July 2025
+JULY_SOURCES = ["arstechnica", "techcrunch", "tweakers", "wired"]
+NAMES = [*DAYS, "aiweb", "july", "sample"]
+STORES = ("real", "aiweb", "july", "sample")
+TOKEN = re.compile(r"[0-9A-Za-z_.:-]+")  # ids inside text are whole tokens of these
+VOLATILE = (
+    "seconds",
+    "duration",
+    "elapsed",
+    "_at",
+    "_ms",
+    "took",
+    "process",
+)  # times, durations, the process
 
 
-def child(config: str, sample: str, out: str) -> None:
-    """Build the days, then the sample's, with the code on ``PYTHONPATH``; copy each brief into
-    ``out``, and write the messages rendered from it."""
+def child(configs: str, out: str, tree: str) -> None:
+    """Build every day of ``configs`` (JSON: [day, config, name, store]) with ``tree``'s code; copy
+    each brief into ``out``, write the messages rendered from it, and each store's event log."""
+    sys.path.insert(0, tree)
     from flows.daily import daily_brief
+    from storage.store import ParquetEventStore
     from tasks.render import render, view
     from tasks.settings import load_settings
 
-    runs = [(day, config, day) for day in DAYS] + [(SAMPLE_DAY, sample, "sample")]
-    for day, where, name in runs:
+    stores: dict[str, str] = {}
+    for day, where, name, store in json.loads(configs):
         result = daily_brief(day, where, deliver=False)
         for ext in FORMATS:
             shutil.copyfile(result["files"][ext], Path(out) / f"{name}.{ext}")
-        labels = {c.name: c.label_en or c.name for c in load_settings(where).policy.categories}
+        settings = load_settings(where)
+        labels = {c.name: c.label_en or c.name for c in settings.policy.categories}
         context = view(json.loads(Path(result["files"]["json"]).read_text()), labels)
         for kind in MESSAGES:
             (Path(out) / f"{name}.{kind}").write_text(render(kind, context))
+        stores[store] = settings.storage.root
+    for store, root in stores.items():
+        with (Path(out) / f"{store}.events.jsonl").open("w") as lines:
+            for event in ParquetEventStore(root).read():
+                lines.write(
+                    json.dumps(
+                        {
+                            "brief_date": str(event.brief_date),
+                            "event_id": event.event_id,
+                            "event_type": event.event_type,
+                            "schema_version": event.schema_version,
+                            "run_id": event.run_id,
+                            "subject_id": event.subject_id,
+                            "source_event_ids": list(event.source_event_ids),
+                            "produced_by": event.produced_by,
+                            "policy_version": event.policy_version,
+                            "payload": dict(event.payload),
+                        },
+                        sort_keys=True,
+                        default=str,
+                    )
+                    + "\n"
+                )
+
+
+def canonical_log(raw: bytes, work: str) -> bytes:
+    """An event log as what it says, in an order that does not depend on which fetch ended first:
+    each event named by what it says (type, subject, payload, and the names of the events it was
+    derived from), run ids by the order the runs started, no times, the build folder as ``<work>``;
+    the events sorted."""
+    events = [json.loads(line) for line in raw.decode().replace(work, "<work>").splitlines()]
+    runs: dict[str, str] = {}
+    for event in events:
+        runs.setdefault(event["run_id"], f"<run {len(runs)}>")
+    ids = {e["event_id"] for e in events}
+
+    def clean(value: object, names: dict[str, str]) -> object:
+        if isinstance(value, dict):
+            return {
+                k: clean(v, names)
+                for k, v in value.items()
+                if not any(k.endswith(t) or t == k for t in VOLATILE)
+            }
+        if isinstance(value, list):
+            return [clean(v, names) for v in value]
+        if isinstance(value, str):
+            return TOKEN.sub(lambda m: names.get(m.group(), runs.get(m.group(), m.group())), value)
+        return value
+
+    # an id inside a payload counts as "<ref>" in a name (names are made before all ids have one)
+    refs = dict.fromkeys(ids, "<ref>")
+    names: dict[str, str] = {}
+    pending = list(events)
+    while pending:
+        later = []
+        for event in pending:
+            sources = event["source_event_ids"]
+            if any(s in ids and s not in names for s in sources):
+                later.append(event)
+                continue
+            said = {k: v for k, v in event.items() if k not in ("event_id", "run_id", "source_event_ids")}
+            said["sources"] = sorted(names.get(s, s) for s in sources)
+            text = json.dumps(clean(said, refs), sort_keys=True, ensure_ascii=False)
+            names[event["event_id"]] = (
+                f"<{event['event_type']} {hashlib.sha256(text.encode()).hexdigest()[:12]}>"
+            )
+        if len(later) == len(pending):  # a cycle cannot happen in a log; name the rest as they are
+            names.update({e["event_id"]: e["event_id"] for e in later})
+            break
+        pending = later
+    lines = []
+    for event in events:
+        shown = {k: v for k, v in event.items() if k not in ("event_id", "run_id")}
+        shown["event"] = event["event_id"]
+        lines.append(json.dumps(clean(shown, names), sort_keys=True, ensure_ascii=False))
+    return ("\n".join(sorted(lines)) + "\n").encode()
 
 
 def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
-    """The briefs of ``DAYS`` and of the sample as the code in ``tree`` writes them, in new stores."""
+    """The briefs of every day and of the sample as the code in ``tree`` writes them, in new stores,
+    and each store's event log."""
     work.mkdir(parents=True)
-    config = archive_config(work, data / "feeds", SOURCES, root=str(work / "store"))
+    real = archive_config(work / "real", data / "feeds", SOURCES, root=str(work / "real" / "store"))
+    aiweb = aiweb_config(work / "aiweb", data / "aiweb", root=str(work / "aiweb" / "store"))
+    july = archive_config(
+        work / "july", data / "month" / "feeds", JULY_SOURCES, root=str(work / "july" / "store")
+    )
     shutil.copytree(REPO / "samples", work / "samples")  # its store goes to work/var
+    runs = [(day, str(real), day, "real") for day in DAYS] + [
+        (AIWEB_DAY, str(aiweb), "aiweb", "aiweb"),
+        (JULY_DAY, str(july), "july", "july"),
+        (SAMPLE_DAY, str(work / "samples" / "brief.toml"), "sample", "sample"),
+    ]
     out = work / "briefs"
     out.mkdir()
     env = {
@@ -79,14 +192,7 @@ def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
     }
     env.pop("PREFECT_API_URL", None)
     done = subprocess.run(
-        [
-            sys.executable,
-            str(tree / "bench" / "same_briefs.py"),  # the tree's own copy: it puts its tree first on the path
-            "--child",
-            str(config),
-            str(work / "samples" / "brief.toml"),
-            str(out),
-        ],
+        [sys.executable, __file__, "--child", json.dumps(runs), str(out), str(tree)],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -95,7 +201,9 @@ def build(tree: Path, data: Path, work: Path) -> dict[str, bytes]:
     )
     if done.returncode != 0:
         raise SystemExit(f"the build in {tree} failed:\n{done.stderr[-3000:]}")
-    return {f"{n}.{ext}": (out / f"{n}.{ext}").read_bytes() for n in NAMES for ext in FORMATS + MESSAGES}
+    briefs = {f"{n}.{ext}": (out / f"{n}.{ext}").read_bytes() for n in NAMES for ext in FORMATS + MESSAGES}
+    logs = {f"{s}.events": canonical_log((out / f"{s}.events.jsonl").read_bytes(), str(work)) for s in STORES}
+    return briefs | logs
 
 
 def normalise(raw: bytes) -> tuple[bytes, dict[str, object]]:
@@ -110,19 +218,30 @@ def normalise(raw: bytes) -> tuple[bytes, dict[str, object]]:
     return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode(), found
 
 
+def first_difference(name: str, ours: bytes, theirs: bytes) -> str:
+    """Where two event logs first part: the event of each, shortened."""
+    a, b = ours.decode().splitlines(), theirs.decode().splitlines()
+    for n, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return f"\n{name}: event {n} differs\n  tree: {x[:600]}\n  ref:  {y[:600]}"
+    return f"\n{name}: {len(a)} events in the tree, {len(b)} in the ref"
+
+
 def sha(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
 def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
     print(
-        f"# Briefs of {DAYS[0]}..{DAYS[-1]} ({', '.join(SOURCES)}) and of the sample's {SAMPLE_DAY}: "
+        f"# Briefs of {DAYS[0]}..{DAYS[-1]} ({', '.join(SOURCES)}), of the AI world's {AIWEB_DAY}, "
+        f"of the tech feeds' {JULY_DAY} and of the sample's {SAMPLE_DAY}, and their event logs: "
         f"working tree vs {ref}\n"
     )
     print("| brief | tree bytes | tree sha256 | ref bytes | ref sha256 | identical |")
     print("|---|---|---|---|---|---|")
     same_all = True
-    notes = []
+    notes: list[str] = []
+    notes_apart: list[str] = []
     for name in ours:
         a, b = ours[name], theirs[name]
         if a == b:
@@ -137,6 +256,8 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
             else:
                 verdict = "NO"
                 same_all = False
+                if name.endswith(".events"):
+                    notes_apart.append(first_difference(name, a, b))
         print(f"| {name} | {len(a)} | {sha(a)} | {len(b)} | {sha(b)} | {verdict} |")
     if notes:
         print(
@@ -146,6 +267,8 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
         )
         for note in notes:
             print(f"- {note}")
+    for difference in notes_apart:
+        print(difference)
     apart = sorted({note.split(": ", 1)[1].split(" ", 1)[0] for note in notes})
     if not same_all:
         print("\nDIFFERENT")
@@ -160,7 +283,7 @@ def main() -> None:
     )
     parser.add_argument("--ref", default="main", help="the git ref to compare with (default: main)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
-    parser.add_argument("--child", nargs=3, metavar=("CONFIG", "SAMPLE", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, metavar=("RUNS", "OUT", "TREE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)

@@ -105,9 +105,11 @@ def answer_interactively(ctx: steps.RunContext, questions: pl.DataFrame, out: Co
     for k, batch in enumerate(batches, start=1):
         out.print(Text.assemble("\n", (f"Batch {k} of {len(batches)}", "bold")), markup=False)
         events: list[Event] = []
-        for n, question in enumerate(batch.iter_rows(named=True), start=1):
+        rows = list(batch.iter_rows(named=True))
+        numbers = answer_numbers(rows)
+        for n, question in enumerate(rows, start=1):
             try:
-                answer, by = _ask(out, n, question)
+                answer, by = _ask(out, n, question, numbers)
             except EOFError:
                 ctx.store.append(events)
                 return answered
@@ -117,15 +119,24 @@ def answer_interactively(ctx: steps.RunContext, questions: pl.DataFrame, out: Co
     return answered
 
 
-def _ask(out: Console, number: int, question: dict) -> tuple[str, str]:
+def answer_numbers(questions: list[dict]) -> dict[str, int]:
+    """One number per answer across a batch, in the order the answers first appear: "3" means the
+    same answer in every question of the batch that offers it."""
+    numbers: dict[str, int] = {}
+    for question in questions:
+        for candidate in question["candidates"] or []:
+            numbers.setdefault(candidate, len(numbers) + 1)
+    return numbers
+
+
+def _ask(out: Console, number: int, question: dict, numbers: dict[str, int]) -> tuple[str, str]:
     out.print(f"\n{number}. {question['prompt']}", markup=False, highlight=False)
-    candidates = question["candidates"] or []
+    candidates = sorted(question["candidates"] or [], key=lambda c: numbers.get(c, 0))
     if candidates:
         out.print(
             "   "
             + "   ".join(
-                f"{i}) {c}" + (" [default]" if c == question["default"] else "")
-                for i, c in enumerate(candidates, start=1)
+                f"{numbers[c]}) {c}" + (" [default]" if c == question["default"] else "") for c in candidates
             ),
             markup=False,
             highlight=False,
@@ -133,20 +144,26 @@ def _ask(out: Console, number: int, question: dict) -> tuple[str, str]:
     while True:
         reply = input(f"   answer [{question['default']}]: ")
         try:
-            return interpret(question, reply)
+            return interpret(question, reply, numbers)
         except InputError as problem:
             out.print(f"   {problem}; try again", markup=False, highlight=False)
 
 
-def interpret(question: dict, reply: str) -> tuple[str, str]:
-    """A reply as ``(answer, by)``: nothing takes the default, a number picks that candidate, any
-    other text must be an answer the question accepts (InputError says why not)."""
+def interpret(question: dict, reply: str, numbers: dict[str, int] | None = None) -> tuple[str, str]:
+    """A reply as ``(answer, by)``: nothing takes the default, a number picks that answer (``numbers``:
+    the batch's numbering; without it, the question's candidates from 1), any other text must be an
+    answer the question accepts (InputError says why not)."""
     reply = reply.strip()
     candidates = question["candidates"] or []
     if not reply:
         return question["default"], "default"
-    if reply.isdigit() and 1 <= int(reply) <= len(candidates):
-        return candidates[int(reply) - 1], "human"
+    if reply.isascii() and reply.isdigit():
+        by_number = {n: c for c, n in (numbers or {c: i for i, c in enumerate(candidates, 1)}).items()}
+        picked = by_number.get(int(reply))
+        if picked is not None and picked in candidates:
+            return picked, "human"
+        offered = ", ".join(str(n) for n, c in sorted(by_number.items()) if c in candidates)
+        raise InputError(f"{reply} is not an answer to this question; pick {offered}, or type the answer")
     problem = review.check_answer(question, reply)
     if problem is not None:
         raise InputError(problem)

@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from flows.daily import STEP_LINE
 from storage.events import utcnow
+from storage.root.logs import RunLogs
 from tasks.settings import Settings
 
 
@@ -30,19 +31,19 @@ class RunLog:
     local: Path  # where the run writes it
     shown: str  # where it ends up (the store's path), as the screen names it
     upload: str | None = None  # the store path to copy it to when the run ends (an object store)
-    fs: Any = None  # the store's filesystem (pyarrow), for that copy
+    logs: RunLogs | None = None  # the root's run logs, which take that copy
 
 
 def run_log(settings: Settings, day: date) -> RunLog:
     """The run's log file: under the store root, or a local copy of it when the root is remote."""
-    store = settings.storage.event_store()
-    name = f"logs/{day.isoformat()}/run-{utcnow():%Y%m%dT%H%M%S%f}.log"
-    target = f"{store.base.rstrip('/')}/{name}"
-    if store.is_local:
+    tree = settings.storage.event_store().tree
+    name = tree.logs.relative(day, utcnow())
+    target = tree.files.path(name)
+    if tree.is_local:
         return RunLog(Path(target), target)
     folder = Path(tempfile.mkdtemp(prefix="brief-run-log-"))
     local = folder / Path(name).name
-    return RunLog(local, f"{settings.storage.root.rstrip('/')}/{name}", upload=target, fs=store.fs)
+    return RunLog(local, f"{settings.storage.root.rstrip('/')}/{name}", upload=target, logs=tree.logs)
 
 
 def _is_console(handler: logging.Handler) -> bool:
@@ -140,8 +141,7 @@ def stop_temporary_server() -> None:
 
 
 def _upload(log: RunLog) -> None:
-    assert log.upload is not None
-    with log.fs.open_output_stream(log.upload) as out:
-        out.write(log.local.read_bytes())
+    assert log.upload is not None and log.logs is not None
+    log.logs.upload(log.upload, log.local.read_bytes())
     log.local.unlink()
     log.local.parent.rmdir()

@@ -277,12 +277,9 @@ def _model_calls(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
 
 def _read_published(store: EventStore, path: str) -> bytes:
     """A published brief file, through the store's filesystem (local disk or object store)."""
-    fs = getattr(store, "fs", None)
+    tree = getattr(store, "tree", None)  # an in-memory store names local files
     try:
-        if fs is None:
-            return Path(path).read_bytes()
-        with fs.open_input_stream(path) as handle:
-            return handle.read()
+        return Path(path).read_bytes() if tree is None else tree.files.read(path)
     except (FileNotFoundError, OSError) as exc:
         raise StoreError(
             f"published brief {path!r} cannot be read ({exc}); rerun 'brief run --date D' to write it again"

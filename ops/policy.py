@@ -31,11 +31,11 @@ from storage import blobs
 from storage.atomic import write_bytes
 from storage.errors import InputError
 from storage.events import Event, event_from_row, new_event, utcnow
+from storage.root.policies import Blobs
 from storage.store import ParquetEventStore
 from tasks.editorial import MODELS_DIR
 from tasks.settings import LLMSettings, PolicySettings, Settings
 
-ADOPTED = "policies/adopted"
 PRODUCER = "policy@1"
 
 
@@ -54,17 +54,17 @@ def store_policy(settings: Settings, store: ParquetEventStore) -> dict[str, Any]
     from tasks.llm import PROMPTS_DIR, TASKS
     from tasks.vocabulary import VOCABULARY_FILE
 
-    fs, base = store.fs, store.base
+    kept = store.tree.blobs
     artefacts = []
     policy = settings.policy.model_dump(mode="json")
     ref = settings.policy.editorial_model
     data = _model_bytes(ref)
     if data is not None:
-        digest, path = blobs.put(fs, base, data, ".json")
+        digest, path = kept.put(data, ".json")
         artefacts.append({"kind": "model", "name": ref, "digest": digest, "path": path})
         if not ref.startswith("builtin:"):
             policy["editorial_model"] = f"stored:{path}"
-    digest, path = blobs.put(fs, base, VOCABULARY_FILE.read_bytes(), ".json")
+    digest, path = kept.put(VOCABULARY_FILE.read_bytes(), ".json")
     artefacts.append({"kind": "vocabulary", "name": VOCABULARY_FILE.name, "digest": digest, "path": path})
     llm = None
     if settings.llm is not None:
@@ -72,7 +72,7 @@ def store_policy(settings: Settings, store: ParquetEventStore) -> dict[str, Any]
         folder = Path(settings.llm.prompts).expanduser() if settings.llm.prompts else None
         for task in TASKS:
             source = folder / f"{task}.toml" if folder and (folder / f"{task}.toml").is_file() else None
-            digest, path = blobs.put(fs, base, (source or PROMPTS_DIR / f"{task}.toml").read_bytes(), ".toml")
+            digest, path = kept.put((source or PROMPTS_DIR / f"{task}.toml").read_bytes(), ".toml")
             artefacts.append({"kind": "prompt", "name": task, "digest": digest, "path": path})
         if folder is not None:
             llm["prompts"] = "stored"
@@ -82,32 +82,32 @@ def store_policy(settings: Settings, store: ParquetEventStore) -> dict[str, Any]
 def restore(settings: Settings, adopted: Event, store: ParquetEventStore) -> Settings:
     """``settings`` with the adopted policy (and its ``[llm]``), read back from the stored files."""
     payload = adopted.payload
-    fs, base = store.fs, store.base
+    kept = store.tree.blobs
     policy = dict(payload["policy"])
     by_kind: dict[str, list[dict]] = {}
     for artefact in payload["artefacts"]:
         by_kind.setdefault(artefact["kind"], []).append(artefact)
     ref = policy["editorial_model"]
     if ref.startswith("stored:"):
-        policy["editorial_model"] = str(blobs.local_copy(fs, base, ref.removeprefix("stored:")))
+        policy["editorial_model"] = str(kept.local_copy(ref.removeprefix("stored:")))
     elif ref.startswith("builtin:"):
         [model] = by_kind["model"]
         shipped = _model_bytes(ref)
         if shipped is None or blobs.digest_of(shipped) != model["digest"]:
             # the shipped model changed since: the adopted weights are the stored ones
-            policy["editorial_model"] = str(blobs.local_copy(fs, base, model["path"]))
+            policy["editorial_model"] = str(kept.local_copy(model["path"]))
     llm = None
     if payload.get("llm") is not None:
         table = dict(payload["llm"])
         if table.get("prompts") == "stored":
-            table["prompts"] = str(_prompt_folder(fs, base, by_kind.get("prompt", [])))
+            table["prompts"] = str(_prompt_folder(kept, by_kind.get("prompt", [])))
         llm = LLMSettings.model_validate(table)
     return settings.model_copy(update={"policy": PolicySettings.model_validate(policy), "llm": llm})
 
 
-def _prompt_folder(fs: pafs.FileSystem, base: str, prompts: Sequence[dict]) -> Path:
+def _prompt_folder(kept: Blobs, prompts: Sequence[dict]) -> Path:
     """A local folder with the stored prompt templates under their task names."""
-    files = {p["name"]: blobs.local_copy(fs, base, p["path"]) for p in prompts}
+    files = {p["name"]: kept.local_copy(p["path"]) for p in prompts}
     key = blobs.digest_of("|".join(f"{k}={v.name}" for k, v in sorted(files.items())).encode())
     folder = files[next(iter(files))].parent.parent / "prompts" / key
     for task, path in files.items():
@@ -120,30 +120,25 @@ def _prompt_folder(fs: pafs.FileSystem, base: str, prompts: Sequence[dict]) -> P
 # --- the history of adoptions ----------------------------------------------------------------
 
 
-def _index_name(event: Event) -> str:
-    micros = int(event.occurred_at.timestamp() * 1_000_000)
-    return f"{ADOPTED}/{micros:020d}-{event.event_id}.json"
-
-
 def _index(store: ParquetEventStore, event: Event) -> None:
-    where = f"{store.base}/{_index_name(event)}"
-    if store.fs.get_file_info(where).type != pafs.FileType.File:
-        write_bytes(store.fs, where, event.stored_line)
+    copies = store.tree.adopted
+    copies.keep(
+        copies.name(int(event.occurred_at.timestamp() * 1_000_000), event.event_id), event.stored_line
+    )
 
 
 def adoptions(store: ParquetEventStore, as_of: datetime | None = None) -> list[Event]:
     """Every adoption up to ``as_of``, oldest first, from the copies (no walk through the log)."""
     from storage.events import EPOCH, MICROSECOND
 
-    selector = pafs.FileSelector(f"{store.base}/{ADOPTED}", allow_not_found=True)
-    names = sorted(i.path for i in store.fs.get_file_info(selector) if i.path.endswith(".json"))
+    copies = store.tree.adopted
+    names = copies.listed()
     if as_of is not None:
         limit = (as_of - EPOCH) // MICROSECOND
-        names = [n for n in names if int(n.rsplit("/", 1)[1].split("-", 1)[0]) <= limit]
+        names = [n for n in names if copies.micros(n) <= limit]
     out = []
     for name in names:
-        with store.fs.open_input_stream(name) as src:
-            row = orjson.loads(src.read())
+        row = orjson.loads(copies.read(name))
         row["occurred_at"] = EPOCH + row["occurred_at"] * MICROSECOND
         row["brief_date"] = date.fromordinal(date(1970, 1, 1).toordinal() + row["brief_date"])
         out.append(event_from_row(row))

@@ -30,14 +30,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-import orjson
 import polars as pl
-import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
-from storage import raw, tombstones
-from storage.atomic import exclusive, write_bytes
 from storage.errors import InputError, StoreError
 from storage.events import Event, new_event, utcnow
 from storage.scrub import Needles, scrub_bytes, scrub_events, scrub_file
@@ -46,8 +40,6 @@ from tasks.settings import Settings
 
 PRODUCER = "purge@1"
 PASSES = 3  # rewrites of a day before giving up on a writer that keeps appending the article
-# under the root, what the sweep leaves alone: handled on their own, or holding no feed text
-SWEEP_SKIPS = ("events", "raw", "cache", "policies", "purged")
 Progress = Callable[[str], None]
 
 
@@ -91,12 +83,10 @@ def purge(
     needles = Needles.of(found.ids, found.texts, found.links)
     result = PurgeResult(target, sorted(found.ids))
     say(f"{len(found.ids)} article(s) to take out")
-    root = store.base.rstrip("/")
-    with exclusive(store.fs, f"{root}/{tombstones.FOLDER}/.purge.lock"):
+    tree = store.tree
+    with tree.purged.lock():
         days = affected_days(store, needles)
-        tombstones.add(
-            store.fs, store.base, target, found.ids, found.links | found.canonical, found.content_hashes
-        )
+        tree.purged.add(target, found.ids, found.links | found.canonical, found.content_hashes)
         run_id = f"purge-{utcnow():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
         tombstones_of = {day: _tombstone(day, target, found.ids, source, reason, by, run_id) for day in days}
         store.append(list(tombstones_of.values()))
@@ -234,15 +224,11 @@ def _tombstone(
 def scrub_bodies(store: ParquetEventStore, needles: Needles, say: Progress) -> dict[str, str | None]:
     """Raw bodies that quote the articles, rewritten without their entries: old path -> new path."""
     moves: dict[str, str | None] = {}
-    for day in raw.kept_days(store.fs, store.base):
-        for relative in raw.bodies(store.fs, store.base, day):
-            data = raw.get_body(store.fs, store.base, relative)
-            scrubbed = scrub_bytes(data, needles)
-            if scrubbed is None:
-                continue
-            moves[relative] = raw.put_body(store.fs, store.base, day, scrubbed)
-            if moves[relative] != relative:
-                store.fs.delete_file(f"{store.base.rstrip('/')}/{relative}")
+    bodies = store.tree.raw
+    for day, relative in bodies.every():
+        scrubbed = scrub_bytes(bodies.get(relative), needles)
+        if scrubbed is not None:
+            moves[relative] = bodies.replace(day, relative, scrubbed)
     say(f"{len(moves)} raw feed bod(ies) rewritten without it")
     return moves
 
@@ -308,26 +294,7 @@ def drop_vectors(store: ParquetEventStore, pairs: Iterable[tuple[str, str]]) -> 
     from tasks.embed import SHARED_ENV, text_key
 
     keys = {text_key(Item("", "", t, s, "", "", None).text) for t, s in pairs}
-    folder = f"{store.base.rstrip('/')}/cache/embeddings"
-    removed = 0
-    selector = pafs.FileSelector(folder, allow_not_found=True, recursive=True)
-    for info in store.fs.get_file_info(selector):
-        if info.type != pafs.FileType.File or not info.base_name.endswith(".parquet"):
-            continue
-        if not keys & set(
-            pq.read_table(info.path, columns=["key"], filesystem=store.fs).column("key").to_pylist()
-        ):
-            continue
-        table = pq.read_table(info.path, filesystem=store.fs)
-        mask = [k not in keys for k in table.column("key").to_pylist()]
-        kept = table.filter(mask)
-        removed += table.num_rows - kept.num_rows
-        if kept.num_rows:
-            fresh = f"{info.path.rsplit('/', 1)[0]}/part-{uuid.uuid4().hex}.parquet"
-            sink = pa.BufferOutputStream()
-            pq.write_table(kept, sink, compression="zstd")
-            write_bytes(store.fs, fresh, sink.getvalue())
-        store.fs.delete_file(info.path)
+    removed = store.tree.caches.drop_embeddings(keys)
     shared = os.environ.get(SHARED_ENV)
     if shared and os.path.exists(shared):
         try:
@@ -388,24 +355,24 @@ def rerender_briefs(
     settings = governing(settings, store).settings
     tombstones = tombstones or {}
 
-    base = f"{store.base.rstrip('/')}/briefs"
+    briefs = store.tree.briefs
     labels = labels_for(settings)
     done = []
     ctx = None
     for day in days:
-        versions = _version_files(store, base, day.isoformat())
+        versions = briefs.versions(day)
         if not versions:
             continue
-        with exclusive(store.fs, f"{base}/.{day.isoformat()}.lock"):  # publish's lock for the day
+        with briefs.lock(day):  # the day's lock, which publish takes too
             rewritten = []
             for number, path in versions:
-                document = without_articles(_read_json(store, path), needles)
+                document = without_articles(briefs.read(path), needles)
                 if document is None:
                     continue
                 for ext, text in _rendered(document, labels, settings).items():
-                    write_bytes(store.fs, path[: -len("json")] + ext, text.encode())
+                    briefs.write(briefs.rendered(path, ext), text)
                 rewritten.append(number)
-            current = _read_json(store, f"{base}/{day.isoformat()}.json")
+            current = briefs.read(briefs.current(day))
         fresh = without_articles(current, needles)
         new_version = None
         if fresh is not None:
@@ -449,37 +416,15 @@ def _rendered(document: Mapping[str, Any], labels: Mapping[str, str], settings: 
     }
 
 
-def _version_files(store: ParquetEventStore, base: str, day: str) -> list[tuple[int, str]]:
-    selector = pafs.FileSelector(f"{base}/{day}", allow_not_found=True)
-    found = []
-    for info in store.fs.get_file_info(selector):
-        name = info.base_name
-        if name.startswith("v") and name.endswith(".json") and name[1:-5].isdigit():
-            found.append((int(name[1:-5]), info.path))
-    return sorted(found)
-
-
-def _read_json(store: ParquetEventStore, path: str) -> dict[str, Any]:
-    with store.fs.open_input_stream(path) as src:
-        return orjson.loads(src.read())  # type: ignore[no-any-return]
-
-
 def sweep(store: ParquetEventStore, needles: Needles, say: Progress) -> int:
     """Every other file under the root (run logs, the briefs' files, anything a later feature keeps
     there) scrubbed in its own format where it still holds the articles."""
-    root = store.base.rstrip("/")
+    files = store.tree.files
     scrubbed = 0
-    for info in store.fs.get_file_info(pafs.FileSelector(root, allow_not_found=True, recursive=True)):
-        relative = info.path[len(root) + 1 :]
-        if info.type != pafs.FileType.File or relative.split("/", 1)[0] in SWEEP_SKIPS:
-            continue
-        if info.base_name.endswith((".lock", ".tmp")):
-            continue
-        with store.fs.open_input_stream(info.path, compression=None) as src:  # the bytes as stored
-            data = src.read()
-        clean = scrub_file(info.base_name, data, needles)
+    for info in store.tree.unowned_files():
+        clean = scrub_file(info.base_name, files.read(info.path, as_stored=True), needles)
         if clean is not None:
-            write_bytes(store.fs, info.path, clean)
+            files.write(info.path, clean)
             scrubbed += 1
     say(f"{scrubbed} other file(s) scrubbed")
     return scrubbed

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-from storage import raw, tombstones
+from storage import tombstones
 from storage.errors import InputError, StoreError
 from storage.events import Event, utcnow
 from storage.store import ParquetEventStore
@@ -34,7 +34,7 @@ def reparse(settings: Settings, store: ParquetEventStore, day: date) -> Reparsed
     if day not in store.days():
         raise InputError(f"--date {day}: the log holds nothing of that day; 'brief events' lists the days")
     sources = {s.name: s for s in settings.sources}
-    gone = tombstones.read(store.fs, store.base)
+    gone = store.tree.purged.tombstones()
     run_id = f"reparse-{day.isoformat()}-{utcnow():%Y%m%dT%H%M%S%f}"
     result = Reparsed(day)
     events: list[Event] = []
@@ -54,7 +54,7 @@ def reparse(settings: Settings, store: ParquetEventStore, day: date) -> Reparsed
             result.missing.append(f"{name}: no longer in [[sources]]")
             continue
         try:
-            data = raw.get_body(store.fs, store.base, body)
+            data = store.tree.raw.get(body)
         except StoreError as exc:
             result.missing.append(f"{name}: {exc}")
             continue

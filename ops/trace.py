@@ -118,11 +118,11 @@ def _raw_body(store: EventStore, fetched: Event, articles: Sequence[Event]) -> d
     from storage import raw
 
     relative = str(fetched.payload["body"])
-    fs, base = getattr(store, "fs", None), getattr(store, "base", None)
-    if fs is None or base is None:
+    tree = getattr(store, "tree", None)  # an in-memory store keeps no body
+    if tree is None:
         return {"kept at": relative}
     try:
-        data = raw.get_body(fs, base, relative)
+        data = tree.raw.get(relative)
     except StoreError as problem:
         return {"kept at": relative, "now": str(problem)}
     same = raw.digest(data) == fetched.payload.get("content_hash")

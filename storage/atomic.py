@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from storage.errors import StoreError
 from storage.lease import Held, log, s3_lease
 
 
@@ -66,8 +68,9 @@ def exclusive(fs: pafs.FileSystem, path: str, **lease: Any) -> Iterator[Held]:
     while the first renews it, and takes it over once the first stopped renewing it for the
     lease's ``ttl_s`` (``lease``: ``ttl_s``, ``poll_s``), so a crashed holder blocks nobody for
     long. A block that must not act twice calls ``check()`` on what this yields before acting.
-    Other filesystems have no such primitive: there the block runs unlocked, and two writers of
-    one name must be kept apart by the deployment (one worker per brief date).
+    fsspec's ``memory://`` lives in one process, so a lock of that process is the whole lock.
+    Any other filesystem has no such primitive: the block is refused (``StoreError``, naming the
+    backend), never run unlocked.
     """
     if isinstance(fs, pafs.S3FileSystem):
         held = s3_lease(fs, path, **lease).acquire()
@@ -76,9 +79,52 @@ def exclusive(fs: pafs.FileSystem, path: str, **lease: Any) -> Iterator[Held]:
         finally:
             held.release()
         return
-    if not isinstance(fs, pafs.LocalFileSystem):
-        yield Held()
+    if isinstance(fs, pafs.LocalFileSystem):
+        with _flock(path):
+            yield Held()
         return
+    if _in_process(fs):
+        with _process_lock(path):
+            yield Held()
+        return
+    raise StoreError(
+        f"lock {path}: the storage root's filesystem ({backend_name(fs)}) cannot hold a lock, so two "
+        "writers of one brief date could overwrite each other; put [storage] root on a local or "
+        "shared POSIX disk, or on S3 (s3://bucket/prefix, endpoint_url for an S3-compatible server)"
+    )
+
+
+def backend_name(fs: pafs.FileSystem) -> str:
+    """What a filesystem is, as a message names it: ``s3``, ``local``, or the fsspec protocol."""
+    if isinstance(fs, pafs.PyFileSystem) and isinstance(fs.handler, pafs.FSSpecHandler):
+        protocol = fs.handler.fs.protocol
+        return f"fsspec {protocol if isinstance(protocol, str) else protocol[0]}"
+    return str(fs.type_name)
+
+
+def _in_process(fs: pafs.FileSystem) -> bool:
+    return backend_name(fs) == "fsspec memory"
+
+
+_PROCESS_LOCKS: dict[str, threading.Lock] = {}
+_PROCESS_LOCKS_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def _process_lock(path: str) -> Iterator[None]:
+    with _PROCESS_LOCKS_GUARD:
+        lock = _PROCESS_LOCKS.setdefault(path, threading.Lock())
+    if not lock.acquire(blocking=False):
+        log.warning("lock %s is held by another holder; waiting", path)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@contextlib.contextmanager
+def _flock(path: str) -> Iterator[None]:
     import fcntl
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -89,6 +135,6 @@ def exclusive(fs: pafs.FileSystem, path: str, **lease: Any) -> Iterator[Held]:
             log.warning("lock %s is held by another holder; waiting", path)
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
-            yield Held()
+            yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

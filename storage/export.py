@@ -164,14 +164,13 @@ def _export_frozen(
     behind."""
     import io
 
-    from storage import blobs
     from storage.store.base import read_segments
 
     digest = str(facts["digest"])
-    fs, base = getattr(store, "fs", None), getattr(store, "base", None)
-    if digest in frozen or fs is None or base is None:
+    tree = getattr(store, "tree", None)  # an in-memory store keeps no file
+    if digest in frozen or tree is None:
         return
-    events = read_segments([io.BytesIO(blobs.get(fs, base, str(facts["path"])))]).collect()
+    events = read_segments([io.BytesIO(tree.blobs.get(str(facts["path"])))]).collect()
     if redacting:
         events = events.with_columns(pl.col("payload").map_elements(redact, return_dtype=pl.String))
     (staging / "regression").mkdir(exist_ok=True)

@@ -16,7 +16,6 @@ from typing import Any
 
 import polars as pl
 
-from storage import blobs
 from storage.errors import StoreError
 from storage.events import event_from_row
 from storage.store import ParquetEventStore
@@ -34,16 +33,16 @@ def refreeze(store: ParquetEventStore, transform: Transform) -> tuple[dict[str, 
     moves: dict[str, str | None] = {}
     for path in sorted({c.payload["facts"]["path"] for c in cases}):
         try:
-            data = blobs.get(store.fs, store.base, path)
+            data = store.tree.blobs.get(path)
         except StoreError:  # moved by an earlier pass that stopped before naming the new file
             continue
         changed = transform(read_segments([io.BytesIO(data)]).collect())
         if changed is None:
             continue
         events = [event_from_row(row) for row in changed.iter_rows(named=True)]
-        _, moves[path] = blobs.put(store.fs, store.base, events_to_segment(events).to_pybytes(), ".events")
+        _, moves[path] = store.tree.blobs.put(events_to_segment(events).to_pybytes(), ".events")
         if moves[path] != path:
-            store.fs.delete_file(f"{store.base.rstrip('/')}/{path}")
+            store.tree.blobs.delete(path)
     return moves, {c.brief_date for c in cases if c.payload["facts"]["path"] in moves}
 
 

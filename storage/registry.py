@@ -87,10 +87,11 @@ class EventRegistry:
         try:
             return self._specs[event_type]
         except KeyError:
-            known = ", ".join(sorted(self._specs))
-            raise UnknownEventType(
-                f"unknown event type {event_type!r}; register it in storage/payloads.py (known: {known})"
-            ) from None
+            import difflib
+
+            near = difflib.get_close_matches(event_type, list(self._specs), n=1, cutoff=0.7)
+            hint = f"did you mean {near[0]!r}?" if near else f"known: {', '.join(sorted(self._specs))}"
+            raise UnknownEventType(f"unknown event type {event_type!r}; {hint}") from None
 
     def types(self) -> list[str]:
         return sorted(self._specs)

@@ -28,9 +28,7 @@ from typing import Any
 
 import orjson
 import polars as pl
-import pyarrow.fs as pafs
 
-from storage import raw
 from storage.events import canonical_json
 from storage.store import ParquetEventStore
 
@@ -116,7 +114,7 @@ def apply(store: ParquetEventStore, day: date, rules: Mapping[str, int], today: 
     has_fat = not store.query(
         lambda: store.scan([day], event_types=types).filter(fat).select("event_id")
     ).is_empty()
-    bodies = raw.bodies(store.fs, store.base, day.isoformat()) if "feed.fetched" in types else []
+    bodies = store.tree.raw.of_day(day) if "feed.fetched" in types else []
     if not has_fat and not bodies:
         return None
     files_before = len(store.files(day))
@@ -137,12 +135,7 @@ def apply(store: ParquetEventStore, day: date, rules: Mapping[str, int], today: 
         return frame.with_columns(pl.Series("payload", payloads, dtype=pl.String))
 
     result = store.rewrite(day, thin)
-    for relative in bodies:  # references are gone first: none points at a deleted body
-        store.fs.delete_file(f"{store.base.rstrip('/')}/{relative}")
-    if bodies:
-        folder = f"{store.base.rstrip('/')}/{raw.day_folder(day.isoformat())}"
-        if not store.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True)):
-            store.fs.delete_dir(folder)
+    store.tree.raw.drop(day, bodies)  # references are gone first: none points at a deleted body
     return Thinned(day, counts, len(bodies), files_before, result.events_after)
 
 

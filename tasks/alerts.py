@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -79,6 +80,13 @@ class Cause:
     summary: str  # one line
     details: tuple[str, ...] = ()
     look: str = ""  # the command that shows more
+
+    @property
+    def severity(self) -> Literal["failure", "warning"]:
+        """How a channel should file it: ``failure`` when readers got no brief or a channel refused
+        one, ``warning`` for what may still come right (a late brief, a quiet or failing source,
+        quarantined rows)."""
+        return "failure" if self.key in FAILED_RUN or self.key.startswith("delivery-failed") else "warning"
 
     def message(self) -> tuple[str, str]:
         """The alert's subject and its plain-text body."""

@@ -136,6 +136,7 @@ class Message:
     subject: str
     body: str
     format: Literal["html", "markdown", "text"]
+    kind: Literal["info", "success", "warning", "failure"] = "info"  # Apprise's notify type
 
 
 def compose_message(

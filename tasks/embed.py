@@ -24,7 +24,6 @@ import os
 import re
 import sqlite3
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import closing
@@ -33,11 +32,9 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
-from storage.atomic import write_with
 from storage.errors import ConfigError
+from storage.root.caches import EmbeddingCache
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 USE_MULTILINGUAL = "use-multilingual-v3"  # the name that selects UniversalSentenceEncoder
@@ -266,54 +263,36 @@ class HashingEmbedder:
 
 
 class CachedEmbedder:
-    """Wraps an embedder with a Parquet cache on the store's filesystem.
+    """Wraps an embedder with a Parquet cache on the store's filesystem (``storage/root/caches.py``).
 
-    ``day`` names the partition new vectors go to and ``days`` the partitions loaded (all of
-    them when None, for tools that read the whole cache). Parts written before the cache was
-    partitioned, directly under the model's folder, are always loaded.
+    ``cache``: the model's cache under a store's root (``store.tree.caches.embeddings(name)``),
+    or None for none. ``day`` names the partition new vectors go to and ``days`` the partitions
+    loaded (all of them when None, for tools that read the whole cache).
     """
 
     def __init__(
         self,
         inner: Embedder,
-        fs: pafs.FileSystem | None,
-        base: str | None,
+        cache: EmbeddingCache | None,
         *,
         day: date | None = None,
         days: Sequence[date] | None = None,
     ) -> None:
-        self.inner, self.fs = inner, fs
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", inner.name)
-        self.directory = f"{base.rstrip('/')}/cache/embeddings/model={slug}" if base else None
+        self.inner, self.cache = inner, cache
         self.day, self.days = day, None if days is None else sorted(set(days))
         self._memory: dict[str, np.ndarray] = {}
         self._loaded = False
         self.name = inner.name
         self.computed = 0
 
-    def _folders(self) -> list[str]:
-        assert self.fs is not None and self.directory is not None
-        top = self.fs.get_file_info(pafs.FileSelector(self.directory, allow_not_found=True))
-        folders = [self.directory]
-        wanted = None if self.days is None else {f"date={d.isoformat()}" for d in self.days}
-        for info in top:
-            is_day = info.type == pafs.FileType.Directory and info.base_name.startswith("date=")
-            if is_day and (wanted is None or info.base_name in wanted):
-                folders.append(info.path)
-        return folders
-
     def _load(self) -> None:
-        if self._loaded or self.fs is None or self.directory is None:
+        if self._loaded or self.cache is None:
             self._loaded = True
             return
-        for folder in self._folders():
-            selector = pafs.FileSelector(folder, allow_not_found=True)
-            for info in self.fs.get_file_info(selector):
-                if info.base_name.startswith("part-") and info.base_name.endswith(".parquet"):
-                    table = pq.read_table(info.path, filesystem=self.fs)
-                    keys = table.column("key").to_pylist()
-                    vectors = np.asarray(table.column("vector").to_pylist(), dtype=np.float32)
-                    self._memory.update(zip(keys, vectors, strict=True))
+        for table in self.cache.parts(self.days):
+            keys = table.column("key").to_pylist()
+            vectors = np.asarray(table.column("vector").to_pylist(), dtype=np.float32)
+            self._memory.update(zip(keys, vectors, strict=True))
         self._loaded = True
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -331,9 +310,6 @@ class CachedEmbedder:
         return np.stack([self._memory[k] for k in keys])
 
     def _persist(self, keys: list[str], vectors: np.ndarray) -> None:
-        if self.fs is None or self.directory is None:
+        if self.cache is None:
             return
-        table = pa.table({"key": keys, "vector": [v.tolist() for v in vectors]})
-        name = f"part-{uuid.uuid4().hex}.parquet"
-        folder = self.directory if self.day is None else f"{self.directory}/date={self.day.isoformat()}"
-        write_with(self.fs, f"{folder}/{name}", lambda out: pq.write_table(table, out, compression="zstd"))
+        self.cache.write(self.day, pa.table({"key": keys, "vector": [v.tolist() for v in vectors]}))

@@ -338,10 +338,17 @@ PERSON_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}"
 class DeskSettings(Section):
     """``[desk]``: who may use the editor's desk from another machine. ``[desk.people]`` maps each
     person's name to the environment variable that holds their token; the token itself is never
-    written in the file."""
+    written in the file. ``hosts`` names the desk by the names people type (a proxy's public name)."""
 
     people: dict[str, str] = Field(
         default_factory=dict, description="name = the environment variable holding that person's token"
+    )
+    hosts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "names the desk is reached by besides loopback and the address it listens on "
+            '(e.g. ["desk.example.com"]); a request naming any other Host is refused'
+        ),
     )
 
     @field_validator("people")
@@ -563,26 +570,16 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
     return parse_settings(data, path)
 
 
-def _key(part: object) -> str:
-    """A part of a setting's name as a message shows it: a key that is not a plain word (a line
-    break, quotes, spaces) in quotes, with its escapes, so that the message stays one line."""
-    text = str(part)
-    return text if text.replace("_", "").replace("-", "").isalnum() else repr(text)
-
-
 def parse_settings(data: dict, path: Path | None = None) -> Settings:
+    """``data`` (a parsed config file) as settings; a ConfigError naming every mistake, one line
+    each, in the file's own terms (``tasks/config_errors.py``)."""
     where = str(path) if path else "config"
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(map(_key, first["loc"])) or "(top level)"
-        message = first["msg"]
-        if first["type"] == "missing":
-            message = "is required"
-        elif first["type"] == "extra_forbidden":
-            message = "is not a known setting (check its spelling and section)"
-        raise ConfigError(f"{where}: {field} {message}") from None
+        from tasks.config_errors import explain
+
+        raise ConfigError("\n".join(f"{where}: {line}" for line in explain(exc, data, Settings))) from None
     if path is None:
         _check_model(settings, where)
         return _with_shadow(settings, Path.cwd(), where)

@@ -6,7 +6,9 @@
   its token, every variable set. People sign in with name and token; a wrong one gets 401.
   With people configured, loopback asks them to sign in too.
 - **Sessions** are signed cookies (``HttpOnly``, ``SameSite=Strict``) with a key made when the
-  desk starts: restarting it signs everyone out.
+  desk starts: restarting it signs everyone out. Signing out ends the session on the server too:
+  its nonce is kept as revoked until the cookie would have expired, so a copy of the old cookie
+  writes nothing.
 - **CSRF**: every form carries a token derived from the session; a POST without the right one is
   refused with 403 before anything is read from the store.
 """
@@ -20,16 +22,12 @@ import secrets
 import time
 from dataclasses import dataclass, field
 
+from flows.desk.gate import is_loopback
 from storage.errors import ConfigError
 from tasks.settings import Settings
 
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 SESSION_COOKIE = "desk_session"
 SESSION_SECONDS = 12 * 3600
-
-
-def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
 
 
 @dataclass
@@ -39,6 +37,7 @@ class Access:
     tokens: dict[str, str]  # name -> token
     local_person: str | None  # who a loopback desk without people acts as
     key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    revoked: dict[str, int] = field(default_factory=dict)  # nonce -> expiry of a signed-out session
 
     @property
     def needs_sign_in(self) -> bool:
@@ -47,7 +46,9 @@ class Access:
     def check_token(self, name: str, token: str) -> bool:
         wanted = self.tokens.get(name)
         # compare against something of the same shape either way: no timing hint of which names exist
-        same = hmac.compare_digest((wanted or secrets.token_hex(16)).encode(), token.encode())
+        same = hmac.compare_digest(
+            (wanted or secrets.token_hex(16)).encode(), token.encode("utf-8", "replace")
+        )
         return same and bool(wanted)
 
     def _sign(self, text: str) -> str:
@@ -64,12 +65,24 @@ class Access:
         if not cookie or cookie.count(".") < 3:
             return None
         body, _, signature = cookie.rpartition(".")
-        if not hmac.compare_digest(self._sign(body), signature):
+        if not same_text(self._sign(body), signature):
             return None
-        _, expiry, person = body.split(".", 2)
-        if not expiry.isdigit() or int(expiry) < time.time():
+        nonce, expiry, person = body.split(".", 2)
+        if not expiry.isascii() or not expiry.isdigit() or int(expiry) < time.time():
+            return None
+        if nonce in self.revoked:
             return None
         return person
+
+    def revoke(self, cookie: str | None) -> None:
+        """End the session ``cookie`` names, for good: its copies are refused from now on."""
+        if self.parse(cookie) is None or cookie is None:
+            return
+        nonce, expiry, _ = cookie.rpartition(".")[0].split(".", 2)
+        now = time.time()
+        for old in [n for n, until in self.revoked.items() if until < now]:
+            del self.revoked[old]  # an expired cookie is refused anyway
+        self.revoked[nonce] = int(expiry)
 
     def authorised(self, person: str) -> str | None:
         """Who may act: a configured person signed in, or the local person of a loopback desk."""
@@ -81,7 +94,13 @@ class Access:
         return self._sign(f"csrf|{cookie}")
 
     def csrf_ok(self, cookie: str | None, token: str | None) -> bool:
-        return bool(cookie and token) and hmac.compare_digest(self.csrf_token(cookie or ""), token or "")
+        return bool(cookie and token) and same_text(self.csrf_token(cookie or ""), token or "")
+
+
+def same_text(expected: str, given: str) -> bool:
+    """A constant-time comparison that any text can be given to (a cookie or a form field may hold
+    characters that are not ASCII: they simply do not match)."""
+    return hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))
 
 
 def access_for(settings: Settings, host: str, local_person: str) -> Access:

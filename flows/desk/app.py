@@ -22,6 +22,7 @@ from fastapi.staticfiles import StaticFiles
 
 from flows.desk import reads
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
+from flows.desk.gate import Gate, served_hosts
 from storage.errors import BriefError, InputError
 from storage.events import Event, utcnow
 from tasks import render, versions
@@ -88,9 +89,7 @@ def create_app(
         open_path = request.url.path.startswith(OPEN_PATHS)
         response: Response
         if request.method == "POST":
-            body = await request.body()
-            if len(body) > MAX_FORM:
-                return _finish(_text(413, "refused: the form is too large"), fresh)
+            body = await request.body()  # the gate has refused a body over MAX_FORM already
             fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
             form = {k: v[-1] for k, v in fields.items()}
             request.state.fields = fields  # every value of a field named more than once (ticks)
@@ -108,6 +107,11 @@ def create_app(
             return _finish(RedirectResponse("/signin", status_code=303), fresh)
         response = await call_next(request)
         return _finish(response, fresh)
+
+    # added last, so it is the outermost layer: nothing inside runs for a request it refuses
+    app.add_middleware(
+        Gate, hosts=served_hosts(host, settings.desk.hosts), max_body=MAX_FORM, headers=HEADERS
+    )
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = (
@@ -187,6 +191,7 @@ def create_app(
 
     @app.post("/signout")
     def signout(request: Request) -> Response:
+        access.revoke(request.state.cookie)
         response = RedirectResponse("/signin" if access.needs_sign_in else "/today", status_code=303)
         _set_session(response, access.new_session(access.local_person or ""))
         return response

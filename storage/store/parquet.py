@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from storage.atomic import exclusive, write_bytes
 from storage.errors import StoreError
 from storage.events import Event
+from storage.root import StoreRoot
 from storage.store.base import (
     APPEND_FORMATS,
     ARROW_SCHEMA,
@@ -90,6 +91,7 @@ class ParquetEventStore(EventStore):
             if filesystem is not None
             else resolve_filesystem(root, endpoint_url=endpoint_url, region=region)
         )
+        self.tree = StoreRoot(self.fs, self.base)  # every other place under the root, by name
         self.events_dir = f"{self.base.rstrip('/')}/events"
         self.is_local = isinstance(self.fs, pafs.LocalFileSystem)
         self._index: dict[date, _DayIndex] = {}

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from storage.atomic import exclusive
 from storage.events import Event, new_event, utcnow
 from storage.store import ParquetEventStore
 from tasks import alerts
@@ -76,8 +75,7 @@ def raise_alerts(
         return outcome
     run = run_id or f"alerts-{moment.strftime('%Y%m%dT%H%M%S%f')}"
     hidden = secrets(settings)
-    base = f"{store.base.rstrip('/')}/briefs"
-    with exclusive(store.fs, f"{base}/.{day.isoformat()}.alerts.lock"):
+    with store.tree.briefs.alerts_lock(day):
         done = store.read(days=[day], event_types=["alert.sent", "alert.failed"])
         sent = {(e.payload["cause"], e.payload["channel"]) for e in done if e.event_type == "alert.sent"}
         refused = Counter(
@@ -91,7 +89,9 @@ def raise_alerts(
                 key = (cause.key, channel.name)
                 if key in sent or refused[key] >= MAX_REFUSALS:
                     continue
-                last = _send(store, channel, cause.key, Message(subject, body, "text"), day, run, sleep)
+                last = _send(
+                    store, channel, cause.key, Message(subject, body, "text", cause.severity), day, run, sleep
+                )
                 if last.ok:
                     outcome.sent.append(key)
                 else:

@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 import polars as pl
 
-from storage import raw, tombstones
+from storage import tombstones
 from storage.events import Event, utcnow
 from storage.store import ParquetEventStore
 from tasks.collect import (
@@ -168,8 +168,8 @@ def collect_kept(
     bodies: dict[str, bytes] = {}
     events = collect_source(source, day, run_id, bodies=bodies if keep else None, **options)
     for relative, data in bodies.items():
-        raw.write_body(store.fs, store.base, relative, data)
-    return tombstones.without_purged(events, tombstones.read(store.fs, store.base))
+        store.tree.raw.write(relative, data)
+    return tombstones.without_purged(events, store.tree.purged.tombstones())
 
 
 def collect_source(

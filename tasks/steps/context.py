@@ -159,14 +159,15 @@ def make_context(
 
     def cached(model: str, setting: str) -> CachedEmbedder:
         inner = embedder(model, chosen.batch_size, setting)
-        return CachedEmbedder(inner, store.fs, store.base, day=day, days=days)
+        return CachedEmbedder(inner, store.tree.caches.embeddings(inner.name), day=day, days=days)
 
     main = cached(chosen.model, "embedding.model")
     multilingual = None
     if chosen.multilingual:
         same = chosen.multilingual == chosen.model
         multilingual = main if same else cached(chosen.multilingual, "embedding.multilingual")
-    reader = CachedEmbedder(MultilingualEmbedder(), store.fs, store.base, day=day, days=days)
+    inner = MultilingualEmbedder()
+    reader = CachedEmbedder(inner, store.tree.caches.embeddings(inner.name), day=day, days=days)
     run = run_id or f"local-{uuid.uuid4().hex[:12]}"
     return RunContext(store, settings, day, run, main, multilingual, editorial_reader=reader)
 

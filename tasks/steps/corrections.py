@@ -41,14 +41,10 @@ def editor_acts(ctx: RunContext) -> EditorActs:
 
 def current_document(ctx: RunContext) -> dict:
     """The day's current brief, as its readers have it (its JSON file)."""
-    path = f"{ctx.store.base.rstrip('/')}/briefs/{ctx.day.isoformat()}.json"
-    try:
-        with ctx.store.fs.open_input_stream(path) as src:
-            return json.loads(src.read())
-    except (FileNotFoundError, OSError):
-        raise InputError(
-            f"no brief is published for {ctx.day}; run 'brief run --date {ctx.day}' first"
-        ) from None
+    document = ctx.store.tree.briefs.current_document(ctx.day)
+    if document is None:
+        raise InputError(f"no brief is published for {ctx.day}; run 'brief run --date {ctx.day}' first")
+    return document
 
 
 def _item(ctx: RunContext, story_id: str) -> dict:

@@ -17,12 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from storage.atomic import exclusive
 from storage.errors import InputError
 from storage.events import utcnow
 from tasks import deliver
 from tasks.steps.context import RunContext
-from tasks.steps.publish import _exists, category_labels
+from tasks.steps.publish import category_labels
 from tasks.steps.send import send
 
 PRODUCER = "deliver@1"
@@ -82,11 +81,10 @@ class DeliveryOutcome:
 
 
 def current_brief(ctx: RunContext) -> dict:
-    path = f"{ctx.store.base.rstrip('/')}/briefs/{ctx.day.isoformat()}.json"
-    if not _exists(ctx.store, path):
+    document = ctx.store.tree.briefs.current_document(ctx.day)
+    if document is None:
         raise InputError(f"no brief is published for {ctx.day}; run 'brief run --date {ctx.day}' first")
-    with ctx.store.fs.open_input_stream(path) as src:
-        return json.loads(src.read())
+    return document
 
 
 def deliver_day(
@@ -105,8 +103,7 @@ def deliver_day(
         return outcome
     if only is not None:
         settings.channel(only)  # an unknown name is one clear line
-    base = f"{ctx.store.base.rstrip('/')}/briefs"
-    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.delivery.lock") as lock:
+    with ctx.store.tree.briefs.delivery_lock(ctx.day) as lock:
         # the brief is read under the lock: a deliverer that waited sends what is current when
         # its turn comes, not what was current when it started waiting
         document = current_brief(ctx)

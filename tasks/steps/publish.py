@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from storage.atomic import exclusive, write_bytes
 from storage.errors import BriefError
-from storage.store import ParquetEventStore
 from tasks import render, write
 from tasks.settings import Settings
 from tasks.steps.context import RunContext
@@ -108,11 +106,11 @@ def publish(ctx: RunContext, document: dict, also_read: Sequence[str] = ()) -> P
     too: the files then change, and every change of the files is a ``brief.published`` event.
     """
     labels = category_labels(ctx)
-    base = f"{ctx.store.base.rstrip('/')}/briefs"
+    briefs = ctx.store.tree.briefs
     # Reading the versions, writing the files and recording the version is one critical section:
     # two publishers of one day (a review re-render while a run publishes), on one machine or on
     # several sharing an object store, take distinct versions.
-    with exclusive(ctx.store.fs, f"{base}/.{ctx.day.isoformat()}.lock") as held:
+    with briefs.lock(ctx.day) as held:
         previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
         versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
         digest = write.content_hash(document)
@@ -128,13 +126,14 @@ def publish(ctx: RunContext, document: dict, also_read: Sequence[str] = ()) -> P
             "json": json.dumps(render.for_readers(document), ensure_ascii=False, indent=2) + "\n",
         }
         files, version_files = {}, {}
-        day = ctx.day.isoformat()
         held.check()  # a lock taken over (on an object store) writes nothing
         for ext, text in rendered.items():
-            for path in (f"{base}/{day}/v{version}.{ext}", f"{base}/{day}.{ext}"):
-                _write_text(ctx.store, path, text)
-            files[ext] = f"{base}/{day}.{ext}"
-            version_files[ext] = f"{base}/{day}/v{version}.{ext}"
+            files[ext], version_files[ext] = (
+                briefs.current(ctx.day, ext),
+                briefs.version(ctx.day, version, ext),
+            )
+            for path in (version_files[ext], files[ext]):
+                briefs.write(path, text)
         if not same:
             ctx.append(
                 [
@@ -155,7 +154,7 @@ def publish(ctx: RunContext, document: dict, also_read: Sequence[str] = ()) -> P
                     )
                 ]
             )
-    if not same or not _exists(ctx.store, f"{base}/feed.xml"):
+    if not same or not briefs.exists(briefs.feed):
         write_feed(ctx, labels)
     return Published(version, files, not same, markdown, len(document["items"]))
 
@@ -181,7 +180,7 @@ def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
     from tasks.briefs_feed import FeedEntry, atom_feed, feed_id
 
     wanted = ctx.settings.output.feed_entries
-    base = f"{ctx.store.base.rstrip('/')}/briefs"
+    briefs = ctx.store.tree.briefs
     days = sorted(ctx.store.days(), reverse=True)[: 2 * wanted]
     events = ctx.store.query(lambda: ctx.store.scan(days, event_types=["brief.published"])) if days else None
     by_day: dict[str, list[tuple[datetime, dict]]] = {}
@@ -190,11 +189,10 @@ def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
         by_day.setdefault(payload["brief_date"], []).append((row["occurred_at"], payload))
     entries = []
     for day in sorted(by_day, reverse=True)[:wanted]:
-        path = f"{base}/{day}.json"
-        if not _exists(ctx.store, path):
+        path = briefs.current(day)
+        if not briefs.exists(path):
             continue
-        with ctx.store.fs.open_input_stream(path) as src:
-            document = json.loads(src.read())
+        document = briefs.read(path)
         versions = sorted(by_day[day], key=lambda p: p[0])
         current = [at for at, p in versions if p["version"] == document["version"]]
         entries.append(
@@ -208,27 +206,16 @@ def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
         )
     data = atom_feed(
         entries,
-        feed_id=feed_id(ctx.store.base),
+        feed_id=feed_id(ctx.store.tree.name),
         title=write.LABELS[ctx.settings.language]["title"],
         category_labels=labels or category_labels(ctx),
         base_url=ctx.settings.output.base_url,
         templates=ctx.settings.output.templates,
     )
-    path = f"{base}/feed.xml"
-    with exclusive(ctx.store.fs, f"{base}/.feed.lock"):
-        write_bytes(ctx.store.fs, path, data)
-    return path
+    with briefs.feed_lock():
+        briefs.write(briefs.feed, data)
+    return briefs.feed
 
 
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-
-
-def _exists(store: ParquetEventStore, path: str) -> bool:
-    import pyarrow.fs as pafs
-
-    return store.fs.get_file_info(path).type != pafs.FileType.NotFound
-
-
-def _write_text(store: ParquetEventStore, path: str, text: str) -> None:
-    write_bytes(store.fs, path, text.encode())

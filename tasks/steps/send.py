@@ -103,7 +103,12 @@ def _notify(apprise: Any, url: str, message: Message) -> str | None:
             scheme = url.split("://", 1)[0] if "://" in url else "?"
             return f"Apprise does not accept this URL (scheme {scheme!r}); see the Apprise wiki for its form"
         with apprise.LogCapture(level=logging.DEBUG, fmt="%(levelname)s %(message)s") as captured:
-            ok = client.notify(title=message.subject, body=message.body, body_format=message.format)
+            ok = client.notify(
+                title=message.subject,
+                body=message.body,
+                body_format=message.format,
+                notify_type=message.kind,
+            )
             lines = reasons_from_log(captured.getvalue())
     except Exception as exc:  # an Apprise plugin raised: the reason is the exception
         return f"{type(exc).__name__}: {exc}"

@@ -98,6 +98,7 @@ def test_every_feed_down_withholds_the_brief_and_alerts_the_operator_once(
             alert["title"].startswith("dailybrief alert: the brief of ") and "is withheld" in alert["title"]
         )
         assert "2 of 2 sources failed (gone, moved)" in alert["message"]
+        assert alert["type"] == "failure"  # a channel that filters on failures sees it
         [sent] = events(config, "alert.sent")
         assert (sent.payload["cause"], sent.payload["channel"]) == ("withheld", "ops")
         assert sent.payload["target"] == f"json://127.0.0.1:{ops.port}"
@@ -222,6 +223,7 @@ def test_no_brief_by_the_deadline_is_one_alert(tmp_path: Path, prefect_harness: 
     [(_, alert)] = ops.posts
     assert alert["title"] == "dailybrief alert: no brief of 2025-08-06 by 08:30 (Europe/Amsterdam)"
     assert "No run of this day has started" in alert["message"]
+    assert alert["type"] == "warning"
     later = [
         brief("alerts", "--check", "--now", now, "--config", str(config))
         for now in ("2025-08-06T07:00:00Z", "2025-08-06T21:00:00Z")  # later checks of the day

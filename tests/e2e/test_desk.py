@@ -40,6 +40,9 @@ def config(built: Path, tmp_path: Path) -> Path:
     return tmp_path / "day" / "brief.toml"
 
 
+LOCAL = "http://127.0.0.1:8484"  # how a person on this machine names the desk
+
+
 def store_of(config: Path) -> ParquetEventStore:
     return ParquetEventStore(load_settings(str(config)).storage.root)
 
@@ -49,7 +52,7 @@ def client(config: Path, person: str = "ann"):
 
     from flows.desk.app import create_app
 
-    return TestClient(create_app(load_settings(str(config)), "127.0.0.1", person))
+    return TestClient(create_app(load_settings(str(config)), "127.0.0.1", person), base_url=LOCAL)
 
 
 def csrf_of(html: str) -> str:
@@ -124,7 +127,7 @@ def test_a_wrong_token_gets_401_and_a_known_person_signs_in(config: Path, monkey
     text = config.read_text() + '\n[desk.people]\nann = "DESK_TOKEN_ANN"\n'
     config.write_text(text)
     monkeypatch.setenv("DESK_TOKEN_ANN", "a-long-random-token-for-ann")
-    desk = TestClient(create_app(load_settings(str(config)), "0.0.0.0"))
+    desk = TestClient(create_app(load_settings(str(config)), "0.0.0.0"), base_url=LOCAL)
     assert desk.get("/today", follow_redirects=False).headers["location"] == "/signin"
     form = desk.get("/signin").text
     wrong = desk.post("/signin", data={"name": "ann", "token": "guess", "csrf": csrf_of(form)})
@@ -651,7 +654,8 @@ def test_runs_show_status_counts_and_seconds_per_step_and_a_failed_run_links_to_
         ]
     )
     desk = TestClient(
-        create_app(load_settings(str(config)), "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
+        create_app(load_settings(str(config)), "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200"),
+        base_url=LOCAL,
     )
     page = desk.get("/runs")
     assert page.status_code == 200

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import sys
@@ -92,14 +93,18 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
         if b"answer [" in screen.rsplit(b"\n", 1)[-1]:
             current = screen.rsplit(b"<typed>", 1)[-1]  # this question only
             pippin_pair = b"same story" in current and current.count(b"Pippin") == 2
-            reply = b"2\n" if pippin_pair else b"\n"  # "yes": the two Pippin-2 reports; Enter for the rest
+            yes = re.search(rb"(\d+)\) yes", current)
+            # "yes" by its number: the two Pippin-2 reports; Enter for the rest
+            reply = yes.group(1) + b"\n" if pippin_pair and yes else b"\n"
             typed.append(reply)
             os.write(fd, reply)
             screen += b"<typed>\n"
     _, status = os.waitpid(pid, 0)
     text = screen.decode(errors="replace")
     assert os.waitstatus_to_exitcode(status) == 0, text[-2000:]
-    assert sorted(typed) == sorted([b"2\n", b"\n", b"\n"])
+    assert sorted(typed)[:2] == [b"\n", b"\n"] and sorted(typed)[2].strip().isdigit()
+    numbered = re.findall(r"(\d+)\) ([a-z-]+)", text)  # one number per answer across the batch
+    assert len({answer: n for n, answer in numbered}) == len(set(numbered)), numbered
     assert "Batch 1 of 1" in text and "[default]" in text
     assert "3 answer(s) recorded" in text and "new version v2" in text
 

@@ -21,7 +21,7 @@ def main(root: str, day: str, name: str, rounds: int) -> None:
         settings,
         date.fromisoformat(day),
         f"publisher-{name}",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
     for n in range(rounds):
         document = {

@@ -184,7 +184,7 @@ def test_a_url_apprise_refuses_fails_without_sending(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        ('colour = "red"\n', "sources.1.colour is not a known setting"),
+        ('colour = "red"\n', "unknown key 'colour' in [[sources]]"),
         (
             '[[delivery]]\nname = "tg"\nurl = "tgram://123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/42"\n',
             "carries a secret written out (bot_token of tgram://)",

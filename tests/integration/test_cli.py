@@ -109,13 +109,13 @@ def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], m
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ("[storage]\n", "storage.root is required"),
+        ("[storage]\n", "[storage] root is required"),
         ("timezone='Mars/Olympus'\n[storage]\nroot='x'\n", "unknown timezone 'Mars/Olympus'"),
         (
             "[storage]\nroot='x'\n[[sources]]\nname='a'\nurl='ftp://x'\n",
             "must start with http://, https:// or file://",
         ),
-        ("[storage]\nroot='x'\nroots='y'\n", "roots is not a known setting"),
+        ("[storage]\nroot='x'\nroots='y'\n", "unknown key 'roots' in [storage]; known keys:"),
         (
             "[storage]\nroot='x'\n[[sources]]\nname='hn'\nurl='file:///f/{date}.xml'\nkind='forum'\n",
             "source 'hn': unknown kind 'forum'; use one of news, lab, digest, community, repos, papers",
@@ -126,7 +126,7 @@ def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], m
         ),
         (
             "[storage]\nroot='x'\nappend_format='csv'\n",
-            "storage.append_format Input should be 'jsonl' or 'parquet'",
+            "[storage] append_format Input should be 'jsonl' or 'parquet'",
         ),
         ("[storage\nroot='x'", "not valid TOML"),
     ],

@@ -76,7 +76,7 @@ def collect_rounds(root: str, settings: Settings) -> list[str]:
             settings,
             DAY,
             f"round-{n}",
-            CachedEmbedder(HashingEmbedder(), None, None),
+            CachedEmbedder(HashingEmbedder(), None),
         )
         counts, days = WrittenDict(), WrittenSet()
         ctx.counts, ctx.written_days = counts, days

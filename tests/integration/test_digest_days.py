@@ -38,9 +38,7 @@ def test_a_digest_story_repeated_on_the_next_days_is_in_one_brief_only(
     store = ParquetEventStore(str(tmp_path))
     cited: dict[str, list[date]] = {}
     for day in DAYS:
-        ctx = steps.RunContext(
-            store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None, None)
-        )
+        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None))
         steps.collect_one(ctx, DIGEST)
         outcome = steps.dedup_day(ctx)
         document, _, _ = steps.draft(ctx, outcome)

@@ -49,7 +49,7 @@ def draft(
         settings,
         date.fromisoformat(day),
         "run-fc",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
     for source in sources:
         steps.collect_one(ctx, source)
@@ -93,7 +93,7 @@ def test_published_real_briefs_pass_the_check(
         outcome_settings(shared_data, tmp_path, sources),
         brief_date,
         "run-fc",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
     published = json.loads(Path(steps.rebrief(ctx).files["json"]).read_text())
     assert published["items"]

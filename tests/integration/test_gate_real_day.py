@@ -28,7 +28,7 @@ def test_a_real_day_s_suites_are_evidently_met_and_gx_agrees(
         settings,
         date(2026, 3, 18),
         "run-gate",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
     for source in settings.sources:
         steps.collect_one(ctx, source.name)

@@ -143,7 +143,7 @@ def test_a_broken_gzip_body_and_an_invalid_url_are_structured_failures(server: s
         settings,
         steps.today(settings),
         "run-gz",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
     outcome = steps.collect_one(ctx, "gz")  # the run's collect step goes on with the other sources
     assert (outcome.items, outcome.error) == (0, "BAD_ENCODING")
@@ -166,9 +166,7 @@ def test_conditional_get_is_remembered_across_runs(server: str, tmp_path: Path) 
     store = ParquetEventStore(str(tmp_path))
 
     def run(day: date) -> steps.SourceOutcome:
-        ctx = steps.RunContext(
-            store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None, None)
-        )
+        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None))
         return steps.collect_one(ctx, "local")
 
     today = steps.today(settings)  # a live feed is collected for today only
@@ -209,7 +207,7 @@ def test_a_live_feed_is_not_collected_for_a_past_date(server: str, tmp_path: Pat
         settings,
         DAY,
         "run-past",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
     outcome = steps.collect_one(ctx, "live")
     reason = "a live feed cannot be replayed for a past date"
@@ -233,7 +231,7 @@ def test_an_archive_that_starts_later_is_skipped_and_a_gap_in_it_fails(tmp_path:
     )
 
     def collect(day: date) -> steps.SourceOutcome:
-        embedder = CachedEmbedder(HashingEmbedder(), None, None)
+        embedder = CachedEmbedder(HashingEmbedder(), None)
         ctx = steps.RunContext(
             ParquetEventStore(str(tmp_path / "root")), settings, day, f"run-{day}", embedder
         )

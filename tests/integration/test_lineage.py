@@ -30,7 +30,7 @@ def sample_run(root: Path, run_id: str = "run-lineage") -> tuple[steps.RunContex
     )
     settings = parse_settings(tomllib.loads(f'[storage]\nroot = "{root}"\n' + sources))
     ctx = steps.RunContext(
-        ParquetEventStore(str(root)), settings, DAY, run_id, CachedEmbedder(HashingEmbedder(), None, None)
+        ParquetEventStore(str(root)), settings, DAY, run_id, CachedEmbedder(HashingEmbedder(), None)
     )
     for source in settings.sources:
         steps.collect_one(ctx, source.name)

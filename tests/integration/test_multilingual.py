@@ -52,9 +52,13 @@ def test_a_translation_is_nearer_than_another_story(tmp_path: Path, monkeypatch:
 
 def test_its_vectors_are_cached_in_the_store_under_its_name(tmp_path: Path) -> None:
     store = ParquetEventStore(str(tmp_path))
-    first = CachedEmbedder(UniversalSentenceEncoder(), store.fs, store.base, day=DAY)
+    first = CachedEmbedder(
+        UniversalSentenceEncoder(), store.tree.caches.embeddings(USE_MULTILINGUAL), day=DAY
+    )
     vectors = first.encode(HEADLINES[:2])
-    again = CachedEmbedder(UniversalSentenceEncoder(), store.fs, store.base, days=[DAY])
+    again = CachedEmbedder(
+        UniversalSentenceEncoder(), store.tree.caches.embeddings(USE_MULTILINGUAL), days=[DAY]
+    )
     assert np.allclose(again.encode(HEADLINES[1::-1]), vectors[::-1])
     assert (first.computed, again.computed) == (2, 0)
     assert (tmp_path / "cache" / "embeddings" / f"model={USE_MULTILINGUAL}" / f"date={DAY}").is_dir()
@@ -82,8 +86,10 @@ def run_context(tmp_path: Path, shared_data: Path, sources: list[tuple[str, str,
         settings,
         DAY,
         "run-multilingual",
-        CachedEmbedder(HashingEmbedder(), None, None),
-        multilingual=CachedEmbedder(UniversalSentenceEncoder(), store.fs, store.base, day=DAY),
+        CachedEmbedder(HashingEmbedder(), None),
+        multilingual=CachedEmbedder(
+            UniversalSentenceEncoder(), store.tree.caches.embeddings(USE_MULTILINGUAL), day=DAY
+        ),
     )
 
 

@@ -37,7 +37,7 @@ def test_a_real_hn_day_cites_the_host_and_its_points_and_links_the_discussion(
         settings,
         date(2026, 3, 18),
         "run-hn",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
     steps.collect_one(ctx, HN)
     outcome = steps.dedup_day(ctx)

@@ -50,7 +50,7 @@ def test_content_that_returns_to_an_earlier_version_is_a_new_version_in_the_log(
         parse_settings({"storage": {"root": root}}),
         DAY,
         "r",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
     outcomes = [steps.publish(ctx, brief(story)) for story in ("st-a", "st-b", "st-a", "st-a")]
 

@@ -240,12 +240,11 @@ def llm_call(day: date, n: int) -> object:
 
 
 def test_retention_leaves_digests_where_the_messages_were(tmp_path: Path) -> None:
-    from storage import raw
 
     today = datetime.now(UTC).date()
     old, recent = today - timedelta(days=100), today - timedelta(days=10)
     store = ParquetEventStore(str(tmp_path / "store"))
-    body = raw.put_body(store.fs, store.base, old.isoformat(), b"<rss>old feed</rss>")
+    body = store.tree.raw.put(old, b"<rss>old feed</rss>")
     fetched = new_event(
         "feed.fetched",
         {"source": "s", "url": "file:///f.xml", "status": 200, "content_hash": "h", "items": 0, "body": body},
@@ -255,10 +254,9 @@ def test_retention_leaves_digests_where_the_messages_were(tmp_path: Path) -> Non
     store.append([*calls, fetched])
     # a regression case whose frozen facts copy the old day's model answers
     from ops.regress import thaw
-    from storage import blobs
     from storage.store.base import events_to_segment
 
-    digest, path = blobs.put(store.fs, store.base, events_to_segment(calls[:2]).to_pybytes(), ".events")
+    digest, path = store.tree.blobs.put(events_to_segment(calls[:2]).to_pybytes(), ".events")
     facts = {"digest": digest, "path": path, "events": 2, "first_day": str(old), "last_day": str(old)}
     case = new_event(
         "regression.case_added",

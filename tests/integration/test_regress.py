@@ -327,7 +327,7 @@ def test_corrections_become_cases_at_the_command_line_and_at_the_desk(
     failing = brief("evaluate", "--regression", "--config", str(config))
     assert failing.returncode == 1 and "0 of 1 case(s) pass" in failing.stdout
 
-    desk = TestClient(create_app(settings, "127.0.0.1", "ann"))
+    desk = TestClient(create_app(settings, "127.0.0.1", "ann"), base_url="http://127.0.0.1:8484")
     page = desk.get(f"/today?date={day}").text
     assert 'name="as_case"' in page
     stories = re.findall(r'data-story="([^"]+)"', page)

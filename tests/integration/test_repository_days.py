@@ -30,9 +30,7 @@ def test_a_repository_trending_again_is_a_follow_up_of_its_first_day(
     store = ParquetEventStore(str(tmp_path))
     briefs: dict[date, dict[str, dict]] = {}
     for day in DAYS:
-        ctx = steps.RunContext(
-            store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None, None)
-        )
+        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None))
         steps.collect_one(ctx, REPOS)
         outcome = steps.dedup_day(ctx)
         document, _, _ = steps.draft(ctx, outcome)

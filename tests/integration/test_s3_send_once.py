@@ -39,7 +39,7 @@ def context(root: str, endpoint: str | None, hook: Webhook, day: date, name: str
         }
     )
     store = ParquetEventStore(root, endpoint_url=endpoint)
-    return steps.RunContext(store, settings, day, name, CachedEmbedder(HashingEmbedder(), None, None))
+    return steps.RunContext(store, settings, day, name, CachedEmbedder(HashingEmbedder(), None))
 
 
 def dated(story: str, day: date) -> dict:

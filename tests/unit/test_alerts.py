@@ -212,11 +212,11 @@ def test_alert_channels_follow_the_delivery_channels_secret_rules() -> None:
         ({"alerts": [{"name": "a", "url": "json://h/x"}, {"name": "a", "url": "json://h/y"}]}, "repeated: a"),
         (
             {"alerts": [{"name": "a", "url": "json://h/x", "updates": False}]},
-            "alerts.0.updates is not a known",
+            r"unknown key 'updates' in \[\[alerts\]\] 'a'",
         ),
-        ({"alerting": {"late_after": "9 am"}}, "alerting.late_after"),
-        ({"alerting": {"failing_runs": -1}}, "alerting.failing_runs"),
-        ({"alerting": {"silence": 2}}, "alerting.silence is not a known setting"),
+        ({"alerting": {"late_after": "9 am"}}, r"\[alerting\] late_after"),
+        ({"alerting": {"failing_runs": -1}}, r"\[alerting\] failing_runs"),
+        ({"alerting": {"silence": 2}}, r"unknown key 'silence' in \[alerting\]"),
     ]
     for data, message in mistakes:
         with pytest.raises(ConfigError, match=message):

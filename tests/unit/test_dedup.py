@@ -95,9 +95,11 @@ def test_embedding_cache_never_recomputes(tmp_path) -> None:
     from storage.store import ParquetEventStore
 
     store = ParquetEventStore(str(tmp_path))
-    first = CachedEmbedder(HashingEmbedder(), store.fs, store.base)
+    first = CachedEmbedder(HashingEmbedder(), store.tree.caches.embeddings(HashingEmbedder.name))
     vectors = first.encode(["alpha", "beta"])
-    again = CachedEmbedder(HashingEmbedder(), store.fs, store.base)  # a new process, same cache
+    again = CachedEmbedder(
+        HashingEmbedder(), store.tree.caches.embeddings(HashingEmbedder.name)
+    )  # a new process, same cache
     assert np.allclose(again.encode(["beta", "alpha"]), vectors[::-1])
     assert (first.computed, again.computed) == (2, 0)
 

@@ -40,12 +40,12 @@ def test_three_lines_of_config_make_a_channel() -> None:
     [
         ([{"name": "e", "url": "mailto://me:hunter22@smtp.example.com"}], "must not carry a password"),
         ([{"name": "e", "url": "not a url"}], "is not an Apprise URL"),
-        ([{"name": "E mail", "url": "json://x"}], "delivery.channels.0.name"),
+        ([{"name": "E mail", "url": "json://x"}], r"\[\[delivery\]\] 'E mail': name"),
         ([{"name": "a", "url": "json://x"}, {"name": "a", "url": "json://y"}], "repeated: a"),
         ({"hold": True, "channels": [{"name": "a", "url": "json://x"}]}, "hold = true needs review_channel"),
         ({"review_channel": "eds", "channels": [{"name": "a", "url": "json://x"}]}, "'eds' is not a channel"),
         ({"hold_until": "8.30", "channels": []}, "is not a time of day"),
-        ([{"name": "a", "url": "json://x", "colour": "red"}], "is not a known setting"),
+        ([{"name": "a", "url": "json://x", "colour": "red"}], "unknown key 'colour' in"),
     ],
 )
 def test_bad_delivery_config_is_one_line(delivery: object, message: str) -> None:

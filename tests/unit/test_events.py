@@ -43,6 +43,15 @@ def test_derivations_carry_run_and_policy_in_their_id() -> None:
     assert failed("r1", "p1") != failed("r1", "p2")
 
 
+def test_a_misspelt_type_is_answered_with_the_nearest_known_one() -> None:
+    from storage.registry import REGISTRY
+
+    with pytest.raises(
+        UnknownEventType, match=r"unknown event type 'feed\.fetchd'; did you mean 'feed\.fetched'\?"
+    ):
+        REGISTRY.spec("feed.fetchd")
+
+
 def test_events_are_frozen() -> None:
     event = collected(1)
     with pytest.raises(ValidationError):

@@ -63,7 +63,7 @@ def _brief(tmp_path: Path) -> dict:
         ]
     )
     ctx = steps.RunContext(
-        store, settings, date(2025, 8, 6), "run-outlets", CachedEmbedder(HashingEmbedder(), None, None)
+        store, settings, date(2025, 8, 6), "run-outlets", CachedEmbedder(HashingEmbedder(), None)
     )
     outcome = steps.dedup_day(ctx)
     scores = steps.score_stories(ctx, outcome)

@@ -26,7 +26,7 @@ def context(tmp_path: Path, **settings: object) -> steps.RunContext:
         parsed,
         date(2025, 8, 6),
         "r",
-        CachedEmbedder(HashingEmbedder(), None, None),
+        CachedEmbedder(HashingEmbedder(), None),
     )
 
 

@@ -1,0 +1,95 @@
+"""The published briefs' files: the current brief per format, each version's files, the feed, and
+the day's locks (``tasks/steps/publish.py`` writes them, ``ops/purge.py`` renders them again).
+
+    briefs/D.{md,html,json}      the current brief, what readers and the desk read
+    briefs/D/vN.{md,html,json}   version N, never changed once written (but by a purge)
+    briefs/feed.xml              the Atom feed of the latest dates
+    briefs/.D.lock               the day's lock: every writer of the day's briefs holds it
+    briefs/.D.delivery.lock      a deliverer of the day's brief holds it while it sends
+    briefs/.D.alerts.lock        an alerter of the day holds it while it sends
+    briefs/.feed.lock            a writer of the feed holds it
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import AbstractContextManager
+from datetime import date
+from typing import Any
+
+from storage.lease import Held
+from storage.root.files import Files
+
+BRIEFS = "briefs"
+FORMATS = ("md", "html", "json")
+Day = date | str
+
+
+def _iso(day: Day) -> str:
+    return day if isinstance(day, str) else day.isoformat()
+
+
+class BriefFiles:
+    def __init__(self, files: Files) -> None:
+        self.files = files
+        self.folder = files.path(BRIEFS)
+
+    def current(self, day: Day, ext: str = "json") -> str:
+        """The day's current brief in one format: ``briefs/D.ext``."""
+        return f"{self.folder}/{_iso(day)}.{ext}"
+
+    def version(self, day: Day, number: int, ext: str = "json") -> str:
+        """Version ``number`` of the day's brief in one format: ``briefs/D/vN.ext``."""
+        return f"{self.folder}/{_iso(day)}/v{number}.{ext}"
+
+    @property
+    def feed(self) -> str:
+        return f"{self.folder}/feed.xml"
+
+    def lock(self, day: Day) -> AbstractContextManager[Held]:
+        """The day's lock, which every writer of the day's brief files holds (a publish, a purge's
+        renders): reading the versions, writing the files and recording the version is one
+        critical section."""
+        return self.files.lock(f"{self.folder}/.{_iso(day)}.lock")
+
+    def delivery_lock(self, day: Day) -> AbstractContextManager[Held]:
+        return self.files.lock(f"{self.folder}/.{_iso(day)}.delivery.lock")
+
+    def alerts_lock(self, day: Day) -> AbstractContextManager[Held]:
+        return self.files.lock(f"{self.folder}/.{_iso(day)}.alerts.lock")
+
+    def feed_lock(self) -> AbstractContextManager[Held]:
+        return self.files.lock(f"{self.folder}/.feed.lock")
+
+    def versions(self, day: Day) -> list[tuple[int, str]]:
+        """The day's versions, oldest first: (number, its JSON file)."""
+        found = []
+        for info in self.files.listing(f"{self.folder}/{_iso(day)}"):
+            name = info.base_name
+            if name.startswith("v") and name.endswith(".json") and name[1:-5].isdigit():
+                found.append((int(name[1:-5]), info.path))
+        return sorted(found)
+
+    def rendered(self, json_file: str, ext: str) -> str:
+        """The file in format ``ext`` beside a brief's JSON file (current or version)."""
+        return json_file[: -len("json")] + ext
+
+    def exists(self, path: str) -> bool:
+        return self.files.exists(path)
+
+    def read(self, path: str) -> dict[str, Any]:
+        """A brief's JSON file as its document (``FileNotFoundError`` when there is none)."""
+        return json.loads(self.files.read(path))  # type: ignore[no-any-return]
+
+    def current_document(self, day: Day) -> dict[str, Any] | None:
+        """The day's current brief as readers have it, or None when none is published."""
+        try:
+            return self.read(self.current(day))
+        except (FileNotFoundError, OSError):
+            return None
+
+    def text(self, path: str) -> str:
+        return self.files.read(path).decode("utf-8")
+
+    def write(self, path: str, text: str | bytes) -> str:
+        return self.files.write(path, text.encode() if isinstance(text, str) else text)

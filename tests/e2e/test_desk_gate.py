@@ -1,0 +1,163 @@
+"""The desk's outer gate over real HTTP: a foreign Host (DNS rebinding), a foreign Origin and an
+oversized body are refused before the application reads anything or writes a version."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from flows.desk.gate import host_name, is_loopback
+from tasks.settings import load_settings
+
+
+@pytest.fixture
+def desk_url(tmp_path: Path) -> Iterator[str]:
+    """A desk of an empty store served by uvicorn on a free loopback port, in a thread."""
+    import uvicorn
+
+    from flows.desk.app import create_app
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n\n[desk]\nhosts = ["desk.example.org"]\n')
+    app = create_app(load_settings(str(config)), "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    port = listening.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def session_and_csrf(client: httpx.Client, url: str) -> str:
+    page = client.get(f"{url}/signin")
+    match = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert match, page.text
+    return match.group(1)
+
+
+def test_a_foreign_host_is_refused_before_any_session_or_token(desk_url: str) -> None:
+    with httpx.Client() as client:
+        page = client.get(f"{desk_url}/today", headers={"Host": "evil.example:8484"})
+        assert page.status_code == 421
+        assert "set-cookie" not in page.headers and "csrf" not in page.text
+        assert "[desk] hosts" in page.text and page.text.count("\n") == 1
+        assert page.headers["content-security-policy"].startswith("default-src 'none'")
+        assert page.headers["x-frame-options"] == "DENY"
+        # a name that merely starts like a loopback address is not loopback
+        assert client.get(f"{desk_url}/signin", headers={"Host": "127.evil.example"}).status_code == 421
+        # the rebinding site's POST carries its own name too
+        posted = client.post(
+            f"{desk_url}/today/mark", headers={"Host": "evil.example:8484"}, data={"csrf": "x"}
+        )
+        assert posted.status_code == 421
+        # loopback names, and the configured public name, are served
+        assert client.get(f"{desk_url}/signin").status_code == 200
+        port = desk_url.rsplit(":", 1)[1]
+        assert client.get(f"{desk_url}/signin", headers={"Host": f"localhost:{port}"}).status_code == 200
+        named = client.get(f"{desk_url}/signin", headers={"Host": "desk.example.org"})
+        assert named.status_code == 200
+
+
+def test_a_post_from_another_origin_is_refused_even_with_a_valid_token(desk_url: str) -> None:
+    with httpx.Client() as client:
+        csrf = session_and_csrf(client, desk_url)
+        foreign = client.post(
+            f"{desk_url}/signout", data={"csrf": csrf}, headers={"Origin": "http://evil.example"}
+        )
+        assert foreign.status_code == 403 and "another site" in foreign.text
+        opaque = client.post(f"{desk_url}/signout", data={"csrf": csrf}, headers={"Origin": "null"})
+        assert opaque.status_code == 403
+        cross = client.post(
+            f"{desk_url}/signout", data={"csrf": csrf}, headers={"Sec-Fetch-Site": "cross-site"}
+        )
+        assert cross.status_code == 403
+        own = client.post(f"{desk_url}/signout", data={"csrf": csrf}, headers={"Origin": desk_url})
+        assert own.status_code == 303
+
+
+def raw_request(url: str, head: str, body: bytes = b"", timeout: float = 5.0) -> tuple[str, float]:
+    """Send ``head`` and ``body`` over a plain socket; the status line and how long it took."""
+    host, port = url.removeprefix("http://").split(":")
+    started = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(head.encode() + body)
+        answer = b""
+        while b"\r\n" not in answer:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    return answer.split(b"\r\n", 1)[0].decode(), time.monotonic() - started
+
+
+def test_a_huge_announced_body_is_refused_before_it_is_read(desk_url: str) -> None:
+    port = desk_url.rsplit(":", 1)[1]
+    head = (
+        f"POST /today/mark HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\n"
+        f"Content-Length: {300 * 1024 * 1024}\r\n\r\n"
+    )
+    # only the head and a few bytes are sent: an answer proves nothing waited for the 300 MB
+    status, took = raw_request(desk_url, head, b"csrf=x&")
+    assert status == "HTTP/1.1 413 Request Entity Too Large"
+    assert took < 2
+
+
+def test_a_chunked_body_is_refused_once_it_passes_the_limit(desk_url: str) -> None:
+    port = desk_url.rsplit(":", 1)[1]
+    head = (
+        f"POST /today/mark HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    chunk = b"a" * 32 * 1024
+    body = b"".join(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n" for _ in range(3))  # 96 KiB, no end
+    status, _ = raw_request(desk_url, head, body)
+    assert status == "HTTP/1.1 413 Request Entity Too Large"
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("LOCALHOST.", True),
+        ("127.evil.example", False),
+        ("evil.example", False),
+        ("0.0.0.0", False),
+        ("192.168.1.5", False),
+    ],
+)
+def test_loopback_is_decided_by_the_parsed_address(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        ("127.0.0.1:8484", "127.0.0.1"),
+        ("[::1]:8484", "::1"),
+        ("Desk.Example.org", "desk.example.org"),
+        ("evil.example:notaport", None),
+        ("a/b", None),
+        ("", None),
+    ],
+)
+def test_the_host_header_is_parsed_with_its_port(header: str, name: str | None) -> None:
+    assert host_name(header) == name

@@ -1,0 +1,58 @@
+"""The desk's sessions: signing out ends a session for good, and a cookie or a token holding any
+text is refused as wrong, never a 500."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tasks.settings import load_settings
+
+LOCAL = "http://127.0.0.1:8484"
+
+
+@pytest.fixture
+def desk(tmp_path: Path):
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n')
+    app = create_app(load_settings(str(config)), "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
+    return TestClient(app, base_url=LOCAL)
+
+
+def csrf_of(html: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert match, html
+    return match.group(1)
+
+
+def test_a_copy_of_a_signed_out_cookie_is_refused(desk) -> None:
+    csrf = csrf_of(desk.get("/signin").text)
+    old_cookie = desk.cookies["desk_session"]
+    assert desk.post("/signout", data={"csrf": csrf}, follow_redirects=False).status_code == 303
+    desk.cookies.clear()
+    desk.cookies.set("desk_session", old_cookie)
+    # the old session's own token no longer opens anything: the act is refused before it is read
+    replayed = desk.post("/today/mark", data={"csrf": csrf, "story": "st-x", "mark": "core"})
+    assert replayed.status_code == 403 and "CSRF" in replayed.text
+
+
+@pytest.mark.parametrize("where", ["cookie", "csrf"])
+def test_text_that_is_not_ascii_in_a_cookie_or_token_is_a_refusal(desk, where: str) -> None:
+    csrf = csrf_of(desk.get("/signin").text)
+    cookie = desk.cookies["desk_session"]
+    headers = {}
+    if where == "cookie":
+        body, _, signature = cookie.rpartition(".")
+        desk.cookies.clear()
+        headers["cookie"] = f"desk_session={body}.{'é' * len(signature)}".encode()
+    else:
+        csrf = "²" * len(csrf)
+    answer = desk.post("/signout", data={"csrf": csrf}, headers=headers)
+    assert answer.status_code == 403
+    assert answer.headers["content-security-policy"].startswith("default-src 'none'")
