@@ -30,7 +30,7 @@ def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings
     unless ``must_exist`` is false (a command that writes the first events)."""
     settings = load_settings(config)
     store = settings.storage.event_store()
-    if must_exist and store.fs.get_file_info(store.base).type.name == "NotFound":
+    if must_exist and not store.tree.exists():
         raise StoreError(
             f"storage root {settings.storage.root!r} does not exist; run 'brief run' first "
             "or fix [storage] root in the config"
@@ -58,8 +58,6 @@ def run_tag() -> str:
     return utcnow().strftime("%Y%m%dT%H%M%S%f")
 
 
-def read_text(settings: Settings, path: str) -> str:
-    """A text file under the store's root (a brief's Markdown, by the path a run printed)."""
-    store = settings.storage.event_store()
-    with store.fs.open_input_stream(path) as src:
-        return src.read().decode()
+def brief_text(settings: Settings, path: str) -> str:
+    """A brief file's text (its Markdown, say), by the path a run printed."""
+    return settings.storage.event_store().tree.briefs.text(path)

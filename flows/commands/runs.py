@@ -76,9 +76,9 @@ def run(
     if show:
         from rich.markdown import Markdown
 
-        from ops.workspace import read_text
+        from ops.workspace import brief_text
 
-        out.print(Markdown(read_text(plan.settings, result["files"]["md"])))
+        out.print(Markdown(brief_text(plan.settings, result["files"]["md"])))
 
 
 def backfill(
