@@ -7,14 +7,16 @@ is one line before Prefect starts. Collecting a day's sources outside a run is h
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import date, timedelta
+from pathlib import Path
 
 from ops import workspace
 from storage.errors import InputError
 from storage.store import ParquetEventStore
 from tasks.collect import Source
-from tasks.settings import Settings, SourceSettings, load_settings
+from tasks.settings import Settings, SourceSettings, config_path, load_settings
 from tasks.steps.collect import collect_kept
 from tasks.steps.publish import BriefWithheld
 
@@ -71,6 +73,21 @@ def plan_backfill(config: str | None, start: str, end: str) -> BackfillPlan:
     settings = load_settings(config)
     workspace.refuse_future(days[-1], settings, "--end")
     return BackfillPlan(settings, days)
+
+
+@dataclass(frozen=True)
+class ServePlan:
+    """What ``brief serve`` serves: the config by its absolute path (deployments name it so, from
+    any working folder), checked; and Prefect's home (``PREFECT_HOME``, else ``~/.prefect``)."""
+
+    config: str
+    prefect_home: Path
+
+
+def plan_serve(config: str | None) -> ServePlan:
+    path = str(config_path(config).resolve())
+    load_settings(path)  # a bad config fails here, before the server starts
+    return ServePlan(path, Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect")))
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,7 @@ and Rich's Markdown (markdown-it, for ``run --show`` only).
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -132,12 +130,11 @@ def serve(
     """Local Prefect server (unless PREFECT_API_URL names one), scheduled deployments and the editor's
     desk; Ctrl-C stops."""
     from flows.serve import serve as serve_stack
-    from tasks.settings import config_path, load_settings
+    from ops.runs import plan_serve
 
-    path = str(config_path(config).resolve())
-    load_settings(path)
-    home = Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect"))
-    serve_stack(path, home, lambda line: out.print(line), port, (desk_host, desk_port) if desk else None)
+    plan = plan_serve(config)
+    desk_at = (desk_host, desk_port) if desk else None
+    serve_stack(plan.config, plan.prefect_home, lambda line: out.print(line), port, desk_at)
 
 
 def alerts(

@@ -4,6 +4,7 @@ prints is what its service returns, and a refusal is the service's, before anyth
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import date, timedelta
 from pathlib import Path
@@ -14,8 +15,8 @@ from ops import browse, workspace
 from ops.compact import compact
 from ops.improve import policy_in_force, replay_regression
 from ops.preflight import check
-from ops.runs import NO_SOURCES, collect_source, plan_backfill, plan_collect, plan_run
-from storage.errors import InputError, StoreError
+from ops.runs import NO_SOURCES, collect_source, plan_backfill, plan_collect, plan_run, plan_serve
+from storage.errors import BriefError, InputError, StoreError
 from tests.cli import brief
 from tests.conftest import REPO
 
@@ -108,3 +109,14 @@ def test_the_check_a_command_prints_is_the_services_report(sample: Path) -> None
     broken.write_text('[storage]\nroot = "store"\n[[sources]]\nname = "no spaces allowed"\nurl = "x"\n')
     refused = check(str(broken), DAY)
     assert refused.settings is None and [c.status for c in refused.checks] == ["fail"]
+
+
+def test_serve_names_the_config_by_its_whole_path_and_refuses_a_missing_one(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(sample.parent.parent)
+    plan = plan_serve("samples/brief.toml")  # as typed in the folder above the sample
+    assert plan.config == str(sample.resolve())
+    assert plan.prefect_home == Path(os.environ["PREFECT_HOME"])
+    with pytest.raises(BriefError, match="not found; check the path"):
+        plan_serve("samples/missing.toml")
