@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date, timedelta
+from datetime import date
 from uuid import UUID
 
 from prefect import flow, get_run_logger, task
@@ -23,23 +23,8 @@ from prefect.cache_policies import NO_CACHE
 from flows.daily import current_run_id, daily_brief
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
-from storage.errors import InputError
+from ops.runs import date_range
 from tasks.settings import load_settings
-
-MAX_DAYS = 366
-
-
-def date_range(start: str, end: str) -> list[date]:
-    try:
-        first, last = date.fromisoformat(start), date.fromisoformat(end)
-    except ValueError:
-        raise InputError(f"--start {start!r} / --end {end!r}: use YYYY-MM-DD dates") from None
-    if last < first:
-        raise InputError(f"--end {end} is before --start {start}; give the earlier date first")
-    days = (last - first).days + 1
-    if days > MAX_DAYS:
-        raise InputError(f"{days} days is more than {MAX_DAYS}; backfill a year at a time")
-    return [first + timedelta(days=k) for k in range(days)]
 
 
 def one_date(day: date, config: str | None, deliver: bool = False) -> dict:

@@ -65,8 +65,8 @@ def evaluate_policy_flow(
     policy: str, start: str, end: str, labels: str | None = None, config: str | None = None
 ) -> dict:
     """Replay stored facts through a candidate policy beside the current one; record the figures."""
-    from flows.backfill import date_range
     from ops.evaluate import candidate_settings, evaluate_policy, record, table
+    from ops.runs import date_range
 
     settings = load_settings(config)
     candidate = candidate_settings(policy, settings)

@@ -18,7 +18,6 @@ the config's own ``[policy]``. The run records which (``run.started``'s ``policy
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -28,7 +27,6 @@ from typing import Any
 import orjson
 import pyarrow.fs as pafs
 
-from ops.columns import WIDTH, wrap
 from storage import blobs
 from storage.atomic import write_bytes
 from storage.errors import InputError
@@ -458,57 +456,3 @@ def governed_context(settings: Settings, day: date, run_id: str):
     ctx = steps.make_context(policy.settings, day, run_id, store)
     ctx.policy_origin = policy.record
     return ctx, policy
-
-
-def describe(event: Event, width: int = WIDTH) -> list[str]:
-    """An adoption as lines for a person, each within ``width`` columns (a long reason or list of
-    cases wrapped at words, under a hanging indent)."""
-    p = event.payload
-    lines = [
-        f"policy {p['version']} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p['by']}"
-        + (" (a rollback)" if p.get("rollback_of") else ""),
-        f"  why: {p['reason']}",
-        f"  from: {p['source']}",
-        f"  replaces: {p.get('previous_version') or '-'}",
-        "  evaluation: "
-        + (
-            f"{p['evaluation']} (verdict: {p.get('verdict') or 'none recorded'})"
-            if p.get("evaluation")
-            else "none"
-        ),
-        f"  event: {event.event_id} ({event.brief_date})",
-    ]
-    check = p.get("regression")
-    if check:
-        line = f"  regression: {check['passed_candidate']} of {check['cases']} case(s) kept"
-        if check["broken"]:
-            forced = " (adopted with --force)" if check["forced"] else ""
-            broken = ", ".join(check["broken"])
-            line += f"; broke {len(check['broken'])} the policy before passed: {broken}{forced}"
-        lines.insert(-1, line)
-    indent = [line[: len(line) - len(line.lstrip())] for line in lines]
-    return [out for line, i in zip(lines, indent, strict=True) for out in wrap(line, width, i, i + "    ")]
-
-
-def _shown(value: Any) -> str:
-    return "-" if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def change_lines(found: Sequence[dict[str, Any]], width: int = WIDTH) -> list[str]:
-    """Each change on its line (``key: before -> after``), wrapped at words within ``width``."""
-    lines = [
-        out
-        for c in found
-        for out in wrap(f"{c['key']}: {_shown(c['before'])} -> {_shown(c['after'])}", width, "  ", "      ")
-    ]
-    return lines or ["  (no change)"]
-
-
-def setting_lines(payload: dict[str, Any], width: int = WIDTH) -> list[str]:
-    """A policy's settings and files (``key = value``), wrapped at words within ``width``; a value is
-    shown whole."""
-    return [
-        out
-        for key, value in flatten(payload).items()
-        for out in wrap(f"{key} = {_shown(value)}", width, "    ", "        ")
-    ]

@@ -9,12 +9,14 @@ the log: a source's events are looked at, not appended.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Literal
 
+from ops import workspace
+from ops.workspace import Stage, quietly
 from storage.errors import BriefError, ConfigError
 from storage.events import Event
 from tasks.channels import Channel, Endpoint
@@ -231,3 +233,32 @@ def preflight(
         for role, channel in channels_of(settings)
     ]
     return checks
+
+
+@dataclass(frozen=True)
+class Report:
+    """``brief check``: every check in order; ``settings`` is None when the config itself is wrong."""
+
+    settings: Settings | None
+    checks: Sequence[Check]
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "fail"]
+
+    @property
+    def warned(self) -> int:
+        return sum(c.status == "warn" for c in self.checks)
+
+
+def check(config: str | None, day: date | None, *, send_test: bool = False, stage: Stage = quietly) -> Report:
+    """The config, then (when it loads) the store, every source of ``day`` (default today) fetched
+    once and every channel (a test message to each with ``send_test``)."""
+    settings, config_check = check_config(config)
+    checks = [config_check]
+    if settings is not None:
+        now = workspace.today(settings)
+        wanted = workspace.refuse_future(day or now, settings, "--date")
+        with stage("fetching every source once …"):
+            checks += preflight(settings, wanted, now, send_test=send_test)
+    return Report(settings, checks)

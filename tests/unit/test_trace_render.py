@@ -6,7 +6,8 @@ from __future__ import annotations
 import unicodedata
 from datetime import UTC, date, datetime
 
-from ops.trace import Node, Trace, render
+from flows.views.trace import render
+from ops.trace import Node, Trace
 from storage.events import Event
 
 AT = datetime(2025, 8, 6, 7, 0, tzinfo=UTC)

@@ -1,22 +1,50 @@
-"""How ``brief events``, ``brief stats`` and the questions view lay out for a terminal.
+"""How ``brief events``, ``replay``, ``stats`` and ``compact`` lay out for a terminal.
 
 Every layout reads in 80 columns: no line is wider than the console, ids are shown whole (a
 run's id once, in a legend its rows refer to by number), words are never broken, and only a
 payload, which ``--format jsonl`` gives whole, is cut short (with "…").
+
+Polars and the store's types are imported only where a layout needs them (they load pyarrow),
+as every module of ``flows/views`` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+import orjson
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
+    import polars as pl
+
+    from storage.retention import Thinned
+    from storage.store.base import CompactResult
+
 INDENT = 2  # the second line of an entry
+
+
+def events_jsonl(frame: pl.DataFrame) -> Iterator[str]:
+    """``brief events --format jsonl``: an event a line, its time in UTC to the microsecond and its
+    payload whole, as JSON."""
+    import polars as pl
+
+    when = pl.col("occurred_at").dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")
+    for row in frame.with_columns(when).iter_rows(named=True):
+        row["brief_date"] = row["brief_date"].isoformat()
+        row["payload"] = orjson.Fragment(row["payload"])
+        yield orjson.dumps(row).decode() + "\n"
+
+
+def frame_jsonl(frame: pl.DataFrame) -> Iterator[str]:
+    """A frame's rows, a JSON object a line (``--format jsonl``)."""
+    for line in frame.write_ndjson().splitlines():
+        yield line + "\n"
 
 
 def _line(text: str, width: int) -> Text:
@@ -148,3 +176,66 @@ def scores_view(rows: Sequence[Mapping[str, Any]], title: str) -> RenderableType
             lines.append(Text(f"why: {row['reasons']}", style="dim"))
         parts += [Text(""), head, Padding(Group(*lines), (0, 0, 0, INDENT))]
     return Group(*parts)
+
+
+DISPLAY_COLUMNS = {
+    "articles": ["published_at", "source", "title", "language", "corrections"],
+    "seen": ["kind", "key", "first_brief_date", "last_brief_date"],
+    "runs": ["run_id", "flow", "status", "started_at", "duration_s", "events", "error"],
+    "stories": ["story_id", "first_brief_date", "last_brief_date", "articles", "follow_up_of"],
+    "questions": ["question_id", "type", "status", "answer", "by", "prompt"],
+    "briefs": ["date", "version", "items", "published_at", "markdown"],
+    "scores": ["story_id", "title", "outcome", "relevance", "importance", "reasons", "marked_by"],
+}
+
+
+def projection_view(frame, projection: str, title: str) -> RenderableType:
+    """A projection of a day: questions and scores as entries, any other as a table of its main
+    columns (an id or a date whole, other cells folded, and cut at 90 characters)."""
+    if projection == "questions":
+        return questions_view(list(frame.iter_rows(named=True)), title)
+    if projection == "scores":
+        return scores_view(list(frame.iter_rows(named=True)), title)
+    table = Table(title=title)
+    columns = [c for c in DISPLAY_COLUMNS.get(projection, frame.columns) if c in frame.columns]
+    for column in columns:
+        if column.endswith("_id") or column.endswith("date"):  # an id or a date is copied whole
+            widest = max((len(str(v)) for v in frame[column].to_list() if v is not None), default=0)
+            table.add_column(column, no_wrap=True, min_width=min(max(widest, len(column)), 22))
+        else:
+            table.add_column(column, overflow="fold")
+    for row in frame.select(columns).iter_rows():
+        table.add_row(*["" if v is None else str(v)[:90] for v in row])
+    return table
+
+
+def shadow_jsonl(comparison) -> str:
+    """A shadow comparison's record, a JSON line (``brief stats --shadow --format jsonl``)."""
+    return orjson.dumps(comparison.record()).decode() + "\n"
+
+
+def show_shadow(out: Console, comparison) -> None:
+    """A shadow candidate beside the live policy (``ops/shadow_stats.py``'s ``Comparison``)."""
+    frame = comparison.table()
+    days = f"{comparison.days[0]} .. {comparison.days[-1]}"
+    result = Table(title=f"shadow {comparison.candidate} ({comparison.file}), {days}")
+    for column in frame.columns:
+        result.add_column(column)
+    for row in frame.iter_rows():
+        result.add_row(*row)
+    out.print(result)
+    out.print(comparison.line())
+
+
+def show_compacted(out: Console, done: Thinned | CompactResult) -> None:
+    """A day compacted, or thinned by [retention] as it was."""
+    from storage.retention import Thinned  # loaded already: the compaction imported it
+
+    if isinstance(done, Thinned):
+        what = ", ".join(f"{n} {t}" for t, n in sorted(done.events.items())) or "no event"
+        out.print(
+            f"{done.day}: {done.files_before} file(s) -> 1, {done.events_total} events; "
+            f"thinned {what}; {done.bodies} raw bod(ies) dropped"
+        )
+        return
+    out.print(f"{done.day}: {done.files_before} file(s) -> {done.files_after}, {done.events} events")

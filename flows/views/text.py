@@ -1,16 +1,17 @@
-"""Text for a person's terminal: columns counted as a terminal counts them (two for a wide, CJK
-glyph), and lines broken between words, never inside one that fits on a line of its own."""
+"""Text for a person's terminal: columns counted as Rich counts them in its tables (two for a wide,
+CJK glyph; ``rich.cells``), and lines broken between words, never inside one that fits on a line
+of its own (the lines of ``brief trace`` and of an adoption, which are lists of lines, not tables)."""
 
 from __future__ import annotations
 
-import unicodedata
+from rich.cells import cell_len
 
 WIDTH = 80  # what people read fits 80 columns
 
 
 def cells(text: str) -> int:
     """Columns a terminal gives ``text``: two for a wide (East Asian) character."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return cell_len(text)
 
 
 def chunks(text: str, room: int) -> list[str]:

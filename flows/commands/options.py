@@ -1,0 +1,81 @@
+"""What every command shares: ``--config``, ``--by``, the output format, the store, and how a
+date, a time and a person's name typed at the command line are read (a mistake is one line,
+exit 2). What loads pyarrow, polars or Prefect is imported when a command needs it."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, date, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from storage.errors import InputError
+
+if TYPE_CHECKING:
+    from storage.store import ParquetEventStore
+    from tasks.settings import Settings
+
+ConfigOption = Annotated[
+    str | None, typer.Option("--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).")
+]
+ByOption = Annotated[str | None, typer.Option("--by", help="Who (default: $BRIEF_USER or $USER).")]
+
+
+class Format(StrEnum):
+    table = "table"
+    jsonl = "jsonl"
+
+
+def parse_day(text: str | None, option: str = "--date") -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{option} {text!r} is not a date; use YYYY-MM-DD, e.g. 2025-08-06") from None
+
+
+def given_day(text: str, option: str = "--date") -> date:
+    """A date an option requires (typer has made sure it was given)."""
+    day = parse_day(text, option)
+    assert day is not None
+    return day
+
+
+def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{option} {text!r} is not an ISO time; use e.g. 2025-08-06T18:00:00Z") from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings, ParquetEventStore]:
+    """The settings and the store of ``config`` (``ops/workspace.py``, imported when a command opens
+    the store: it loads pyarrow and polars)."""
+    from ops.workspace import open_store as opened
+
+    return opened(config, must_exist=must_exist)
+
+
+def person(by: str | None) -> str:
+    """``--by``, else who runs the command ($BRIEF_USER, $USER), checked to be a name."""
+    from flows.deliver import approver
+    from tasks.settings import PERSON_NAME
+
+    who = by or approver()
+    if not re.fullmatch(PERSON_NAME, who):
+        raise InputError(f"--by {who!r} is not a name: use letters, digits, '.', '_' or '-' (at most 40)")
+    return who
+
+
+def prefect_defaults() -> None:
+    """Before Prefect is imported: no analytics, and a temporary server (started when
+    PREFECT_API_URL names none) gets 90 s to come up on a busy machine instead of 20."""
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")

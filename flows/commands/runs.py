@@ -1,0 +1,248 @@
+"""Running days at the command line: ``brief run``, ``backfill``, ``collect``, ``serve``, ``check``,
+``alerts`` and ``reparse``.
+
+Imported inside the commands, to keep ``brief --help`` and a mistyped option fast: Prefect (by
+the flows, after ``prefect_defaults``), the services of ``ops/`` (they load polars and pyarrow)
+and Rich's Markdown (markdown-it, for ``run --show`` only).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.progress import Progress
+
+from flows.commands.options import (
+    ConfigOption,
+    Format,
+    given_day,
+    open_store,
+    parse_day,
+    parse_time,
+    prefect_defaults,
+)
+from flows.views.console import err, out
+from flows.views.runs import (
+    alerts_jsonl,
+    alerts_table,
+    show_backfill,
+    show_checks,
+    show_collected,
+    show_reparsed,
+    show_run,
+)
+from storage.errors import BriefError
+
+
+def run(
+    day: Annotated[
+        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
+    ] = None,
+    show: Annotated[bool, typer.Option("--show", help="Print the Markdown brief when done.")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Also show Prefect's, the gates' and the models' output (else in the run's log).",
+        ),
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """The daily brief of one date: collect, dedup, analyze, write, fact-check, gate, publish.
+
+    Prints one line per step and the brief; the rest of the run's output goes to its log file
+    (under the store root, in logs/DATE/), and to the screen as well with --verbose."""
+    from ops.runs import plan_run
+
+    plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
+    prefect_defaults()
+    with err.status("starting Prefect and running the daily brief …"):
+        from flows.daily import daily_brief
+        from flows.runlog import run_log, run_output
+
+        log = run_log(plan.settings, plan.day)
+        try:
+            with run_output(log, lambda line: out.print(line, soft_wrap=True), verbose=verbose):
+                result = daily_brief(day, config)
+        except BriefError:
+            err.print(f"the run's log: {log.shown}")
+            raise
+    show_run(out, err, result, log.shown)
+    if show:
+        from rich.markdown import Markdown
+
+        from ops.workspace import brief_text
+
+        out.print(Markdown(brief_text(plan.settings, result["files"]["md"])))
+
+
+def backfill(
+    start: Annotated[str, typer.Option("--start", help="First brief date (YYYY-MM-DD).")],
+    end: Annotated[str, typer.Option("--end", help="Last brief date, inclusive.")],
+    concurrency: Annotated[int, typer.Option(help="Dates run at once.", min=1, max=8)] = 2,
+    fan_out: Annotated[
+        bool,
+        typer.Option(
+            "--fan-out",
+            help="Each date a flow run of the daily-brief deployment, run by the pool's workers "
+            "(needs PREFECT_API_URL and 'prefect deploy --all').",
+        ),
+    ] = False,
+    deliver: Annotated[
+        bool, typer.Option("--deliver", help="Also send each date's brief to the [[delivery]] channels.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Briefs for a range of past dates: archives collected, live feeds replayed; idempotent."""
+    from ops.runs import plan_backfill
+
+    plan = plan_backfill(config, start, end)
+    prefect_defaults()
+    with err.status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"):
+        from flows.backfill import backfill as backfill_flow
+
+        outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
+    show_backfill(out, start, end, outcomes)
+    failed = [o["date"] for o in outcomes if o["status"] != "completed"]
+    if failed:
+        err.print(
+            f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with brief run --date D"
+        )
+        raise SystemExit(1)
+
+
+def serve(
+    port: Annotated[
+        int | None, typer.Option(help="Port of the local Prefect server (default: a free one).")
+    ] = None,
+    desk: Annotated[
+        bool, typer.Option("--desk/--no-desk", help="Serve the editor's desk beside the scheduler.")
+    ] = True,
+    desk_host: Annotated[
+        str, typer.Option("--desk-host", help="The desk's address; any but loopback needs [desk.people].")
+    ] = "127.0.0.1",
+    desk_port: Annotated[int, typer.Option("--desk-port", help="The desk's port.", min=1, max=65535)] = 8484,
+    config: ConfigOption = None,
+) -> None:
+    """Local Prefect server (unless PREFECT_API_URL names one), scheduled deployments and the editor's
+    desk; Ctrl-C stops."""
+    from flows.serve import serve as serve_stack
+    from ops.runs import plan_serve
+
+    plan = plan_serve(config)
+    desk_at = (desk_host, desk_port) if desk else None
+    serve_stack(plan.config, plan.prefect_home, lambda line: out.print(line), port, desk_at)
+
+
+def alerts(
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="First find runs killed without a word (recorded crashed), a late brief, and alerts "
+            "still owed, and send them.",
+        ),
+    ] = False,
+    now: Annotated[
+        str | None,
+        typer.Option("--now", help="Judge at this UTC time (default: now), e.g. whether a brief is late."),
+    ] = None,
+    days: Annotated[int, typer.Option("--days", help="Alerts of the last N brief dates.", min=1)] = 7,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="table for people, jsonl for scripts.")
+    ] = Format.table,
+    config: ConfigOption = None,
+) -> None:
+    """The recent alerts, newest first: what went wrong, sent where (or why not)."""
+    from ops.alerts import recent
+
+    moment = parse_time(now, "--now")
+    settings, _ = open_store(config, must_exist=not check)
+    failed = []
+    if check:
+        prefect_defaults()
+        from flows.alerting import check as check_now
+
+        with err.status("checking runs and alerts …"):
+            outcome = check_now(settings, now=moment, say=lambda line: err.print(line))
+        failed = outcome.failed
+        if not settings.alerts:
+            err.print("no [[alerts]] in the config: nothing is sent (see 'Alerts' in the guide)")
+        out.print(
+            f"checked: {len(outcome.crashed)} crashed run(s) found, {len(outcome.sent)} alert(s) sent, "
+            f"{len(failed)} failed"
+        )
+    rows = recent(settings, days, moment)
+    if fmt is Format.jsonl:
+        sys.stdout.writelines(alerts_jsonl(rows))
+    else:
+        out.print(alerts_table(days, rows))
+    if failed:
+        err.print(f"error: {len(failed)} alert(s) could not be sent; see above; the next check tries again")
+        raise SystemExit(1)
+
+
+def collect(
+    day: Annotated[
+        str | None,
+        typer.Option("--date", help="Brief date to collect (default: today in the configured timezone)."),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Collect every configured source for a date into the event log (the first step of a brief)."""
+    from ops.runs import collect_source, plan_collect
+
+    plan = plan_collect(config, parse_day(day))
+    written = skipped = 0
+    with Progress(console=err, transient=True) as progress:
+        bar = progress.add_task("collecting", total=len(plan.settings.sources))
+        for src in plan.settings.sources:
+            progress.update(bar, description=f"collecting {src.name}")
+            got = collect_source(plan, src)
+            written, skipped = written + got.written, skipped + got.skipped
+            show_collected(out, got)
+            progress.advance(bar)
+    root = plan.settings.storage.root
+    out.print(f"{plan.day}: {written} new event(s), {skipped} already in the log; store at {root}")
+
+
+def check(
+    day: Annotated[
+        str | None,
+        typer.Option(
+            "--date", help="Check the dated archives of this date (default: today).", show_default=False
+        ),
+    ] = None,
+    send_test: Annotated[
+        bool, typer.Option("--send-test", help="Send one test message to every channel.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Pre-flight: the config, the store, every source fetched once, every channel; exit 1 on a failure."""
+    from ops.preflight import check as preflight
+
+    given = parse_day(day)
+    report = preflight(config, given, send_test=send_test, stage=err.status)
+    show_checks(out, err, "brief check" + (f" of {given}" if given else ""), report.checks)
+    if report.settings is None:
+        raise SystemExit(2)  # a mistake in the config, as every command says it
+    checks, failed, warned = report.checks, report.failed, report.warned
+    if failed:
+        out.print(f"{len(failed)} of {len(checks)} checks failed")
+        raise SystemExit(1)
+    out.print(f"all {len(checks)} checks passed" + (f" ({warned} with a warning)" if warned else ""))
+
+
+def reparse(
+    day: Annotated[str, typer.Option("--date", help="The day whose kept feed bodies to parse again.")],
+    config: ConfigOption = None,
+) -> None:
+    """Parse again, with today's parsers, the feed bodies fetched on a day; append what changed."""
+    from ops.reparse import reparse as parse_again
+
+    wanted = given_day(day)
+    settings, store = open_store(config)
+    show_reparsed(out, err, parse_again(settings, store, wanted))

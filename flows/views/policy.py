@@ -1,0 +1,235 @@
+"""What the improvement loop's commands print: ``brief evaluate``, ``learn``, ``policy …`` and
+``regress …``, each within 80 columns (ids and dates whole, notes wrapped at words)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from flows.views.text import WIDTH, wrap
+
+if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
+    import polars as pl
+
+    from ops.improve import FrozenCase, InForce, KeptCases, Learnt, RegressionRun
+    from ops.policy import Adoption
+    from storage.events import Event
+
+
+def frame_table(title: str, frame: pl.DataFrame) -> Table:
+    """A frame of strings as a table, its columns as they are."""
+    table = Table(title=title)
+    for column in frame.columns:
+        table.add_column(column)
+    for row in frame.iter_rows():
+        table.add_row(*row)
+    return table
+
+
+def show_evaluation(out: Console, days: Sequence[date], frame: pl.DataFrame, verdict: str) -> None:
+    out.print(frame_table(f"policy evaluation {days[0]} .. {days[-1]}", frame))
+    out.print(verdict)
+    out.print("recorded as a policy.evaluated event")
+
+
+def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str) -> None:
+    """The model's card, then what was written and what to do with it (a command to copy, whole)."""
+    out.print(card, markup=False, highlight=False)
+    model_path = learnt.model_path
+    if learnt.out.suffix == ".toml":
+        out.print(
+            f"candidate written: {out_path} (model {model_path}), the policy in force with this model; "
+            f"compare it with 'brief evaluate --policy {out_path} --start … --end …', "
+            f"adopt it with 'brief policy adopt {out_path} --reason …'",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,  # a command to copy: not broken over lines
+        )
+    else:
+        out.print(
+            f"model written: {model_path} (card {model_path.with_suffix('.card.md')}); a model, not a "
+            "policy: for a candidate to compare or adopt, run 'brief learn --out NAME.toml' "
+            "(the policy in force with the new model)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,  # a command to copy: not broken over lines
+        )
+
+
+def show_adoption(out: Console, adoption: Adoption) -> None:
+    """An adoption (or rollback) as ``adoption_lines`` says it, then what it changed."""
+    for line in adoption_lines(adoption.event):
+        out.print(line)
+    out.print("  changes:")
+    for line in change_lines(adoption.event.payload["changes"]):
+        out.print(line)
+    if not adoption.written:
+        out.print("  (this adoption was already in the log: nothing new written)")
+
+
+def adoption_lines(event: Event, width: int = WIDTH) -> list[str]:
+    """An adoption as lines for a person, each within ``width`` columns (a long reason or list of
+    cases wrapped at words, under a hanging indent)."""
+    p = event.payload
+    lines = [
+        f"policy {p['version']} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p['by']}"
+        + (" (a rollback)" if p.get("rollback_of") else ""),
+        f"  why: {p['reason']}",
+        f"  from: {p['source']}",
+        f"  replaces: {p.get('previous_version') or '-'}",
+        "  evaluation: "
+        + (
+            f"{p['evaluation']} (verdict: {p.get('verdict') or 'none recorded'})"
+            if p.get("evaluation")
+            else "none"
+        ),
+        f"  event: {event.event_id} ({event.brief_date})",
+    ]
+    check = p.get("regression")
+    if check:
+        line = f"  regression: {check['passed_candidate']} of {check['cases']} case(s) kept"
+        if check["broken"]:
+            forced = " (adopted with --force)" if check["forced"] else ""
+            broken = ", ".join(check["broken"])
+            line += f"; broke {len(check['broken'])} the policy before passed: {broken}{forced}"
+        lines.insert(-1, line)
+    indent = [line[: len(line) - len(line.lstrip())] for line in lines]
+    return [out for line, i in zip(lines, indent, strict=True) for out in wrap(line, width, i, i + "    ")]
+
+
+def _shown(value: Any) -> str:
+    return "-" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def change_lines(found: Sequence[dict[str, Any]], width: int = WIDTH) -> list[str]:
+    """Each change on its line (``key: before -> after``), wrapped at words within ``width``."""
+    lines = [
+        out
+        for c in found
+        for out in wrap(f"{c['key']}: {_shown(c['before'])} -> {_shown(c['after'])}", width, "  ", "      ")
+    ]
+    return lines or ["  (no change)"]
+
+
+def setting_lines(payload: dict[str, Any], width: int = WIDTH) -> list[str]:
+    """A policy's settings and files (``key = value``), wrapped at words within ``width``; a value is
+    shown whole."""
+    from ops.policy import flatten  # loaded already: the command read the policy with it
+
+    return [
+        out
+        for key, value in flatten(payload).items()
+        for out in wrap(f"{key} = {_shown(value)}", width, "    ", "        ")
+    ]
+
+
+def show_in_force(out: Console, found: InForce, moment: datetime | None) -> None:
+    """The adoption in force: who adopted it, why, on which evaluation; a pinned file's note; its
+    settings and files."""
+    if found.adoption is None:
+        when = f" at {moment.isoformat()}" if moment else ""
+        out.print(f"no policy adopted{when}: runs use the config's [policy] ({found.config_version})")
+        return
+    for line in adoption_lines(found.adoption):
+        out.print(line)
+    if found.pinned:
+        for line in wrap(f"note: {found.pinned}", WIDTH, "  ", "      "):
+            out.print(line)
+    out.print("  settings:")
+    for line in setting_lines(dict(found.adoption.payload)):
+        out.print(line)
+
+
+def history_table(events: Sequence[Event]) -> Table:
+    """Every adoption, oldest first: when, which version, who, why, on which evaluation, how many changes."""
+    table = Table(title=f"{len(events)} adoption(s)")
+    for column in ("#", "adopted (UTC)", "version", "by", "reason", "evaluation", "changes"):
+        table.add_column(column, overflow="fold")
+    for n, e in enumerate(events, 1):
+        p = e.payload
+        table.add_row(
+            str(n),
+            f"{e.occurred_at:%Y-%m-%d %H:%M}",
+            p["version"] + (" (rollback)" if p.get("rollback_of") else ""),
+            p["by"],
+            p["reason"],
+            (p.get("verdict") or "recorded") if p.get("evaluation") else "none",
+            str(len(p["changes"])),
+        )
+    return table
+
+
+def case_table(title: str, rows: list[dict[str, str]]) -> Table:
+    """Regression cases (``ops.regress.describe``'s rows) as a table that reads in 80 columns: a
+    case's id and date, its story and expectation, one above the other and never wrapped; what a
+    policy got and the note wrapped between words in what is left."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, show_lines=True)
+    table.add_column("case / date", no_wrap=True)
+    table.add_column("story / expected", no_wrap=True)
+    if rows and "got" in rows[0]:
+        table.add_column("got", overflow="fold", min_width=10)
+    table.add_column("by: note", overflow="fold", min_width=12)
+    for row in rows:
+        cells = [f"{row['case']}\n{row['date']}", f"{row['story']}\n{row['expected']}"]
+        cells += [row["got"]] if "got" in row else []
+        table.add_row(*cells, f"{row['by']}: {row['note']}" if row["note"] else row["by"])
+    return table
+
+
+def _expected(case: Event) -> str:
+    p = case.payload
+    return f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
+
+
+def show_frozen(out: Console, day: date, frozen: FrozenCase) -> None:
+    """A case added (or found in the set), its frozen facts, and whether the policy in force passes it."""
+    from ops.regress import describe
+
+    p = frozen.event.payload
+    what = "added" if frozen.written else "already in the set (nothing new written)"
+    out.print(f"case {p['case_id']} {what}: {day} {p['story_id']} expected {_expected(frozen.event)}")
+    out.print(
+        f"  frozen: {p['facts']['events']} event(s) of {p['facts']['first_day']} .. {p['facts']['last_day']}"
+    )
+    verdict = "passes" if frozen.result.passed else "FAILS"
+    out.print(f"  the policy in force ({frozen.version}) {verdict}: {describe(frozen.result)['got']}")
+
+
+def show_regression(out: Console, run: RegressionRun) -> None:
+    """The set under the policy in force, its failures listed; under a candidate, the cases it breaks."""
+    from ops.regress import describe
+
+    now, bad = run.current, [describe(r) for r in run.failed]
+    out.print(
+        f"the policy in force ({run.current_version}): {len(now) - len(bad)} of {len(now)} case(s) pass"
+    )
+    if bad:
+        out.print(case_table("failures under the policy in force", bad))
+    if run.gate is None:
+        return
+    passed = sum(r.passed for r in run.gate.candidate)
+    also = run.failed_by_both
+    out.print(
+        f"the candidate policy ({run.candidate_version}): {passed} of {len(now)} case(s) pass; "
+        f"it breaks {len(run.gate.broken)} the policy in force passes"
+        + (f" (and fails {also} the policy in force fails too)" if also else "")
+    )
+    if run.gate.broken:
+        out.print(case_table("broken by the candidate", [describe(r) for r in run.gate.broken]))
+
+
+def show_kept(out: Console, err: Console, day: date, kept: KeptCases) -> None:
+    """The regression cases ``--as-case`` kept, and why a correction made none."""
+    for why in kept.refused:
+        err.print(f"not kept as a regression case: {why}", soft_wrap=True)
+    for case in kept.made:
+        p = case.payload
+        out.print(f"kept as regression case {p['case_id']}: {day} {p['story_id']} expected {_expected(case)}")
+    if not kept.made and not kept.refused:
+        out.print("no mark or same-story answer to keep as a regression case")

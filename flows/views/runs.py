@@ -1,0 +1,140 @@
+"""What ``brief run``, ``backfill``, ``collect``, ``check``, ``alerts``, ``reparse`` and ``purge`` print.
+
+A path or a command to copy is printed whole (``soft_wrap``), never broken over lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from flows.views.console import styled
+
+if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
+    from ops.alerts import Alert
+    from ops.preflight import Check
+    from ops.purge import PurgeResult
+    from ops.reparse import Reparsed
+    from ops.runs import Collected
+
+
+def show_run(out: Console, err: Console, result: Mapping[str, Any], log: str) -> None:
+    """A day's run: its version and items, its files and log, the policy that decided, what was left
+    out or not fetched, and where it was delivered (a failed delivery on stderr, with how to resend)."""
+    state = "new version" if result["changed"] else "unchanged"
+    out.print(
+        styled(
+            (f"Brief for {result['date']}", "bold"),
+            f" (v{result['version']}, {state}): {result['items']} items in {result['seconds']:.1f} s",
+        )
+    )
+    for ext, path in [*result["files"].items(), ("log", log)]:
+        out.print(f"  {ext:<4} {path}", soft_wrap=True)  # a path is never broken: it is copied whole
+    out.print(f"  {result['policy']}")  # which policy decided (ops/policy.py governing)
+    if result.get("left_out"):
+        out.print(f"  {result['left_out']}", soft_wrap=True)  # the command is copied whole
+    if result.get("skipped"):
+        reasons = sorted(set(result["skipped"].values()))
+        out.print(f"  not fetched: {', '.join(result['skipped'])} ({'; '.join(reasons)})")
+    if result["delivered"]:
+        out.print(f"  delivered to {', '.join(result['delivered'])}")
+    if result["delivery_failed"]:
+        err.print(
+            f"warning: delivery to {', '.join(result['delivery_failed'])} failed; "
+            f"'brief events --date {result['date']} --type delivery.failed' says why, "
+            f"'brief deliver --date {result['date']}' resends"
+        )
+
+
+def show_backfill(out: Console, start: str, end: str, outcomes: Sequence[Mapping[str, Any]]) -> None:
+    """Each date's outcome in a table, then the policy lines (one unless it changed meanwhile)."""
+    table = Table(title=f"backfill {start} .. {end}")
+    for column in ("date", "status", "version", "items", "new version", "seconds", "error"):
+        table.add_column(column, overflow="fold")
+    for o in outcomes:
+        table.add_row(
+            o["date"],
+            o["status"],
+            str(o["version"] or ""),
+            str(o["items"]),
+            "yes" if o["changed"] else "no",
+            f"{o.get('seconds') or 0:.1f}",
+            o["error"],
+        )
+    out.print(table)
+    for line in dict.fromkeys(o["policy"] for o in outcomes if o.get("policy")):
+        out.print(line)
+
+
+def show_collected(out: Console, got: Collected) -> None:
+    """One source's line: its items, or why it failed."""
+    status = styled(("failed", "red"), f" {got.failure}") if got.failure else Text(f"{got.items} items")
+    out.print(Text(f"  {got.source:<20} ") + status)
+
+
+MARKS = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}
+
+
+def show_checks(out: Console, err: Console, title: str, checks: Sequence[Check]) -> None:
+    """The pre-flight's table; then each warning and failure on stderr with how to fix it."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("check", overflow="fold", max_width=22)
+    table.add_column("", no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    for c in checks:
+        table.add_row(c.what, styled(MARKS[c.status]), c.detail)
+    out.print(table)
+    for c in checks:
+        if c.status != "ok":
+            word = "error" if c.status == "fail" else "warning"
+            err.print(f"{word}: {c.what}: {c.detail}; {c.fix}", soft_wrap=True)
+
+
+def alerts_jsonl(rows: Sequence[Alert]) -> Iterator[str]:
+    """``brief alerts --format jsonl``: an alert a line, its time with its offset."""
+    for row in rows:
+        yield orjson.dumps({**asdict(row), "at": row.at.isoformat()}).decode() + "\n"
+
+
+def alerts_table(days: int, rows: Sequence[Alert]) -> Table:
+    """The alerts, newest first: the brief date and when it went, the cause, the channel, what."""
+    table = Table(title=f"alerts of the last {days} day(s): {len(rows)}")
+    table.add_column("date, sent", no_wrap=True)
+    table.add_column("cause", overflow="fold", max_width=22)
+    table.add_column("channel", overflow="fold", max_width=12)
+    table.add_column("what", overflow="fold")
+    for row in rows:
+        what = row.what if row.status == "sent" else f"FAILED: {row.what}"
+        when = f"{row.date}\n{row.at:%m-%d %H:%M}"  # the brief date, then the time it went
+        table.add_row(when, row.cause, row.channel, what)
+    return table
+
+
+def show_reparsed(out: Console, err: Console, result: Reparsed) -> None:
+    """The bodies a day's feeds were parsed again from, and what it appended (or what was missing)."""
+    day = result.day
+    for why in result.missing:
+        err.print(f"  skipped {why}")
+    out.print(
+        f"{day}: {result.fetches} feed bod(ies) parsed again, {result.articles} article(s); "
+        f"{result.written} new event(s), {result.skipped} already in the log"
+        + (f"; 'brief run --date {day}' briefs the day from them" if result.written else "")
+    )
+
+
+def show_purged(out: Console, result: PurgeResult) -> None:
+    """What a purge took out, and each brief it re-rendered."""
+    out.print(
+        f"Purged {result.target}: {len(result.articles)} article(s); {len(result.days)} day(s) rewritten "
+        f"({result.dropped} event(s) removed), {result.bodies} raw bod(ies), "
+        f"{result.vectors} cached vector(s), {result.files} other file(s); {result.seconds:.1f} s"
+    )
+    for day, versions, new in result.briefs:
+        done = f"v{', v'.join(map(str, versions))} re-rendered" if versions else "no earlier version cited it"
+        out.print(f"  brief {day}: {done}" + (f"; now v{new}" if new else ""))

@@ -1,0 +1,130 @@
+"""Running days: what a run, a backfill or a collection is given, checked before anything starts.
+
+The Prefect flows (``flows/daily.py``, ``flows/backfill.py``) run the days; these functions
+decide what they run on, so that a bad config, a date after tomorrow or a config without sources
+is one line before Prefect starts. Collecting a day's sources outside a run is here whole.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+from ops import workspace
+from storage.errors import InputError
+from storage.store import ParquetEventStore
+from tasks.collect import Source
+from tasks.settings import Settings, SourceSettings, config_path, load_settings
+from tasks.steps.collect import collect_kept
+from tasks.steps.publish import BriefWithheld
+
+__all__ = ["BriefWithheld"]  # a withheld brief: the run's outcome, exit 1 at the command line
+
+MAX_DAYS = 366
+NO_SOURCES = "the config has no [[sources]]; add one with name = … and url = …"
+
+
+def date_range(start: str, end: str) -> list[date]:
+    """Every date from ``start`` to ``end``, inclusive, at most ``MAX_DAYS`` of them."""
+    try:
+        first, last = date.fromisoformat(start), date.fromisoformat(end)
+    except ValueError:
+        raise InputError(f"--start {start!r} / --end {end!r}: use YYYY-MM-DD dates") from None
+    if last < first:
+        raise InputError(f"--end {end} is before --start {start}; give the earlier date first")
+    days = (last - first).days + 1
+    if days > MAX_DAYS:
+        raise InputError(f"{days} days is more than {MAX_DAYS}; backfill a year at a time")
+    return [first + timedelta(days=k) for k in range(days)]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A day's run, checked: its settings and its day (the given one, else today)."""
+
+    settings: Settings
+    day: date
+
+
+def plan_run(config: str | None, day: date | None) -> RunPlan:
+    """The run of ``day`` (default today): refused when the config is bad, the day after tomorrow or
+    the config without sources."""
+    settings = load_settings(config)
+    if day is not None:
+        workspace.refuse_future(day, settings, "--date")
+    if not settings.sources:
+        raise InputError(NO_SOURCES)
+    return RunPlan(settings, day or workspace.today(settings))
+
+
+@dataclass(frozen=True)
+class BackfillPlan:
+    """A backfill, checked: its settings and every date of its range."""
+
+    settings: Settings
+    days: list[date]
+
+
+def plan_backfill(config: str | None, start: str, end: str) -> BackfillPlan:
+    """The dates of ``start`` .. ``end``, refused when the range is not one or ends after tomorrow."""
+    days = date_range(start, end)
+    settings = load_settings(config)
+    workspace.refuse_future(days[-1], settings, "--end")
+    return BackfillPlan(settings, days)
+
+
+@dataclass(frozen=True)
+class ServePlan:
+    """What ``brief serve`` serves: the config by its absolute path (deployments name it so, from
+    any working folder), checked; and Prefect's home (``PREFECT_HOME``, else ``~/.prefect``)."""
+
+    config: str
+    prefect_home: Path
+
+
+def plan_serve(config: str | None) -> ServePlan:
+    path = str(config_path(config).resolve())
+    load_settings(path)  # a bad config fails here, before the server starts
+    return ServePlan(path, Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect")))
+
+
+@dataclass(frozen=True)
+class CollectPlan:
+    """A collection of every source of a day into the log, under one run id."""
+
+    settings: Settings
+    store: ParquetEventStore
+    day: date
+    run_id: str
+
+
+def plan_collect(config: str | None, day: date | None) -> CollectPlan:
+    settings, store = workspace.open_store(config, must_exist=False)
+    wanted = workspace.brief_day(settings, day)
+    if not settings.sources:
+        raise InputError(NO_SOURCES)
+    return CollectPlan(settings, store, wanted, f"collect-{wanted.isoformat()}-{workspace.run_tag()}")
+
+
+@dataclass(frozen=True)
+class Collected:
+    """One source collected: events written and already held, items read, or why it failed."""
+
+    source: str
+    written: int
+    skipped: int
+    items: int
+    failure: str | None  # "error: message" of its feed.failed
+
+
+def collect_source(plan: CollectPlan, source: SourceSettings) -> Collected:
+    """One source of the plan's day fetched, its events appended to the log."""
+    kept = Source(source.name, source.url, source.language, source.kind)
+    events = collect_kept(plan.store, kept, plan.day, plan.run_id)
+    result = plan.store.append(events)
+    failed = [e for e in events if e.event_type == "feed.failed"]
+    failure = f"{failed[0].payload['error']}: {failed[0].payload['message']}" if failed else None
+    items = sum(e.event_type == "article.collected" for e in events)
+    return Collected(source.name, result.written, result.skipped, items, failure)

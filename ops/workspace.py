@@ -1,0 +1,63 @@
+"""What a command works on: the config's settings, the event store they name, and the day.
+
+Every entrypoint opens the store here, so a store that is not there is refused in one line, and
+a date is checked (not after tomorrow) the same way wherever it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from datetime import date
+
+from storage.errors import StoreError
+from storage.events import utcnow
+from storage.store import ParquetEventStore
+from tasks import steps
+from tasks.settings import Settings, load_settings
+
+Stage = Callable[[str], AbstractContextManager[object]]
+"""A long part of a service, named for a person while it lasts (a spinner at the command line)."""
+
+
+def quietly(what: str) -> AbstractContextManager[object]:
+    """A stage nobody is shown."""
+    return nullcontext()
+
+
+def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings, ParquetEventStore]:
+    """The settings of ``config`` and their store; a store root that does not exist is refused
+    unless ``must_exist`` is false (a command that writes the first events)."""
+    settings = load_settings(config)
+    store = settings.storage.event_store()
+    if must_exist and not store.tree.exists():
+        raise StoreError(
+            f"storage root {settings.storage.root!r} does not exist; run 'brief run' first "
+            "or fix [storage] root in the config"
+        )
+    return settings, store
+
+
+def today(settings: Settings) -> date:
+    """Today in the configured timezone."""
+    return steps.today(settings)
+
+
+def refuse_future(day: date, settings: Settings, option: str = "--date") -> date:
+    """``day``, refused (one line naming ``option``) when it is after tomorrow."""
+    return steps.refuse_future(day, settings, option)
+
+
+def brief_day(settings: Settings, given: date | None, option: str = "--date") -> date:
+    """The day a command is about: ``given``, else today; never after tomorrow."""
+    return steps.refuse_future(given or steps.today(settings), settings, option)
+
+
+def run_tag() -> str:
+    """A moment as a run id's suffix (``20250806T180000123456``)."""
+    return utcnow().strftime("%Y%m%dT%H%M%S%f")
+
+
+def brief_text(settings: Settings, path: str) -> str:
+    """A brief file's text (its Markdown, say), by the path a run printed."""
+    return settings.storage.event_store().tree.briefs.text(path)
