@@ -21,7 +21,6 @@ import typer
 
 from flows.commands import log, policy, runs
 from flows.commands.options import ConfigOption, open_store, parse_day, parse_time
-from flows.commands.policy import regress_corrections
 from flows.views.console import err, out, styled
 from storage.errors import BriefError, InputError
 
@@ -95,14 +94,13 @@ def review(
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
     from flows.review import answers_from_file, ask, parse_marks
     from ops import acts
-    from tasks import steps
     from tasks.settings import load_settings
 
     settings = load_settings(config)
-    wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
+    wanted = acts.day_of(settings, parse_day(day))
     open_store(config)  # a missing store is one clear line
     marks = parse_marks(mark or [])
-    questions = steps.open_questions(acts.context(settings, wanted, "review"))
+    questions = acts.open_questions(settings, wanted)
     given: list[acts.Answer] = []
     if answers:
         given, from_file = answers_from_file(questions, answers, wanted)
@@ -183,9 +181,8 @@ def deliver(
     config: ConfigOption = None,
 ) -> None:
     """Send the day's brief to the channels that have not had it (after a failure, or by hand)."""
+    from ops.acts import day_of, release_due
     from ops.acts import deliver as resend
-    from ops.acts import release_due
-    from tasks import steps
     from tasks.settings import load_settings
 
     moment = parse_time(now, "--now")
@@ -193,7 +190,7 @@ def deliver(
         raise InputError("--now only applies with --due; add --due or drop --now")
     given = parse_day(day)
     if given is not None:  # before the store is opened: a refused date is one line
-        steps.refuse_future(given, load_settings(config), "--date")
+        day_of(load_settings(config), given)
     settings, _ = open_store(config)
     if not settings.delivery.channels:
         raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
@@ -205,7 +202,7 @@ def deliver(
             out.print("No held brief is past its deadline.")
         failed = [s for o in outcomes for s in o.failed]
     else:
-        wanted = given or steps.today(settings)
+        wanted = day_of(settings, given)
         with err.status(f"delivering the brief of {wanted} …"):
             outcome = resend(settings, wanted, channel)
         out.print(styled((f"Brief for {wanted}", "bold"), f" (v{outcome.version}):"))
@@ -230,10 +227,9 @@ def approve(
 ) -> None:
     """Approve a held brief: readers get it now (the approval is an event)."""
     from ops import acts
-    from tasks import steps
 
     settings, _ = open_store(config)
-    wanted = parse_day(day) or steps.today(settings)
+    wanted = acts.day_of(settings, parse_day(day), future=True)
     with err.status(f"approving the brief of {wanted} …"):
         outcome = acts.approve(settings, acts.Act(wanted, by or acts.approver()))
     delivery = outcome.delivery
@@ -248,10 +244,10 @@ def approve(
 def _editor_act(config: str | None, day: str | None, act) -> None:
     """A person's act on the day's brief (``act(settings, day)`` calls its ``ops.acts`` function):
     recorded, the new version published and what the channels are owed sent; then said."""
-    from tasks import steps
+    from ops.acts import day_of
 
     settings, _ = open_store(config)
-    wanted = steps.refuse_future(parse_day(day) or steps.today(settings), settings, "--date")
+    wanted = day_of(settings, parse_day(day))
     with err.status("re-rendering the brief …"):
         outcome = act(settings, wanted)
     published = outcome.published

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+import polars as pl
+
 from storage.errors import InputError
 from storage.events import Event, utcnow
 from tasks import deliver as delivery_rules
@@ -87,6 +89,18 @@ def approver() -> str:
         return os.environ.get("BRIEF_USER") or getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
+
+
+def day_of(settings: Settings, given: date | None, option: str = "--date", *, future: bool = False) -> date:
+    """The day an act is about: ``given``, else today in the configured timezone; a day after today
+    is refused in one line naming ``option`` unless ``future`` (a look, not an act)."""
+    day = given or steps.today(settings)
+    return day if future else steps.refuse_future(day, settings, option)
+
+
+def open_questions(settings: Settings, day: date) -> pl.DataFrame:
+    """The day's open questions, for ``brief review`` to ask."""
+    return steps.open_questions(context(settings, day, "review"))
 
 
 def context(settings: Settings, day: date, what: str) -> steps.RunContext:

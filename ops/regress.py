@@ -26,7 +26,6 @@ from typing import Any, cast
 
 import polars as pl
 
-from storage import blobs
 from storage.errors import InputError
 from storage.events import Event, event_from_row, new_event, short_hash, utcnow
 from storage.payloads import EXPECTATIONS
@@ -134,7 +133,7 @@ def freeze(store: ParquetEventStore, settings: Settings, day: date) -> dict[str,
     llm = store.read([day], event_types=["llm.called"])  # a policy with the same prompts replays its answers
     events = sorted(facts + briefs + llm, key=lambda e: (e.brief_date, e.occurred_at, e.seq, e.event_id))
     data = events_to_segment(events).to_pybytes()
-    digest, path = blobs.put(store.fs, store.base, data, ".events")
+    digest, path = store.tree.blobs.put(data, ".events")
     return {
         "digest": digest,
         "path": path,
@@ -146,7 +145,7 @@ def freeze(store: ParquetEventStore, settings: Settings, day: date) -> dict[str,
 
 def thaw(store: ParquetEventStore, facts: dict[str, Any]) -> list[Event]:
     """The frozen events of a case, checked against their digest."""
-    data = blobs.get(store.fs, store.base, facts["path"])
+    data = store.tree.blobs.get(facts["path"])
     frame = read_segments([io.BytesIO(data)]).collect()
     return [event_from_row(row) for row in frame.iter_rows(named=True)]
 

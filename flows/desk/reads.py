@@ -48,13 +48,10 @@ def latest_day(store: ParquetEventStore) -> date | None:
 
 def document(store: ParquetEventStore, day: date, version: int | None = None) -> dict:
     """The brief readers got: the current version, or a given one (its own copy)."""
-    base = f"{store.base.rstrip('/')}/briefs"
-    path = (
-        f"{base}/{day.isoformat()}.json" if version is None else f"{base}/{day.isoformat()}/v{version}.json"
-    )
+    briefs = store.tree.briefs
+    path = briefs.current(day) if version is None else briefs.version(day, version)
     try:
-        with store.fs.open_input_stream(path) as src:
-            return json.loads(src.read())
+        return briefs.read(path)
     except (FileNotFoundError, OSError):
         what = f"version {version} of the brief" if version else "a brief"
         raise InputError(f"no {what} is published for {day}") from None
