@@ -1,10 +1,11 @@
-"""Cited links lose their tracking parameters and nothing else."""
+"""Cited links lose their tracking parameters and nothing else; the link shown to readers also
+loses its fragment and default port, its host lower-cased."""
 
 from __future__ import annotations
 
 import pytest
 
-from tasks.normalize import without_tracking
+from tasks.normalize import reader_link, without_tracking
 
 
 @pytest.mark.parametrize(
@@ -35,3 +36,34 @@ def test_tracking_parameters_are_dropped_the_rest_kept_as_published(published: s
 )
 def test_a_link_without_them_is_byte_identical(url: str) -> None:
     assert without_tracking(url) == url
+
+
+@pytest.mark.parametrize(
+    ("published", "shown"),
+    [
+        (
+            "https://LabNotes.example:443/2025/08/pippin-2-release/#comments",
+            "https://labnotes.example/2025/08/pippin-2-release/",
+        ),
+        ("http://A.Example:80/P?Z=1&utm_source=x&a=#top", "http://a.example/P?Z=1&a="),
+        ("https://A.Example:8443/p", "https://a.example:8443/p"),  # not the default port: kept
+        ("https://a.example:/p", "https://a.example/p"),  # an empty port is the default
+        ("http://A.Example:443/p", "http://a.example:443/p"),  # 443 is not http's default
+        ("HTTPS://User:PW@WWW.A.Example:443", "HTTPS://User:PW@www.a.example"),
+        ("http://[2001:DB8::1]:80/p?id=7#x", "http://[2001:db8::1]/p?id=7"),
+        ("https://a.example/P/?b=2&a=1&fbclid=z", "https://a.example/P/?b=2&a=1"),
+        ("https://a.example/p?q=a%20B#", "https://a.example/p?q=a%20B"),
+    ],
+)
+def test_the_link_shown_to_readers_is_the_published_one_less_what_does_not_change_the_page(
+    published: str, shown: str
+) -> None:
+    assert reader_link(published) == shown
+    assert reader_link(shown) == shown
+
+
+@pytest.mark.parametrize(
+    "url", ["https://a.example/2025/08/story", "https://a.example/P?Z=1&a=&&b=2", "mailto:x@Y"]
+)
+def test_a_link_shown_as_published_when_nothing_is_to_drop(url: str) -> None:
+    assert reader_link(url) == url
