@@ -4,6 +4,8 @@ loses its fragment and default port, its host lower-cased."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tasks.normalize import reader_link, without_tracking
 
@@ -67,3 +69,26 @@ def test_the_link_shown_to_readers_is_the_published_one_less_what_does_not_chang
 )
 def test_a_link_shown_as_published_when_nothing_is_to_drop(url: str) -> None:
     assert reader_link(url) == url
+
+
+@given(
+    st.one_of(
+        st.text(max_size=60),
+        st.builds(
+            lambda scheme, host, port, path, query, fragment: (
+                f"{scheme}://{host}{port}{path}{query}{fragment}"
+            ),
+            st.sampled_from(["http", "https", "HTTPS", "ftp"]),
+            st.sampled_from(["a.example", "A.Example", "[2001:DB8::1]", "u:p@B.example", "例子.测试", ""]),
+            st.sampled_from(["", ":", ":80", ":443", ":8080", ":x"]),
+            st.sampled_from(["", "/", "/P/q/", "/a%20b"]),
+            st.sampled_from(["", "?", "?utm_source=x", "?b=2&a=1&fbclid=z", "?Z=&&y"]),
+            st.sampled_from(["", "#", "#top", "#a?b"]),
+        ),
+    )
+)
+def test_the_link_shown_is_stable_and_never_keeps_a_fragment_or_a_tracking_parameter(url: str) -> None:
+    shown = reader_link(url)
+    assert reader_link(shown) == shown
+    query = shown.partition("?")[2]
+    assert "#" not in shown and "utm_source" not in query and "fbclid" not in query
