@@ -46,6 +46,7 @@ lint: $(STAMP)
 
 # Each script prints its table; the latest output of each is kept in docs/benchmarks/.
 bench: $(STAMP)
+	@test -d ../shared/data || { echo 'make bench reads ../shared/data (the real feeds and labels), absent here: nothing rewritten' >&2; exit 2; }
 	mkdir -p docs/benchmarks
 	$(BIN)/python bench/eventstore.py | tee docs/benchmarks/eventstore.md
 	$(BIN)/python bench/dedup_quality.py | tee docs/benchmarks/dedup_quality.md

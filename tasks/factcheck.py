@@ -18,7 +18,7 @@ from datetime import date
 
 from tasks import analyze
 from tasks.dedup import Item
-from tasks.normalize import without_tracking
+from tasks.normalize import reader_link
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
     cited = [c for c in item["citations"]]
     known = [articles[c["article_id"]] for c in cited if c.get("article_id") in articles]
     collected_urls = {a.canonical_url for a in articles.values()} | {a.url for a in articles.values()}
-    collected_urls |= {without_tracking(a.url) for a in articles.values()}  # as a published brief cites it
+    collected_urls |= {reader_link(a.url) for a in articles.values()}  # as a published brief cites it
     sources = tuple(c["url"] for c in cited)
     findings = [
         Finding(story, "citation", c["url"], "NOT_COLLECTED", sources)

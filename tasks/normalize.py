@@ -52,6 +52,30 @@ def without_tracking(url: str) -> str:
     return base + (f"?{rest}" if rest else "") + hash_ + fragment
 
 
+_AUTHORITY = re.compile(
+    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<authority>[^/?#]*)(?P<rest>.*)$", re.DOTALL
+)
+_HOST_PORT = re.compile(r"^(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>\d*))?$")
+
+
+def reader_link(url: str) -> str:
+    """The link a reader is shown: as published, with its host lower-cased, a default port (or an empty
+    one) left out, and no fragment or tracking parameters; the scheme, user, path and the other
+    parameters (their order and case) byte for byte."""
+    head = without_tracking(url.partition("#")[0])
+    match = _AUTHORITY.match(head)
+    if match is None:
+        return head
+    user, at, host_port = match["authority"].rpartition("@")
+    parts = _HOST_PORT.match(host_port)
+    if parts is None:
+        return head
+    port = parts["port"]
+    default = port is not None and (not port or DEFAULT_PORTS.get(match["scheme"].lower()) == int(port))
+    netloc = parts["host"].lower() + ("" if port is None or default else f":{port}")
+    return f"{match['scheme']}://{user}{at}{netloc}{match['rest']}"
+
+
 def _is_tracking(key: str) -> bool:
     from urllib.parse import unquote_plus
 

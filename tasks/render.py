@@ -19,7 +19,10 @@ from typing import Any, Literal
 from markupsafe import Markup
 
 from storage.errors import ConfigError
-from tasks.normalize import without_tracking
+from tasks.normalize import reader_link
+from tasks.normalize import (
+    without_tracking as without_tracking,  # the desk's links (flows/desk) take it from here
+)
 from tasks.write import KIND_SECTIONS, LABELS, left_out_line, md_escape, safe_url
 
 Kind = Literal["markdown", "html", "text", "email", "entry"]
@@ -89,12 +92,13 @@ def check_templates(folder: str, where: str = "config") -> None:
 
 
 def for_readers(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The brief document as readers get it (its JSON file): cited links without tracking parameters.
-    The run's document keeps them as the feed published them (what the fact-check compares)."""
+    """The brief document as readers get it (its JSON file): cited links as ``reader_link`` shows them
+    (no tracking parameters or fragment, host lower-cased, no default port). The run's document keeps
+    them as the feed published them (what the fact-check compares)."""
     return {
         **doc,
         "items": [
-            {**i, "citations": [{**c, "url": without_tracking(c["url"])} for c in i["citations"]]}
+            {**i, "citations": [{**c, "url": reader_link(c["url"])} for c in i["citations"]]}
             for i in doc["items"]
         ],
     }
@@ -120,7 +124,7 @@ def view(
         return language if language and language != doc["language"] else None
 
     def link(url: str) -> Markup | None:
-        safe = safe_url(without_tracking(url))
+        safe = safe_url(reader_link(url))
         return Markup(safe) if safe else None
 
     def item_view(number: int, item: Mapping[str, Any]) -> dict[str, Any]:

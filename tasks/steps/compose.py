@@ -23,20 +23,19 @@ def injection_flags(members: Sequence[dedup.Item]) -> list[str]:
 
 
 def cited_members(story: dedup.Story, outcome: DedupOutcome) -> list[str]:
-    """The story's articles a reader is pointed to. Of the news and lab articles at one canonical
-    URL (recorded as ``same_url`` duplicates: a page and its syndicated copies), only the first
-    (the earliest published) is cited: one page is one source. A community item, a digest's
-    entry, a repository or a paper at that URL is cited all the same, for the evidence its
-    citation carries (a discussion, points, a position, stars)."""
-    recorded = set(outcome.same_url) | set(outcome.same_url.values())
+    """The story's articles a reader is pointed to. Of the news and lab articles that are one page
+    (an exact duplicate: the same canonical URL, or the same text under another link, as a
+    syndicated copy is), only the first (the earliest published) is cited: one page is one source.
+    A community item, a digest's entry, a repository or a paper at that page is cited all the
+    same, for the evidence its citation carries (a discussion, points, a position, stars)."""
     pages: set[str] = set()
     cited = []
     for article_id in story.members:
         item = outcome.items[article_id]
-        if article_id in recorded and item.kind not in outlets.NAMED_KINDS:
-            if item.canonical_url in pages:
+        if item.kind not in outlets.NAMED_KINDS:
+            if {item.canonical_url, item.content_hash} & pages:
                 continue
-            pages.add(item.canonical_url)
+            pages |= {item.canonical_url, item.content_hash}
         cited.append(article_id)
     return cited
 

@@ -19,6 +19,7 @@ A command expected to fail says so in its comment: ``brief … # exit 2: why``.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import shlex
 import shutil
@@ -284,6 +285,19 @@ def test_the_guide_runs_on_the_sample(
     briefs = tmp_path / "var" / "sample-store" / "briefs"
     assert (briefs / "2025-08-06.json").is_file() and (briefs / "2025-08-06" / "v2.md").is_file()
     assert (tmp_path / "candidate.model.json").is_file() and (tmp_path / "relevance.jsonl").is_file()
+    # the files the guide says an export writes beside its dataset are the ones it wrote
+    cards = re.findall(r"`([\w.-]+\.card\.(?:json|md))`", (REPO / "docs" / "export.md").read_text())
+    assert cards and all((tmp_path / card).is_file() for card in cards), cards
+    # a story id the guide shows as an example is one of the sample's
+    published = {
+        item["story_id"]
+        for path in briefs.rglob("*.json")
+        for item in json.loads(path.read_text()).get("items", [])
+    }
+    for page in guide_pages():
+        if "benchmarks" not in page.parts:  # the benchmarks' pages name the ids of the real days
+            shown = set(re.findall(r"\bst-[0-9a-f]{16}\b", page.read_text(encoding="utf-8")))
+            assert shown <= published, f"{page.name}: {sorted(shown - published)} not in the sample's briefs"
 
 
 def test_every_command_and_option_of_the_cli_is_in_the_guide() -> None:

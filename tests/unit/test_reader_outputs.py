@@ -4,6 +4,7 @@ own output keeps the hints; the exact duplicates of a day are facts, stored once
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from types import SimpleNamespace
 from zoneinfo import ZoneInfo
@@ -102,6 +103,27 @@ def test_a_syndicated_copy_is_not_a_second_source_but_a_discussion_is() -> None:
         same_url={"art-1": "art-3", "art-2": "art-3"},
     )
     assert cited_members(outcome.stories[0], outcome) == ["art-3", "art-1", "art-4"]
+
+
+def test_a_copy_under_another_link_is_not_a_second_source() -> None:
+    """The same text at another canonical URL (a ``same_content`` duplicate) is one page: its first
+    news article is cited; a discussion of it, and an outlet's own report, are cited all the same."""
+    lab = item("art-1", "labnotes", "https://labnotes.example/2025/08/pippin-2")
+    copy = replace(
+        item("art-2", "techwire", lab.url), url="https://labnotes.example/2025/08/pippin-2-release"
+    )
+    copy = replace(copy, canonical_url=copy.url, content_hash=lab.content_hash)
+    talk = replace(
+        item("art-3", "hn", "https://news.example/item?id=1", kind="community"), content_hash=lab.content_hash
+    )
+    own = item("art-4", "techwire", "https://techwire.example/news/pippin-2")
+    items = {i.article_id: i for i in (lab, copy, talk, own)}
+    window = (datetime(2025, 8, 5, tzinfo=UTC), datetime(2025, 8, 7, tzinfo=UTC))
+    outcome = DedupOutcome(items, [Story(("art-1", "art-2", "art-3", "art-4"))], {}, window)
+    assert cited_members(outcome.stories[0], outcome) == ["art-1", "art-3", "art-4"]
+    # the copy first: it is the one cited, and the lab's later page is not
+    outcome = DedupOutcome(items, [Story(("art-2", "art-1", "art-4"))], {}, window)
+    assert cited_members(outcome.stories[0], outcome) == ["art-2", "art-4"]
 
 
 def test_an_exact_duplicate_is_one_fact_whoever_runs_the_day() -> None:
