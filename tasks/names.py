@@ -117,6 +117,12 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if c.isalnum() and not unicodedata.combining(c))
 
 
+def plain(text: str) -> str:
+    """One spelling of a text's names: full-width letters and digits as ASCII, a non-breaking space
+    or hyphen as the plain one (``ＧＬＭ－５`` and ``GLM\u20115`` are ``GLM-5``)."""
+    return unicodedata.normalize("NFKC", text).translate(_DASHES)
+
+
 def organisations(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _ORG_PATTERNS if pattern.search(text))
 
@@ -167,7 +173,7 @@ def _versions(text: str) -> list[tuple[str, str, tuple[int, int]]]:
 @functools.lru_cache(maxsize=1 << 16)
 def versions(text: str) -> frozenset[tuple[str, str]]:
     """(product line, version) pairs a text names: ``Gemini 2.5`` is ('gemini', '2.5')."""
-    return frozenset((line, version) for line, version, _ in _versions(text.translate(_DASHES)))
+    return frozenset((line, version) for line, version, _ in _versions(plain(text)))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -176,7 +182,7 @@ def title_names(title: str, english: bool = True) -> frozenset[str]:
 
     ``english``: the headline may be in English title case (other languages write sentence case).
     """
-    text = title.translate(_DASHES)
+    text = plain(title)
     spans = [span for *_, span in _versions(text)]
     cjk = bool(_CJK.search(text))
     sentence_case = not cjk and not (english and is_title_case(text))
