@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -92,7 +93,9 @@ def judge_block(
     return judged, clustered
 
 
-def table(title: str, rows: list[tuple[str, fitting.Judged, fitting.Judged]]) -> list[str]:
+def table(
+    title: str, rows: list[tuple[str, fitting.Judged, fitting.Judged]], figures: dict | None = None
+) -> list[str]:
     out = [
         f"### {title}\n",
         "| held-out block | pairs P / R, before (rules) | pairs P / R, after (pair model) | "
@@ -120,6 +123,26 @@ def table(title: str, rows: list[tuple[str, fitting.Judged, fitting.Judged]]) ->
         f"| follow-ups across days | {pr(pooled_before.follow_ups)} | {pr(pooled_after.follow_ups)} |",
         "",
     ]
+    if figures is not None:
+        figures[title] = {
+            name: {
+                "precision": round(c.precision, 4),
+                "recall": round(c.recall, 4),
+                "right": c.tp,
+                "false": c.fp,
+                "missed": c.fn,
+            }
+            for name, c in (
+                ("pairs", pooled_after.pairs),
+                ("digest pairs", pooled_after.digest),
+                ("uncertain pairs", pooled_after.uncertain),
+                ("follow-ups", pooled_after.follow_ups),
+            )
+        }
+        figures[title]["rules, pairs"] = {
+            "precision": round(pooled_before.pairs.precision, 4),
+            "recall": round(pooled_before.pairs.recall, 4),
+        }
     return out
 
 
@@ -148,6 +171,41 @@ def changed(
                 + (f" — no longer with {'; '.join(lost)}" if lost else "")
             )
     return lines
+
+
+def card(model) -> str:
+    """The model card as a page a person reads beside the artefact."""
+    on = model.card["fitted_on"]
+    lines = [
+        f"# Story pair model `{model.name}`",
+        "",
+        f"A logistic regression over {len(model.features)} features of a pair of articles; fitted "
+        f"{model.card['fitted_at']} with {model.card['library']}. Two articles are one story from probability "
+        f"{model.threshold:.3f} on ({model.card['threshold_from']}); stories join by average linkage.",
+        "",
+        "## Fitted on",
+        "",
+        f"- days: {', '.join(on['days'])}",
+        f"- groups (blocks of neighbouring days, and the story-only days): {', '.join(on['groups'])}",
+        f"- pairs: {on['pairs']} labelled pairs, {on['same_story_pairs']} of them one story",
+        f"- note: {model.card['note']}",
+        "",
+        "## Leave one block out (bench/dedup_quality.py, docs/benchmarks/dedup_quality.md)",
+        "",
+        "| mix | pairs | precision | recall | right | false | missed |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for mix, rows in model.card.get("leave_one_block_out", {}).items():
+        for name, r in rows.items():
+            if "right" in r:
+                lines.append(
+                    f"| {mix} | {name} | {r['precision']:.2f} | {r['recall']:.2f} | {r['right']} | {r['false']} | "
+                    f"{r['missed']} |"
+                )
+    lines += ["", "## Weights", ""]
+    lines += [f"- {f}: {c:+.3f}" for f, c in zip(model.features, model.coef, strict=True)]
+    lines.append(f"- intercept: {model.intercept:+.3f}")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -186,6 +244,7 @@ def main() -> None:
     ]
     changes: list[str] = []
     speed: list[float] = []
+    figures: dict[str, dict] = {}
     for mix, blocks in BLOCKS.items():
         rows = []
         for block in blocks:
@@ -202,7 +261,7 @@ def main() -> None:
             rows.append((f"{name} (threshold {model.threshold:.3f})", before, after))
             for d in block:
                 changes += changed(days, clustered_before, clustered_after, d)
-        lines += table(f"{mix}", rows)
+        lines += table(f"{mix}", rows, figures)
     lines.append(
         f"A fold's fit (features of every training pair, the inner leave-one-group-out and the fit) "
         f"took {min(speed):.1f}–{max(speed):.1f} s.\n"
@@ -211,8 +270,10 @@ def main() -> None:
         lines += ["## Entries whose story mates changed (before → after, held-out folds)", "", *changes, ""]
     if args.write_model:
         model = fitting.fit_without(days, groups, note="fitted on every labelled day")
+        model = replace(model, card={**model.card, "leave_one_block_out": figures})
         path = Path(args.write_model)
         path.write_text(model.to_json())
+        path.with_name(path.name.replace(".json", ".card.md")).write_text(card(model))
         lines.append(
             f"The shipped model (`{path.name}`): fitted on every labelled day, threshold {model.threshold:.3f}.\n"
         )
