@@ -111,6 +111,7 @@ COMMON = frozenset(_COMMON_WORDS.split())
 MONTHS = frozenset(_MONTH_WORDS.split())
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def fold(text: str) -> str:
     """Lower case without accents, spaces or punctuation: what a mention compares."""
     decomposed = unicodedata.normalize("NFKD", text.translate(_DASHES).casefold())

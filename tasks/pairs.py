@@ -186,7 +186,10 @@ def pair_features(
 ) -> list[float]:
     """One row of ``FEATURES`` for a pair of articles (their evidence computed once each; ``rare``:
     the cosines of their titles' and texts' words weighted by rarity among the items compared)."""
-    signals = dedup._signals(a, b, ea, eb, cosine_english, multilingual)
+    non_english = dedup.is_non_english(a) or dedup.is_non_english(b)
+    cosine = multilingual if non_english and multilingual is not None else cosine_english
+    repository = ea.project is not None or eb.project is not None
+    same_outlet = ea.outlet == eb.outlet
     shared_versions = len(ea.versions & eb.text_versions) + len(eb.versions & ea.text_versions)
     hours = (
         abs((a.published_at - b.published_at).total_seconds()) / 86400
@@ -194,29 +197,28 @@ def pair_features(
         else 1.0
     )
     kinds = {a.kind, b.kind}
-    cosine = signals.cosine
     return [
         cosine,
         cosine_english,
         cosine * cosine,
-        float(signals.non_english),
-        cosine * signals.non_english,
+        float(non_english),
+        cosine * non_english,
         _jaccard(title_words(a.title), title_words(b.title)),
         rare[0],
         rare[1],
         float(min(len(ea.names & eb.names), 3)),
         float(min(shared_versions, 2)),
-        float(signals.distinct_names),
+        float(dedup.distinct_names(ea, eb)),
         float(min(_unmatched(ea, eb), _unmatched(eb, ea), 3)),
-        float(signals.organisation_conflict),
-        float(signals.same_link),
-        float(signals.same_title),
-        float(signals.same_project),
-        float(signals.unnamed_repository),
-        float(signals.same_source),
-        cosine * signals.same_source,
-        rare[0] * signals.same_source,
-        float(signals.own_story),
+        float(dedup.organisation_conflict(ea, eb, without_case=non_english)),
+        float(dedup.same_link(ea, eb)),
+        float(bool(ea.title_key) and ea.title_key == eb.title_key and a.source != b.source),
+        float(repository and dedup.same_project(a, b, ea, eb)),
+        float(repository and dedup.unnamed_repository(a, b, ea, eb)),
+        float(same_outlet),
+        cosine * same_outlet,
+        rare[0] * same_outlet,
+        float(ea.own_story or eb.own_story),
         min(hours, 3.0),
         float("digest" in kinds),
         float("community" in kinds),
@@ -297,9 +299,11 @@ def probability_matrix(
     index_pairs = list(zip(upper[0].tolist(), upper[1].tolist(), strict=True))
     found = [dedup.evidence(i) for i in items]
     forbidden = np.zeros((n, n), dtype=bool)
-    for x, y in index_pairs:
-        if never_together(items[x], items[y], found[x], found[y]):
-            forbidden[x, y] = forbidden[y, x] = True
+    digests = [x for x, i in enumerate(items) if i.kind == "digest"]
+    for k, x in enumerate(digests):
+        for y in digests[k + 1 :]:
+            if never_together(items[x], items[y], found[x], found[y]):
+                forbidden[x, y] = forbidden[y, x] = True
     probs = np.zeros((n, n))
     if index_pairs:
         p = model.probabilities(feature_rows(items, sims, cross, index_pairs))
