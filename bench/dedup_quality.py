@@ -183,6 +183,10 @@ def card(model) -> str:
         f"{model.card['fitted_at']} with {model.card['library']}. Two articles are one story from probability "
         f"{model.threshold:.3f} on ({model.card['threshold_from']}); stories join by average linkage.",
         "",
+        f"Its cosines are those of `{model.card['embedding']['english']}` (every pair) and "
+        f"`{model.card['embedding']['multilingual']}` (pairs with non-English text), the run's default "
+        "`[embedding]` models: under other models its cosine weights do not hold.",
+        "",
         "## Fitted on",
         "",
         f"- days: {', '.join(on['days'])}",
@@ -270,7 +274,11 @@ def main() -> None:
         lines += ["## Entries whose story mates changed (before → after, held-out folds)", "", *changes, ""]
     if args.write_model:
         model = fitting.fit_without(days, groups, note="fitted on every labelled day")
-        model = replace(model, card={**model.card, "leave_one_block_out": figures})
+        vectors = {
+            "english": SentenceTransformerEmbedder().name,
+            "multilingual": UniversalSentenceEncoder().name,
+        }
+        model = replace(model, card={**model.card, "embedding": vectors, "leave_one_block_out": figures})
         path = Path(args.write_model)
         path.write_text(model.to_json())
         path.with_name(path.name.replace(".json", ".card.md")).write_text(card(model))

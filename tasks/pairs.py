@@ -267,22 +267,134 @@ def feature_rows(
     multilingual: np.ndarray | None,
     index_pairs: Sequence[tuple[int, int]],
 ) -> np.ndarray:
-    """``FEATURES`` rows of the given pairs of ``items`` (``english``/``multilingual``: their cosines)."""
+    """``FEATURES`` rows of the given pairs of ``items`` (``english``/``multilingual``: their cosines).
+
+    What ``pair_features`` gives pair by pair, computed for all the pairs at once: the sets the
+    features compare become 0/1 matrices whose products count what two articles share."""
+    if not index_pairs:
+        return np.zeros((0, len(FEATURES)))
     found = [dedup.evidence(i) for i in items]
+    left = np.fromiter((x for x, _ in index_pairs), dtype=int, count=len(index_pairs))
+    right = np.fromiter((y for _, y in index_pairs), dtype=int, count=len(index_pairs))
     titles, texts = rare_words(items)
-    rows = [
-        pair_features(
-            items[x],
-            items[y],
-            found[x],
-            found[y],
-            float(english[x, y]),
-            None if multilingual is None else float(multilingual[x, y]),
-            (float(titles[x, y]), float(texts[x, y])),
-        )
-        for x, y in index_pairs
+
+    def flags(values: Sequence[bool]) -> np.ndarray:
+        return np.asarray(values, dtype=bool)
+
+    def codes(values: Sequence[str]) -> np.ndarray:
+        """One integer per distinct value: equal values, equal codes."""
+        seen: dict[str, int] = {}
+        return np.array([seen.setdefault(v, len(seen)) for v in values], dtype=int)
+
+    def shared(xs: Sequence[frozenset], ys: Sequence[frozenset] | None = None) -> np.ndarray:
+        """How many members each x has in common with each y (0/1 matrices, multiplied)."""
+        ys = xs if ys is None else ys
+        vocabulary: dict = {}
+        for bag in (*xs, *ys):
+            for member in bag:
+                vocabulary.setdefault(member, len(vocabulary))
+        a, b = np.zeros((len(xs), len(vocabulary) or 1)), np.zeros((len(ys), len(vocabulary) or 1))
+        for row, bag in enumerate(xs):
+            a[row, [vocabulary[m] for m in bag]] = 1.0
+        for row, bag in enumerate(ys):
+            b[row, [vocabulary[m] for m in bag]] = 1.0
+        return a @ b.T
+
+    non_english = flags([dedup.is_non_english(i) for i in items])
+    pair_non_english = non_english[left] | non_english[right]
+    cosine_english = english[left, right]
+    cosine = (
+        cosine_english
+        if multilingual is None
+        else np.where(pair_non_english, multilingual[left, right], cosine_english)
+    )
+    words = [title_words(i.title) for i in items]
+    common = shared(words)
+    sizes = np.array([len(w) for w in words], dtype=float)
+    union = sizes[left] + sizes[right] - common[left, right]
+    overlap = np.divide(common[left, right], union, out=np.zeros(len(left)), where=union > 0)
+    names_shared = shared([e.names for e in found])[left, right]
+    versions_in_text = shared([e.versions for e in found], [e.text_versions for e in found])
+    versions_shared = versions_in_text[left, right] + versions_in_text[right, left]
+    # x's title names and versions y's text never mentions
+    unmatched = np.array([[len(e.versions)] * len(items) for e in found], dtype=float) - versions_in_text
+    for x, e in enumerate(found):
+        for name in e.names:
+            unmatched[x] += [name not in f.folded for f in found]
+    distinct = (unmatched[left, right] > 0) & (unmatched[right, left] > 0)
+    title_orgs = [e.title_orgs for e in found]
+    cased = shared(title_orgs, [e.text_orgs for e in found])
+    lowered = [frozenset(o.lower() for o in t) for t in title_orgs]
+    caseblind = shared(lowered, [e.caseblind_orgs for e in found])
+    count_cased = np.array([len(t) for t in title_orgs], dtype=float)
+    count_lowered = np.array([len(t) for t in lowered], dtype=float)
+    conflict_cased = (count_cased[left] > cased[left, right]) | (count_cased[right] > cased[right, left])
+    conflict_caseblind = (count_lowered[left] > caseblind[left, right]) | (
+        count_lowered[right] > caseblind[right, left]
+    )
+    conflict = np.where(pair_non_english, conflict_caseblind, conflict_cased)
+    where = codes([e.link[0] for e in found])
+    same_link = np.zeros(len(left), dtype=bool)
+    for k in np.flatnonzero(where[left] == where[right]):
+        same_link[k] = dedup.same_link(found[int(left[k])], found[int(right[k])])
+    keys = [e.title_key for e in found]
+    has_key = flags([bool(k) for k in keys])
+    sources = codes([i.source for i in items])
+    title_codes = codes(keys)
+    same_title = has_key[left] & (title_codes[left] == title_codes[right]) & (sources[left] != sources[right])
+    repository = flags([e.project is not None for e in found])
+    either_repository = repository[left] | repository[right]
+    same_project = np.zeros(len(left), dtype=bool)
+    unnamed = np.zeros(len(left), dtype=bool)
+    for k in np.flatnonzero(either_repository):
+        x, y = int(left[k]), int(right[k])
+        same_project[k] = dedup.same_project(items[x], items[y], found[x], found[y])
+        unnamed[k] = dedup.unnamed_repository(items[x], items[y], found[x], found[y])
+    outlets = codes([e.outlet for e in found])
+    same_outlet = outlets[left] == outlets[right]
+    own = flags([e.own_story for e in found])
+    stamps = np.array([i.published_at.timestamp() if i.published_at else np.nan for i in items])
+    apart = np.abs(stamps[left] - stamps[right]) / 86400
+    apart = np.where(np.isnan(apart), 1.0, np.minimum(apart, 3.0))
+    kinds = [i.kind for i in items]
+
+    def either(kind: str) -> np.ndarray:
+        is_kind = flags([k == kind for k in kinds])
+        return is_kind[left] | is_kind[right]
+
+    kind_codes = codes(kinds)
+    same_kind = kind_codes[left] == kind_codes[right]
+    columns = [
+        cosine,
+        cosine_english,
+        cosine * cosine,
+        pair_non_english,
+        cosine * pair_non_english,
+        overlap,
+        titles[left, right],
+        texts[left, right],
+        np.minimum(names_shared, 3),
+        np.minimum(versions_shared, 2),
+        distinct,
+        np.minimum(np.minimum(unmatched[left, right], unmatched[right, left]), 3),
+        conflict,
+        same_link,
+        same_title,
+        same_project,
+        unnamed,
+        same_outlet,
+        cosine * same_outlet,
+        titles[left, right] * same_outlet,
+        own[left] | own[right],
+        apart,
+        either("digest"),
+        either("community"),
+        either("repos"),
+        either("papers"),
+        either("lab"),
+        same_kind,
     ]
-    return np.asarray(rows, dtype=float).reshape(-1, len(FEATURES))
+    return np.column_stack([np.asarray(c, dtype=float) for c in columns])
 
 
 def probability_matrix(

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from storage.errors import ConfigError
-from tasks import names, pairs
+from tasks import dedup, names, pairs
 from tasks.embed import HashingEmbedder
 from tests.unit.test_dedup import item
 
@@ -108,3 +108,34 @@ def test_rare_words_weigh_a_name_few_items_use_above_a_common_one() -> None:
     ]
     titles, _ = pairs.rare_words(items)
     assert titles[0, 1] > titles[0, 2] > 0
+
+
+def test_the_features_of_all_pairs_at_once_are_those_of_each_pair() -> None:
+    items = [
+        item("a", "techcrunch", "Zhipu releases GLM-5 for agents", "Zhipu AI says GLM 5 leads."),
+        item("b", "wired", "GLM\u20115 is here: Zhipu's new model", "The Chinese lab Zhipu released it."),
+        replace(
+            item("c", "aibase", "智谱发布GLM-5模型", url="https://aibase.example/d/1#1"),
+            kind="digest",
+            language="zh",
+        ),
+        replace(
+            item("d", "github", "zai-org / GLM-5", url="https://github.com/zai-org/GLM-5"),
+            kind="repos",
+            language="en",
+        ),
+        replace(item("e", "hn", "Microsoft Review: Copilot hands-on"), published_at=None),
+        item("f", "techcrunch", "Microsoft Review: Copilot hands-on"),
+    ]
+    vectors = HashingEmbedder().encode([i.text for i in items])
+    cosines = vectors @ vectors.T
+    index_pairs = [(x, y) for x in range(6) for y in range(6) if x != y]
+    at_once = pairs.feature_rows(items, cosines, cosines * 0.9, index_pairs)
+    titles, texts = pairs.rare_words(items)
+    found = [dedup.evidence(i) for i in items]
+    for row, (x, y) in zip(at_once, index_pairs, strict=True):
+        one = pairs.pair_features(
+            items[x], items[y], found[x], found[y], float(cosines[x, y]), float(cosines[x, y] * 0.9),
+            (float(titles[x, y]), float(texts[x, y])),
+        )  # fmt: skip
+        assert np.allclose(row, one), (x, y)
