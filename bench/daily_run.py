@@ -73,6 +73,10 @@ def main() -> None:
     parser.add_argument("--day", default="2025-08-06")
     parser.add_argument("--aiweb-day", default="2026-03-18")
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "DAY"))
+    parser.add_argument(
+        "--story-model", default=None, help="the policy's story_model ('rules': the threshold and rules)"
+    )
+    parser.add_argument("--aiweb-only", action="store_true", help="run only the AI world's day")
     args = parser.parse_args()
     if args.child:
         child(*args.child)
@@ -88,10 +92,11 @@ def main() -> None:
     if not aiweb_sources:
         raise SystemExit(f"no AI-world feed snapshots for {args.aiweb_day} under {aiweb / 'feeds'}")
     work = Path(tempfile.mkdtemp(prefix="bench-daily-"))
+    extra = f'[policy]\nstory_model = "{args.story_model}"\n' if args.story_model else ""
     days = [
-        (args.day, sources, archive_config(work / "outlets", feeds, sources, on_topic=LABS)),
-        (args.aiweb_day, aiweb_sources, aiweb_config(work / "aiweb", aiweb)),
-    ]
+        (args.day, sources, archive_config(work / "outlets", feeds, sources, on_topic=LABS, extra=extra)),
+        (args.aiweb_day, aiweb_sources, aiweb_config(work / "aiweb", aiweb, extra=extra)),
+    ][1 if args.aiweb_only else 0 :]
     env = {
         **os.environ,
         "PREFECT_HOME": str(work / "prefect"),

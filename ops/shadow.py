@@ -26,16 +26,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from storage.events import Event, new_event, utcnow
-from tasks import dedup, editorial
+from tasks import editorial
+from tasks.pairs import load_pair_model
 from tasks.settings import Settings, read_candidate
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import (
     DedupOutcome,
     briefed_before,
+    cluster_news,
     clustering_rule,
+    decided_by,
     dedup_day,
     follow_ups,
     human_links,
+    producer_of,
 )
 from tasks.steps.dedup import multilingual_vectors as dedup_vectors
 from tasks.steps.score import Scored, score_stories
@@ -100,6 +104,7 @@ def _same_clustering(live: Settings, candidate: Settings) -> bool:
         "min_shared_names",
         "cross_language_threshold",
         "question_margin",
+        "story_model",
     )
     return all(getattr(a, f) == getattr(b, f) for f in fields)
 
@@ -112,17 +117,16 @@ def _recluster(own: _Capturing, outcome: DedupOutcome) -> DedupOutcome:
     multilingual = dedup_vectors(own, news)
     rule = clustering_rule(policy)
     must, cannot = human_links(own, own.reach)
-    clustering = dedup.cluster(
-        news, vectors, rule, must, cannot, policy.question_margin, multilingual=multilingual
-    )
+    clustering = cluster_news(policy, news, vectors, must, cannot, multilingual)
     briefed = briefed_before(own)
-    follow = follow_ups(own, clustering.stories, outcome.items, briefed, rule)
+    model = load_pair_model(policy.story_model)
+    follow = follow_ups(own, clustering.stories, outcome.items, briefed, rule, model)
     continued = set(follow.values())
     earlier_sources: dict[str, set[str]] = {}
     for article_id, (story_id, _) in briefed.items():
         if story_id in continued and article_id in outcome.items:
             earlier_sources.setdefault(story_id, set()).add(editorial.outlet_of(outcome.items[article_id]))
-    producer = f"dedup.embedding@1:{own.embedder.name}"
+    producer = f"{producer_of(policy)}:{own.embedder.name}"
     if multilingual is not None and own.multilingual is not None:
         producer += f"+{own.multilingual.name}"
     own.append(
@@ -135,6 +139,7 @@ def _recluster(own: _Capturing, outcome: DedupOutcome) -> DedupOutcome:
                     "representative": story.representative,
                     "follow_up_of": follow.get(story.story_id),
                     "pair_scores": [list(p) for p in story.pair_scores],
+                    "decided_by": decided_by(policy),
                 },
                 subject=follow.get(story.story_id, story.story_id),
                 producer=producer,

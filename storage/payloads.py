@@ -358,12 +358,24 @@ class DuplicateDetected(Payload):
     first_brief_date: str | None = None
 
 
-class StoryClustered(Payload):
+class StoryClusteredV1(Payload):
     story_id: str
     members: list[str]
     representative: str
     follow_up_of: str | None = None
     pair_scores: list[tuple[str, str, float]] = Field(default_factory=list)
+
+
+class StoryClustered(StoryClusteredV1):
+    """v2 says what decided the story and so what its pair scores are: ``rules`` (cosines, 1.0 for
+    one page, 2.0 for a person's answer) or ``pairs:<digest>`` (the pair model's probabilities)."""
+
+    decided_by: str = "rules"
+
+
+def upcast_story_clustered_v1_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 stories were decided by the cosine threshold and the hand rules."""
+    return {**payload, "decided_by": "rules"}
 
 
 class Anchor(Payload):
@@ -441,7 +453,13 @@ REGISTRY.register(
     natural_key=_key("article_id", "reason"),
     fact_when=lambda payload: payload["reason"] in EXACT_DUPLICATE,
 )
-REGISTRY.register("story.clustered", {1: StoryClustered}, fact=False, natural_key=_key("story_id"))
+REGISTRY.register(
+    "story.clustered",
+    {1: StoryClusteredV1, 2: StoryClustered},
+    upcasters={1: upcast_story_clustered_v1_v2},
+    fact=False,
+    natural_key=_key("story_id"),
+)
 REGISTRY.register("story.analyzed", {1: StoryAnalyzed}, fact=False, natural_key=_key("story_id"))
 REGISTRY.register("story.scored", {1: StoryScored}, fact=False, natural_key=_key("story_id"))
 REGISTRY.register(

@@ -37,7 +37,9 @@ Three layers, each a plain function:
    Links are taken strongest first and a link that would put two forbidden items in one
    story is skipped (constrained single linkage), so one weak bridge cannot chain stories.
 
-``bench/dedup_quality.py`` shows what each signal buys against the hand-made labels.
+This pair rule is the ``rules`` story model of a policy; by default stories are decided by the
+fitted pair model of ``tasks/pairs.py``, whose features include these signals.
+``bench/dedup_quality.py`` compares the two on days neither was fitted or tuned on.
 """
 
 from __future__ import annotations

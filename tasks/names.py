@@ -111,10 +111,17 @@ COMMON = frozenset(_COMMON_WORDS.split())
 MONTHS = frozenset(_MONTH_WORDS.split())
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def fold(text: str) -> str:
     """Lower case without accents, spaces or punctuation: what a mention compares."""
     decomposed = unicodedata.normalize("NFKD", text.translate(_DASHES).casefold())
     return "".join(c for c in decomposed if c.isalnum() and not unicodedata.combining(c))
+
+
+def plain(text: str) -> str:
+    """One spelling of a text's names: full-width letters and digits as ASCII, a non-breaking space
+    or hyphen as the plain one (``ＧＬＭ－５`` and ``GLM\u20115`` are ``GLM-5``)."""
+    return unicodedata.normalize("NFKC", text).translate(_DASHES)
 
 
 def organisations(text: str) -> frozenset[str]:
@@ -167,7 +174,7 @@ def _versions(text: str) -> list[tuple[str, str, tuple[int, int]]]:
 @functools.lru_cache(maxsize=1 << 16)
 def versions(text: str) -> frozenset[tuple[str, str]]:
     """(product line, version) pairs a text names: ``Gemini 2.5`` is ('gemini', '2.5')."""
-    return frozenset((line, version) for line, version, _ in _versions(text.translate(_DASHES)))
+    return frozenset((line, version) for line, version, _ in _versions(plain(text)))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -176,7 +183,7 @@ def title_names(title: str, english: bool = True) -> frozenset[str]:
 
     ``english``: the headline may be in English title case (other languages write sentence case).
     """
-    text = title.translate(_DASHES)
+    text = plain(title)
     spans = [span for *_, span in _versions(text)]
     cjk = bool(_CJK.search(text))
     sentence_case = not cjk and not (english and is_title_case(text))

@@ -41,11 +41,16 @@ DEFAULT_CONFIG = "brief.toml"
 
 def _check_model(settings: Settings, where: str) -> None:
     from tasks.editorial import load_model
+    from tasks.pairs import load_pair_model
 
     try:
         load_model(settings.policy.editorial_model)
     except ConfigError as exc:
         raise ConfigError(f"{where}: policy.editorial_model: {exc}") from None
+    try:
+        load_pair_model(settings.policy.story_model)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: policy.story_model: {exc}") from None
 
 
 class Section(BaseModel):
@@ -239,6 +244,11 @@ class PolicySettings(Section):
         description="fitted relevance and importance weights: 'builtin:<name>' (shipped) or a JSON file "
         "written by 'brief learn'; 'rules' keeps the unfitted keyword ranking of earlier versions",
     )
+    story_model: str = Field(
+        default="builtin:stories",
+        description="the pair model deciding which reports are one story: 'builtin:<name>' (shipped) or a "
+        "JSON file of one; 'rules' keeps the cosine thresholds and hand rules of earlier versions",
+    )
     relevance_margin: float = Field(
         default=0.15, ge=0, le=0.5, description="how close to a decision a story's relevance is asked about"
     )
@@ -253,17 +263,24 @@ class PolicySettings(Section):
         import hashlib
 
         from tasks.editorial import model_digest
+        from tasks.pairs import pair_model_digest
         from tasks.vocabulary import vocabulary_digest
 
-        ref = self.editorial_model
         # a model file counts by its content, not its path: the same artefact read from the store's
         # copy (an adopted policy) or from where 'brief learn' wrote it is one version
-        named = (
-            self
-            if ref == "rules" or ref.startswith("builtin:")
-            else self.model_copy(update={"editorial_model": "file"})
+        named = self.model_copy(
+            update={
+                field: "file"
+                for field in ("editorial_model", "story_model")
+                if not (getattr(self, field) == "rules" or getattr(self, field).startswith("builtin:"))
+            }
         )
-        text = named.model_dump_json() + model_digest(ref) + vocabulary_digest()
+        text = (
+            named.model_dump_json()
+            + model_digest(self.editorial_model)
+            + pair_model_digest(self.story_model)
+            + vocabulary_digest()
+        )
         return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
@@ -455,11 +472,13 @@ class Settings(Section):
 
 
 def resolve_model_path(policy: PolicySettings, base: Path) -> PolicySettings:
-    """A relative ``editorial_model`` file is relative to the file that names it."""
-    ref = policy.editorial_model
-    if ref == "rules" or ref.startswith("builtin:") or Path(ref).expanduser().is_absolute():
-        return policy
-    return policy.model_copy(update={"editorial_model": os.path.normpath(base / ref)})
+    """A relative ``editorial_model`` or ``story_model`` file is relative to the file that names it."""
+    update = {}
+    for field in ("editorial_model", "story_model"):
+        ref = getattr(policy, field)
+        if not (ref == "rules" or ref.startswith("builtin:") or Path(ref).expanduser().is_absolute()):
+            update[field] = os.path.normpath(base / ref)
+    return policy.model_copy(update=update) if update else policy
 
 
 def _is_model(path: str) -> bool:

@@ -13,7 +13,7 @@ import polars as pl
 from storage.events import Event
 from storage.projections import materialize
 from storage.projections.articles import EVIDENCE_FIELDS
-from tasks import dedup, editorial
+from tasks import dedup, editorial, pairs
 from tasks.settings import PolicySettings
 from tasks.steps.context import FOLLOW_UP_DAYS, RunContext
 from tasks.steps.corrections import note_acts
@@ -191,10 +191,9 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     vectors = ctx.embedder.encode([i.text for i in news])
     multilingual = multilingual_vectors(ctx, news)
     dedup_policy = clustering_rule(policy)
+    model = pairs.load_pair_model(policy.story_model)
     must, cannot = human_links(ctx, ctx.reach) if ctx.apply_links else (frozenset(), frozenset())
-    clustering = dedup.cluster(
-        news, vectors, dedup_policy, must, cannot, policy.question_margin, multilingual=multilingual
-    )
+    clustering = cluster_news(policy, news, vectors, must, cannot, multilingual)
     for dup in clustering.duplicates:
         events.append(
             ctx.emit(
@@ -205,8 +204,8 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
                 sources=[collected[a] for a in (dup.article_id, dup.duplicate_of) if a in collected],
             )
         )
-    follow = follow_ups(ctx, clustering.stories, items, briefed, dedup_policy)
-    producer = f"dedup.embedding@1:{ctx.embedder.name}"
+    follow = follow_ups(ctx, clustering.stories, items, briefed, dedup_policy, model)
+    producer = f"{producer_of(policy)}:{ctx.embedder.name}"
     if multilingual is not None and ctx.multilingual is not None:
         producer += f"+{ctx.multilingual.name}"
     continued = set(follow.values())
@@ -227,6 +226,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
                     "representative": story.representative,
                     "follow_up_of": follow.get(story.story_id),
                     "pair_scores": [list(p) for p in story.pair_scores],
+                    "decided_by": decided_by(policy),
                 },
                 subject=story_id,
                 producer=producer,
@@ -288,6 +288,37 @@ def human_links(ctx: RunContext, days: Sequence[date]) -> tuple[frozenset, froze
     return frozenset(must - cannot), frozenset(cannot)
 
 
+def cluster_news(
+    policy: PolicySettings,
+    news: Sequence[dedup.Item],
+    vectors: np.ndarray,
+    must: frozenset,
+    cannot: frozenset,
+    multilingual: np.ndarray | None,
+) -> dedup.Clustering:
+    """Today's news in stories under a policy: by its pair model, or by the threshold and rules."""
+    model = pairs.load_pair_model(policy.story_model)
+    if model is None:
+        rule = clustering_rule(policy)
+        return dedup.cluster(
+            news, vectors, rule, must, cannot, policy.question_margin, multilingual=multilingual
+        )
+    return pairs.cluster(
+        news, vectors, model, must, cannot, policy.question_margin, multilingual=multilingual
+    )
+
+
+def decided_by(policy: PolicySettings) -> str:
+    """What a ``story.clustered`` says decided it: ``rules``, or ``pairs:<the model's digest>``."""
+    return (
+        "rules" if policy.story_model == "rules" else f"pairs:{pairs.pair_model_digest(policy.story_model)}"
+    )
+
+
+def producer_of(policy: PolicySettings) -> str:
+    return "dedup.embedding@1" if policy.story_model == "rules" else "dedup.pairs@1"
+
+
 def clustering_rule(policy: PolicySettings) -> dedup.DedupPolicy:
     """The clustering thresholds a policy sets (the run's, or a shadow candidate's)."""
     return dedup.DedupPolicy(
@@ -315,8 +346,12 @@ def follow_ups(
     items: dict[str, dedup.Item],
     briefed: dict[str, tuple[str, date]],
     policy: dedup.DedupPolicy,
+    model: pairs.PairModel | None = None,
 ) -> dict[str, str]:
-    """Today's stories that continue a story briefed in the last days: new story id -> earlier story id."""
+    """Today's stories that continue a story briefed in the last days: new story id -> earlier story id.
+
+    The pair model decides when the policy names one (its probability that today's story's first
+    report and an earlier article report one event), else the threshold and rules."""
     since = ctx.day - timedelta(days=FOLLOW_UP_DAYS)
     earlier = sorted((a, s) for a, (s, d) in briefed.items() if d >= since and a in items)
     if not earlier or not stories:
@@ -327,20 +362,27 @@ def follow_ups(
     sims = vectors[: len(heads)] @ vectors[len(heads) :].T
     both = multilingual_vectors(ctx, heads + old)
     cross = None if both is None else both[: len(heads)] @ both[len(heads) :].T
-    found = dedup.evidence_index(heads + old)
-    candidates = []
-    for h, story in enumerate(stories):
-        for o, (article_id, earlier_story) in enumerate(earlier):
-            signals = dedup.pair_signals(
-                heads[h],
-                items[article_id],
-                float(sims[h, o]),
-                evidence=found,
-                multilingual=None if cross is None else float(cross[h, o]),
-            )
-            link, _, score = dedup.decide(signals, policy)
-            if link:
-                candidates.append((-score, story.story_id, earlier_story))
+    candidates: list[tuple[float, str, str]] = []
+    if model is not None:
+        probabilities = pairs.follow_up_probabilities(heads, old, vectors, both, model)
+        for h, story in enumerate(stories):
+            for o, (_, earlier_story) in enumerate(earlier):
+                if probabilities[h, o] >= model.threshold:
+                    candidates.append((-float(probabilities[h, o]), story.story_id, earlier_story))
+    else:
+        found = dedup.evidence_index(heads + old)
+        for h, story in enumerate(stories):
+            for o, (article_id, earlier_story) in enumerate(earlier):
+                signals = dedup.pair_signals(
+                    heads[h],
+                    items[article_id],
+                    float(sims[h, o]),
+                    evidence=found,
+                    multilingual=None if cross is None else float(cross[h, o]),
+                )
+                link, _, score = dedup.decide(signals, policy)
+                if link:
+                    candidates.append((-score, story.story_id, earlier_story))
     # One new story continues one earlier story, strongest link first: two of today's stories
     # never take the same id (the others stay stories of their own).
     out: dict[str, str] = {}

@@ -34,6 +34,9 @@ def test_two_follow_ups_of_one_story_keep_distinct_ids(tmp_path: Path, prefect_h
             f'[[sources]]\nname = "{s}"\nurl = "{(FEEDS / s).as_uri()}/{{date}}.xml"\n'
             for s in ("wire", "desk")
         )
+        # the fixture's two desk reports are apart by the rules' one report per outlet: the id rule
+        # under test is the same whatever decides the stories
+        + '[policy]\nstory_model = "rules"\n'
     )
     first = daily_brief("2025-03-05", str(config))
     second = daily_brief("2025-03-06", str(config))

@@ -17,9 +17,9 @@ from tests.cli import brief
 from tests.conftest import REPO
 from tests.real_days import REAL_DAYS, copy_real_days
 
-# Everything core (the unfitted ranking), and clustering looser than the live 0.60: relevance,
-# importance and clustering all decided otherwise on the real days.
-CANDIDATE = '[policy]\neditorial_model = "rules"\nnear_duplicate_threshold = 0.5\n'
+# Everything core (the unfitted ranking), and the threshold and rules at 0.5 in place of the live pair
+# model: relevance, importance and clustering all decided otherwise on the real days.
+CANDIDATE = '[policy]\neditorial_model = "rules"\nstory_model = "rules"\nnear_duplicate_threshold = 0.5\n'
 
 
 def with_shadow(config: Path, candidate: str = CANDIDATE) -> Path:

@@ -211,3 +211,13 @@ def test_read_returns_models_in_total_order() -> None:
     events = [collected(i, at=T0) for i in range(3)]
     store.append(list(reversed(events)))
     assert [e.event_id for e in store.read()] == sorted(e.event_id for e in events)
+
+
+def test_a_v1_story_is_read_as_decided_by_the_rules() -> None:
+    from storage.payloads import REGISTRY, StoryClustered
+
+    v1 = {"story_id": "st-1", "members": ["a", "b"], "representative": "a", "pair_scores": [["a", "b", 0.7]]}
+    version, payload = REGISTRY.upcast("story.clustered", 1, dict(v1))
+    assert version == 2 and payload["decided_by"] == "rules"
+    assert {k: payload[k] for k in v1} == v1
+    assert StoryClustered.model_validate(payload).pair_scores == [("a", "b", 0.7)]

@@ -1,0 +1,535 @@
+"""Story identity learnt: a pair model over what two reports share, and clustering by its probabilities.
+
+A pair of articles is described by the features ``FEATURES`` names (the run's own vectors'
+cosines, what the titles and links share, who reported them, when, and what kind of page each
+is); a logistic regression fitted on the labelled pairs (``ops/pairs.py``) gives the probability
+that they report one event. Stories are made by average linkage over those probabilities: two
+groups join while the mean probability of their pairs reaches the model's threshold, so one
+strong link between two events is not enough to chain them. Two stories of one digest entry
+are never joined (the only hard constraint: the labels never put them together), and people's
+same-story and two-stories answers win over the model.
+
+The same probability decides whether a story of today continues a story briefed on an earlier
+day (``follow_up``). The model ships as a JSON artefact with its card under ``tasks/models/``
+(``stories.pairs.json``); a policy names it (``story_model``), ``rules`` keeps the threshold and
+hand rules of ``tasks/dedup.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from storage.errors import ConfigError
+from tasks import dedup, names
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+FEATURES = (
+    "cosine",  # the run's cosine: English model's, or the multilingual model's for other text
+    "cosine_english",  # the English model's, whatever the text
+    "cosine_squared",
+    "non_english",
+    "cosine_non_english",
+    "title_overlap",  # Jaccard of the titles' words (characters pairs for CJK)
+    "rare_title_words",  # cosine of the titles' words weighted by how rare each is among the items
+    "rare_text_words",  # … of title and summary
+    "shared_names",
+    "shared_versions",
+    "distinct_names",
+    "unmatched_names",  # names the title with fewer of them names and the other article never mentions
+    "organisation_conflict",
+    "same_link",
+    "same_title",
+    "same_project",
+    "unnamed_repository",
+    "same_outlet",
+    "cosine_same_outlet",
+    "rare_title_same_outlet",
+    "own_story",
+    "days_apart",
+    "digest",
+    "community",
+    "repository",
+    "paper",
+    "first_party",
+    "same_kind",
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORDS = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class PairModel:
+    """A fitted pair model: weights per feature, and the probability from which a pair is one story."""
+
+    name: str
+    features: tuple[str, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    threshold: float
+    card: dict
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        z = x @ np.asarray(self.coef) + self.intercept
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def to_json(self) -> str:
+        body = {
+            "name": self.name,
+            "kind": "pairs",
+            "features": list(self.features),
+            "coef": [round(c, 6) for c in self.coef],
+            "intercept": round(self.intercept, 6),
+            "threshold": round(self.threshold, 4),
+            "card": self.card,
+        }
+        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "pair model") -> PairModel:
+        try:
+            body = json.loads(text)
+            model = cls(
+                body["name"],
+                tuple(body["features"]),
+                tuple(float(c) for c in body["coef"]),
+                float(body["intercept"]),
+                float(body["threshold"]),
+                body.get("card", {}),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"{where}: not a pair model ({exc.__class__.__name__}: {exc})") from None
+        if model.features != FEATURES or len(model.coef) != len(FEATURES):
+            raise ConfigError(f"{where}: its features are not this version's ({', '.join(FEATURES)})")
+        return model
+
+
+def _model_file(ref: str) -> Path | None:
+    if ref == "rules":
+        return None
+    if ref.startswith("builtin:"):
+        return MODELS_DIR / f"{ref.removeprefix('builtin:')}.pairs.json"
+    return Path(ref).expanduser()
+
+
+def load_pair_model(ref: str) -> PairModel | None:
+    """The pair model a policy names: ``builtin:<name>``, a JSON file, or None for ``rules``."""
+    path = _model_file(ref)
+    if path is None:
+        return None
+    try:
+        stat = path.stat()
+    except OSError:
+        raise ConfigError(
+            f"story model {ref!r}: no such file; use builtin:stories, 'rules' or a file"
+        ) from None
+    return _load(str(path), stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _load(path: str, mtime_ns: int) -> PairModel:
+    return PairModel.from_json(Path(path).read_text(), f"story model {path!r}")
+
+
+def pair_model_digest(ref: str) -> str:
+    path = _model_file(ref)
+    if path is None:
+        return "rules"
+    try:
+        return hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
+    except OSError:
+        return f"missing:{ref}"
+
+
+# -- features ----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def title_words(title: str) -> frozenset[str]:
+    """The title's words as ``names.fold`` writes them; CJK runs as pairs of characters."""
+    text = unicodedata.normalize("NFKC", title)
+    out: set[str] = set()
+    for word in _WORDS.findall(text):
+        if _CJK.search(word):
+            latin = re.split(r"[\u3400-\u9fff]+", word)
+            out.update(names.fold(w) for w in latin if len(names.fold(w)) >= 2)
+            runs = re.findall(r"[\u3400-\u9fff]+", word)
+            out.update(r[i : i + 2] for r in runs for i in range(max(len(r) - 1, 1)))
+        else:
+            key = names.fold(word)
+            if len(key) >= 2 and key not in names.COMMON:
+                out.add(key)
+    return frozenset(out)
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def pair_features(
+    a: dedup.Item,
+    b: dedup.Item,
+    ea: dedup.Evidence,
+    eb: dedup.Evidence,
+    cosine_english: float,
+    multilingual: float | None,
+    rare: tuple[float, float] = (0.0, 0.0),
+) -> list[float]:
+    """One row of ``FEATURES`` for a pair of articles (their evidence computed once each; ``rare``:
+    the cosines of their titles' and texts' words weighted by rarity among the items compared)."""
+    non_english = dedup.is_non_english(a) or dedup.is_non_english(b)
+    cosine = multilingual if non_english and multilingual is not None else cosine_english
+    repository = ea.project is not None or eb.project is not None
+    same_outlet = ea.outlet == eb.outlet
+    shared_versions = len(ea.versions & eb.text_versions) + len(eb.versions & ea.text_versions)
+    hours = (
+        abs((a.published_at - b.published_at).total_seconds()) / 86400
+        if a.published_at is not None and b.published_at is not None
+        else 1.0
+    )
+    kinds = {a.kind, b.kind}
+    return [
+        cosine,
+        cosine_english,
+        cosine * cosine,
+        float(non_english),
+        cosine * non_english,
+        _jaccard(title_words(a.title), title_words(b.title)),
+        rare[0],
+        rare[1],
+        float(min(len(ea.names & eb.names), 3)),
+        float(min(shared_versions, 2)),
+        float(dedup.distinct_names(ea, eb)),
+        float(min(_unmatched(ea, eb), _unmatched(eb, ea), 3)),
+        float(dedup.organisation_conflict(ea, eb, without_case=non_english)),
+        float(dedup.same_link(ea, eb)),
+        float(bool(ea.title_key) and ea.title_key == eb.title_key and a.source != b.source),
+        float(repository and dedup.same_project(a, b, ea, eb)),
+        float(repository and dedup.unnamed_repository(a, b, ea, eb)),
+        float(same_outlet),
+        cosine * same_outlet,
+        rare[0] * same_outlet,
+        float(ea.own_story or eb.own_story),
+        min(hours, 3.0),
+        float("digest" in kinds),
+        float("community" in kinds),
+        float("repos" in kinds),
+        float("papers" in kinds),
+        float("lab" in kinds),
+        float(a.kind == b.kind),
+    ]
+
+
+def _unmatched(x: dedup.Evidence, y: dedup.Evidence) -> int:
+    """How many of x's title names and versions y's title and summary never mention."""
+    return sum(n not in y.folded for n in x.names) + len(x.versions - y.text_versions)
+
+
+def never_together(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
+    """The hard constraint: two stories of one digest entry are two stories."""
+    return a.kind == "digest" and b.kind == "digest" and ea.entry == eb.entry
+
+
+def rare_words(items: Sequence[dedup.Item]) -> tuple[np.ndarray, np.ndarray]:
+    """Cosines between the items of their titles' words and of their texts' words, each word weighted
+    by its inverse document frequency among ``items`` (a name few of them use weighs most)."""
+    titles = [title_words(i.title) for i in items]
+    texts = [t | title_words(i.summary[:300]) for t, i in zip(titles, items, strict=True)]
+    return _idf_cosines(titles), _idf_cosines(texts)
+
+
+def _idf_cosines(bags: list[frozenset[str]]) -> np.ndarray:
+    vocabulary: dict[str, int] = {}
+    for bag in bags:
+        for word in bag:
+            vocabulary.setdefault(word, len(vocabulary))
+    matrix = np.zeros((len(bags), max(len(vocabulary), 1)))
+    for row, bag in enumerate(bags):
+        matrix[row, [vocabulary[w] for w in bag]] = 1.0
+    df = matrix.sum(axis=0)
+    matrix *= np.log((len(bags) + 1) / (df + 1)) + 1.0
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return matrix @ matrix.T
+
+
+def feature_rows(
+    items: Sequence[dedup.Item],
+    english: np.ndarray,
+    multilingual: np.ndarray | None,
+    index_pairs: Sequence[tuple[int, int]],
+) -> np.ndarray:
+    """``FEATURES`` rows of the given pairs of ``items`` (``english``/``multilingual``: their cosines).
+
+    What ``pair_features`` gives pair by pair, computed for all the pairs at once: the sets the
+    features compare become 0/1 matrices whose products count what two articles share."""
+    if not index_pairs:
+        return np.zeros((0, len(FEATURES)))
+    found = [dedup.evidence(i) for i in items]
+    left = np.fromiter((x for x, _ in index_pairs), dtype=int, count=len(index_pairs))
+    right = np.fromiter((y for _, y in index_pairs), dtype=int, count=len(index_pairs))
+    titles, texts = rare_words(items)
+
+    def flags(values: Sequence[bool]) -> np.ndarray:
+        return np.asarray(values, dtype=bool)
+
+    def codes(values: Sequence[str]) -> np.ndarray:
+        """One integer per distinct value: equal values, equal codes."""
+        seen: dict[str, int] = {}
+        return np.array([seen.setdefault(v, len(seen)) for v in values], dtype=int)
+
+    def shared(xs: Sequence[frozenset], ys: Sequence[frozenset] | None = None) -> np.ndarray:
+        """How many members each x has in common with each y (0/1 matrices, multiplied)."""
+        ys = xs if ys is None else ys
+        vocabulary: dict = {}
+        for bag in (*xs, *ys):
+            for member in bag:
+                vocabulary.setdefault(member, len(vocabulary))
+        a, b = np.zeros((len(xs), len(vocabulary) or 1)), np.zeros((len(ys), len(vocabulary) or 1))
+        for row, bag in enumerate(xs):
+            a[row, [vocabulary[m] for m in bag]] = 1.0
+        for row, bag in enumerate(ys):
+            b[row, [vocabulary[m] for m in bag]] = 1.0
+        return a @ b.T
+
+    non_english = flags([dedup.is_non_english(i) for i in items])
+    pair_non_english = non_english[left] | non_english[right]
+    cosine_english = english[left, right]
+    cosine = (
+        cosine_english
+        if multilingual is None
+        else np.where(pair_non_english, multilingual[left, right], cosine_english)
+    )
+    words = [title_words(i.title) for i in items]
+    common = shared(words)
+    sizes = np.array([len(w) for w in words], dtype=float)
+    union = sizes[left] + sizes[right] - common[left, right]
+    overlap = np.divide(common[left, right], union, out=np.zeros(len(left)), where=union > 0)
+    names_shared = shared([e.names for e in found])[left, right]
+    versions_in_text = shared([e.versions for e in found], [e.text_versions for e in found])
+    versions_shared = versions_in_text[left, right] + versions_in_text[right, left]
+    # x's title names and versions y's text never mentions
+    unmatched = np.array([[len(e.versions)] * len(items) for e in found], dtype=float) - versions_in_text
+    for x, e in enumerate(found):
+        for name in e.names:
+            unmatched[x] += [name not in f.folded for f in found]
+    distinct = (unmatched[left, right] > 0) & (unmatched[right, left] > 0)
+    title_orgs = [e.title_orgs for e in found]
+    cased = shared(title_orgs, [e.text_orgs for e in found])
+    lowered = [frozenset(o.lower() for o in t) for t in title_orgs]
+    caseblind = shared(lowered, [e.caseblind_orgs for e in found])
+    count_cased = np.array([len(t) for t in title_orgs], dtype=float)
+    count_lowered = np.array([len(t) for t in lowered], dtype=float)
+    conflict_cased = (count_cased[left] > cased[left, right]) | (count_cased[right] > cased[right, left])
+    conflict_caseblind = (count_lowered[left] > caseblind[left, right]) | (
+        count_lowered[right] > caseblind[right, left]
+    )
+    conflict = np.where(pair_non_english, conflict_caseblind, conflict_cased)
+    where = codes([e.link[0] for e in found])
+    same_link = np.zeros(len(left), dtype=bool)
+    for k in np.flatnonzero(where[left] == where[right]):
+        same_link[k] = dedup.same_link(found[int(left[k])], found[int(right[k])])
+    keys = [e.title_key for e in found]
+    has_key = flags([bool(k) for k in keys])
+    sources = codes([i.source for i in items])
+    title_codes = codes(keys)
+    same_title = has_key[left] & (title_codes[left] == title_codes[right]) & (sources[left] != sources[right])
+    repository = flags([e.project is not None for e in found])
+    either_repository = repository[left] | repository[right]
+    same_project = np.zeros(len(left), dtype=bool)
+    unnamed = np.zeros(len(left), dtype=bool)
+    for k in np.flatnonzero(either_repository):
+        x, y = int(left[k]), int(right[k])
+        same_project[k] = dedup.same_project(items[x], items[y], found[x], found[y])
+        unnamed[k] = dedup.unnamed_repository(items[x], items[y], found[x], found[y])
+    outlets = codes([e.outlet for e in found])
+    same_outlet = outlets[left] == outlets[right]
+    own = flags([e.own_story for e in found])
+    stamps = np.array([i.published_at.timestamp() if i.published_at else np.nan for i in items])
+    apart = np.abs(stamps[left] - stamps[right]) / 86400
+    apart = np.where(np.isnan(apart), 1.0, np.minimum(apart, 3.0))
+    kinds = [i.kind for i in items]
+
+    def either(kind: str) -> np.ndarray:
+        is_kind = flags([k == kind for k in kinds])
+        return is_kind[left] | is_kind[right]
+
+    kind_codes = codes(kinds)
+    same_kind = kind_codes[left] == kind_codes[right]
+    columns = [
+        cosine,
+        cosine_english,
+        cosine * cosine,
+        pair_non_english,
+        cosine * pair_non_english,
+        overlap,
+        titles[left, right],
+        texts[left, right],
+        np.minimum(names_shared, 3),
+        np.minimum(versions_shared, 2),
+        distinct,
+        np.minimum(np.minimum(unmatched[left, right], unmatched[right, left]), 3),
+        conflict,
+        same_link,
+        same_title,
+        same_project,
+        unnamed,
+        same_outlet,
+        cosine * same_outlet,
+        titles[left, right] * same_outlet,
+        own[left] | own[right],
+        apart,
+        either("digest"),
+        either("community"),
+        either("repos"),
+        either("papers"),
+        either("lab"),
+        same_kind,
+    ]
+    return np.column_stack([np.asarray(c, dtype=float) for c in columns])
+
+
+def probability_matrix(
+    items: Sequence[dedup.Item],
+    vectors: np.ndarray,
+    model: PairModel,
+    multilingual: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(probabilities, forbidden) between every two of ``items`` (symmetric, zero diagonal)."""
+    n = len(items)
+    sims = vectors @ vectors.T if n else np.zeros((0, 0))
+    cross = multilingual @ multilingual.T if multilingual is not None and n else None
+    upper = np.triu_indices(n, 1)
+    index_pairs = list(zip(upper[0].tolist(), upper[1].tolist(), strict=True))
+    found = [dedup.evidence(i) for i in items]
+    forbidden = np.zeros((n, n), dtype=bool)
+    digests = [x for x, i in enumerate(items) if i.kind == "digest"]
+    for k, x in enumerate(digests):
+        for y in digests[k + 1 :]:
+            if never_together(items[x], items[y], found[x], found[y]):
+                forbidden[x, y] = forbidden[y, x] = True
+    probs = np.zeros((n, n))
+    if index_pairs:
+        p = model.probabilities(feature_rows(items, sims, cross, index_pairs))
+        probs[upper] = p
+        probs[(upper[1], upper[0])] = p
+    return probs, forbidden
+
+
+# -- clustering --------------------------------------------------------------------------
+
+
+def average_linkage(
+    probs: np.ndarray, forbidden: np.ndarray, threshold: float
+) -> tuple[list[list[int]], list[tuple[int, int, float]]]:
+    """Groups of indices joined while the mean probability between two groups reaches ``threshold``
+    and no pair across them is forbidden; returns the groups and, per join, its strongest pair."""
+    n = len(probs)
+    groups: dict[int, list[int]] = {i: [i] for i in range(n)}
+    total = probs.astype(float).copy()  # sum of probabilities between two groups
+    blocked = forbidden.copy()
+    size = np.ones(n)
+    alive = np.ones(n, dtype=bool)
+    joins: list[tuple[int, int, float]] = []
+    while True:
+        mean = total / np.outer(size, size)
+        mean[~alive, :] = -1.0
+        mean[:, ~alive] = -1.0
+        mean[blocked] = -1.0
+        np.fill_diagonal(mean, -1.0)
+        best = np.unravel_index(int(np.argmax(mean)), mean.shape)
+        if mean[best] < threshold:
+            break
+        x, y = int(min(best)), int(max(best))
+        members_x, members_y = groups[x], groups[y]
+        sub = probs[np.ix_(members_x, members_y)]
+        i, j = np.unravel_index(int(np.argmax(sub)), sub.shape)
+        joins.append((members_x[int(i)], members_y[int(j)], float(mean[x, y])))
+        groups[x] = members_x + groups.pop(y)
+        total[x, :] += total[y, :]
+        total[:, x] += total[:, y]
+        blocked[x, :] |= blocked[y, :]
+        blocked[:, x] |= blocked[:, y]
+        size[x] += size[y]
+        alive[y] = False
+    return list(groups.values()), joins
+
+
+def cluster(
+    items: Sequence[dedup.Item],
+    vectors: np.ndarray,
+    model: PairModel,
+    must: frozenset[frozenset[str]] = frozenset(),
+    cannot: frozenset[frozenset[str]] = frozenset(),
+    margin: float = 0.08,
+    multilingual: np.ndarray | None = None,
+) -> dedup.Clustering:
+    """Stories among ``items`` by the pair model (``dedup.cluster``'s contract: one vector row per item,
+    exact copies joined first, people's answers winning)."""
+    if not items:
+        return dedup.Clustering([])
+    groups, exact_links = dedup.exact_groups(items)
+    duplicates = [
+        dedup.Duplicate(items[i].article_id, items[j].article_id, reason) for i, j, reason in exact_links
+    ]
+    heads = [min(members, key=lambda i: dedup._order_key(items[i])) for members in groups]
+    head_items = [items[h] for h in heads]
+    probs, forbidden = probability_matrix(
+        head_items, vectors[heads], model, None if multilingual is None else multilingual[heads]
+    )
+    for x in range(len(heads)):
+        for y in range(x + 1, len(heads)):
+            said = dedup._said(groups[x], groups[y], items, must, cannot)
+            if said is True:
+                probs[x, y] = probs[y, x] = 1.0
+            elif said is False:
+                forbidden[x, y] = forbidden[y, x] = True
+    joined, joins = average_linkage(probs, forbidden, model.threshold)
+    root = {g: k for k, members in enumerate(joined) for g in members}
+    scores: dict[int, list[tuple[str, str, float]]] = {}
+    for x, y, p in joins:
+        left, right = sorted((items[heads[x]].article_id, items[heads[y]].article_id))
+        scores.setdefault(root[x], []).append((left, right, round(p, 4)))
+    stories = []
+    for k, members in enumerate(joined):
+        indices = sorted((i for g in members for i in groups[g]), key=lambda i: dedup._order_key(items[i]))
+        stories.append(
+            dedup.Story(tuple(items[i].article_id for i in indices), tuple(sorted(scores.get(k, []))))
+        )
+    stories.sort(key=lambda s: s.representative)
+    borderline = [
+        (items[heads[x]].article_id, items[heads[y]].article_id, round(float(probs[x, y]), 4))
+        for x in range(len(heads))
+        for y in range(x + 1, len(heads))
+        if root[x] != root[y]
+        and not forbidden[x, y]
+        and model.threshold - margin <= probs[x, y] < model.threshold
+        and items[heads[x]].source != items[heads[y]].source
+    ]
+    return dedup.Clustering(stories, duplicates, sorted(borderline))
+
+
+def follow_up_probabilities(
+    new: Sequence[dedup.Item],
+    earlier: Sequence[dedup.Item],
+    english: np.ndarray,
+    multilingual: np.ndarray | None,
+    model: PairModel,
+) -> np.ndarray:
+    """How likely each of today's articles reports the event of each article briefed earlier
+    (``english``/``multilingual``: the vectors of ``new`` then ``earlier``, one row each)."""
+    both = [*new, *earlier]
+    index_pairs = [(h, len(new) + o) for h in range(len(new)) for o in range(len(earlier))]
+    if not index_pairs:
+        return np.zeros((len(new), len(earlier)))
+    sims = english @ english.T
+    cross = None if multilingual is None else multilingual @ multilingual.T
+    return model.probabilities(feature_rows(both, sims, cross, index_pairs)).reshape(len(new), len(earlier))

@@ -1,0 +1,141 @@
+"""The story pair model: its features, its artefact, and clustering by average linkage."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from storage.errors import ConfigError
+from tasks import dedup, names, pairs
+from tasks.embed import HashingEmbedder
+from tests.unit.test_dedup import item
+
+
+def model(threshold: float = 0.5, **weights: float) -> pairs.PairModel:
+    coef = tuple(weights.get(f, 0.0) for f in pairs.FEATURES)
+    return pairs.PairModel("test", pairs.FEATURES, coef, -4.0, threshold, {})
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "GLM-5 is out",
+        "GLM 5 is out",
+        "GLM\u20115 is out",
+        "GLM\u00a05 is out",
+        "ＧＬＭ－５ 发布",
+        "智谱发布GLM-5",
+    ],
+)
+def test_a_versioned_name_is_one_name_however_it_is_spelled(title: str) -> None:
+    assert names.versions(title) == {("glm", "5")}
+
+
+def test_average_linkage_does_not_chain_two_events_through_one_strong_link() -> None:
+    # a-b and c-d are sure pairs; b-c alone is strong, the other pairs across are not
+    probs = np.array(
+        [
+            [0, 0.95, 0.1, 0.05],
+            [0.95, 0, 0.9, 0.1],
+            [0.1, 0.9, 0, 0.95],
+            [0.05, 0.1, 0.95, 0],
+        ]
+    )
+    groups, _ = pairs.average_linkage(probs, np.zeros((4, 4), dtype=bool), 0.5)
+    assert sorted(sorted(g) for g in groups) == [[0, 1], [2, 3]]
+    # single linkage would have made one story; the mean across two groups decides
+    groups, _ = pairs.average_linkage(probs, np.zeros((4, 4), dtype=bool), 0.4)
+    assert sorted(sorted(g) for g in groups) == [[0, 1], [2, 3]]
+
+
+def test_a_forbidden_pair_keeps_its_groups_apart() -> None:
+    probs = np.array([[0, 0.9, 0.9], [0.9, 0, 0.9], [0.9, 0.9, 0]])
+    forbidden = np.zeros((3, 3), dtype=bool)
+    forbidden[0, 2] = forbidden[2, 0] = True
+    groups, _ = pairs.average_linkage(probs, forbidden, 0.5)
+    assert all(not {0, 2} <= set(g) for g in groups)
+
+
+def test_the_model_joins_what_its_weights_say_and_people_win() -> None:
+    items = [
+        item("a", "techcrunch", "Acme launches Widget 3 model"),
+        item("b", "wired", "Acme launches Widget 3 model"),
+        item("c", "arstechnica", "Storms flood the valley"),
+    ]
+    vectors = HashingEmbedder().encode([i.text for i in items])
+    m = model(cosine=10.0)
+    stories = sorted(s.members for s in pairs.cluster(items, vectors, m).stories)
+    assert stories == [("a", "b"), ("c",)]
+    apart = pairs.cluster(items, vectors, m, cannot=frozenset({frozenset(("a", "b"))})).stories
+    assert sorted(s.members for s in apart) == [("a",), ("b",), ("c",)]
+    together = pairs.cluster(items, vectors, m, must=frozenset({frozenset(("a", "c"))})).stories
+    assert any({"a", "c"} <= set(s.members) for s in together)
+
+
+def test_two_stories_of_one_digest_entry_never_join() -> None:
+    base = item("d1", "aibase", "AI日报：GLM-5 发布", url="https://aibase.example/daily/1#1")
+    parts = [
+        replace(base, kind="digest"),
+        replace(
+            item("d2", "aibase", "AI日报：GLM-5 发布", url="https://aibase.example/daily/1#2"), kind="digest"
+        ),
+    ]
+    vectors = HashingEmbedder().encode([i.text for i in parts])
+    stories = pairs.cluster(parts, vectors, model(cosine=10.0)).stories
+    assert len(stories) == 2
+
+
+def test_the_artefact_round_trips_and_a_foreign_one_is_refused(tmp_path) -> None:
+    m = model(0.4, cosine=2.5, same_outlet=-1.0)
+    path = tmp_path / "m.pairs.json"
+    path.write_text(m.to_json())
+    loaded = pairs.load_pair_model(str(path))
+    assert loaded is not None and loaded.coef == m.coef and loaded.threshold == 0.4
+    path.write_text(m.to_json().replace('"cosine"', '"cosine_v0"'))
+    with pytest.raises(ConfigError, match="features"):
+        pairs.load_pair_model(str(path))
+    assert pairs.load_pair_model("rules") is None
+
+
+def test_rare_words_weigh_a_name_few_items_use_above_a_common_one() -> None:
+    items = [
+        item("a", "x", "OpenAI shuts down Sora"),
+        item("b", "y", "Goodbye to Sora"),
+        item("c", "z", "OpenAI raises money"),
+        item("d", "w", "OpenAI hires a chief"),
+    ]
+    titles, _ = pairs.rare_words(items)
+    assert titles[0, 1] > titles[0, 2] > 0
+
+
+def test_the_features_of_all_pairs_at_once_are_those_of_each_pair() -> None:
+    items = [
+        item("a", "techcrunch", "Zhipu releases GLM-5 for agents", "Zhipu AI says GLM 5 leads."),
+        item("b", "wired", "GLM\u20115 is here: Zhipu's new model", "The Chinese lab Zhipu released it."),
+        replace(
+            item("c", "aibase", "智谱发布GLM-5模型", url="https://aibase.example/d/1#1"),
+            kind="digest",
+            language="zh",
+        ),
+        replace(
+            item("d", "github", "zai-org / GLM-5", url="https://github.com/zai-org/GLM-5"),
+            kind="repos",
+            language="en",
+        ),
+        replace(item("e", "hn", "Microsoft Review: Copilot hands-on"), published_at=None),
+        item("f", "techcrunch", "Microsoft Review: Copilot hands-on"),
+    ]
+    vectors = HashingEmbedder().encode([i.text for i in items])
+    cosines = vectors @ vectors.T
+    index_pairs = [(x, y) for x in range(6) for y in range(6) if x != y]
+    at_once = pairs.feature_rows(items, cosines, cosines * 0.9, index_pairs)
+    titles, texts = pairs.rare_words(items)
+    found = [dedup.evidence(i) for i in items]
+    for row, (x, y) in zip(at_once, index_pairs, strict=True):
+        one = pairs.pair_features(
+            items[x], items[y], found[x], found[y], float(cosines[x, y]), float(cosines[x, y] * 0.9),
+            (float(titles[x, y]), float(texts[x, y])),
+        )  # fmt: skip
+        assert np.allclose(row, one), (x, y)
