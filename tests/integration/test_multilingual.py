@@ -111,7 +111,7 @@ def test_a_chinese_digest_story_joins_the_hacker_news_link_of_its_launch(
         "OpenAI发布最强小模型GPT-5.4 mini",
     ]
     producers = ctx.store.read([DAY], event_types=["story.clustered"])
-    assert {e.produced_by for e in producers} == {f"dedup.pairs@1:hashing-384+{USE_MULTILINGUAL}"}
+    assert {e.produced_by for e in producers} == {f"dedup.embedding@1:hashing-384+{USE_MULTILINGUAL}"}
 
 
 def test_a_day_of_english_text_never_loads_the_multilingual_model(tmp_path: Path, shared_data: Path) -> None:
@@ -120,7 +120,7 @@ def test_a_day_of_english_text_never_loads_the_multilingual_model(tmp_path: Path
     assert steps.dedup_day(ctx).stories
     assert ctx.multilingual is not None and ctx.multilingual.computed == 0
     producers = ctx.store.read([DAY], event_types=["story.clustered"])
-    assert {e.produced_by for e in producers} == {"dedup.pairs@1:hashing-384"}
+    assert {e.produced_by for e in producers} == {"dedup.embedding@1:hashing-384"}
 
 
 def test_the_settings_name_the_multilingual_model_or_none(tmp_path: Path) -> None:
