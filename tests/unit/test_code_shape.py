@@ -24,6 +24,7 @@ LONG: dict[str, str] = {
     "ops/evaluate.py:evaluate_policy": "not split yet",
     "ops/learn.py:fit": "not split yet",
     "ops/stats.py:daily_stats": "not split yet",
+    "tasks/pairs.py:feature_rows": "not split yet: a day's pair features in one vectorised pass",
     "tasks/render.py:view": "not split yet",
     "tasks/steps/compose.py:compose": "not split yet",
     "tasks/steps/dedup.py:dedup_day": "not split yet",
