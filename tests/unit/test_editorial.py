@@ -176,3 +176,41 @@ def test_the_vocabulary_ships_with_the_model_and_its_digest_is_in_the_policy_ver
         assert policy.version() != before  # the same settings, another vocabulary file: another version
     finally:
         vocabulary.vocabulary_digest.cache_clear()
+
+
+def test_where_the_topic_sits_in_the_summary_is_read_in_any_language() -> None:
+    passing = evidence(
+        item(
+            "The new gaming cards are here",
+            "Two cards for gamers. They run faster. The driver also has an AI upscaler.",
+        )
+    )
+    assert passing["kw_lede"] == 0.0 and passing["topic_sentences"] == pytest.approx(1 / 3, abs=1e-3)
+    leading = evidence(item("A new release", "A large language model for code. It is open. It is free."))
+    assert leading["kw_lede"] == 1.0 and leading["topic_sentences"] == pytest.approx(1 / 3, abs=1e-3)
+    chinese = evidence(item("新版本", "这是一个大模型。支持中文。", language="zh"))
+    assert chinese["kw_lede"] == 1.0 and chinese["topic_sentences"] == 0.5
+    assert evidence(item("No summary"))["topic_sentences"] == 0.0
+
+
+def test_the_source_kind_is_evidence_and_a_news_article_has_none() -> None:
+    from dataclasses import replace
+
+    assert not any(v for k, v in evidence(item("A story")).items() if k.startswith("kind_"))
+    repo = evidence(replace(item("owner / tool", "A command-line tool"), kind="repos"))
+    assert repo["kind_repos"] == 1.0 and repo["kind_community"] == 0.0
+
+
+def test_a_fitted_model_keeps_a_story_from_its_own_threshold() -> None:
+    weights = editorial.Linear(features=["kw_title"], coef=[0.0], intercept=0.0)  # always 0.5
+    model = editorial.EditorialModel(
+        name="t",
+        kind="fitted",
+        relevance=weights,
+        core=weights,
+        importance=weights.model_copy(update={"features": ["core"]}),
+        threshold=0.6,
+    )
+    story = evidence(item("Cockatoos dance"))
+    assert editorial.judge(model, story).outcome == "off-topic"
+    assert editorial.judge(model.model_copy(update={"threshold": 0.4}), story).outcome == "core"
