@@ -50,12 +50,12 @@ RELEVANCE_FEATURES = (
     "not_news",
     "emb_topic",
     "emb_head",
-    # where the topic sits: in the lede, and in how much of the text
+    # where the topic sits: in the lede, in how much of the text, or there is only a title
     "kw_lede",
     "topic_sentences",
+    "title_only",
     # what one entry of the source is (a news or a lab article is neither)
     "kind_community",
-    "kind_repos",
     "kind_papers",
     "kind_digest",
 )
@@ -318,10 +318,15 @@ def placement_evidence(topic: TopicEvidence, summary: str) -> dict[str, float]:
     sentences = _sentences(summary)
     lede = sentences[0] if sentences else ""
     share = sum(_names_topic(topic, s) for s in sentences) / len(sentences) if sentences else 0.0
-    return {"kw_lede": float(_names_topic(topic, lede)), "topic_sentences": round(share, 4)}
+    return {
+        "kw_lede": float(_names_topic(topic, lede)),
+        "topic_sentences": round(share, 4),
+        "title_only": float(not sentences),
+    }
 
 
-SOURCE_KINDS = ("community", "repos", "papers", "digest")
+# a repository is told apart by what its description (its title here) says, not by being one
+SOURCE_KINDS = ("community", "papers", "digest")
 
 
 def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict[str, float]:
