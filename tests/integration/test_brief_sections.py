@@ -79,8 +79,10 @@ def test_papers_repositories_and_hacker_news_only_stories_have_their_sections(da
                 "research" if "papers" in reported else "open_source" if "repos" in reported else "community"
             )
             assert section in (home, "quick_link"), item["title"]
-    for section in ("research", "open_source", "community"):
+    for section in ("research", "open_source"):
         assert sum(i["section"] == section for i in items) >= 2, section
+    # fewer discussions pass the threshold chosen over the labelled blocks, and a core one may lead
+    assert sum(i["section"] == "community" for i in items) >= 1
     for item in items:  # a kind's story is a quick link only when its own section is full
         if item["section"] == "quick_link" and (home := kind_section(item)) is not None:
             assert sum(i["section"] == home for i in items) == KIND_SECTION_SIZE, item["title"]

@@ -195,11 +195,15 @@ NOT_AI = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the thesis title alone scores 0.72 on topic, under the refitted model's threshold of 0.75 "
-    "(chosen over the labelled blocks, where no title-only Chinese item without a listed word is labelled)",
+# Known since the refit on 13 days: this thesis title alone scores 0.72 on topic, under the threshold
+# of 0.75 chosen over the labelled blocks (where no title-only Chinese item without a listed word is
+# labelled); strict, so the day it is kept again these markers have to go.
+THESIS_UNDER_THRESHOLD = pytest.mark.xfail(
+    strict=True, reason="a Chinese thesis title alone scores 0.72 on topic, under the threshold of 0.75"
 )
+
+
+@THESIS_UNDER_THRESHOLD
 def test_a_chinese_item_is_read_by_the_multilingual_head_without_its_feed_declared(shared_data: Path) -> None:
     model = editorial.load_model("builtin:ai")
     embedder = MultilingualEmbedder()
@@ -235,6 +239,7 @@ def test_the_shared_labels_read_with_each_aiweb_day_on_its_own(shared_data: Path
     assert labels.on(date(2026, 3, 18))[kagi].relevance == "related"
 
 
+@THESIS_UNDER_THRESHOLD
 def test_the_scoring_step_reads_an_undeclared_chinese_feed_with_the_multilingual_embedding(
     shared_data: Path, tmp_path: Path
 ) -> None:
