@@ -100,6 +100,6 @@ def test_no_labelled_item_of_a_guard_day_is_learnt_from(shared_data: Path, guard
     labels = learn.read_labels(shared_data / "labels")
     held = set().union(*(held_links(labels, b) for b in GUARD_BLOCKS.values()))
     seen, stories = learn.seen_by(load_model(guarded["model"]))
-    assert len(seen) > 500
+    assert len(seen) > 300  # the other eleven days
     assert not {learn.label_key(link) for link in held} & seen
     assert not {day for day, _ in stories} & {d for b in GUARD_BLOCKS.values() for d in b}
