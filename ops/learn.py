@@ -154,6 +154,7 @@ class Example:
     languages: list[str] = field(default_factory=list)  # per article ("en" when not given)
     multilingual: np.ndarray | None = None  # one row per article, the multilingual embedding
     judgements: list[str] = field(default_factory=list)  # what labelled it: mark:<article>, label:<digest>
+    links: list[str] = field(default_factory=list)  # per article, its link (what held-out days are told by)
 
     def language(self, k: int) -> str:
         return self.languages[k] if k < len(self.languages) else "en"
@@ -229,6 +230,7 @@ def collect_examples(
                     [outcome.items[a].language for a in members],
                     multilingual[rows] if multilingual is not None else None,
                     judged,
+                    [outcome.items[a].url for a in members],
                 )
             )
         if progress:
@@ -320,13 +322,32 @@ def _fit_heads(train: Sequence[Example]) -> Heads:
     return Heads(english, (coef, intercept))
 
 
+def day_blocks(days: Iterable[date], apart: int = 2) -> list[tuple[date, ...]]:
+    """The days in blocks of neighbours: a day at most ``apart`` days after the previous one joins
+    its block. A day's labels and stories reach back two days (a feed keeps its items for days), so
+    neighbouring days share most of their stories and are left out together, never one by one."""
+    blocks: list[list[date]] = []
+    for day in sorted(set(days)):
+        if blocks and (day - blocks[-1][-1]).days <= apart:
+            blocks[-1].append(day)
+        else:
+            blocks.append([day])
+    return [tuple(b) for b in blocks]
+
+
+def _folds(train: Sequence[Example]) -> list[list[int]]:
+    """The examples' indices per block of neighbouring days (``day_blocks``)."""
+    return [[k for k, e in enumerate(train) if e.day in block] for block in day_blocks(e.day for e in train)]
+
+
 def _head_values(train: Sequence[Example], refit_head: bool) -> list[float]:
-    """The ``emb_head`` feature of each example: out-of-fold (by day) when the heads are refitted,
-    else the value the current heads gave when the story was scored."""
+    """The ``emb_head`` feature of each example: out-of-fold (by block of days) when the heads are
+    refitted, else the value the current heads gave when the story was scored."""
     if not refit_head:
         return [e.evidence.get("emb_head", 0.0) for e in train]
-    days = sorted({e.day for e in train})
-    folds = [[k for k, e in enumerate(train) if e.day == d] for d in days] if len(days) > 1 else [[]]
+    folds = _folds(train)
+    if len(folds) < 2:
+        folds = [[]]
     out = [0.0] * len(train)
     for fold in folds:
         held = set(fold)
@@ -336,14 +357,15 @@ def _head_values(train: Sequence[Example], refit_head: bool) -> list[float]:
     return out
 
 
-def _fit_parts(train: Sequence[Example], refit_head: bool):
+def _fit_parts(
+    train: Sequence[Example], refit_head: bool, names: Sequence[str] = editorial.RELEVANCE_FEATURES
+):
     """The fits on ``train``: embedding heads (or None), on-topic and core LRs, ranker, head values."""
     from sklearn.linear_model import LogisticRegression, Ridge
 
     weights = np.array([WEIGHT[e.by] for e in train])
     heads = _fit_heads(train) if refit_head else None
     values = _head_values(train, refit_head)
-    names = list(editorial.RELEVANCE_FEATURES)
     x = _matrix([{**e.evidence, "emb_head": values[k]} for k, e in enumerate(train)], names)
     y_rel = np.array([e.relevance != "none" for e in train], dtype=int)
     y_core = np.array([e.relevance == "core" for e in train], dtype=int)
@@ -362,6 +384,50 @@ def _fit_parts(train: Sequence[Example], refit_head: bool):
     yi = np.array([(train[k].importance or 0) / 3 for k in ranked])
     ranker = Ridge(alpha=1.0).fit(xi, yi, sample_weight=weights[ranked])
     return heads, rel, core, ranker, values
+
+
+def _declared(e: Example) -> bool:
+    """A declared on-topic source's post or a lab's own page: kept whatever the weights say."""
+    return bool(e.evidence.get("on_topic_source") or e.evidence.get("lab_site"))
+
+
+THRESHOLDS = tuple(round(0.2 + k / 100, 2) for k in range(61))  # 0.20 .. 0.80
+
+
+def choose_threshold(train: Sequence[Example], values: Sequence[float], names: Sequence[str]) -> float:
+    """The on-topic threshold with the best F1 of the brief's two shares over ``train``'s blocks of
+    days: precision (kept stories that are on the topic) and the recall of the core stories of
+    importance 2 or 3; each block's stories decided by weights fitted on the other blocks (their
+    ``emb_head`` out of fold too: ``values``). 0.5 with fewer than two blocks; of equal
+    thresholds, the one nearest 0.5."""
+    from sklearn.linear_model import LogisticRegression
+
+    folds = _folds(train)
+    if len(folds) < 2:
+        return 0.5
+    x = _matrix([{**e.evidence, "emb_head": values[k]} for k, e in enumerate(train)], names)
+    y = np.array([e.relevance != "none" for e in train], dtype=int)
+    weights = np.array([WEIGHT[e.by] for e in train])
+    p = np.full(len(train), np.nan)
+    for fold in folds:
+        rest = np.array([k for k in range(len(train)) if k not in set(fold)])
+        if len(set(y[rest].tolist())) < 2:
+            continue
+        lr = LogisticRegression(C=1.0, max_iter=5000, class_weight="balanced")
+        lr.fit(x[rest], y[rest], sample_weight=weights[rest])
+        p[fold] = lr.predict_proba(x[fold])[:, 1]
+    judged = ~np.isnan(p)
+    declared = np.array([_declared(e) for e in train])
+    # what a reader misses: the core stories that matter (importance 2 or 3), not every related one
+    important = np.array([e.relevance == "core" and (e.importance or 0) >= 2 for e in train]) & judged
+    best = (-1.0, 0.0, 0.5)
+    for t in THRESHOLDS:
+        kept = ((p >= t) | declared) & judged
+        precision = np.sum(kept & (y == 1)) / max(int(np.sum(kept)), 1)
+        recall = np.sum(kept & important) / max(int(np.sum(important)), 1)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        best = max(best, (round(float(f1), 6), -abs(t - 0.5), t))
+    return best[2]
 
 
 def _linear(names: Sequence[str], coef, intercept) -> editorial.Linear:
@@ -396,12 +462,15 @@ def fit(
     note: str = "",
     base: editorial.EditorialModel | None = None,
     multilingual_model: str = MULTILINGUAL_MODEL,
+    features: Sequence[str] | None = None,
 ) -> Fitted:
-    """Fit a model; the card reports leave-one-day-out figures.
+    """Fit a model; the card reports leave-one-block-out figures.
 
     Without ``base``, everything is fitted on ``examples`` (which carry their embeddings). With a
     ``base`` model, its embedding head is kept and its own training stories join the new ones:
     a few answers then move the weights without throwing away what the base model learnt.
+    ``features``: the relevance features to weigh (default: the base model's, else all). The
+    on-topic threshold is chosen over the training stories' blocks of days (``choose_threshold``).
     """
     refit_head = base is None
     train = [*(base_examples(base) if base else []), *examples]
@@ -410,7 +479,10 @@ def fit(
             "need labelled examples both on and off the topic, and core and not core, to fit; "
             "label more stories (--labels) or mark some in 'brief review'"
         )
-    heads, rel, core, ranker, values = _fit_parts(train, refit_head)
+    kept = base.relevance.features if base and base.relevance else editorial.RELEVANCE_FEATURES
+    names = list(features or kept)
+    heads, rel, core, ranker, values = _fit_parts(train, refit_head, names)
+    threshold = choose_threshold(train, values, names)
     if heads is not None:
         english = heads.english
         embedding_head = (
@@ -432,7 +504,7 @@ def fit(
     else:
         assert base is not None
         embedding_head, multilingual_head = base.embedding_head, base.multilingual_head
-    names, inames = editorial.RELEVANCE_FEATURES, editorial.IMPORTANCE_FEATURES
+    inames = editorial.IMPORTANCE_FEATURES
     training = [
         editorial.TrainingRow(
             day=e.day.isoformat(),
@@ -458,9 +530,10 @@ def fit(
         ),
         multilingual_head=multilingual_head,
         importance=_linear(inames, ranker.coef_, ranker.intercept_),
+        threshold=threshold,
         training=training,
     )
-    figures = cross_validate(train, refit_head)
+    figures = cross_validate(train, refit_head, names)
     days = sorted({e.day for e in train})
     judgements = sorted(
         {j for e in train for j in e.judgements}
@@ -480,7 +553,7 @@ def fit(
             "judgements": judgements,
             "judgements_digest": judgements_digest(judgements),
         },
-        "leave_one_day_out": figures,
+        "leave_one_block_out": figures,
         "library": _library(),
         "note": note,
     }
@@ -515,27 +588,32 @@ def _library() -> str:
     return f"scikit-learn {sklearn.__version__}"
 
 
-def cross_validate(examples: Sequence[Example], refit_head: bool) -> dict:
-    """Leave one day out: fit on the other days, decide the held-out day's stories, pool the counts."""
-    days = sorted({e.day for e in examples})
-    if len(days) < 2:
-        return {"note": "one day only: no held-out figures"}
+def cross_validate(
+    examples: Sequence[Example], refit_head: bool, names: Sequence[str] = editorial.RELEVANCE_FEATURES
+) -> dict:
+    """Leave one block of neighbouring days out (``day_blocks``): fit on the other blocks, the
+    threshold chosen there too, decide the held-out block's stories, pool the counts."""
+    blocks = day_blocks(e.day for e in examples)
+    if len(blocks) < 2:
+        return {"note": "one block of days only: no held-out figures"}
     tp = fp = fn = tn = core_tp = core_fp = 0
     important_kept = important = 0
-    names = list(editorial.RELEVANCE_FEATURES)
-    for day in days:
-        train = [e for e in examples if e.day != day]
-        test = [e for e in examples if e.day == day]
+    thresholds = []
+    for block in blocks:
+        train = [e for e in examples if e.day not in block]
+        test = [e for e in examples if e.day in block]
         if len({e.relevance != "none" for e in train}) < 2 or len({e.relevance == "core" for e in train}) < 2:
             continue
-        heads, rel, core, *_ = _fit_parts(train, refit_head)
+        heads, rel, core, _, values = _fit_parts(train, refit_head, names)
+        threshold = choose_threshold(train, values, names)
+        thresholds.append(threshold)
         for e in test:
             x = dict(e.evidence)
             if heads is not None:
                 x["emb_head"] = heads.value(e)
             row = _matrix([x], names)
-            declared = bool(e.evidence.get("on_topic_source") or e.evidence.get("lab_site"))
-            kept = rel.predict_proba(row)[0, 1] >= 0.5 or declared
+            declared = _declared(e)
+            kept = rel.predict_proba(row)[0, 1] >= threshold or declared
             is_core = kept and (core.predict_proba(row)[0, 1] >= 0.5 or declared)
             truth = e.relevance != "none"
             tp += kept and truth
@@ -548,12 +626,19 @@ def cross_validate(examples: Sequence[Example], refit_head: bool) -> dict:
                 important += 1
                 important_kept += kept
     return {
+        "blocks": len(blocks),
         "stories": tp + fp + fn + tn,
         "precision": round(tp / (tp + fp), 4) if tp + fp else None,
         "recall": round(tp / (tp + fn), 4) if tp + fn else None,
         "core_precision": round(core_tp / (core_tp + core_fp), 4) if core_tp + core_fp else None,
         "recall_important": round(important_kept / important, 4) if important else None,
+        "thresholds": f"{min(thresholds):.2f}-{max(thresholds):.2f}" if thresholds else None,
     }
+
+
+def held_out_figures(card: dict) -> dict:
+    """A card's held-out figures (cards written before blocks say ``leave_one_day_out``)."""
+    return card.get("leave_one_block_out") or card.get("leave_one_day_out") or {}
 
 
 def write(fitted: Fitted, out: Path, in_force: Settings, config: Settings) -> Path:
@@ -576,7 +661,7 @@ def card_markdown(model: editorial.EditorialModel) -> str:
     """The model card as a page a person reads beside the artefact."""
     card = model.card
     on = card.get("fitted_on", {})
-    cv = card.get("leave_one_day_out", {})
+    cv = held_out_figures(card)
     lines = [
         f"# Editorial model `{model.name}`",
         "",
@@ -595,7 +680,7 @@ def card_markdown(model: editorial.EditorialModel) -> str:
         f"(digest {on.get('judgements_digest', '-')}); 'brief evaluate' scores it on others only",
         f"- note: {card.get('note', '')}",
         "",
-        "## Leave one day out",
+        "## Leave one block of days out" if "leave_one_block_out" in card else "## Leave one day out",
         "",
         "| figure | value |",
         "|---|---|",
@@ -604,6 +689,8 @@ def card_markdown(model: editorial.EditorialModel) -> str:
         "## Weights",
         "",
     ]
+    if model.kind == "fitted":
+        lines.append(f"- on-topic threshold: {model.threshold:.2f} (chosen over the training blocks)")
     for part in ("relevance", "core", "importance"):
         linear = getattr(model, part)
         if linear is not None:
@@ -618,7 +705,7 @@ def card_markdown(model: editorial.EditorialModel) -> str:
 def card_text(model: editorial.EditorialModel) -> str:
     card = model.card
     on = card.get("fitted_on", {})
-    cv = card.get("leave_one_day_out", {})
+    cv = held_out_figures(card)
     rows = [
         f"model {model.name} ({model.kind}) for the topic {model.topic!r}, embedding {model.embedding_model}"
         + (f", multilingual {model.multilingual_model}" if model.multilingual_model else ""),
@@ -629,12 +716,12 @@ def card_text(model: editorial.EditorialModel) -> str:
     ]
     if "precision" in cv:
         rows.append(
-            "leave one day out: "
-            + ", ".join(f"{k} {v}" for k, v in cv.items() if k != "stories")
+            "leave one block of days out: "
+            + ", ".join(f"{k} {v}" for k, v in cv.items() if k not in ("stories", "blocks"))
             + f" over {cv.get('stories')} stories"
         )
     elif cv:
-        rows.append(f"leave one day out: {cv.get('note')}")
+        rows.append(f"held out: {cv.get('note')}")
     if model.relevance:
         rows.append(
             "on-topic weights: "

@@ -50,7 +50,17 @@ RELEVANCE_FEATURES = (
     "not_news",
     "emb_topic",
     "emb_head",
+    # where the topic sits: in the lede, in how much of the text, or there is only a title
+    "kw_lede",
+    "topic_sentences",
+    "title_only",
+    # what one entry of the source is (a news or a lab article is neither)
+    "kind_community",
+    "kind_papers",
+    "kind_digest",
 )
+# the features of the models fitted before where the topic sits and the source kind were read
+FIRST_RELEVANCE_FEATURES = RELEVANCE_FEATURES[:11]
 IMPORTANCE_FEATURES = (
     "core",
     "outlets",
@@ -121,6 +131,8 @@ class EditorialModel(_Strict):
     multilingual_model: str | None = None
     multilingual_head: EmbeddingHead | None = None
     importance: Linear | None = None
+    # the on-topic probability a fitted model keeps a story from (chosen when fitted); the cosine
+    # to the topic for the ``embedding`` kind
     threshold: float = Field(default=0.5, ge=-1, le=1)
     card: dict = Field(default_factory=dict)
     training: list[TrainingRow] = Field(default_factory=list)
@@ -288,6 +300,35 @@ def outlet_of(article) -> str:
     return labels[-2]
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+def _sentences(text: str) -> list[str]:
+    return [part for part in _SENTENCE_END.split(text.strip()) if part.strip()]
+
+
+def _names_topic(topic: TopicEvidence, text: str) -> bool:
+    return any(p.search(text) for p in (*topic.keywords, *topic.entities))
+
+
+def placement_evidence(topic: TopicEvidence, summary: str) -> dict[str, float]:
+    """Where the topic sits in an article's summary: in its first sentence (``kw_lede``), and in
+    how much of it (``topic_sentences``, the share of its sentences that name the topic). A story
+    about a company that also makes AI names the AI, if at all, in passing, further down."""
+    sentences = _sentences(summary)
+    lede = sentences[0] if sentences else ""
+    share = sum(_names_topic(topic, s) for s in sentences) / len(sentences) if sentences else 0.0
+    return {
+        "kw_lede": float(_names_topic(topic, lede)),
+        "topic_sentences": round(share, 4),
+        "title_only": float(not sentences),
+    }
+
+
+# a repository is told apart by what its description (its title here) says, not by being one
+SOURCE_KINDS = ("community", "papers", "digest")
+
+
 def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict[str, float]:
     """Topic evidence of one article (``tasks.dedup.Item``), before the embedding head.
 
@@ -310,12 +351,14 @@ def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict
         "lab_site": float(topic.on_lab_site(article.url or article.canonical_url)),
         "not_news": _not_news(topic, article.title, article.tags),
         "emb_topic": round(float(topic_cosine), 4) if article.language in ENGLISH else 0.0,
+        **placement_evidence(topic, summary),
+        **{f"kind_{kind}": float(article.kind == kind) for kind in SOURCE_KINDS},
     }
 
 
 def story_evidence(per_article: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """A story's evidence: the strongest of its articles, feature by feature."""
-    return {k: max(e[k] for e in per_article) for k in per_article[0]}
+    return {k: max(e.get(k, 0.0) for e in per_article) for k in per_article[0]}
 
 
 # -- decisions ---------------------------------------------------------------------------
@@ -376,7 +419,7 @@ def judge(model: EditorialModel, evidence: Mapping[str, float]) -> Relevance:
     if evidence.get("on_topic_source") or evidence.get("lab_site"):  # a lab's own post: core, never filtered
         return Relevance(round(max(p_rel, 0.5), 4), round(max(p_core, 0.5), 4), "core", reasons)
     outcome: Outcome = "off-topic"
-    if p_rel >= 0.5:
+    if p_rel >= model.threshold:
         outcome = "core" if p_core >= 0.5 else "related"
     return Relevance(round(p_rel, 4), round(p_core, 4), outcome, reasons)
 

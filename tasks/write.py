@@ -209,8 +209,9 @@ def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick
 
     Only core stories lead (a story a person marked to lead comes first), and never one that
     looks like a promotion (an event, a livestream, a deal); related stories go to the category
-    sections and quick links. A paper, a repository or a discussion leads only when
-    ``MANY_SOURCES`` sources report it; the others go to their kind's section, up to
+    sections and quick links. A discussion (a Hacker News story) leads on its importance, as a
+    news report does: the crowd's attention is one of its features. A paper or a repository
+    leads only when ``MANY_SOURCES`` sources report it; the others go to their kind's section, up to
     ``KIND_SECTION_SIZE`` each. A day of news and lab sources only is arranged as before kinds.
     """
     ranked = sorted(items, key=lambda i: (not i.get("lead"), -i["importance"], i["story_id"]))
@@ -218,7 +219,8 @@ def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick
 
     def may_lead(item: Mapping[str, Any]) -> bool:
         widely = len({c["source"] for c in item.get("citations", ())}) >= MANY_SOURCES
-        return homes[id(item)] is None or bool(item.get("lead")) or widely
+        # a story the crowd discusses leads on its importance, as a news report does
+        return homes[id(item)] in (None, "community") or bool(item.get("lead")) or widely
 
     out: list[dict] = []
     used: dict[str, int] = {}  # stories per category

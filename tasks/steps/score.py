@@ -37,6 +37,11 @@ class Scored:
         return self.outcome != "off-topic"
 
 
+def on_topic_threshold(model: editorial.EditorialModel) -> float:
+    """The on-topic score a story needs (a fitted model's own threshold)."""
+    return model.threshold if model.kind == "fitted" else 0.5
+
+
 def topic_evidence(ctx: RunContext) -> editorial.TopicEvidence:
     on_topic = [s.name for s in ctx.settings.sources if s.first_party]
     return editorial.TopicEvidence.build(ctx.settings.policy.topic, on_topic)
@@ -175,7 +180,7 @@ def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
         marked = marked_of(outcome, story)
         outcome_, lead, reasons = judged.outcome, False, list(judged.reasons)
         if judged.outcome == "off-topic":
-            reasons.append(f"on-topic score {judged.relevance:.2f}, under 0.50")
+            reasons.append(f"on-topic score {judged.relevance:.2f}, under {on_topic_threshold(model):.2f}")
         relevance, core = judged.relevance, judged.core
         instructed = any(injection.looks_like_instructions(f"{i.title} {i.summary}") for i in items)
         if analyst is not None and marked is None and instructed:

@@ -55,7 +55,21 @@ def test_marks_learnt_evaluated_on_unseen_adopted_used_and_rolled_back(
     model_text = candidate.with_suffix(".model.json").read_text()
     assert not any(lab["id"] in model_text for lab in early)  # ids of labels, not publishers' links
 
-    # 2. scored only on what it did not see, with a verdict
+    # 2. scored only on what it did not see, with a verdict: the shipped model in force was fitted on
+    # every labelled story of the real days, so what is unseen is what people say after the fit about
+    # stories it was not fitted on (two marks on the last day's)
+    from ops.learn import seen_by
+    from tasks.editorial import load_model
+
+    _, fitted_stories = seen_by(load_model("builtin:ai"))
+    last = json.loads((config.parent / "store" / "briefs" / f"{LAST}.json").read_text())
+    fresh = [i for i in last["items"] if (LAST, i["story_id"]) not in fitted_stories]
+    assert len(fresh) >= 2
+    for item, mark in ((fresh[0], "core"), (fresh[-1], "off-topic")):
+        said = brief(
+            "review", "--date", LAST, "--mark", f"{item['story_id']}={mark}", "--config", str(config)
+        )
+        assert said.returncode == 0, said.stderr
     evaluated = brief(
         "evaluate", "--policy", str(candidate), "--start", "2025-08-05", "--end", LAST,
         "--labels", str(shared_data / "labels"), "--config", str(config),

@@ -48,7 +48,7 @@ def test_a_story_s_kinds_give_its_section_unless_a_news_source_reports_it() -> N
     assert kind_section(story("old", 1)) is None  # no citations: as before kinds
 
 
-def test_papers_repos_and_discussions_go_to_their_sections_and_only_widely_reported_ones_lead() -> None:
+def test_papers_and_repos_go_to_their_sections_and_only_widely_reported_ones_or_discussions_lead() -> None:
     items = [
         story("hn", 0.95, cite("hn", "community")),
         story("paper", 0.9, cite("hf", "papers")),
@@ -57,15 +57,17 @@ def test_papers_repos_and_discussions_go_to_their_sections_and_only_widely_repor
         story("paper-repo", 0.6, cite("hf", "papers"), cite("gh", "repos")),
         story("news", 0.3, cite("ars")),
     ]
-    out = arrange(items, top=2, quotas={"models": 5}, quick_links=5)
+    out = arrange(items, top=3, quotas={"models": 5}, quick_links=5)
     assert sections(out) == {
+        "hn": "top",  # a discussion leads on its importance, as a news report does
         "hn-news": "top",  # a news source reports it: the news path, whatever else cites it
         "paper-repo": "top",  # two sources report it: it may lead whatever its kinds
         "news": "category",
-        "paper": "research",  # the most important, but known from one source only
+        "paper": "research",  # more important than the news, but known from one source only
         "repo": "open_source",
-        "hn": "community",
     }
+    quieter = [story("hn", 0.2, cite("hn", "community")), *items[1:]]
+    assert sections(arrange(quieter, top=3, quotas={"models": 5}, quick_links=5))["hn"] == "community"
     marked = arrange(
         [*items, story("mine", 0.1, cite("hf", "papers"), lead=True)], top=1, quotas={}, quick_links=5
     )

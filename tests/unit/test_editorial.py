@@ -93,10 +93,14 @@ def test_shipped_card_says_what_it_was_fitted_on_and_how_it_scored() -> None:
     model = editorial.load_model("builtin:ai")
     card = model.card
     assert card["fitted_on"]["days"] == [
-        "2025-08-05", "2025-08-06", "2025-08-07", "2026-03-17", "2026-03-18", "2026-03-19",
+        "2025-07-09", "2025-07-23", "2025-07-30", "2025-08-05", "2025-08-06", "2025-08-07",
+        "2026-03-05", "2026-03-10", "2026-03-17", "2026-03-18", "2026-03-19", "2026-03-25", "2026-03-31",
     ]  # fmt: skip
-    assert card["fitted_on"]["stories"] == len(model.training) > 100
-    assert {"precision", "recall", "recall_important"} <= set(card["leave_one_day_out"])
+    assert card["fitted_on"]["stories"] == len(model.training) > 600
+    held_out = card["leave_one_block_out"]
+    assert held_out["blocks"] == 9 and {"precision", "recall", "recall_important"} <= set(held_out)
+    assert model.relevance is not None and model.relevance.features == list(editorial.RELEVANCE_FEATURES)
+    assert 0.2 <= model.threshold <= 0.8  # chosen over the blocks of days, not left at 0.5
     weights = dict(zip(model.relevance.features, model.relevance.coef, strict=True))  # type: ignore[union-attr]
     assert weights["tags"] > 0 and weights["not_news"] < 0  # fitted, and in the direction evidence points
 
@@ -176,3 +180,44 @@ def test_the_vocabulary_ships_with_the_model_and_its_digest_is_in_the_policy_ver
         assert policy.version() != before  # the same settings, another vocabulary file: another version
     finally:
         vocabulary.vocabulary_digest.cache_clear()
+
+
+def test_where_the_topic_sits_in_the_summary_is_read_in_any_language() -> None:
+    passing = evidence(
+        item(
+            "The new gaming cards are here",
+            "Two cards for gamers. They run faster. The driver also has an AI upscaler.",
+        )
+    )
+    assert passing["kw_lede"] == 0.0 and passing["topic_sentences"] == pytest.approx(1 / 3, abs=1e-3)
+    leading = evidence(item("A new release", "A large language model for code. It is open. It is free."))
+    assert leading["kw_lede"] == 1.0 and leading["topic_sentences"] == pytest.approx(1 / 3, abs=1e-3)
+    chinese = evidence(item("新版本", "这是一个大模型。支持中文。", language="zh"))
+    assert chinese["kw_lede"] == 1.0 and chinese["topic_sentences"] == 0.5
+    bare = evidence(item("Show HN: a new language"))  # a discussion's entry is often its title alone
+    assert bare["topic_sentences"] == 0.0 and bare["title_only"] == 1.0 and passing["title_only"] == 0.0
+
+
+def test_the_source_kind_is_evidence_and_a_news_article_has_none() -> None:
+    from dataclasses import replace
+
+    assert not any(v for k, v in evidence(item("A story")).items() if k.startswith("kind_"))
+    discussion = evidence(replace(item("Ask HN: what do you use?"), kind="community"))
+    assert discussion["kind_community"] == 1.0 and discussion["kind_papers"] == 0.0
+    repo = evidence(replace(item("owner / tool", "A command-line tool"), kind="repos"))
+    assert not any(v for k, v in repo.items() if k.startswith("kind_"))  # told by its description
+
+
+def test_a_fitted_model_keeps_a_story_from_its_own_threshold() -> None:
+    weights = editorial.Linear(features=["kw_title"], coef=[0.0], intercept=0.0)  # always 0.5
+    model = editorial.EditorialModel(
+        name="t",
+        kind="fitted",
+        relevance=weights,
+        core=weights,
+        importance=weights.model_copy(update={"features": ["core"]}),
+        threshold=0.6,
+    )
+    story = evidence(item("Cockatoos dance"))
+    assert editorial.judge(model, story).outcome == "off-topic"
+    assert editorial.judge(model.model_copy(update={"threshold": 0.4}), story).outcome == "core"

@@ -72,3 +72,58 @@ def test_the_multilingual_head_learns_from_english_on_the_english_heads_scale() 
     # an English article is read by the English head, a Chinese one by the multilingual head
     values = heads.article_values(train[1])
     assert values == [float(v @ coef + intercept) for v in chinese * 2]
+
+
+def test_neighbouring_days_are_one_block_as_the_benchmark_and_the_guard_hold_them_out() -> None:
+    from ops.learn import day_blocks
+    from tests.real_days import BLOCKS
+
+    days = [date.fromisoformat(d) for blocks in BLOCKS.values() for block in blocks for d in block]
+    expected = sorted(
+        tuple(date.fromisoformat(d) for d in block) for blocks in BLOCKS.values() for block in blocks
+    )
+    assert sorted(day_blocks(reversed(days))) == expected
+    assert day_blocks([date(2026, 3, 1), date(2026, 3, 3), date(2026, 3, 6)]) == [
+        (date(2026, 3, 1), date(2026, 3, 3)),
+        (date(2026, 3, 6),),
+    ]
+
+
+def story(day: int, relevance: str, kw: float, head: float = 0.0) -> Example:
+    return Example(
+        date(2026, 3, day), f"s{day}-{kw}", {"kw_title": kw, "emb_head": head}, {}, np.zeros((0, 0)), [],
+        relevance, 1, "label",
+    )  # fmt: skip
+
+
+def test_the_threshold_is_chosen_over_blocks_of_days_each_decided_by_the_others() -> None:
+    from ops.learn import choose_threshold
+
+    rng = np.random.default_rng(3)
+    train = []
+    for day in (1, 5, 9, 13):  # four blocks
+        for _ in range(30):
+            on = rng.random() < 0.3
+            train.append(story(day, "core" if on else "none", float(on) + rng.normal(0, 0.6)))
+    values = [0.0] * len(train)
+    chosen = choose_threshold(train, values, ["kw_title"])
+    assert 0.2 <= chosen <= 0.8
+    assert choose_threshold([e for e in train if e.day.day == 1], values, ["kw_title"]) == 0.5  # one block
+
+
+def test_a_fitted_model_carries_its_threshold_and_its_card_the_blocks_left_out() -> None:
+    from ops.learn import fit
+
+    rng = np.random.default_rng(5)
+    train = []
+    for day in (1, 5, 9):
+        for k in range(40):
+            on = k % 3 == 0
+            e = story(day, "core" if on else "none", float(on) + rng.normal(0, 0.4))
+            e.importance = 2 if on else 0
+            train.append(e)
+    fitted = fit(train, "t", "AI", "none", features=["kw_title", "emb_head"])
+    assert fitted.model.relevance is not None and fitted.model.relevance.features == ["kw_title", "emb_head"]
+    assert 0.2 <= fitted.model.threshold <= 0.8
+    figures = fitted.model.card["leave_one_block_out"]
+    assert figures["blocks"] == 3 and figures["stories"] == len(train) and figures["precision"] > 0.8

@@ -1,0 +1,311 @@
+"""The editor's judgement measured on labelled days it never saw: leave one block of days out.
+
+The 13 labelled days of ``../shared/data/labels`` come in two source mixes (``BLOCKS`` of
+``tests/real_days.py``): the AI world's 14 feeds of March 2026, and English tech outlets
+(TechCrunch, WIRED, Ars Technica, Tweakers in July 2025, and the outlets with two labs' feeds
+in August 2025). ``bench/editorial.py`` and the CI guard (``tests/integration/
+test_judgement_guard.py``) share what is here:
+
+- ``FEED_SETS``: the sources each labelled day is collected from, its labels file and the days
+  briefed before a block as a daily run would have briefed them (not scored);
+- ``collect_base``: every briefed day collected once into a store that each fold copies;
+- ``examples_of``: the labelled stories of every day, their evidence and vectors computed once;
+- ``training_for``: a fold's training stories: no story of a held-out day, nor any story that
+  shares a labelled item or a labelled story with one (neighbouring days share most items);
+- ``brief_block`` and ``score_block``: the held-out days published by the real pipeline under
+  a model and the brief as published scored against each day's own labels.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from tests.real_days import BLOCKS, LAB_SOURCES, aiweb_sources_toml
+
+METRICS = ("precision", "top_core", "recall", "headline")
+Block = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FeedSet:
+    """Sources of one archive, the labelled days collected from it and how each is scored."""
+
+    name: str
+    mix: str  # "aiweb" or "tech": the mix of ``BLOCKS`` its days belong to
+    sources: tuple[dict, ...]  # ``[[sources]]`` entries
+    days: tuple[date, ...]
+    labels: str  # the labels file of a day: ``{day}`` is filled in
+    whole_file: bool  # score every item of the day's file (else only the day's news window)
+    warm_up: int  # days briefed before a block's first day, as a daily run would have
+
+    def label_file(self, day: date) -> str:
+        return self.labels.format(day=day.isoformat())
+
+    def briefed(self, block: Sequence[date]) -> tuple[date, ...]:
+        first = min(block)
+        before = tuple(first - timedelta(days=k) for k in range(self.warm_up, 0, -1))
+        return (*before, *sorted(block))
+
+
+def _days(block: Block) -> tuple[date, ...]:
+    return tuple(date.fromisoformat(d) for d in block)
+
+
+def feed_sets(data: Path) -> list[FeedSet]:
+    """The three archives of the labelled days, configured as a user would configure them."""
+    import tomllib
+
+    aiweb_days = tuple(d for b in BLOCKS["aiweb"] for d in _days(b))
+    tech_days = tuple(d for b in BLOCKS["tech"] for d in _days(b))
+    month = data / "month" / "feeds"
+    feeds = data / "feeds"
+    august = ("arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news")
+    return [
+        FeedSet(
+            "aiweb",
+            "aiweb",
+            tuple(tomllib.loads(aiweb_sources_toml(data / "aiweb"))["sources"]),
+            aiweb_days,
+            "aiweb-{day}.json",
+            whole_file=True,
+            warm_up=2,
+        ),
+        FeedSet(
+            "tech-july",
+            "tech",
+            tuple(
+                {"name": n, "url": f"{(month / n).as_uri()}/{{date}}.xml"}
+                for n in ("arstechnica", "techcrunch", "tweakers", "wired")
+            ),
+            tuple(d for d in tech_days if d.month == 7),
+            "tech-{day}.json",
+            whole_file=True,
+            warm_up=2,
+        ),
+        FeedSet(
+            "tech-august",
+            "tech",
+            tuple(
+                {"name": n, "url": f"{(feeds / n).as_uri()}/{{date}}.xml", "on_topic": n in LAB_SOURCES}
+                for n in august
+            ),
+            tuple(d for d in tech_days if d.month == 8),
+            "relevance-2025-08-05..07.json",
+            whole_file=False,
+            warm_up=0,
+        ),
+    ]
+
+
+def feed_set_of(sets: Iterable[FeedSet], block: Block) -> FeedSet:
+    [found] = [s for s in sets if set(_days(block)) <= set(s.days)]
+    return found
+
+
+def settings_for(root: Path, feeds: FeedSet, model: str):
+    from tasks.settings import parse_settings
+
+    return parse_settings(
+        {
+            "storage": {"root": str(root)},
+            "sources": list(feeds.sources),
+            "policy": {"editorial_model": model},
+            "gates": {"articles": "warning", "items": "blocking", "events": "blocking"},
+        }
+    )
+
+
+def collect_base(root: Path, feeds: FeedSet) -> Path:
+    """Every day a block of ``feeds`` briefs, collected into ``root`` (once: an existing store is kept)."""
+    from tasks import steps
+
+    done = root / "collected.json"
+    if done.is_file():
+        return root
+    settings = settings_for(root, feeds, "rules")
+    days = sorted(
+        {d for b in BLOCKS[feeds.mix] if set(_days(b)) <= set(feeds.days) for d in feeds.briefed(_days(b))}
+    )
+    for day in days:
+        ctx = steps.make_context(settings, day, f"judgement-collect-{day}")
+        for source in feeds.sources:
+            steps.collect_one(ctx, source["name"])
+    done.write_text(json.dumps([d.isoformat() for d in days]))
+    return root
+
+
+def examples_of(root: Path, feeds: FeedSet, labels):
+    """The labelled stories of ``feeds``' days with their evidence (``ops.learn.collect_examples``)."""
+    from ops import learn
+
+    return learn.collect_examples(settings_for(root, feeds, "rules"), list(feeds.days), labels)
+
+
+# -- what a fold may learn from ----------------------------------------------------------------
+
+
+def _link(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
+def held_links(labels, block: Block) -> set[str]:
+    """Every labelled item of the held-out days (their own files' and the spanning files' of those days)."""
+    days = _days(block)
+    links = {_link(k) for d in days for k in labels.by_day.get(d, {})}
+    links |= {_link(k) for k, lab in labels.spanning.items() if set(lab.snapshots) & set(block)}
+    return links
+
+
+def hidden_on(labels, day: date, held: set[str]) -> set[str]:
+    """The items of ``day``'s file in a story that shares an item with the held-out days."""
+    own = labels.by_day.get(day, {})
+    stories = {lab.story for k, lab in own.items() if lab.story and _link(k) in held}
+    return held | {_link(k) for k, lab in own.items() if lab.story in stories}
+
+
+def training_for(examples: Sequence, labels, blocks: Iterable[Block]) -> list:
+    """The examples a fold that leaves ``blocks`` out learns from."""
+    left_out = [b for b in blocks]
+    days = {d for b in left_out for d in _days(b)}
+    held = set().union(*(held_links(labels, b) for b in left_out)) if left_out else set()
+    hidden: dict[date, set[str]] = {}
+    kept = []
+    for e in examples:
+        if e.day in days:
+            continue
+        if e.day not in hidden:
+            hidden[e.day] = hidden_on(labels, e.day, held)
+        if not {_link(u) for u in e.links} & hidden[e.day]:
+            kept.append(e)
+    return kept
+
+
+# -- briefing and scoring a block --------------------------------------------------------------
+
+
+def brief_block(base: Path, work: Path, feeds: FeedSet, block: Block, model: str) -> dict[date, dict]:
+    """Publish the block's days (after its warm-up days) under ``model`` on a copy of ``base``; the
+    published brief per day (no items on a day whose brief is withheld)."""
+    from tasks import steps
+
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(base, work)
+    settings = settings_for(work, feeds, model)
+    briefs = {}
+    for day in feeds.briefed(_days(block)):
+        ctx = steps.make_context(settings, day, f"judgement-{Path(model).stem}-{day}")
+        try:
+            published = steps.rebrief(ctx)
+        except steps.BriefWithheld:
+            briefs[day] = {"items": []}
+            continue
+        briefs[day] = json.loads(Path(published.files["json"]).read_text())
+    return briefs
+
+
+def _window(day: date) -> tuple[datetime, datetime]:
+    from zoneinfo import ZoneInfo
+
+    from tasks.dedup import news_window
+
+    return news_window(day, ZoneInfo("UTC"), 48)
+
+
+def _published(text: str) -> datetime:
+    from email.utils import parsedate_to_datetime
+
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return parsedate_to_datetime(text)
+
+
+RANK = {"none": 0, "related": 1, "core": 2}
+
+
+def score_block(data: Path, feeds: FeedSet, block: Block, briefs: dict[date, dict]) -> dict[str, dict]:
+    """Per held-out day, as (hits, total): precision (the brief's items that are core or related),
+    top core (its top section's items that are core), recall (the day's core items of importance
+    >= 2 cited that day or earlier) and headline lead (its importance-3 items cited in a top
+    section that day or earlier); with the titles missed and the brief's length."""
+    days = _days(block)
+    cited_any: dict[str, date] = {}
+    cited_top: dict[str, date] = {}
+    out: dict[str, dict] = {}
+    for day in feeds.briefed(days):
+        items = briefs[day]["items"]
+        for item in items:
+            for c in item["citations"]:
+                for key in {c["url"], _link(c["url"])}:  # a digest's part cites the digest
+                    cited_any.setdefault(key, day)
+                    if item["section"] == "top":
+                        cited_top.setdefault(key, day)
+        if day not in days:
+            continue
+        labels = json.loads((data / "labels" / feeds.label_file(day)).read_text())
+        by_url = {lab["id"]: lab for lab in labels}
+        rel = [0, 0]
+        top = [0, 0]
+        wrong: list[str] = []
+        for item in items:
+            found = [by_url.get(c["url"]) or by_url.get(_link(c["url"])) for c in item["citations"]]
+            known = [lab for lab in found if lab]
+            if not known:
+                continue
+            best = max(known, key=lambda lab: RANK[lab["relevance"]])
+            rel[1] += 1
+            rel[0] += best["relevance"] != "none"
+            if best["relevance"] == "none":
+                wrong.append(item["title"])
+            if item["section"] == "top":
+                top[1] += 1
+                top[0] += best["relevance"] == "core"
+        start, end = _window(day)
+        scored = [
+            lab
+            for lab in labels
+            if feeds.whole_file
+            or (start <= _published(lab["published"]) < end and day.isoformat() in lab["snapshots"])
+        ]
+        important = [lab for lab in scored if lab["relevance"] == "core" and lab["importance"] >= 2]
+        headlines = [lab for lab in scored if lab["importance"] == 3]
+
+        def hit(lab: dict, cited: dict[str, date], day: date = day) -> bool:
+            return lab["id"] in cited and cited[lab["id"]] <= day
+
+        out[day.isoformat()] = {
+            "precision": tuple(rel),
+            "top_core": tuple(top),
+            "recall": (sum(hit(lab, cited_any) for lab in important), len(important)),
+            "headline": (sum(hit(lab, cited_top) for lab in headlines), len(headlines)),
+            "off_topic_in": wrong,
+            "missed": [lab["title"] for lab in important if not hit(lab, cited_any)],
+            "missed_headlines": [lab["title"] for lab in headlines if not hit(lab, cited_top)],
+            "items": len(items),
+        }
+    return out
+
+
+def pooled(rows: Iterable[dict]) -> dict[str, tuple[int, int]]:
+    total = {k: [0, 0] for k in METRICS}
+    for row in rows:
+        for k in METRICS:
+            total[k][0] += row[k][0]
+            total[k][1] += row[k][1]
+    return {k: (a, b) for k, (a, b) in total.items()}
+
+
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a share (95 % by default)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
