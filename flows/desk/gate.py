@@ -76,6 +76,8 @@ class Gate:
         host = headers.get("host", "")
         if not self.allowed(host_name(host)):
             shown = host if len(host) <= 80 else host[:77] + "..."
+            if scope["method"] in ("POST", "PUT", "PATCH"):
+                await self.read_body(headers, receive)  # up to the limit: a refusal is read, not a reset
             await self.refuse(
                 send,
                 421,
@@ -86,6 +88,7 @@ class Gate:
         if scope["method"] == "POST":
             why = self.foreign(headers)
             if why:
+                await self.read_body(headers, receive)  # up to the limit: a refusal is read, not a reset
                 await self.refuse(send, 403, f"refused: {why}")
                 return
             body = await self.read_body(headers, receive)

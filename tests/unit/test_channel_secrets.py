@@ -78,7 +78,7 @@ def test_a_secret_written_into_a_channel_url_is_refused_without_repeating_it(
     with pytest.raises(ConfigError) as refused:
         settings_with(url)
     message = str(refused.value)
-    assert "delivery.channels.0.url" in message and "carries a secret written out" in message
+    assert "[[delivery]] 'chat': url" in message and "carries a secret written out" in message
     assert f'url = "{instead}"' in message  # the URL to write, its secrets named as variables
     assert "export the variable where the brief runs" in message
     assert not [s for s in secrets if s in message]
