@@ -211,3 +211,27 @@ def test_read_returns_models_in_total_order() -> None:
     events = [collected(i, at=T0) for i in range(3)]
     store.append(list(reversed(events)))
     assert [e.event_id for e in store.read()] == sorted(e.event_id for e in events)
+
+
+def test_a_payload_is_read_as_its_latest_model_from_an_event_or_a_stored_row() -> None:
+    from storage.payloads import ArticleCollectedV4, RunStarted, StoryScored
+    from storage.typed import payload_of
+
+    v1 = {
+        "event_type": "article.collected",
+        "schema_version": 1,
+        "payload": '{"article_id": "a", "source": "s", "url": "u", "canonical_url": "c", "title": "t",'
+        ' "published": "2025-08-06T07:00:00Z", "content_hash": "h"}',
+    }
+    article = payload_of(v1, ArticleCollectedV4)
+    assert (article.published_at, article.language, article.tags) == (
+        datetime(2025, 8, 6, 7, tzinfo=UTC),
+        "und",
+        [],
+    )
+    event = collected(1)
+    assert payload_of(event, ArticleCollectedV4).model_dump(mode="json") == dict(event.payload)
+    row = {"event_type": "run.started", "schema_version": 1, "payload": '{"flow": "daily-brief"}'}
+    assert payload_of(row, RunStarted).process is None
+    with pytest.raises(TypeError, match=r"article\.collected v4 is a ArticleCollectedV4, not a StoryScored"):
+        payload_of(event, StoryScored)
