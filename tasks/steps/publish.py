@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 from storage.errors import BriefError
 from storage.lease import Held
@@ -15,6 +16,9 @@ from tasks import render, write
 from tasks.settings import Settings
 from tasks.steps.context import RunContext
 from tasks.steps.corrections import acts_seen, people_acts
+
+if TYPE_CHECKING:
+    from tasks.steps.collect import SourceOutcome
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,18 @@ def item_sources(ctx: RunContext, document: dict) -> list[str]:
     for gone in document.get("retracted", []):  # an item a person took out: the retraction names why
         sources += acts.get(gone["story_id"], [])
     return sources
+
+
+def withhold_if_unfit(
+    ctx: RunContext, document: dict, sources: Sequence[SourceOutcome]
+) -> BriefWithheld | None:
+    """The daily run's decision before it publishes: when the brief is unfit for readers (``withhold_reason``
+    over the sources the run tried and those that failed), record ``brief.withheld`` and return the error
+    the run raises; else None."""
+    failed = [o.source for o in sources if o.error]
+    fetched = sum(1 for o in sources if not o.skipped)
+    reason = withhold_reason(ctx, document, fetched, failed)
+    return withhold(ctx, document, fetched, failed, reason) if reason else None
 
 
 def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], reason: str) -> BriefWithheld:
