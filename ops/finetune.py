@@ -34,6 +34,7 @@ from storage.atomic import write_text
 from storage.errors import InputError, StoreError
 from storage.projections import materialize
 from storage.store import EventStore
+from storage.typed import payload_field
 from tasks.injection import looks_like_instructions
 
 TASKS = ("classify", "extract", "summarize", "dedup", "relevance", "llm")
@@ -130,7 +131,6 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
         raise InputError(f"--task {task!r}: choose one of {', '.join(TASKS)}")
     articles = {r["article_id"]: r for r in materialize(store, "articles").iter_rows(named=True)}
     events = store.query(lambda: store.scan(days))
-    payload = pl.col("payload")
     if task == "relevance":
         yield from _relevance(events, articles)
         return
@@ -140,7 +140,7 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
     if task in ("classify", "extract", "summarize"):
         clustered = _latest(
             events.filter(pl.col("event_type") == "story.clustered").with_columns(
-                payload.str.json_path_match("$.story_id").alias("story")
+                payload_field("story.clustered", "story_id").alias("story")
             ),
             ["story", "brief_date"],
         )
@@ -150,7 +150,7 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
         }
         analyzed = _latest(
             events.filter(pl.col("event_type") == "story.analyzed").with_columns(
-                payload.str.json_path_match("$.story_id").alias("story")
+                payload_field("story.analyzed", "story_id").alias("story")
             ),
             ["story", "brief_date"],
         )
@@ -204,7 +204,7 @@ def _relevance(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
     """The topic decisions (``story.scored``), with people's marks as the preferred answer."""
     scored = _latest(
         events.filter(pl.col("event_type") == "story.scored").with_columns(
-            pl.col("payload").str.json_path_match("$.story_id").alias("story")
+            payload_field("story.scored", "story_id").alias("story")
         ),
         ["story", "brief_date"],
     )

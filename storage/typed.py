@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import orjson
+import polars as pl
 from pydantic import BaseModel
 
 import storage.payloads  # noqa: F401  (fills the registry)
@@ -35,3 +36,16 @@ def payload_of(source: Event | Mapping[str, Any], model: type[P], registry: Even
     if not issubclass(registered, model):
         raise TypeError(f"{event_type} v{version} is a {registered.__name__}, not a {model.__name__}")
     return registered.model_validate(data)  # type: ignore[return-value]
+
+
+def payload_field(event_type: str, name: str, *keys: str, registry: EventRegistry = REGISTRY) -> pl.Expr:
+    """A scanned frame's payload field (``name``, then ``keys`` into its mapping) as a string column,
+    for the rows of ``event_type``: only a field every registered version of the type declares, so a
+    frame read this way sees what the upcasters give (an upcaster adds or renames fields; one kept by
+    every version is read as it was written). Any other field is read through ``payload_of``."""
+    spec = registry.spec(event_type)
+    missing = [v for v, model in spec.models.items() if name not in model.model_fields]
+    if missing:
+        raise KeyError(f"{event_type}: field {name!r} is not in version(s) {missing}; read it by payload_of")
+    path = "$." + name + "".join(f"['{key}']" for key in keys)
+    return pl.col("payload").str.json_path_match(path)

@@ -235,3 +235,14 @@ def test_a_payload_is_read_as_its_latest_model_from_an_event_or_a_stored_row() -
     assert payload_of(row, RunStarted).process is None
     with pytest.raises(TypeError, match=r"article\.collected v4 is a ArticleCollectedV4, not a StoryScored"):
         payload_of(event, StoryScored)
+
+
+def test_a_frame_reads_only_fields_every_version_of_its_type_declares() -> None:
+    from storage.typed import payload_field
+
+    frame = pl.DataFrame({"payload": ['{"counts": {"article.collected": 3}, "status": "completed"}']})
+    found = frame.select(payload_field("run.finished", "counts", "article.collected").cast(pl.Int64))
+    assert found.item() == 3
+    assert frame.select(payload_field("run.finished", "status")).item() == "completed"
+    with pytest.raises(KeyError, match=r"field 'published_at' is not in version\(s\) \[1\]"):
+        payload_field("article.collected", "published_at")
