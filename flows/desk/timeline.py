@@ -17,11 +17,13 @@ import polars as pl
 
 from flows.desk.reads import document
 from storage.errors import InputError
+from storage.payloads import BriefPublished
 from storage.projections import project
 from storage.projections.articles import ArticlesProjection
 from storage.projections.scores import ScoresProjection
 from storage.projections.stories import StoriesProjection
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks.render import without_tracking
 from tasks.write import safe_url
 
@@ -124,10 +126,10 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
 def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], published: pl.DataFrame) -> None:
     """Which published versions of each day held the story, and its item in the current one."""
     for row in published.iter_rows(named=True):
-        payload = json.loads(row["payload"])
+        brief = payload_of(row, BriefPublished)
         for d in days:
-            if d.day == row["brief_date"] and story_id in payload["stories"]:
-                d.versions.append(int(payload["version"]))
+            if d.day == row["brief_date"] and story_id in brief.stories:
+                d.versions.append(brief.version)
     for d in days:
         if not d.versions:
             continue

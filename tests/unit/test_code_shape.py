@@ -30,27 +30,15 @@ LONG: dict[str, str] = {
 # modules that still read payloads by key (to be moved onto the payload models): it only shrinks
 PAYLOAD_READERS: frozenset[str] = frozenset(
     {
-        "flows/commands/policy.py",
         "flows/desk/reads.py",
-        "flows/desk/timeline.py",
-        "flows/views/policy.py",
-        "flows/views/trace.py",
         "ops/policy.py",
-        "ops/preflight.py",
-        "ops/purge.py",
         "ops/regress.py",
         "ops/reparse.py",
-        "ops/runs.py",
         "ops/shadow_stats.py",
         "ops/trace.py",
         "tasks/alerts.py",
-        "tasks/collect.py",
         "tasks/steps/alert.py",
-        "tasks/steps/collect.py",
-        "tasks/steps/corrections.py",
         "tasks/steps/dedup.py",
-        "tasks/steps/liveness.py",
-        "tasks/steps/publish.py",
     }
 )
 
