@@ -30,14 +30,9 @@ LONG: dict[str, str] = {
 # modules that still read payloads by key (to be moved onto the payload models): it only shrinks
 PAYLOAD_READERS: frozenset[str] = frozenset(
     {
-        "flows/desk/reads.py",
         "ops/policy.py",
         "ops/regress.py",
-        "ops/reparse.py",
         "ops/shadow_stats.py",
-        "ops/trace.py",
-        "tasks/alerts.py",
-        "tasks/steps/alert.py",
         "tasks/steps/dedup.py",
     }
 )
