@@ -31,8 +31,6 @@ LONG: dict[str, str] = {
 PAYLOAD_READERS: frozenset[str] = frozenset(
     {
         "ops/policy.py",
-        "ops/regress.py",
-        "ops/shadow_stats.py",
         "tasks/steps/dedup.py",
     }
 )
