@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import glob
-import json
 import random
 import ssl
 import time
@@ -155,10 +154,10 @@ def last_validators(ctx: RunContext, url: str) -> Validators | None:
             pl.col("payload").str.contains(url, literal=True)
         )
     )
-    for payload in reversed(frame.get_column("payload").to_list()):
-        data = json.loads(payload)
-        if data["url"] == url and (data.get("etag") or data.get("last_modified")):
-            return Validators(data.get("etag"), data.get("last_modified"), data["content_hash"])
+    for row in reversed(frame.rows(named=True)):
+        fetch = payload_of(row, FeedFetchedV2)
+        if fetch.url == url and (fetch.etag or fetch.last_modified):
+            return Validators(fetch.etag, fetch.last_modified, fetch.content_hash)
     return None
 
 
