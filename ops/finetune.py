@@ -32,9 +32,18 @@ from pydantic import BaseModel, ConfigDict
 
 from storage.atomic import write_text
 from storage.errors import InputError, StoreError
+from storage.payloads import (
+    ArticlePurged,
+    BriefPublished,
+    ConfirmationResolved,
+    StoryClustered,
+    StoryMerged,
+    StoryScored,
+    StorySplit,
+)
 from storage.projections import materialize
 from storage.store import EventStore
-from storage.typed import payload_field
+from storage.typed import payload_field, payload_of
 from tasks.injection import looks_like_instructions
 
 TASKS = ("classify", "extract", "summarize", "dedup", "relevance", "llm")
@@ -145,7 +154,7 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
             ["story", "brief_date"],
         )
         representative = {
-            (r["story"], r["brief_date"]): (json.loads(r["payload"])["representative"], r["event_id"])
+            (r["story"], r["brief_date"]): (payload_of(r, StoryClustered).representative, r["event_id"])
             for r in clustered.iter_rows(named=True)
         }
         analyzed = _latest(
@@ -209,16 +218,16 @@ def _relevance(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
         ["story", "brief_date"],
     )
     for row in scored.iter_rows(named=True):
-        decision = json.loads(row["payload"])
-        article = articles.get(decision["representative"])
+        decision = payload_of(row, StoryScored)
+        article = articles.get(decision.representative)
         if article is None:
             continue
-        machine = {"relevance": decision.get("model_outcome") or decision["outcome"], "lead": False}
+        machine = {"relevance": decision.model_outcome or decision.outcome, "lead": False}
         mark = article.get("relevance")
         human = {"relevance": "core" if mark == "lead" else mark, "lead": mark == "lead"} if mark else None
         yield Example(
             "relevance",
-            decision["representative"],
+            decision.representative,
             str(row["brief_date"]),
             {**_article_input(article), "tags": list(article.get("tags") or [])},
             machine,
@@ -240,8 +249,8 @@ def _model_calls(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
     calls = events.filter(pl.col("event_type") == "llm.called")
     purged = {
         a
-        for p in events.filter(pl.col("event_type") == "article.purged")["payload"]
-        for a in json.loads(p)["article_ids"]
+        for r in events.filter(pl.col("event_type") == "article.purged").iter_rows(named=True)
+        for a in payload_of(r, ArticlePurged).article_ids
     }
     for row in calls.iter_rows(named=True):
         call = json.loads(row["payload"])
@@ -290,8 +299,8 @@ def _answers(events: pl.DataFrame) -> dict[tuple[str, str, str], str]:
     resolved = events.filter(pl.col("event_type") == "confirmation.resolved")
     out = {}
     for r in resolved.sort("occurred_at").iter_rows(named=True):
-        p = json.loads(r["payload"])
-        out[(p["subject"], p["field"].removeprefix("claim:"), p["value"])] = p["answer"]
+        p = payload_of(r, ConfirmationResolved)
+        out[(p.subject, p.field.removeprefix("claim:"), p.value)] = p.answer
     return out
 
 
@@ -327,7 +336,7 @@ def _summaries(
 ) -> Iterator[Example]:
     published = events.filter(pl.col("event_type") == "brief.published")
     for r in _latest(published, ["brief_date"]).iter_rows(named=True):
-        files = json.loads(r["payload"])["files"]
+        files = payload_of(r, BriefPublished).files
         brief = json.loads(_read_published(store, files["json"]))
         for item in brief["items"]:
             rep = representative.get((item["story_id"], r["brief_date"]))
@@ -350,7 +359,7 @@ def _summaries(
 def _pairs(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
     clustered = events.filter(pl.col("event_type") == "story.clustered")
     for r in clustered.iter_rows(named=True):
-        members = [m for m in json.loads(r["payload"])["members"] if m in articles]
+        members = [m for m in payload_of(r, StoryClustered).members if m in articles]
         for i, a in enumerate(members[:6]):
             for b in members[i + 1 : 6]:
                 yield _pair(
@@ -358,7 +367,8 @@ def _pairs(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
                 )
     human = events.filter(pl.col("event_type").is_in(["story.merged", "story.split"]))
     for r in human.iter_rows(named=True):
-        ids = json.loads(r["payload"])["article_ids"]
+        link = payload_of(r, StoryMerged) if r["event_type"] == "story.merged" else payload_of(r, StorySplit)
+        ids = link.article_ids
         if len(ids) == 2 and all(i in articles for i in ids):
             said = r["event_type"] == "story.merged"
             yield _pair(
