@@ -36,6 +36,10 @@ from storage.payloads import (
     ArticlePurged,
     BriefPublished,
     ConfirmationResolved,
+    Fact,
+    FactcheckFailed,
+    LLMCalled,
+    StoryAnalyzed,
     StoryClustered,
     StoryMerged,
     StoryScored,
@@ -170,10 +174,10 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
                 continue
             article_id, clustered_id = representative[key]
             article = articles[article_id]
-            analysis = json.loads(row["payload"])
+            analysis = payload_of(row, StoryAnalyzed)
             ids = [row["event_id"], clustered_id]
             if task == "classify":
-                machine = {"category": analysis["category"]}
+                machine = {"category": analysis.category}
                 human = {"category": article["category"]} if article["category"] else None
                 yield Example(
                     task,
@@ -186,13 +190,13 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
                     row["policy_version"],
                 )
             elif task == "extract":
-                machine = _facts(analysis["facts"], article_id, removed=set())
+                machine = _facts(analysis.facts, article_id, removed=set())
                 removed = {
                     (f"claim:{k}", v)
                     for (s, k, v), a in answers.items()
                     if s == row["story"] and a == "remove"
                 }
-                corrected = _facts(analysis["facts"], article_id, removed=removed)
+                corrected = _facts(analysis.facts, article_id, removed=removed)
                 yield Example(
                     task,
                     article_id,
@@ -242,9 +246,9 @@ def _model_calls(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
     from tasks import write
 
     removed = {
-        json.loads(p)["story_id"]
-        for p in events.filter(pl.col("event_type") == "factcheck.failed")["payload"].to_list()
-        if json.loads(p).get("action") == "removed_model_text"
+        f.story_id
+        for r in events.filter(pl.col("event_type") == "factcheck.failed").iter_rows(named=True)
+        if (f := payload_of(r, FactcheckFailed)).action == "removed_model_text"
     }
     calls = events.filter(pl.col("event_type") == "llm.called")
     purged = {
@@ -253,34 +257,34 @@ def _model_calls(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
         for a in payload_of(r, ArticlePurged).article_ids
     }
     for row in calls.iter_rows(named=True):
-        call = json.loads(row["payload"])
-        if call["output"] is None or purged.intersection(call["articles"]):
+        call = payload_of(row, LLMCalled)
+        if call.output is None or purged.intersection(call.articles):
             continue  # no answer; or it read an article taken out of the store
-        if any("content" not in m for m in call["messages"][:2]):
+        if any("content" not in m for m in call.messages[:2]):
             continue  # thinned by retention: the prompt is a digest now
-        members = [articles[a] for a in call["articles"] if a in articles]
+        members = [articles[a] for a in call.articles if a in articles]
         human = None
-        if call["task"] == "relevance":
+        if call.task == "relevance":
             mark = next((m["relevance"] for m in members if m.get("relevance")), None)
             if mark:
                 outcome = "core" if mark == "lead" else mark
                 human = {"outcome": outcome, "confidence": 1.0, "reason": "a person marked it"}
-        elif call["task"] == "category":
+        elif call.task == "category":
             corrected = next((m["category"] for m in members if m.get("category")), None)
             if corrected:
                 human = {"category": corrected, "confidence": 1.0}
-        elif call["task"] == "summary" and call["subject"] in removed and members:
+        elif call.task == "summary" and call.subject in removed and members:
             human = {"summary": write.short_summary(members[0]["summary"] or members[0]["title"])}
         yield Example(
-            f"llm.{call['task']}",
-            f"{call['task']}:{call['request_key']}",
+            f"llm.{call.task}",
+            f"{call.task}:{call.request_key}",
             str(row["brief_date"]),
             {},
-            call["output"],
+            call.output,
             human,
             [row["event_id"], *(row["source_event_ids"] or [])],
             row["policy_version"],
-            messages=call["messages"][:2],
+            messages=call.messages[:2],
         )
 
 
@@ -304,7 +308,7 @@ def _answers(events: pl.DataFrame) -> dict[tuple[str, str, str], str]:
     return out
 
 
-def _facts(facts: list[dict], article_id: str, removed: set[tuple[str, str]]) -> dict:
+def _facts(facts: list[Fact], article_id: str, removed: set[tuple[str, str]]) -> dict:
     out: dict[str, list[str]] = {
         "organizations": [],
         "people": [],
@@ -320,14 +324,11 @@ def _facts(facts: list[dict], article_id: str, removed: set[tuple[str, str]]) ->
         "date": "dates",
     }
     for f in facts:
-        if (f.get("anchor") or {}).get("article_id") != article_id or (
-            f"claim:{f['kind']}",
-            f["text"],
-        ) in removed:
+        if f.anchor.article_id != article_id or (f"claim:{f.kind}", f.text) in removed:
             continue
-        values = out[names[f["kind"]]]
-        if f["value"] not in values:
-            values.append(f["value"])
+        values = out[names[f.kind]]
+        if f.value not in values:
+            values.append(f.value)
     return out
 
 
