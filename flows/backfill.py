@@ -98,20 +98,21 @@ def collect_archives_task(
 
 def with_versions(settings, outcomes: list[dict]) -> list[dict]:
     """A fanned-out date's version, items and whether its run published a new version, from the log."""
-    import json
+    from storage.payloads import BriefPublished
+    from storage.typed import payload_of
 
     store = settings.storage.event_store()
     out = []
     for o in outcomes:
         day = date.fromisoformat(o["date"])
         rows = store.query(lambda day=day: store.scan([day], event_types=["brief.published"]))
-        published = [(r["run_id"], json.loads(r["payload"])) for r in rows.iter_rows(named=True)]
-        latest = max((p for _, p in published), key=lambda p: p["version"], default=None)
+        published = [(r["run_id"], payload_of(r, BriefPublished)) for r in rows.iter_rows(named=True)]
+        latest = max((p for _, p in published), key=lambda p: p.version, default=None)
         out.append(
             {
                 **o,
-                "version": latest["version"] if latest and o["status"] == "completed" else None,
-                "items": latest["items"] if latest and o["status"] == "completed" else 0,
+                "version": latest.version if latest and o["status"] == "completed" else None,
+                "items": latest.items if latest and o["status"] == "completed" else 0,
                 "changed": any(run == o["flow_run_id"] for run, _ in published),
             }
         )

@@ -234,29 +234,60 @@ def daily_brief(
     day = steps.refuse_future(steps.resolve_day(date_, configured), configured)  # before anything is written
     # one store (on S3, one check of the bucket) for the adopted policy and the run
     ctx, policy = governed_context(configured, day, current_run_id())
-    settings = ctx.settings
-    shadow = shadow_of(configured, settings)  # None without [policy.shadow]
+    shadow = shadow_of(configured, ctx.settings)  # None without [policy.shadow]
     report = steps.RunReport(ctx, step_logger())
-    say, log = report.say, get_run_logger().info
-    log(policy.line)  # in the run's log and the Prefect UI; run.started records it
+    get_run_logger().info(policy.line)  # in the run's log and the Prefect UI; run.started records it
     report.start()
+    collect_stage(ctx, report)
+    if after_runs:
+        wait_stage(ctx, report, after_runs)
+    outcome, document = draft_stage(ctx, report, shadow)
+    withheld = steps.withhold_if_unfit(ctx, document, report.sources)
+    if withheld is not None:
+        compact_task(unwalked(ctx))
+        create_table_artifact(
+            key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=str(withheld)
+        )
+        with report.step("publish"):
+            raise withheld
+    published = publish_stage(ctx, report, document, deliver)
+    report.finish(outcome, published)
+    finish_stage(ctx, report)
+    return run_result(ctx, report, published, policy.line)
+
+
+# unwalked, here and below: Prefect passes the value without walking its contents (the context,
+# outcomes and documents hold thousands of objects; the walk was about a tenth of a run)
+
+
+def collect_stage(ctx: steps.RunContext, report: steps.RunReport) -> None:
+    """Collect every source; the report keeps their outcomes (what the withholding decision reads)."""
     with report.step("collect"):
-        # unwalked, here and below: Prefect passes the value without walking its contents (the
-        # context, outcomes and documents hold thousands of objects; the walk was about a tenth
-        # of a run)
         outcomes = collect_all(ctx)
         report.sources = outcomes
-        say(report.collected())
+        report.say(report.collected())
         for skipped in (o for o in outcomes if o.skipped):
-            log(f"{skipped.source} not fetched: {skipped.skipped}")
-    if after_runs:
-        with report.step("wait"):
-            from flows.fanout import wait_for_runs
+            get_run_logger().info(f"{skipped.source} not fetched: {skipped.skipped}")
 
-            embedded = steps.embed_window(ctx)
-            log(f"{embedded} text(s) embedded; waiting for {len(after_runs)} earlier date(s) of the backfill")
-            wait_for_runs(after_runs, log, poll_s=0.5)
-            say(f"{embedded} text(s) embedded, {len(after_runs)} earlier date(s) ended")
+
+def wait_stage(ctx: steps.RunContext, report: steps.RunReport, after_runs: list[str]) -> None:
+    """Embed the window's texts, then wait for the earlier dates of a fanned-out backfill to end."""
+    from flows.fanout import wait_for_runs
+
+    log = get_run_logger().info
+    with report.step("wait"):
+        embedded = steps.embed_window(ctx)
+        log(f"{embedded} text(s) embedded; waiting for {len(after_runs)} earlier date(s) of the backfill")
+        wait_for_runs(after_runs, log, poll_s=0.5)
+        report.say(f"{embedded} text(s) embedded, {len(after_runs)} earlier date(s) ended")
+
+
+def draft_stage(
+    ctx: steps.RunContext, report: steps.RunReport, shadow: Shadow | None
+) -> tuple[steps.DedupOutcome, dict]:
+    """Dedup, score (and the shadow policy's decisions), analyse, write and fact-check, ask, gate:
+    the day's outcome and its gated document, not yet published."""
+    say = report.say
     with report.step("dedup"):
         outcome = dedup_task(unwalked(ctx))
         say(
@@ -265,9 +296,9 @@ def daily_brief(
     with report.step("score"):
         scores = score_task(unwalked(ctx), unwalked(outcome))
         report.off_topic = steps.left_out(scores)
-        say(report.scored(len(scores) - report.off_topic, settings.policy.topic.name))
+        say(report.scored(len(scores) - report.off_topic, ctx.settings.policy.topic.name))
         if report.left_out_hint():
-            log(report.left_out_hint())
+            get_run_logger().info(report.left_out_hint())
     if shadow is not None:
         with report.step("shadow"):
             say(shadow_task(unwalked(ctx), unwalked(shadow), unwalked(outcome), unwalked(scores)).line)
@@ -287,38 +318,44 @@ def daily_brief(
     with report.step("gate"):
         document, gated = gate_task(unwalked(ctx), unwalked(outcome), unwalked(document))
         say(gated)
-    failed = [o.source for o in report.sources if o.error]
-    fetched = sum(1 for o in report.sources if not o.skipped)
-    reason = steps.withhold_reason(ctx, document, fetched, failed)
-    if reason:
-        withheld = steps.withhold(ctx, document, fetched, failed, reason)
-        compact_task(unwalked(ctx))
-        create_table_artifact(
-            key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=str(withheld)
-        )
-        with report.step("publish"):
-            raise withheld
+    return outcome, document
+
+
+def publish_stage(
+    ctx: steps.RunContext, report: steps.RunReport, document: dict, deliver: bool
+) -> steps.Published:
+    """Publish the gated document as the day's next version; deliver it when asked and configured."""
     with report.step("publish"):
         published = publish_task(unwalked(ctx), unwalked(document))
-        say(
+        report.say(
             f"brief v{published.version}: {published.items} items"
             + ("" if published.changed else ", unchanged")
         )
-    if deliver and settings.delivery.channels:
+    if deliver and ctx.settings.delivery.channels:
         with report.step("deliver"):
             report.delivery = deliver_task(unwalked(ctx))
-            say(report.delivery.line())
-    report.finish(outcome, published)
-    if settings.alerts:
+            report.say(report.delivery.line())
+    return published
+
+
+def finish_stage(ctx: steps.RunContext, report: steps.RunReport) -> None:
+    """The day's alerts (when configured), compaction of the days written, and the run's report."""
+    if ctx.settings.alerts:
         with report.step("alerts"):
             sent = alerts_task(unwalked(ctx))
-            say(f"{len(sent)} alert(s) sent")
+            report.say(f"{len(sent)} alert(s) sent")
     with report.step("compact"):
         merged, stale = compact_task(unwalked(ctx))
-        say(f"{merged} file(s) merged, {stale} stale temporary file(s) removed")
+        report.say(f"{merged} file(s) merged, {stale} stale temporary file(s) removed")
     create_table_artifact(
         key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=report.summary()
     )
+
+
+def run_result(
+    ctx: steps.RunContext, report: steps.RunReport, published: steps.Published, policy: str
+) -> dict:
+    """What ``daily_brief`` returns: the version published, its files, what was delivered."""
     return {
         "date": ctx.day.isoformat(),
         "run_id": ctx.run_id,
@@ -330,6 +367,6 @@ def daily_brief(
         "delivered": [s.channel for s in report.delivery.sent if s.ok] if report.delivery else [],
         "delivery_failed": [s.channel for s in report.delivery.failed] if report.delivery else [],
         "seconds": round(time.perf_counter() - report.started, 2),
-        "policy": policy.line,  # which policy the run ran under, as the person running it reads it
+        "policy": policy,  # which policy the run ran under, as the person running it reads it
         "left_out": report.left_out_hint(),  # where an operator reads why stories were left out
     }

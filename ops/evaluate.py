@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -47,6 +47,29 @@ def _prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float |
     return round(p, 4), round(r, 4), round(2 * p * r / (p + r), 4) if p + r else 0.0
 
 
+@dataclass
+class Tally:
+    """What an evaluation counts over its days, before the figures are made of it."""
+
+    editorial: dict[str, list[int]] = field(
+        default_factory=lambda: {
+            k: [0, 0] for k in ("precision", "top_core", "recall", "headline", "marks", "toward")
+        }
+    )
+    left_out: int = 0
+    human: list[int] = field(default_factory=lambda: [0, 0, 0])  # true, false positives, false negatives
+    labels: list[int] = field(default_factory=lambda: [0, 0, 0])
+    category_hits: int = 0
+    category_total: int = 0
+    items: int = 0
+    passed: int = 0
+    news: int = 0
+    cited: int = 0
+    questions: int = 0
+    llm_calls: int = 0
+    llm_reused: int = 0
+
+
 def evaluate_policy(
     settings: Settings,
     policy: PolicySettings,
@@ -58,14 +81,8 @@ def evaluate_policy(
     with each person's mark and hand label (``judge``)."""
     trial = settings.model_copy(update={"policy": policy})
     relevance_labels = _relevance_labels(labels)
-    editorial = {k: [0, 0] for k in ("precision", "top_core", "recall", "headline", "marks", "toward")}
-    left_out = 0
     marks = _marks(settings, max(days)) if days else {}
-    human_tp = human_fp = human_fn = 0
-    label_scores = [0, 0, 0]
-    category_hits = category_total = 0
-    items = passed = news = cited = questions = 0
-    llm_calls = llm_reused = 0
+    tally = Tally()
     for day in days:
         ctx = steps.make_context(trial, day, f"evaluate-{trial.policy_version()}")
         ctx.dry_run = True
@@ -74,70 +91,93 @@ def evaluate_policy(
         ctx.apply_links = False
         outcome = steps.dedup_day(ctx)
         document, findings, scores = steps.draft(ctx, outcome)
-        left_out += steps.left_out(scores)
-        _score_editorial(editorial, document, outcome, scores, relevance_labels.on(day), marks)
+        tally.left_out += steps.left_out(scores)
+        _score_editorial(tally.editorial, document, outcome, scores, relevance_labels.on(day), marks)
         if judged is not None:
             judged[day] = judge(day, outcome, scores, relevance_labels.on(day), marks)
-        questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
+        tally.questions += steps.raise_questions(ctx, outcome, document, findings)["asked"]
         model = llm_analyst(ctx)
         if model is not None:  # a changed prompt or model asks again; the same one reads the log
-            llm_calls += model.stats.calls
-            llm_reused += model.stats.reused
-        story_of = {a: k for k, s in enumerate(outcome.stories) for a in s.members}
-        must, cannot = steps.human_links(ctx, ctx.reach)
-        for pair in must:
-            a, b = sorted(pair)
-            if a in story_of and b in story_of:
-                human_tp += story_of[a] == story_of[b]
-                human_fn += story_of[a] != story_of[b]
-        for pair in cannot:
-            a, b = sorted(pair)
-            if a in story_of and b in story_of:
-                human_fp += story_of[a] == story_of[b]
-        if labels is not None and (labels / f"stories-{day.isoformat()}.json").is_file():
-            truth_links = json.loads((labels / f"stories-{day.isoformat()}.json").read_text())
-            by_link = {link: s["story"] for s in truth_links["stories"] for link in s["items"]}
-            truth = {
-                a: by_link[outcome.items[a].url]
-                for s in outcome.stories
-                for a in s.members
-                if outcome.items[a].url in by_link
-            }
-            for k, v in enumerate(dedup.pairwise_scores([s.members for s in outcome.stories], truth)):
-                label_scores[k] += v
-        rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
-        for story in outcome.stories:
-            corrected = outcome.corrected_category.get(story.representative)
-            if corrected:
-                members = [outcome.items[a] for a in story.members]
-                guess, _ = analyze.categorise(
-                    " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
-                )
-                category_hits += guess == corrected
-                category_total += 1
+            tally.llm_calls += model.stats.calls
+            tally.llm_reused += model.stats.reused
+        _count_links(tally, ctx, outcome)
+        _count_labels(tally, labels, day, outcome)
+        _count_categories(tally, policy, outcome)
         failed = {f.story_id for f in findings}
-        items += len(document["items"])
-        passed += sum(i["story_id"] not in failed for i in document["items"])
-        news += outcome.news
-        cited += len({c["article_id"] for i in document["items"] for c in i["citations"]})
-    hp, hr, hf = _prf(human_tp, human_fp, human_fn)
-    lp, lr, lf = _prf(*label_scores)
+        tally.items += len(document["items"])
+        tally.passed += sum(i["story_id"] not in failed for i in document["items"])
+        tally.news += outcome.news
+        tally.cited += len({c["article_id"] for i in document["items"] for c in i["citations"]})
+    return _figures(tally)
+
+
+def _count_links(tally: Tally, ctx: steps.RunContext, outcome: steps.DedupOutcome) -> None:
+    """People's same-story links (held out of the replay) against the replay's stories."""
+    story_of = {a: k for k, s in enumerate(outcome.stories) for a in s.members}
+    must, cannot = steps.human_links(ctx, ctx.reach)
+    for pair in must:
+        a, b = sorted(pair)
+        if a in story_of and b in story_of:
+            tally.human[0] += story_of[a] == story_of[b]
+            tally.human[2] += story_of[a] != story_of[b]
+    for pair in cannot:
+        a, b = sorted(pair)
+        if a in story_of and b in story_of:
+            tally.human[1] += story_of[a] == story_of[b]
+
+
+def _count_labels(tally: Tally, labels: Path | None, day: date, outcome: steps.DedupOutcome) -> None:
+    """The hand-made story labels of ``day`` (when the folder has them) against the replay's stories."""
+    if labels is None or not (labels / f"stories-{day.isoformat()}.json").is_file():
+        return
+    truth_links = json.loads((labels / f"stories-{day.isoformat()}.json").read_text())
+    by_link = {link: s["story"] for s in truth_links["stories"] for link in s["items"]}
+    truth = {
+        a: by_link[outcome.items[a].url]
+        for s in outcome.stories
+        for a in s.members
+        if outcome.items[a].url in by_link
+    }
+    for k, v in enumerate(dedup.pairwise_scores([s.members for s in outcome.stories], truth)):
+        tally.labels[k] += v
+
+
+def _count_categories(tally: Tally, policy: PolicySettings, outcome: steps.DedupOutcome) -> None:
+    """The policy's category of each story whose category a person corrected, against the correction."""
+    rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
+    for story in outcome.stories:
+        corrected = outcome.corrected_category.get(story.representative)
+        if corrected:
+            members = [outcome.items[a] for a in story.members]
+            guess, _ = analyze.categorise(
+                " ".join(f"{m.title} {m.title} {m.summary}" for m in members), rules
+            )
+            tally.category_hits += guess == corrected
+            tally.category_total += 1
+
+
+def _figures(tally: Tally) -> dict[str, float | int | None]:
+    hp, hr, hf = _prf(*tally.human)
+    lp, lr, lf = _prf(*tally.labels)
+    editorial = tally.editorial
     return {
-        "human_pairs": human_tp + human_fp + human_fn,
+        "human_pairs": sum(tally.human),
         "human_precision": hp,
         "human_recall": hr,
         "human_f1": hf,
         "label_precision": lp,
         "label_recall": lr,
         "label_f1": lf,
-        "category_accuracy": round(category_hits / category_total, 4) if category_total else None,
-        "category_corrections": category_total,
-        "factcheck_pass_rate": round(passed / items, 4) if items else None,
-        "citation_coverage": round(cited / news, 4) if news else None,
-        "questions_raised": questions,
-        "llm_calls": llm_calls,
-        "llm_answers_from_log": llm_reused,
-        "off_topic_left_out": left_out,
+        "category_accuracy": (
+            round(tally.category_hits / tally.category_total, 4) if tally.category_total else None
+        ),
+        "category_corrections": tally.category_total,
+        "factcheck_pass_rate": round(tally.passed / tally.items, 4) if tally.items else None,
+        "citation_coverage": round(tally.cited / tally.news, 4) if tally.news else None,
+        "questions_raised": tally.questions,
+        "llm_calls": tally.llm_calls,
+        "llm_answers_from_log": tally.llm_reused,
+        "off_topic_left_out": tally.left_out,
         "relevance_marks": editorial["marks"][1],
         "relevance_agreement": _share(editorial["marks"]),
         "relevance_toward_marks": _share(editorial["toward"]),
@@ -145,8 +185,8 @@ def evaluate_policy(
         "top_core": _share(editorial["top_core"]),
         "recall_core_important": _share(editorial["recall"]),
         "headline_lead": _share(editorial["headline"]),
-        "items": items,
-        "news_articles": news,
+        "items": tally.items,
+        "news_articles": tally.news,
     }
 
 

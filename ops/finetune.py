@@ -32,8 +32,22 @@ from pydantic import BaseModel, ConfigDict
 
 from storage.atomic import write_text
 from storage.errors import InputError, StoreError
+from storage.payloads import (
+    ArticlePurged,
+    BriefPublished,
+    ConfirmationResolved,
+    Fact,
+    FactcheckFailed,
+    LLMCalled,
+    StoryAnalyzed,
+    StoryClustered,
+    StoryMerged,
+    StoryScored,
+    StorySplit,
+)
 from storage.projections import materialize
 from storage.store import EventStore
+from storage.typed import payload_field, payload_of
 from tasks.injection import looks_like_instructions
 
 TASKS = ("classify", "extract", "summarize", "dedup", "relevance", "llm")
@@ -130,7 +144,6 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
         raise InputError(f"--task {task!r}: choose one of {', '.join(TASKS)}")
     articles = {r["article_id"]: r for r in materialize(store, "articles").iter_rows(named=True)}
     events = store.query(lambda: store.scan(days))
-    payload = pl.col("payload")
     if task == "relevance":
         yield from _relevance(events, articles)
         return
@@ -140,17 +153,17 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
     if task in ("classify", "extract", "summarize"):
         clustered = _latest(
             events.filter(pl.col("event_type") == "story.clustered").with_columns(
-                payload.str.json_path_match("$.story_id").alias("story")
+                payload_field("story.clustered", "story_id").alias("story")
             ),
             ["story", "brief_date"],
         )
         representative = {
-            (r["story"], r["brief_date"]): (json.loads(r["payload"])["representative"], r["event_id"])
+            (r["story"], r["brief_date"]): (payload_of(r, StoryClustered).representative, r["event_id"])
             for r in clustered.iter_rows(named=True)
         }
         analyzed = _latest(
             events.filter(pl.col("event_type") == "story.analyzed").with_columns(
-                payload.str.json_path_match("$.story_id").alias("story")
+                payload_field("story.analyzed", "story_id").alias("story")
             ),
             ["story", "brief_date"],
         )
@@ -161,10 +174,10 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
                 continue
             article_id, clustered_id = representative[key]
             article = articles[article_id]
-            analysis = json.loads(row["payload"])
+            analysis = payload_of(row, StoryAnalyzed)
             ids = [row["event_id"], clustered_id]
             if task == "classify":
-                machine = {"category": analysis["category"]}
+                machine = {"category": analysis.category}
                 human = {"category": article["category"]} if article["category"] else None
                 yield Example(
                     task,
@@ -177,13 +190,13 @@ def examples(store: EventStore, task: str, days: list[date]) -> Iterator[Example
                     row["policy_version"],
                 )
             elif task == "extract":
-                machine = _facts(analysis["facts"], article_id, removed=set())
+                machine = _facts(analysis.facts, article_id, removed=set())
                 removed = {
                     (f"claim:{k}", v)
                     for (s, k, v), a in answers.items()
                     if s == row["story"] and a == "remove"
                 }
-                corrected = _facts(analysis["facts"], article_id, removed=removed)
+                corrected = _facts(analysis.facts, article_id, removed=removed)
                 yield Example(
                     task,
                     article_id,
@@ -204,21 +217,21 @@ def _relevance(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
     """The topic decisions (``story.scored``), with people's marks as the preferred answer."""
     scored = _latest(
         events.filter(pl.col("event_type") == "story.scored").with_columns(
-            pl.col("payload").str.json_path_match("$.story_id").alias("story")
+            payload_field("story.scored", "story_id").alias("story")
         ),
         ["story", "brief_date"],
     )
     for row in scored.iter_rows(named=True):
-        decision = json.loads(row["payload"])
-        article = articles.get(decision["representative"])
+        decision = payload_of(row, StoryScored)
+        article = articles.get(decision.representative)
         if article is None:
             continue
-        machine = {"relevance": decision.get("model_outcome") or decision["outcome"], "lead": False}
+        machine = {"relevance": decision.model_outcome or decision.outcome, "lead": False}
         mark = article.get("relevance")
         human = {"relevance": "core" if mark == "lead" else mark, "lead": mark == "lead"} if mark else None
         yield Example(
             "relevance",
-            decision["representative"],
+            decision.representative,
             str(row["brief_date"]),
             {**_article_input(article), "tags": list(article.get("tags") or [])},
             machine,
@@ -233,45 +246,45 @@ def _model_calls(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
     from tasks import write
 
     removed = {
-        json.loads(p)["story_id"]
-        for p in events.filter(pl.col("event_type") == "factcheck.failed")["payload"].to_list()
-        if json.loads(p).get("action") == "removed_model_text"
+        f.story_id
+        for r in events.filter(pl.col("event_type") == "factcheck.failed").iter_rows(named=True)
+        if (f := payload_of(r, FactcheckFailed)).action == "removed_model_text"
     }
     calls = events.filter(pl.col("event_type") == "llm.called")
     purged = {
         a
-        for p in events.filter(pl.col("event_type") == "article.purged")["payload"]
-        for a in json.loads(p)["article_ids"]
+        for r in events.filter(pl.col("event_type") == "article.purged").iter_rows(named=True)
+        for a in payload_of(r, ArticlePurged).article_ids
     }
     for row in calls.iter_rows(named=True):
-        call = json.loads(row["payload"])
-        if call["output"] is None or purged.intersection(call["articles"]):
+        call = payload_of(row, LLMCalled)
+        if call.output is None or purged.intersection(call.articles):
             continue  # no answer; or it read an article taken out of the store
-        if any("content" not in m for m in call["messages"][:2]):
+        if any("content" not in m for m in call.messages[:2]):
             continue  # thinned by retention: the prompt is a digest now
-        members = [articles[a] for a in call["articles"] if a in articles]
+        members = [articles[a] for a in call.articles if a in articles]
         human = None
-        if call["task"] == "relevance":
+        if call.task == "relevance":
             mark = next((m["relevance"] for m in members if m.get("relevance")), None)
             if mark:
                 outcome = "core" if mark == "lead" else mark
                 human = {"outcome": outcome, "confidence": 1.0, "reason": "a person marked it"}
-        elif call["task"] == "category":
+        elif call.task == "category":
             corrected = next((m["category"] for m in members if m.get("category")), None)
             if corrected:
                 human = {"category": corrected, "confidence": 1.0}
-        elif call["task"] == "summary" and call["subject"] in removed and members:
+        elif call.task == "summary" and call.subject in removed and members:
             human = {"summary": write.short_summary(members[0]["summary"] or members[0]["title"])}
         yield Example(
-            f"llm.{call['task']}",
-            f"{call['task']}:{call['request_key']}",
+            f"llm.{call.task}",
+            f"{call.task}:{call.request_key}",
             str(row["brief_date"]),
             {},
-            call["output"],
+            call.output,
             human,
             [row["event_id"], *(row["source_event_ids"] or [])],
             row["policy_version"],
-            messages=call["messages"][:2],
+            messages=call.messages[:2],
         )
 
 
@@ -290,12 +303,12 @@ def _answers(events: pl.DataFrame) -> dict[tuple[str, str, str], str]:
     resolved = events.filter(pl.col("event_type") == "confirmation.resolved")
     out = {}
     for r in resolved.sort("occurred_at").iter_rows(named=True):
-        p = json.loads(r["payload"])
-        out[(p["subject"], p["field"].removeprefix("claim:"), p["value"])] = p["answer"]
+        p = payload_of(r, ConfirmationResolved)
+        out[(p.subject, p.field.removeprefix("claim:"), p.value)] = p.answer
     return out
 
 
-def _facts(facts: list[dict], article_id: str, removed: set[tuple[str, str]]) -> dict:
+def _facts(facts: list[Fact], article_id: str, removed: set[tuple[str, str]]) -> dict:
     out: dict[str, list[str]] = {
         "organizations": [],
         "people": [],
@@ -311,14 +324,11 @@ def _facts(facts: list[dict], article_id: str, removed: set[tuple[str, str]]) ->
         "date": "dates",
     }
     for f in facts:
-        if (f.get("anchor") or {}).get("article_id") != article_id or (
-            f"claim:{f['kind']}",
-            f["text"],
-        ) in removed:
+        if f.anchor.article_id != article_id or (f"claim:{f.kind}", f.text) in removed:
             continue
-        values = out[names[f["kind"]]]
-        if f["value"] not in values:
-            values.append(f["value"])
+        values = out[names[f.kind]]
+        if f.value not in values:
+            values.append(f.value)
     return out
 
 
@@ -327,7 +337,7 @@ def _summaries(
 ) -> Iterator[Example]:
     published = events.filter(pl.col("event_type") == "brief.published")
     for r in _latest(published, ["brief_date"]).iter_rows(named=True):
-        files = json.loads(r["payload"])["files"]
+        files = payload_of(r, BriefPublished).files
         brief = json.loads(_read_published(store, files["json"]))
         for item in brief["items"]:
             rep = representative.get((item["story_id"], r["brief_date"]))
@@ -350,7 +360,7 @@ def _summaries(
 def _pairs(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
     clustered = events.filter(pl.col("event_type") == "story.clustered")
     for r in clustered.iter_rows(named=True):
-        members = [m for m in json.loads(r["payload"])["members"] if m in articles]
+        members = [m for m in payload_of(r, StoryClustered).members if m in articles]
         for i, a in enumerate(members[:6]):
             for b in members[i + 1 : 6]:
                 yield _pair(
@@ -358,7 +368,8 @@ def _pairs(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
                 )
     human = events.filter(pl.col("event_type").is_in(["story.merged", "story.split"]))
     for r in human.iter_rows(named=True):
-        ids = json.loads(r["payload"])["article_ids"]
+        link = payload_of(r, StoryMerged) if r["event_type"] == "story.merged" else payload_of(r, StorySplit)
+        ids = link.article_ids
         if len(ids) == 2 and all(i in articles for i in ids):
             said = r["event_type"] == "story.merged"
             yield _pair(

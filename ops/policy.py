@@ -31,8 +31,10 @@ from storage import blobs
 from storage.atomic import write_bytes
 from storage.errors import InputError
 from storage.events import Event, event_from_row, new_event, utcnow
+from storage.payloads import PolicyAdoptedV2, PolicyArtefact, PolicyEvaluated
 from storage.root.policies import Blobs
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks.editorial import MODELS_DIR
 from tasks.settings import LLMSettings, PolicySettings, Settings
 
@@ -81,33 +83,33 @@ def store_policy(settings: Settings, store: ParquetEventStore) -> dict[str, Any]
 
 def restore(settings: Settings, adopted: Event, store: ParquetEventStore) -> Settings:
     """``settings`` with the adopted policy (and its ``[llm]``), read back from the stored files."""
-    payload = adopted.payload
+    adoption = payload_of(adopted, PolicyAdoptedV2)
     kept = store.tree.blobs
-    policy = dict(payload["policy"])
-    by_kind: dict[str, list[dict]] = {}
-    for artefact in payload["artefacts"]:
-        by_kind.setdefault(artefact["kind"], []).append(artefact)
+    policy = dict(adoption.policy)
+    by_kind: dict[str, list[PolicyArtefact]] = {}
+    for artefact in adoption.artefacts:
+        by_kind.setdefault(artefact.kind, []).append(artefact)
     ref = policy["editorial_model"]
     if ref.startswith("stored:"):
         policy["editorial_model"] = str(kept.local_copy(ref.removeprefix("stored:")))
     elif ref.startswith("builtin:"):
         [model] = by_kind["model"]
         shipped = _model_bytes(ref)
-        if shipped is None or blobs.digest_of(shipped) != model["digest"]:
+        if shipped is None or blobs.digest_of(shipped) != model.digest:
             # the shipped model changed since: the adopted weights are the stored ones
-            policy["editorial_model"] = str(kept.local_copy(model["path"]))
+            policy["editorial_model"] = str(kept.local_copy(model.path))
     llm = None
-    if payload.get("llm") is not None:
-        table = dict(payload["llm"])
+    if adoption.llm is not None:
+        table = dict(adoption.llm)
         if table.get("prompts") == "stored":
             table["prompts"] = str(_prompt_folder(kept, by_kind.get("prompt", [])))
         llm = LLMSettings.model_validate(table)
     return settings.model_copy(update={"policy": PolicySettings.model_validate(policy), "llm": llm})
 
 
-def _prompt_folder(kept: Blobs, prompts: Sequence[dict]) -> Path:
+def _prompt_folder(kept: Blobs, prompts: Sequence[PolicyArtefact]) -> Path:
     """A local folder with the stored prompt templates under their task names."""
-    files = {p["name"]: kept.local_copy(p["path"]) for p in prompts}
+    files = {p.name: kept.local_copy(p.path) for p in prompts}
     key = blobs.digest_of("|".join(f"{k}={v.name}" for k, v in sorted(files.items())).encode())
     folder = files[next(iter(files))].parent.parent / "prompts" / key
     for task, path in files.items():
@@ -177,7 +179,7 @@ def find(store: ParquetEventStore, ref: str) -> Event:
         raise InputError("no policy has been adopted yet; adopt one with 'brief policy adopt FILE'")
     if ref.isdigit() and 1 <= int(ref) <= len(events):
         return events[int(ref) - 1]
-    matches = [e for e in events if e.payload["version"] == ref] or [
+    matches = [e for e in events if payload_of(e, PolicyAdoptedV2).version == ref] or [
         e for e in events if len(ref) >= 6 and e.event_id.startswith(ref)
     ]
     if not matches:
@@ -197,12 +199,12 @@ def held(store: ParquetEventStore, ref: str) -> Held:
             raise InputError(
                 "no policy has been adopted yet: the baseline is the config's [policy], still in force"
             )
-        first = events[0].payload
-        if not first.get("baseline"):
+        first = payload_of(events[0], PolicyAdoptedV2)
+        if not first.baseline:
             raise InputError("the first adoption keeps no baseline policy; compare two adoptions instead")
-        return Held(first["previous_version"], dict(first["baseline"]))
+        return Held(first.previous_version, dict(first.baseline))  # type: ignore[arg-type]
     event = find(store, ref)
-    return Held(event.payload["version"], dict(event.payload))
+    return Held(payload_of(event, PolicyAdoptedV2).version, dict(event.payload))
 
 
 # --- changes --------------------------------------------------------------------------------
@@ -255,7 +257,9 @@ class Adoption:
 
 def _evaluation(store: ParquetEventStore, version: str) -> Event | None:
     found = [
-        e for e in store.read(event_types=["policy.evaluated"]) if e.payload["candidate_policy"] == version
+        e
+        for e in store.read(event_types=["policy.evaluated"])
+        if payload_of(e, PolicyEvaluated).candidate_policy == version
     ]
     return found[-1] if found else None
 
@@ -276,21 +280,23 @@ def _adopt(
     if not reason.strip():
         raise InputError("--reason is empty; say in a few words why this policy is adopted")
     before = current(store)
-    if before is not None and before.payload["version"] == version and rollback_of is None:
+    before_version = payload_of(before, PolicyAdoptedV2).version if before is not None else None
+    if before is not None and before_version == version and rollback_of is None:
         raise InputError(
             f"policy {version} is already the adopted one (since {before.occurred_at:%Y-%m-%d %H:%M} UTC); "
             "nothing to adopt"
         )
     previous = dict(before.payload) if before is not None else store_policy(settings, store)
     evaluation = _evaluation(store, version)
-    verdict = (evaluation.payload.get("verdict") or {}).get("decision") if evaluation else None
+    judged = payload_of(evaluation, PolicyEvaluated).verdict if evaluation else None
+    verdict = judged.decision if judged else None
     event = new_event(
         "policy.adopted",
         {
             "version": version,
             **held,
             "previous": before.event_id if before else None,
-            "previous_version": before.payload["version"] if before else settings.policy_version(),
+            "previous_version": before_version if before else settings.policy_version(),
             "baseline": None if before is not None else previous,
             "changes": changes(previous, held),
             "by": by,
@@ -350,14 +356,15 @@ def adopt(
 def _position(event: Event, by_id: dict[str, Event]) -> Event | None:
     """The adoption whose policy is in force after ``event``: itself, or for a rollback the one it
     restored; None for the config's policy before the first adoption."""
-    if event.payload.get("rollback_of") is None:
+    rollback_of = payload_of(event, PolicyAdoptedV2).rollback_of
+    if rollback_of is None:
         return event
-    undone = _position(by_id[event.payload["rollback_of"]], by_id)
+    undone = _position(by_id[rollback_of], by_id)
     return _before(undone, by_id) if undone is not None else None
 
 
 def _before(adoption: Event, by_id: dict[str, Event]) -> Event | None:
-    previous = adoption.payload["previous"]
+    previous = payload_of(adoption, PolicyAdoptedV2).previous
     return _position(by_id[previous], by_id) if previous else None
 
 
@@ -376,11 +383,17 @@ def rollback(settings: Settings, store: ParquetEventStore, by: str, reason: str,
         )
     earlier = _before(now, by_id)
     if earlier is None:  # back to the config's policy of before the first adoption
-        first = events[0].payload
-        held, version = dict(first["baseline"]), first["previous_version"]
+        first = payload_of(events[0], PolicyAdoptedV2)
+        held = dict(first.baseline)  # type: ignore[arg-type]  # the first adoption keeps one
+        version: str = first.previous_version  # type: ignore[assignment]
     else:
-        held = {k: earlier.payload[k] for k in ("policy", "llm", "artefacts")}
-        version = earlier.payload["version"]
+        restored = payload_of(earlier, PolicyAdoptedV2)
+        held = {
+            "policy": restored.policy,
+            "llm": restored.llm,
+            "artefacts": [a.model_dump(mode="json") for a in restored.artefacts],
+        }
+        version = restored.version
     return _adopt(
         settings,
         store,
@@ -412,7 +425,11 @@ def governing(settings: Settings, store: ParquetEventStore) -> Governing:
 
         pinned = candidate_settings(settings.policy_file, settings, f"policy_file {settings.policy_file!r}")
         version = pinned.policy_version()
-        over = f"; the adopted policy {adopted.payload['version']} is not used" if adopted else ""
+        over = (
+            f"; the adopted policy {payload_of(adopted, PolicyAdoptedV2).version} is not used"
+            if adopted
+            else ""
+        )
         return Governing(
             pinned,
             {
@@ -426,10 +443,8 @@ def governing(settings: Settings, store: ParquetEventStore) -> Governing:
     if adopted is not None:
         chosen = restore(settings, adopted, store)
         version = chosen.policy_version()
-        p = adopted.payload
-        line = (
-            f"policy {version} adopted {adopted.occurred_at:%Y-%m-%d %H:%M} UTC by {p['by']}: {p['reason']}"
-        )
+        p = payload_of(adopted, PolicyAdoptedV2)
+        line = f"policy {version} adopted {adopted.occurred_at:%Y-%m-%d %H:%M} UTC by {p.by}: {p.reason}"
         if settings.policy_version() != version:  # an edit of the config's [policy] changes nothing now
             line += f" (the config's own [policy], {settings.policy_version()}, is not used)"
         return Governing(

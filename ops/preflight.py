@@ -19,6 +19,8 @@ from ops import workspace
 from ops.workspace import Stage, quietly
 from storage.errors import BriefError, ConfigError
 from storage.events import Event
+from storage.payloads import FeedFailed
+from storage.typed import payload_of
 from tasks.channels import Channel, Endpoint
 from tasks.collect import Source
 from tasks.dedup import news_window
@@ -107,8 +109,8 @@ def judge_source(
     what = f"source {name}"
     for e in events:
         if e.event_type == "feed.failed":
-            error = e.payload["error"]
-            return Check(what, "fail", f"{error}: {e.payload['message']}", source_fix(error))
+            failed = payload_of(e, FeedFailed)
+            return Check(what, "fail", f"{failed.error}: {failed.message}", source_fix(failed.error))
     items = [e.payload for e in events if e.event_type == "article.collected"]
     where = f"archive of {day}" if archive else "live feed, now"
     if not items:

@@ -34,8 +34,10 @@ import polars as pl
 
 from storage.errors import InputError, StoreError
 from storage.events import Event, new_event, utcnow
+from storage.payloads import BriefPublished
 from storage.scrub import Needles, scrub_bytes, scrub_events, scrub_file
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks.settings import Settings
 
 PRODUCER = "purge@1"
@@ -400,7 +402,7 @@ def _carry_lineage(ctx: Any, day: date) -> None:
     published = ctx.store.read([day], event_types=["brief.published"])
     if not published:
         return
-    latest = max(published, key=lambda e: (int(e.payload["version"]), e.occurred_at, e.seq))
+    latest = max(published, key=lambda e: (payload_of(e, BriefPublished).version, e.occurred_at, e.seq))
     wanted = set(latest.source_event_ids)
     for event in ctx.store.read([day]):
         if event.event_id in wanted:

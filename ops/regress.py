@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import io
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any, cast
 
@@ -28,10 +28,20 @@ import polars as pl
 
 from storage.errors import InputError
 from storage.events import Event, event_from_row, new_event, short_hash, utcnow
-from storage.payloads import EXPECTATIONS
+from storage.payloads import (
+    EXPECTATIONS,
+    ArticleCorrected,
+    FrozenFacts,
+    Payload,
+    RegressionCaseAdded,
+    StoryClustered,
+    StoryMerged,
+    StorySplit,
+)
 from storage.store import ParquetEventStore
 from storage.store.base import events_to_segment, read_segments
 from storage.store.memory import InMemoryEventStore
+from storage.typed import payload_of
 from tasks.settings import Settings
 
 PRODUCER = "regress@1"
@@ -93,13 +103,15 @@ def find(store: ParquetEventStore, settings: Settings, day: date, key: str, stor
     """The story a key names on ``day``: a story id (anchored on its representative), or an article
     id or link (anchored on that article)."""
     for e in stories:
-        if e.payload["story_id"] == key:
-            return Found(key, e.payload["representative"], list(e.payload["members"]))
+        story = payload_of(e, StoryClustered)
+        if story.story_id == key:
+            return Found(key, story.representative, list(story.members))
     hits = _articles_named(store, settings, day, key)
     for e in stories:
-        inside = [a for a in e.payload["members"] if a in hits]
+        story = payload_of(e, StoryClustered)
+        inside = [a for a in story.members if a in hits]
         if inside:
-            return Found(e.payload["story_id"], inside[0], list(e.payload["members"]))
+            return Found(story.story_id, inside[0], list(story.members))
     if hits:
         raise InputError(
             f"article {key!r} was not news on {day}: no story of that day holds it; "
@@ -143,9 +155,10 @@ def freeze(store: ParquetEventStore, settings: Settings, day: date) -> dict[str,
     }
 
 
-def thaw(store: ParquetEventStore, facts: dict[str, Any]) -> list[Event]:
-    """The frozen events of a case, checked against their digest."""
-    data = store.tree.blobs.get(facts["path"])
+def thaw(store: ParquetEventStore, facts: FrozenFacts | Mapping[str, Any]) -> list[Event]:
+    """The frozen events of a case (its ``facts``, model or stored), checked against their digest."""
+    frozen = facts if isinstance(facts, FrozenFacts) else FrozenFacts.model_validate(facts)
+    data = store.tree.blobs.get(frozen.path)
     frame = read_segments([io.BytesIO(data)]).collect()
     return [event_from_row(row) for row in frame.iter_rows(named=True)]
 
@@ -177,15 +190,16 @@ def add_case(
     )
     known = store.read([day], event_types=["regression.case_added"])
     for case in known:
-        if case.payload["case_id"] == case_id:
+        if payload_of(case, RegressionCaseAdded).case_id == case_id:
             return case, False  # kept forever as it was first frozen
     for case in known:
         if _contradicts(case, expectation.kind, story, other):
+            kept = payload_of(case, RegressionCaseAdded)
             raise Contradiction(
-                f"--expect {expectation.kind} contradicts case {case.payload['case_id']} (added by "
-                f"{case.payload['by']}), which expects {_expected(case)} for {_named(case, story)} on {day}: "
+                f"--expect {expectation.kind} contradicts case {kept.case_id} (added by "
+                f"{kept.by}), which expects {_expected(case)} for {_named(case, story)} on {day}: "
                 f"no policy can keep both; a case cannot be removed or replaced yet, so "
-                f"{case.payload['case_id']} stands (a policy that breaks it is adopted only with --force)",
+                f"{kept.case_id} stands (a policy that breaks it is adopted only with --force)",
                 case,
             )
     payload = {
@@ -235,26 +249,24 @@ def _contradicts(case: Event, kind: str, story: Found, other: Found | None) -> b
     """Whether ``case`` and a new expectation about ``story`` (and ``other``) could never both pass:
     two outcomes of one story; a lead that is not core; one pair both same-as and not-same (in
     either order). A story is the same when its anchor or its story id is."""
-    p = case.payload
-    if p["expect"] == kind:
+    p = payload_of(case, RegressionCaseAdded)
+    if p.expect == kind:
         return False
-    if kind in PAIRED or p["expect"] in PAIRED:
-        if other is None or p["expect"] not in PAIRED:
+    if kind in PAIRED or p.expect in PAIRED:
+        if other is None or p.expect not in PAIRED:
             return False
-        pairs = ({p["anchor"], p["other_anchor"]}, {p["story_id"], p["other_story_id"]})
+        pairs = ({p.anchor, p.other_anchor}, {p.story_id, p.other_story_id})
         return {story.anchor, other.anchor} == pairs[0] or {story.story_id, other.story_id} == pairs[1]
-    if p["anchor"] != story.anchor and p["story_id"] != story.story_id:
+    if p.anchor != story.anchor and p.story_id != story.story_id:
         return False
-    return (kind in OUTCOMES and p["expect"] in OUTCOMES) or tuple(
-        sorted((kind, p["expect"]))
-    ) in ONLY_CORE_LEADS
+    return (kind in OUTCOMES and p.expect in OUTCOMES) or tuple(sorted((kind, p.expect))) in ONLY_CORE_LEADS
 
 
 def _named(case: Event, story: Found) -> str:
-    p = case.payload
-    if p["expect"] in PAIRED:
-        return f"the pair {p['story_id']}, {p['other_story_id']}"
-    return f"story {p['story_id']}" + (f" (article {p['anchor']})" if p["story_id"] != story.story_id else "")
+    p = payload_of(case, RegressionCaseAdded)
+    if p.expect in PAIRED:
+        return f"the pair {p.story_id}, {p.other_story_id}"
+    return f"story {p.story_id}" + (f" (article {p.anchor})" if p.story_id != story.story_id else "")
 
 
 def cases(store: ParquetEventStore) -> list[Event]:
@@ -303,20 +315,20 @@ def replay_day(settings: Settings, store: ParquetEventStore, day: date, events: 
 
 def judge(case: Event, replayed: Replayed) -> Result:
     """Whether the replayed decisions keep the case."""
-    p = case.payload
-    members = replayed.story_of.get(p["anchor"])
+    p = payload_of(case, RegressionCaseAdded)
+    members = replayed.story_of.get(p.anchor)
     if members is None:
-        return Result(case, p["expect"] == "off-topic", "not news under this policy")
+        return Result(case, p.expect == "off-topic", "not news under this policy")
     scored = replayed.scores[members]
-    if p["expect"] in PAIRED:
-        others = replayed.story_of.get(p["other_anchor"])
+    if p.expect in PAIRED:
+        others = replayed.story_of.get(p.other_anchor) if p.other_anchor is not None else None
         together = others is not None and others == members
         got = "one story" if together else "two stories"
-        return Result(case, together == (p["expect"] == "same-as"), got)
-    if p["expect"] == "lead":
+        return Result(case, together == (p.expect == "same-as"), got)
+    if p.expect == "lead":
         lead = replayed.lead == scored.story_id
         return Result(case, lead, "leads" if lead else f"{scored.outcome}, not the lead")
-    return Result(case, scored.outcome == p["expect"], f"{scored.outcome} (on-topic {scored.relevance:.2f})")
+    return Result(case, scored.outcome == p.expect, f"{scored.outcome} (on-topic {scored.relevance:.2f})")
 
 
 def replay(
@@ -328,12 +340,14 @@ def replay(
     """Every case under ``settings``' policy, one replay per frozen day; in the order given."""
     groups: dict[tuple[date, str], list[Event]] = defaultdict(list)
     for case in found:
-        groups[(case.brief_date, case.payload["facts"]["path"])].append(case)
+        groups[(case.brief_date, payload_of(case, RegressionCaseAdded).facts.path)].append(case)
     results: dict[str, Result] = {}
     for (day, _), members in sorted(groups.items()):
         if progress is not None:
             progress(day, len(members))
-        replayed = replay_day(settings, store, day, thaw(store, members[0].payload["facts"]))
+        replayed = replay_day(
+            settings, store, day, thaw(store, payload_of(members[0], RegressionCaseAdded).facts)
+        )
         for case in members:
             results[case.event_id] = judge(case, replayed)
     return [results[c.event_id] for c in found]
@@ -358,7 +372,7 @@ class Gate:
             "cases": len(self.candidate),
             "passed_current": sum(r.passed for r in self.current),
             "passed_candidate": sum(r.passed for r in self.candidate),
-            "broken": [r.case.payload["case_id"] for r in self.broken],
+            "broken": [payload_of(r.case, RegressionCaseAdded).case_id for r in self.broken],
             "forced": forced,
         }
 
@@ -387,7 +401,8 @@ def refusal(check: Gate) -> str:
     """One line: what the candidate breaks, and how to adopt it all the same."""
     broken = check.broken
     named = ", ".join(
-        f"{r.case.payload['case_id']} ({r.case.brief_date} {r.case.payload['story_id']} "
+        f"{payload_of(r.case, RegressionCaseAdded).case_id} ({r.case.brief_date} "
+        f"{payload_of(r.case, RegressionCaseAdded).story_id} "
         f"expected {_expected(r.case)}, got {r.got})"
         for r in broken[:3]
     )
@@ -399,20 +414,20 @@ def refusal(check: Gate) -> str:
 
 
 def _expected(case: Event) -> str:
-    p = case.payload
-    return f"{p['expect']}:{p['other_story_id']}" if p["expect"] in PAIRED else p["expect"]
+    p = payload_of(case, RegressionCaseAdded)
+    return f"{p.expect}:{p.other_story_id}" if p.expect in PAIRED else p.expect
 
 
 def describe_case(case: Event) -> dict[str, str]:
     """A case as a row for a person."""
-    p = case.payload
+    p = payload_of(case, RegressionCaseAdded)
     return {
-        "case": p["case_id"],
+        "case": p.case_id,
         "date": case.brief_date.isoformat(),
-        "story": p["story_id"],
+        "story": p.story_id,
         "expected": _expected(case),
-        "by": p["by"],
-        "note": p["note"],
+        "by": p.by,
+        "note": p.note,
     }
 
 
@@ -440,18 +455,22 @@ def cases_of_corrections(
     A case that would contradict one in the set is not made; ``refused`` gets why."""
     made = []
     for correction in corrections:
-        p = correction.payload
+        act = payload_of(correction, Payload)  # who and where, read where the type has them
         if correction.event_type == "article.corrected":
-            if p["field"] != "relevance" or p["value"] is None:
+            mark = payload_of(correction, ArticleCorrected)
+            if mark.field != "relevance" or mark.value is None:
                 continue
-            wanted = [(p["article_id"], Expectation(p["value"]))]
+            wanted = [(mark.article_id, Expectation(mark.value))]
         elif correction.event_type in ("story.merged", "story.split"):
-            kind = "same-as" if correction.event_type == "story.merged" else "not-same"
-            first, *rest = p["article_ids"]
+            merged = correction.event_type == "story.merged"
+            kind = "same-as" if merged else "not-same"
+            link = payload_of(correction, StoryMerged) if merged else payload_of(correction, StorySplit)
+            first, *rest = link.article_ids
             wanted = [(first, Expectation(kind, other)) for other in rest]
         else:
             continue
-        note = p.get("reason") or f"from {correction.event_type} by {p.get('person') or p.get('by') or by}"
+        who = getattr(act, "person", None) or getattr(act, "by", None) or by
+        note = getattr(act, "reason", None) or f"from {correction.event_type} by {who}"
         for key, expectation in wanted:
             try:
                 event, _ = add_case(
@@ -462,7 +481,7 @@ def cases_of_corrections(
                     expectation,
                     by,
                     note,
-                    via=p.get("via") or "review",
+                    via=getattr(act, "via", None) or "review",
                     correction=correction.event_id,
                 )
             except Contradiction as why:  # the correction is recorded; the case it contradicts stands

@@ -15,7 +15,9 @@ from datetime import date
 from storage import tombstones
 from storage.errors import InputError, StoreError
 from storage.events import Event, utcnow
+from storage.payloads import FeedFetchedV2
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks.collect import Fetched, Source, feed_events
 from tasks.settings import Settings
 
@@ -40,9 +42,9 @@ def reparse(settings: Settings, store: ParquetEventStore, day: date) -> Reparsed
     events: list[Event] = []
     seen: set[tuple[str, str]] = set()
     for fetch in store.read([day], event_types=["feed.fetched"]):
-        payload = fetch.payload
-        name, body = payload["source"], payload.get("body")
-        if payload.get("not_modified") or (name, str(body)) in seen:
+        fetched = payload_of(fetch, FeedFetchedV2)
+        name, body = fetched.source, fetched.body
+        if fetched.not_modified or (name, str(body)) in seen:
             continue
         seen.add((name, str(body)))
         if not body:
@@ -64,8 +66,8 @@ def reparse(settings: Settings, store: ParquetEventStore, day: date) -> Reparsed
             day,
             run_id,
             at=utcnow(),
-            url=payload["url"],
-            fetched=Fetched(data, payload["status"]),
+            url=fetched.url,
+            fetched=Fetched(data, fetched.status),
             keep_body=True,
         )
         # the fetch itself is recorded already: only what it says is appended

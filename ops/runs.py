@@ -14,7 +14,9 @@ from pathlib import Path
 
 from ops import workspace
 from storage.errors import InputError
+from storage.payloads import FeedFailed
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks.collect import Source
 from tasks.settings import Settings, SourceSettings, config_path, load_settings
 from tasks.steps.collect import collect_kept
@@ -125,6 +127,7 @@ def collect_source(plan: CollectPlan, source: SourceSettings) -> Collected:
     events = collect_kept(plan.store, kept, plan.day, plan.run_id)
     result = plan.store.append(events)
     failed = [e for e in events if e.event_type == "feed.failed"]
-    failure = f"{failed[0].payload['error']}: {failed[0].payload['message']}" if failed else None
+    first = payload_of(failed[0], FeedFailed) if failed else None
+    failure = f"{first.error}: {first.message}" if first else None
     items = sum(e.event_type == "article.collected" for e in events)
     return Collected(source.name, result.written, result.skipped, items, failure)

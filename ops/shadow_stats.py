@@ -21,7 +21,16 @@ from ops.learn import RelevanceLabel
 from ops.shadow import SHADOW_TYPES, Decisions
 from storage.errors import InputError
 from storage.events import Event, event_from_row
+from storage.payloads import (
+    ArticleCorrected,
+    ShadowFinished,
+    StoryClustered,
+    StoryMerged,
+    StoryScored,
+    StorySplit,
+)
 from storage.store import EventStore
+from storage.typed import payload_of
 from tasks import dedup
 from tasks.steps.context import read_days
 
@@ -173,14 +182,13 @@ def _fmt(value: float | int | None) -> str:
 
 
 def _decisions(events: Sequence[Event], clustered: str, scored: str) -> Decisions:
-    members = {
-        e.payload["story_id"]: tuple(e.payload["members"]) for e in events if e.event_type == clustered
-    }
-    scores = {e.payload["story_id"]: e.payload for e in events if e.event_type == scored}
+    stories = [payload_of(e, StoryClustered) for e in events if e.event_type == clustered]
+    members = {s.story_id: tuple(s.members) for s in stories}
+    scores = {p.story_id: p for e in events if e.event_type == scored for p in [payload_of(e, StoryScored)]}
     return Decisions(
         {s: m for s, m in members.items() if s in scores},
-        {s: scores[s]["outcome"] for s in members if s in scores},
-        {s: scores[s]["importance"] for s in members if s in scores},
+        {s: scores[s].outcome for s in members if s in scores},
+        {s: scores[s].importance for s in members if s in scores},
     )
 
 
@@ -196,7 +204,7 @@ def compare(
     days = [d for d in stored if (start is None or d >= start) and (end is None or d <= end)]
     latest: dict[tuple[str, date], Event] = {}
     for event in store.read(days, event_types=["shadow.finished"]):
-        key = (event.payload["candidate"], event.brief_date)
+        key = (payload_of(event, ShadowFinished).candidate, event.brief_date)
         if key not in latest or event.occurred_at >= latest[key].occurred_at:
             latest[key] = event
     if not latest:
@@ -228,17 +236,17 @@ def compare(
             judged = said(day, finished.occurred_at, read.on(day))
             tally(tallies["live"], _decisions(events, "story.clustered", "story.scored"), judged)
             tally(tallies["candidate"], _decisions(events, "shadow.clustered", "shadow.scored"), judged)
-            for k, v in finished.payload["differed"].items():
+            for k, v in payload_of(finished, ShadowFinished).differed.items():
                 differed[k] = differed.get(k, 0) + v
         out.append(
             Comparison(
                 candidate,
-                mine[-1].payload["file"],
-                sorted({e.payload["live_policy"] for e in mine}),
+                payload_of(mine[-1], ShadowFinished).file,
+                sorted({payload_of(e, ShadowFinished).live_policy for e in mine}),
                 [e.brief_date for e in mine],
                 {k: t.figures() for k, t in tallies.items()},
                 differed,
-                sum(e.payload["articles"] for e in mine),
+                sum(payload_of(e, ShadowFinished).articles for e in mine),
             )
         )
     return out
@@ -269,10 +277,16 @@ def _judgements(
             if act.occurred_at <= after:
                 continue
             if act.event_type == "article.corrected":
-                if act.payload["field"] == "relevance":
-                    marks[act.payload["article_id"]] = act.payload["value"]
+                corrected = payload_of(act, ArticleCorrected)
+                if corrected.field == "relevance":
+                    marks[corrected.article_id] = corrected.value  # type: ignore[assignment]
                 continue
-            ids = act.payload["article_ids"]
+            link = (
+                payload_of(act, StoryMerged)
+                if act.event_type == "story.merged"
+                else payload_of(act, StorySplit)
+            )
+            ids = link.article_ids
             pairs = {frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1 :]}
             (must if act.event_type == "story.merged" else cannot).update(pairs)
         stories: dict[str, str] = {}

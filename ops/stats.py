@@ -8,6 +8,16 @@ import polars as pl
 
 from storage.projections import materialize
 from storage.store import EventStore
+from storage.typed import payload_field
+
+WANTED = (
+    "article.collected",
+    "feed.failed",
+    "article.duplicate_detected",
+    "story.clustered",
+    "brief.published",
+    "llm.called",
+)
 
 
 def daily_stats(store: EventStore, start: date | None = None, end: date | None = None) -> pl.DataFrame:
@@ -25,47 +35,62 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         pl.col("counts").list.eval(pl.element().struct.field("n")).alias("_n"),
         pl.col("counts").list.eval(pl.element().struct.field("event_type")).alias("_t"),
     )
+    joined = (
+        runs.join(counted_per_type(counts).select("run_id", *WANTED), on="run_id", how="left")
+        .join(model_use(store, days), on="run_id", how="left")
+        .join(counts.select("run_id", "steps"), on="run_id", how="left")
+        .join(off_topic(store, days), on="run_id", how="left")
+        .join(duplicates_found(store, days), on="run_id", how="left")
+    )
+    return per_day(joined)
+
+
+def counted_per_type(counts: pl.DataFrame) -> pl.DataFrame:
+    """Each run's events counted by type, a column per type (those of ``WANTED`` at least, 0 when none)."""
     per_type = counts.explode("_n", "_t").pivot(
         on="_t", index="run_id", values="_n", aggregate_function="sum"
     )
-    wanted = [
-        "article.collected",
-        "feed.failed",
-        "article.duplicate_detected",
-        "story.clustered",
-        "brief.published",
-        "llm.called",
-    ]
-    for column in wanted:
+    for column in WANTED:
         if column not in per_type.columns:
             per_type = per_type.with_columns(pl.lit(0, dtype=pl.UInt32).alias(column))
-    scored = (
+    return per_type
+
+
+def off_topic(store: EventStore, days: list[date]) -> pl.DataFrame:
+    """Each run's stories scored off-topic."""
+    return (
         store.query(
             lambda: store.scan(days, event_types=["story.scored"]).select(
-                "run_id", pl.col("payload").str.json_path_match("$.outcome").alias("outcome")
+                "run_id", payload_field("story.scored", "outcome").alias("outcome")
             )
         )
         .group_by("run_id")
         .agg((pl.col("outcome") == "off-topic").sum().cast(pl.UInt32).alias("off_topic"))
     )
-    # the duplicates each run found, as its run.finished counted them: an exact duplicate is a fact
-    # stored once, so a rerun finds it again without storing it again
-    found = store.query(
+
+
+def duplicates_found(store: EventStore, days: list[date]) -> pl.DataFrame:
+    """The duplicates each run found, as its run.finished counted them: an exact duplicate is a fact
+    stored once, so a rerun finds it again without storing it again."""
+    return store.query(
         lambda: store.scan(days, event_types=["run.finished"]).select(
             "run_id",
-            pl.col("payload")
-            .str.json_path_match("$.counts['article.duplicate_detected']")
+            payload_field("run.finished", "counts", "article.duplicate_detected")
             .cast(pl.UInt32)
             .alias("duplicates_found"),
         )
     )
-    model = (
+
+
+def model_use(store: EventStore, days: list[date]) -> pl.DataFrame:
+    """Each run's language model tokens and cost."""
+    return (
         store.query(
             lambda: store.scan(days, event_types=["llm.called"]).select(
                 "run_id",
-                pl.col("payload").str.json_path_match("$.tokens_in").cast(pl.Int64).alias("tin"),
-                pl.col("payload").str.json_path_match("$.tokens_out").cast(pl.Int64).alias("tout"),
-                pl.col("payload").str.json_path_match("$.cost").cast(pl.Float64).alias("cost"),
+                payload_field("llm.called", "tokens_in").cast(pl.Int64).alias("tin"),
+                payload_field("llm.called", "tokens_out").cast(pl.Int64).alias("tout"),
+                payload_field("llm.called", "cost").cast(pl.Float64).alias("cost"),
             )
         )
         .group_by("run_id")
@@ -73,13 +98,10 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
             (pl.col("tin") + pl.col("tout")).sum().alias("llm_tokens"), pl.col("cost").sum().alias("llm_cost")
         )
     )
-    joined = (
-        runs.join(per_type.select("run_id", *wanted), on="run_id", how="left")
-        .join(model, on="run_id", how="left")
-        .join(counts.select("run_id", "steps"), on="run_id", how="left")
-        .join(scored, on="run_id", how="left")
-        .join(found, on="run_id", how="left")
-    )
+
+
+def per_day(joined: pl.DataFrame) -> pl.DataFrame:
+    """One row a day: its runs and failures, and the figures of its last run."""
     return (
         joined.sort("started_at")
         .group_by("brief_date", maintain_order=True)

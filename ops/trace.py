@@ -19,7 +19,9 @@ import polars as pl
 
 from storage.errors import InputError, StoreError
 from storage.events import Event, event_from_row
+from storage.payloads import BriefPublished, FeedFetchedV2, Payload
 from storage.store import EventStore
+from storage.typed import payload_of
 from tasks.settings import Settings
 from tasks.steps.context import read_days
 
@@ -48,11 +50,11 @@ class Trace:
 
     @property
     def version(self) -> int:
-        return int(self.published.payload["version"])
+        return payload_of(self.published, BriefPublished).version
 
     @property
     def items(self) -> int:
-        return len(self.published.payload["stories"])
+        return len(payload_of(self.published, BriefPublished).stories)
 
 
 def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace:
@@ -63,12 +65,13 @@ def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace
     briefs = store.read([day], event_types=["brief.published"])
     if not briefs:
         raise InputError(f"no brief is published for {day}; run 'brief run --date {day}' first")
-    published = max(briefs, key=lambda e: (int(e.payload["version"]), e.occurred_at, e.seq))
-    stories: list[str] = list(published.payload["stories"])
-    chosen = _story(stories, story, day, int(published.payload["version"]))
+    published = max(briefs, key=lambda e: (payload_of(e, BriefPublished).version, e.occurred_at, e.seq))
+    brief = payload_of(published, BriefPublished)
+    stories: list[str] = list(brief.stories)
+    chosen = _story(stories, story, day, brief.version)
     if not published.source_event_ids:
         raise InputError(
-            f"the brief of {day} (v{published.payload['version']}) was published before lineage was "
+            f"the brief of {day} (v{brief.version}) was published before lineage was "
             "recorded: its event names no sources; a version published now names them"
         )
     earliest = day - timedelta(days=read_days(settings.policy.lookback_hours))
@@ -94,7 +97,7 @@ def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace
         load(named)
         level = [found[i] for i in named if i in found]
     for event_id, event in list(found.items()):
-        if event.event_type == "feed.fetched" and event.payload.get("body"):
+        if event.event_type == "feed.fetched" and payload_of(event, FeedFetchedV2).body:
             articles = [e for e in found.values() if event_id in e.source_event_ids]
             raw = _raw_body(store, event, articles)
             found[event_id] = event.model_copy(update={"payload": {**event.payload, "raw": raw}})
@@ -117,7 +120,8 @@ def _raw_body(store: EventStore, fetched: Event, articles: Sequence[Event]) -> d
     where in them each traced article's link stands (the raw body a parser fix would re-read)."""
     from storage import raw
 
-    relative = str(fetched.payload["body"])
+    fetch = payload_of(fetched, FeedFetchedV2)
+    relative = str(fetch.body)
     tree = getattr(store, "tree", None)  # an in-memory store keeps no body
     if tree is None:
         return {"kept at": relative}
@@ -125,14 +129,14 @@ def _raw_body(store: EventStore, fetched: Event, articles: Sequence[Event]) -> d
         data = tree.raw.get(relative)
     except StoreError as problem:
         return {"kept at": relative, "now": str(problem)}
-    same = raw.digest(data) == fetched.payload.get("content_hash")
+    same = raw.digest(data) == fetch.content_hash
     out = {
         "kept at": relative,
         "size": f"{len(data):,} bytes",
         "check": "the bytes fetched" if same else "rewritten since (a purge took an item out)",
     }
     for article in articles:
-        url = str(article.payload.get("url") or "").encode()
+        url = str(getattr(payload_of(article, Payload), "url", None) or "").encode()
         at = data.find(url) if url else -1
         if at >= 0:
             out["item"] = f"link at byte {at:,}"

@@ -20,6 +20,18 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from storage.events import Event
+from storage.payloads import (
+    ArticleCollectedV4,
+    BriefWithheld,
+    DeliveryFailed,
+    FeedFailed,
+    FeedFetchedV2,
+    RunCrashed,
+    RunFailed,
+    RunStarted,
+    ValidationCompleted,
+)
+from storage.typed import payload_of
 from tasks.channels import Endpoint, clock_time
 
 # what ``causes`` reads
@@ -128,38 +140,42 @@ def _run_outcomes(today: list[Event], day: date) -> list[Cause]:
     out = []
     withheld = [e for e in today if e.event_type == "brief.withheld"]
     if withheld:
-        p = withheld[-1].payload
+        p = payload_of(withheld[-1], BriefWithheld)
         out.append(
             Cause(
                 "withheld",
                 day,
-                f"the brief of {day} is withheld: {p['reason']}",
+                f"the brief of {day} is withheld: {p.reason}",
                 ("Readers got nothing new for this day.",),
                 f"brief events --date {day} --type brief.withheld",
             )
         )
     # a withheld brief fails its run: that failure is the withholding, said above
-    failed = [e for e in today if e.event_type == "run.failed" and e.payload["error"] != "BriefWithheld"]
+    failed = [
+        f
+        for e in today
+        if e.event_type == "run.failed" and (f := payload_of(e, RunFailed)).error != "BriefWithheld"
+    ]
     if failed:
-        p = failed[-1].payload
+        f = failed[-1]
         out.append(
             Cause(
                 "run-failed",
                 day,
-                f"the run of {day} failed in step '{p['step']}': {p['error']}",
-                (p["message"][:600], f"Rerun: brief run --date {day}"),
+                f"the run of {day} failed in step '{f.step}': {f.error}",
+                (f.message[:600], f"Rerun: brief run --date {day}"),
                 f"brief events --date {day} --type run.failed",
             )
         )
     crashed = [e for e in today if e.event_type == "run.crashed"]
     if crashed:
-        p = crashed[-1].payload
+        c = payload_of(crashed[-1], RunCrashed)
         out.append(
             Cause(
                 "run-crashed",
                 day,
-                f"the run of {day} crashed: {p['how']}",
-                (p["message"][:600], f"Rerun: brief run --date {day}"),
+                f"the run of {day} crashed: {c.how}",
+                (c.message[:600], f"Rerun: brief run --date {day}"),
                 f"brief events --date {day} --type run.crashed",
             )
         )
@@ -169,8 +185,8 @@ def _run_outcomes(today: list[Event], day: date) -> list[Cause]:
 def _gate(today: list[Event], day: date) -> list[Cause]:
     counts: dict[str, int] = {}
     for e in today:
-        if e.event_type == "validation.completed" and e.payload["quarantined"]:
-            counts[e.payload["suite"]] = max(counts.get(e.payload["suite"], 0), len(e.payload["quarantined"]))
+        if e.event_type == "validation.completed" and (v := payload_of(e, ValidationCompleted)).quarantined:
+            counts[v.suite] = max(counts.get(v.suite, 0), len(v.quarantined))
     if not counts:
         return []
     listed = ", ".join(f"{suite}: {n}" for suite, n in sorted(counts.items()))
@@ -186,16 +202,16 @@ def _gate(today: list[Event], day: date) -> list[Cause]:
 
 
 def _deliveries(today: list[Event], day: date) -> list[Cause]:
-    last: dict[str, dict] = {}
+    last: dict[str, DeliveryFailed] = {}
     for e in today:
-        if e.event_type == "delivery.failed" and not e.payload["will_retry"]:
-            last[e.payload["channel"]] = dict(e.payload)
+        if e.event_type == "delivery.failed" and not (d := payload_of(e, DeliveryFailed)).will_retry:
+            last[d.channel] = d
     return [
         Cause(
             f"delivery-failed:{channel}",
             day,
-            f"delivery of {day} to {channel} failed after {p['attempt']} attempt(s)",
-            (p["reason"][:600], f"Resend: {p['resend']}"),
+            f"delivery of {day} to {channel} failed after {p.attempt} attempt(s)",
+            (p.reason[:600], f"Resend: {p.resend}"),
             f"brief events --date {day} --type delivery.failed",
         )
         for channel, p in sorted(last.items())
@@ -209,15 +225,18 @@ def _failing_sources(ordered: list[Event], day: date, runs: int, sources: Sequen
     started = [
         e.run_id
         for e in ordered
-        if e.event_type == "run.started" and e.payload["flow"] == "daily-brief" and e.brief_date <= day
+        if e.event_type == "run.started"
+        and payload_of(e, RunStarted).flow == "daily-brief"
+        and e.brief_date <= day
     ]
     recent = list(dict.fromkeys(reversed(started)))[:runs]
     if len(recent) < runs:
         return []
-    failures: dict[tuple[str, str], dict] = {}
+    failures: dict[tuple[str, str], FeedFailed] = {}
     for e in ordered:
         if e.event_type == "feed.failed" and e.run_id in recent:
-            failures[(e.run_id, e.payload["source"])] = dict(e.payload)
+            failed = payload_of(e, FeedFailed)
+            failures[(e.run_id, failed.source)] = failed
     out = []
     for source in sources:
         if all((run, source) in failures for run in recent):
@@ -227,7 +246,7 @@ def _failing_sources(ordered: list[Event], day: date, runs: int, sources: Sequen
                     f"source-failing:{source}",
                     day,
                     f"source {source} failed in the last {runs} runs",
-                    (f"{p['error']}: {p['message'][:300]}",),
+                    (f"{p.error}: {p.message[:300]}",),
                     f"brief events --type feed.failed --date {day}",
                 )
             )
@@ -240,13 +259,16 @@ def _silent_sources(
     """Sources fetched fine on ``day`` whose newest item is older than its ``days`` last dates."""
     if days <= 0:
         return []
-    fetched = {e.payload["source"] for e in today if e.event_type == "feed.fetched"}
+    fetched = {payload_of(e, FeedFetchedV2).source for e in today if e.event_type == "feed.fetched"}
     newest: dict[str, date] = {}
     for e in ordered:
-        if e.event_type != "article.collected" or not e.payload.get("published_at"):
+        if e.event_type != "article.collected":
             continue
-        published = datetime.fromisoformat(str(e.payload["published_at"])).astimezone(zone).date()
-        source = e.payload["source"]
+        article = payload_of(e, ArticleCollectedV4)
+        if article.published_at is None:
+            continue
+        published = article.published_at.astimezone(zone).date()
+        source = article.source
         if published <= day and published > newest.get(source, date.min):
             newest[source] = published
     out = []

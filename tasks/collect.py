@@ -208,14 +208,14 @@ def feed_events(
         if not keep:
             continue
         seq = max(seq + 1, number)  # the entry's number, as before kinds (a digest's stories follow it)
-        payload = article_payload(source, article, declared)
+        collected = article_payload(source, article, declared)
         events.append(
             new_event(
                 "article.collected",
-                payload,
+                collected,
                 brief_date=day,
                 run_id=run_id,
-                subject_id=payload["article_id"],
+                subject_id=collected["article_id"],
                 produced_by=PRODUCER,
                 occurred_at=at,
                 seq=seq,

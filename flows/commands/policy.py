@@ -150,15 +150,18 @@ def policy_adopt(
     The regression set is replayed first: a candidate that fails a case the policy in force passes
     is refused, unless --force (the cases it breaks are recorded with the adoption)."""
     from ops.improve import adopt_candidate
+    from storage.payloads import PolicyAdoptedV2
+    from storage.typed import payload_of
 
     who = person(by)
     settings, store = open_store(config)
     adoption = adopt_candidate(settings, store, file, who, reason, force, stage=err.status)
     show_adoption(out, adoption)
-    verdict = adoption.event.payload.get("verdict")
+    adopted = payload_of(adoption.event, PolicyAdoptedV2)
+    verdict = adopted.verdict
     if verdict in ("don't", "not enough evidence"):
         err.print(
-            f"warning: adopted although its evaluation ({adoption.event.payload['evaluation']}) "
+            f"warning: adopted although its evaluation ({adopted.evaluation}) "
             f"said {verdict!r}; 'brief policy rollback' undoes it",
             markup=False,
             highlight=False,

@@ -15,6 +15,7 @@ from datetime import date, datetime, timedelta
 import polars as pl
 
 from storage.store import ParquetEventStore
+from storage.typed import payload_field
 from tasks.settings import Settings
 
 WINDOW_DAYS = 14
@@ -51,8 +52,8 @@ class SourceHealth:
         return sum(b.count for b in self.bars[-3:]) == 0
 
 
-def _source() -> pl.Expr:
-    return pl.col("payload").str.json_path_match("$.source").alias("source")
+def _source(event_type: str) -> pl.Expr:
+    return payload_field(event_type, "source").alias("source")
 
 
 def source_health(store: ParquetEventStore, settings: Settings, end: date) -> list[SourceHealth]:
@@ -63,10 +64,10 @@ def source_health(store: ParquetEventStore, settings: Settings, end: date) -> li
             store.scan(event_types=["feed.fetched"])
             .filter(pl.col("brief_date") <= end)
             .select(
-                _source(),
+                _source("feed.fetched"),
                 "brief_date",
                 "occurred_at",
-                pl.col("payload").str.json_path_match("$.items").cast(pl.Int64).alias("items"),
+                payload_field("feed.fetched", "items").cast(pl.Int64).alias("items"),
             )
             .sort("occurred_at")
             .group_by("source")
@@ -76,7 +77,7 @@ def source_health(store: ParquetEventStore, settings: Settings, end: date) -> li
     firsts = store.query(
         lambda: (
             store.scan(padded, event_types=["article.collected"])
-            .select(_source(), "subject_id", "brief_date")
+            .select(_source("article.collected"), "subject_id", "brief_date")
             .group_by("subject_id")
             .agg(pl.col("source").first(), pl.col("brief_date").min())
             .filter(pl.col("brief_date") >= window[0])
@@ -88,13 +89,13 @@ def source_health(store: ParquetEventStore, settings: Settings, end: date) -> li
         lambda: (
             store.scan(window, event_types=["feed.failed"])
             .select(
-                _source(),
+                _source("feed.failed"),
                 "brief_date",
                 "occurred_at",
                 "event_id",
-                pl.col("payload").str.json_path_match("$.error").alias("error"),
-                pl.col("payload").str.json_path_match("$.message").alias("message"),
-                pl.col("payload").str.json_path_match("$.attempts").cast(pl.Int64).alias("attempts"),
+                payload_field("feed.failed", "error").alias("error"),
+                payload_field("feed.failed", "message").alias("message"),
+                payload_field("feed.failed", "attempts").cast(pl.Int64).alias("attempts"),
             )
             .sort("occurred_at", descending=True)
         )

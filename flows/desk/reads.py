@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import date
 
 import polars as pl
 
 from storage.errors import InputError
+from storage.payloads import BriefPublished, Payload
 from storage.projections import materialize
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks import deliver
 
 
@@ -27,11 +28,9 @@ def versions(store: ParquetEventStore, days: list[date] | None = None) -> dict[d
     frame = store.query(lambda: store.scan(days, event_types=["brief.published"]))
     out: dict[date, list[Version]] = {}
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
-        p = json.loads(row["payload"])
+        p = payload_of(row, BriefPublished)
         out.setdefault(row["brief_date"], []).append(
-            Version(
-                p["version"], p["items"], row["occurred_at"].strftime("%Y-%m-%d %H:%M UTC"), row["run_id"]
-            )
+            Version(p.version, p.items, row["occurred_at"].strftime("%Y-%m-%d %H:%M UTC"), row["run_id"])
         )
     return dict(sorted(out.items(), reverse=True))
 
@@ -83,16 +82,16 @@ def acts(store: ParquetEventStore, day: date) -> list[dict]:
     frame = store.query(lambda: store.scan([day], event_types=types))
     rows = []
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
-        payload = json.loads(row["payload"])
+        act = payload_of(row, Payload)  # one of several types: who and where are read where the type has them
         rows.append(
             {
                 "event_id": row["event_id"],
                 "type": row["event_type"],
                 "at": row["occurred_at"],
                 "subject": row["subject_id"],
-                "payload": payload,
-                "by": payload.get("person") or payload.get("by", ""),
-                "via": payload.get("via") or "",
+                "payload": act.model_dump(mode="json"),
+                "by": getattr(act, "person", None) or getattr(act, "by", ""),
+                "via": getattr(act, "via", None) or "",
             }
         )
     return rows

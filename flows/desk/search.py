@@ -19,7 +19,9 @@ import polars as pl
 
 from flows.desk.reads import document
 from storage.errors import InputError
+from storage.payloads import ArticleCollectedV4, StoryClustered
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks.render import without_tracking
 from tasks.write import safe_url
 
@@ -95,23 +97,23 @@ def _articles(store: ParquetEventStore, words: list[str], days: list[date]) -> t
         lambda: (
             store.scan(days, event_types=["article.collected"])
             .filter(wanted)
-            .select("brief_date", "subject_id", "payload", "occurred_at")
+            .select("brief_date", "subject_id", "event_type", "schema_version", "payload", "occurred_at")
         )
     ).sort("brief_date", "occurred_at", descending=True)
     rows: dict[str, dict] = {}
     for row in hits.iter_rows(named=True):
         if row["subject_id"] in rows:
             continue  # the same article collected again on an earlier date: the newest stands
-        p = json.loads(row["payload"])
-        if not _holds_all(words, p.get("title"), p.get("summary")):
+        p = payload_of(row, ArticleCollectedV4)
+        if not _holds_all(words, p.title, p.summary):
             continue
         rows[row["subject_id"]] = {
             "day": row["brief_date"],
             "article_id": row["subject_id"],
-            "title": p.get("title", ""),
-            "source": p.get("outlet") or p.get("source", ""),
-            "language": p.get("language") or "",
-            "href": safe_url(without_tracking(p.get("url") or "")),
+            "title": p.title,
+            "source": p.outlet or p.source,
+            "language": p.language or "",
+            "href": safe_url(without_tracking(p.url or "")),
             "story_id": None,
         }
     truncated = len(rows) > MAX_RESULTS
@@ -122,12 +124,12 @@ def _articles(store: ParquetEventStore, words: list[str], days: list[date]) -> t
             lambda: (
                 store.scan(days, event_types=["story.clustered"])
                 .filter(pl.col("payload").str.contains_any(ids))
-                .select("subject_id", "payload")
+                .select("subject_id", "event_type", "schema_version", "payload")
             )
         )
         story_of = {}
         for row in clustered.iter_rows(named=True):
-            for member in json.loads(row["payload"])["members"]:
+            for member in payload_of(row, StoryClustered).members:
                 story_of[member] = row["subject_id"]
         for r in found:
             r["story_id"] = story_of.get(r["article_id"])

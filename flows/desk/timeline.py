@@ -9,19 +9,32 @@ articles and the decisions. No index and no copy of the log.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import cast
 
 import polars as pl
 
 from flows.desk.reads import document
 from storage.errors import InputError
+from storage.payloads import (
+    ArticleCorrected,
+    BriefCorrected,
+    BriefPublished,
+    ConfirmationRequested,
+    ConfirmationResolvedV2,
+    Payload,
+    StoryMergedV2,
+    StoryRetracted,
+    StoryScored,
+    StorySplitV2,
+)
 from storage.projections import project
 from storage.projections.articles import ArticlesProjection
 from storage.projections.scores import ScoresProjection
 from storage.projections.stories import StoriesProjection
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks.render import without_tracking
 from tasks.write import safe_url
 
@@ -124,10 +137,10 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
 def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], published: pl.DataFrame) -> None:
     """Which published versions of each day held the story, and its item in the current one."""
     for row in published.iter_rows(named=True):
-        payload = json.loads(row["payload"])
+        brief = payload_of(row, BriefPublished)
         for d in days:
-            if d.day == row["brief_date"] and story_id in payload["stories"]:
-                d.versions.append(int(payload["version"]))
+            if d.day == row["brief_date"] and story_id in brief.stories:
+                d.versions.append(brief.version)
     for d in days:
         if not d.versions:
             continue
@@ -139,36 +152,34 @@ def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], publis
         d.retracted = next((r for r in current.get("retracted", []) if r["story_id"] == story_id), None)
 
 
+def _said(kind: str, p: Payload) -> tuple[str, str]:
+    """What a decision of ``kind`` says, and who said it."""
+    if isinstance(p, StoryScored):
+        what = f"{p.outcome} (relevance {p.relevance:.2f}, importance {p.importance:.2f})" + (
+            f": {'; '.join(p.reasons)}" if p.reasons else ""
+        )
+        return what, p.marked_by or f"the run (model {p.model})"
+    if isinstance(p, StoryMergedV2 | StorySplitV2):
+        verb = "one story" if kind == "story.merged" else "not one story"
+        return f"{verb}: {', '.join(p.article_ids)}", p.person or ("an answer" if p.question_id else "")
+    if isinstance(p, ArticleCorrected):
+        what = f"{p.article_id}: {p.field} → {p.value}" + (f" ({p.reason})" if p.reason else "")
+        return what, p.by
+    if isinstance(p, BriefCorrected):
+        return f"{p.field} → “{p.value}”" + (f" ({p.note})" if p.note else ""), p.by
+    if isinstance(p, StoryRetracted):
+        return f"retracted: {p.note}", p.by
+    if isinstance(p, ConfirmationRequested):
+        return f"asked: {p.prompt}", "the run"
+    resolved = cast(ConfirmationResolvedV2, p)
+    return f"{resolved.field} {resolved.value} → {resolved.answer}", resolved.person or resolved.by
+
+
 def _decision(row: dict) -> dict:
     """A decision as a line: what was decided, by whom (a person, or the run's model)."""
-    p = json.loads(row["payload"])
     kind = row["event_type"]
-    if kind == "story.scored":
-        what = f"{p['outcome']} (relevance {p['relevance']:.2f}, importance {p['importance']:.2f})" + (
-            f": {'; '.join(p.get('reasons') or [])}" if p.get("reasons") else ""
-        )
-        who = p.get("marked_by") or f"the run (model {p.get('model', '?')})"
-    elif kind in ("story.merged", "story.split"):
-        verb = "one story" if kind == "story.merged" else "not one story"
-        what = f"{verb}: {', '.join(p['article_ids'])}"
-        who = p.get("person") or ("an answer" if p.get("question_id") else "")
-    elif kind == "article.corrected":
-        what = f"{p['article_id']}: {p['field']} → {p.get('value')}" + (
-            f" ({p['reason']})" if p.get("reason") else ""
-        )
-        who = p.get("by", "")
-    elif kind == "brief.corrected":
-        what = f"{p['field']} → “{p['value']}”" + (f" ({p['note']})" if p.get("note") else "")
-        who = p.get("by", "")
-    elif kind == "story.retracted":
-        what = f"retracted: {p['note']}"
-        who = p.get("by", "")
-    elif kind == "confirmation.requested":
-        what = f"asked: {p['prompt']}"
-        who = "the run"
-    else:  # confirmation.resolved
-        what = f"{p['field']} {p['value']} → {p['answer']}"
-        who = p.get("person") or p.get("by", "")
+    p = payload_of(row, Payload)  # one of the DECISIONS types: _said reads it by its model
+    what, who = _said(kind, p)
     at: datetime = row["occurred_at"]
     return {
         "day": row["brief_date"],
@@ -176,6 +187,6 @@ def _decision(row: dict) -> dict:
         "type": kind,
         "what": what,
         "by": who,
-        "via": p.get("via") or "",
+        "via": getattr(p, "via", None) or "",
         "event_id": row["event_id"],
     }

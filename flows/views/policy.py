@@ -64,10 +64,15 @@ def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str) -> None:
 
 def show_adoption(out: Console, adoption: Adoption) -> None:
     """An adoption (or rollback) as ``adoption_lines`` says it, then what it changed."""
+    from storage.payloads import PolicyAdopted
+    from storage.typed import payload_of
+
     for line in adoption_lines(adoption.event):
         out.print(line)
     out.print("  changes:")
-    for line in change_lines(adoption.event.payload["changes"]):
+    for line in change_lines(
+        [c.model_dump(mode="json") for c in payload_of(adoption.event, PolicyAdopted).changes]
+    ):
         out.print(line)
     if not adoption.written:
         out.print("  (this adoption was already in the log: nothing new written)")

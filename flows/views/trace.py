@@ -38,9 +38,12 @@ def render(chain: Trace, width: int = WIDTH) -> list[str]:
 
 
 def _item_title(chain: Trace) -> str:
+    from storage.payloads import StoryScored
+    from storage.typed import payload_of
+
     for node in _walk(chain.sources):
         if node.event.event_type == "story.scored":
-            return str(node.event.payload.get("title", ""))
+            return payload_of(node.event, StoryScored).title
     return ""
 
 

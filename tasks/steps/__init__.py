@@ -15,7 +15,15 @@ from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
 from tasks.steps.draft import draft, written
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
-from tasks.steps.publish import BriefWithheld, Published, day_lock, publish, withhold, withhold_reason
+from tasks.steps.publish import (
+    BriefWithheld,
+    Published,
+    day_lock,
+    publish,
+    withhold,
+    withhold_if_unfit,
+    withhold_reason,
+)
 from tasks.steps.report import RunReport
 from tasks.steps.review import (
     mark_story,
@@ -80,6 +88,7 @@ __all__ = [
     "today",
     "two_stories",
     "withhold",
+    "withhold_if_unfit",
     "withhold_reason",
     "written",
 ]

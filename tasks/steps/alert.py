@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from storage.events import Event, new_event, utcnow
+from storage.payloads import AlertFailed, AlertSent
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks import alerts
 from tasks.alerts import AlertChannel
 from tasks.channels import redact
@@ -77,11 +79,16 @@ def raise_alerts(
     hidden = secrets(settings)
     with store.tree.briefs.alerts_lock(day):
         done = store.read(days=[day], event_types=["alert.sent", "alert.failed"])
-        sent = {(e.payload["cause"], e.payload["channel"]) for e in done if e.event_type == "alert.sent"}
-        refused = Counter(
-            (e.payload["cause"], e.payload["channel"])
+        sent = {
+            (a.cause, a.channel)
             for e in done
-            if e.event_type == "alert.failed" and not e.payload["will_retry"]
+            if e.event_type == "alert.sent"
+            for a in [payload_of(e, AlertSent)]
+        }
+        refused = Counter(
+            (f.cause, f.channel)
+            for e in done
+            if e.event_type == "alert.failed" and not (f := payload_of(e, AlertFailed)).will_retry
         )
         for cause in outcome.causes:
             subject, body = (redact(text, hidden) for text in cause.message())
@@ -144,13 +151,13 @@ def secrets(settings: Settings) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def _emit(event_type: str, payload: dict, day: date, run_id: str, at: datetime) -> Event:
+def _emit(event_type: str, alert: dict, day: date, run_id: str, at: datetime) -> Event:
     return new_event(
         event_type,
-        payload,
+        alert,
         brief_date=day,
         run_id=run_id,
-        subject_id=payload["cause"],
+        subject_id=alert["cause"],
         produced_by=PRODUCER,
         occurred_at=at,
     )

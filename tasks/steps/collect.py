@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import glob
-import json
 import random
 import ssl
 import time
@@ -26,7 +25,9 @@ import polars as pl
 
 from storage import tombstones
 from storage.events import Event, utcnow
+from storage.payloads import FeedFailed, FeedFetchedV2
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks.collect import (
     MAX_BYTES,
     RETRYABLE_STATUS,
@@ -100,7 +101,8 @@ def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
     failed = [e for e in events if e.event_type == "feed.failed"]
     items = sum(e.event_type == "article.collected" for e in events)
     if failed:
-        return SourceOutcome(src.name, 0, written, failed[0].payload["error"], failed[0].payload["message"])
+        first = payload_of(failed[0], FeedFailed)
+        return SourceOutcome(src.name, 0, written, first.error, first.message)
     return SourceOutcome(src.name, items, written)
 
 
@@ -152,10 +154,10 @@ def last_validators(ctx: RunContext, url: str) -> Validators | None:
             pl.col("payload").str.contains(url, literal=True)
         )
     )
-    for payload in reversed(frame.get_column("payload").to_list()):
-        data = json.loads(payload)
-        if data["url"] == url and (data.get("etag") or data.get("last_modified")):
-            return Validators(data.get("etag"), data.get("last_modified"), data["content_hash"])
+    for row in reversed(frame.rows(named=True)):
+        fetch = payload_of(row, FeedFetchedV2)
+        if fetch.url == url and (fetch.etag or fetch.last_modified):
+            return Validators(fetch.etag, fetch.last_modified, fetch.content_hash)
     return None
 
 
@@ -209,8 +211,9 @@ def collect_source(
     )
     if bodies is not None:
         for event in events:
-            if event.event_type == "feed.fetched" and event.payload.get("body"):
-                bodies[event.payload["body"]] = fetched.body
+            body = payload_of(event, FeedFetchedV2).body if event.event_type == "feed.fetched" else None
+            if body:
+                bodies[body] = fetched.body
     return events
 
 

@@ -7,11 +7,12 @@ with a visible correction line, or leaves with its note in its place.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from storage.errors import InputError
 from storage.events import Event, new_event, utcnow
+from storage.payloads import BriefCorrected, StoryRetracted
+from storage.typed import payload_of
 from tasks.steps.context import RunContext
 
 FIELDS = ("title", "summary")
@@ -39,12 +40,16 @@ def editor_acts(ctx: RunContext) -> EditorActs:
     frame = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=ACT_TYPES))
     acts = EditorActs()
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
-        payload = json.loads(row["payload"])
-        acts.event_ids.setdefault(payload["story_id"], []).append(row["event_id"])
         if row["event_type"] == "story.retracted":
-            acts.retractions[payload["story_id"]] = payload
+            retracted = payload_of(row, StoryRetracted)
+            acts.event_ids.setdefault(retracted.story_id, []).append(row["event_id"])
+            acts.retractions[retracted.story_id] = retracted.model_dump(mode="json")
         else:
-            acts.corrections.setdefault(payload["story_id"], {})[payload["field"]] = payload
+            corrected = payload_of(row, BriefCorrected)
+            acts.event_ids.setdefault(corrected.story_id, []).append(row["event_id"])
+            acts.corrections.setdefault(corrected.story_id, {})[corrected.field] = corrected.model_dump(
+                mode="json"
+            )
     return acts
 
 

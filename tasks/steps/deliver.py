@@ -11,7 +11,6 @@ at-least-once here.)
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,8 @@ from datetime import date, datetime
 
 from storage.errors import InputError
 from storage.events import utcnow
+from storage.payloads import BriefPublished
+from storage.typed import payload_of
 from tasks import deliver
 from tasks.steps.context import RunContext
 from tasks.steps.publish import category_labels, day_lock
@@ -209,7 +210,7 @@ def published_event(ctx: RunContext, version: int) -> list[str]:
     send, a failed send or a hold of that version names as its source."""
     frame = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
     found = [
-        r["event_id"] for r in frame.iter_rows(named=True) if json.loads(r["payload"])["version"] == version
+        r["event_id"] for r in frame.iter_rows(named=True) if payload_of(r, BriefPublished).version == version
     ]
     return found[-1:]
 

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Literal
 
 from storage.events import Event, new_event, utcnow
+from storage.payloads import RunStarted
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 
 ENDED = ("run.finished", "run.failed", "run.crashed")
 
@@ -37,9 +39,12 @@ def open_runs(store: ParquetEventStore, days: Sequence[date]) -> list[OpenRun]:
     events = store.read(days=days, event_types=["run.started", *ENDED])
     ended = {e.run_id for e in events if e.event_type in ENDED}
     return [
-        OpenRun(e.run_id, e.brief_date, e.occurred_at, e.payload.get("process"))
+        OpenRun(
+            e.run_id, e.brief_date, e.occurred_at, started.process.model_dump() if started.process else None
+        )
         for e in events
-        if e.event_type == "run.started" and e.payload["flow"] == "daily-brief" and e.run_id not in ended
+        if e.event_type == "run.started" and e.run_id not in ended
+        if (started := payload_of(e, RunStarted)).flow == "daily-brief"
     ]
 
 

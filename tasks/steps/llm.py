@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from storage.payloads import LLMCalled
+from storage.typed import payload_of
 from tasks import llm
 from tasks.dedup import Item
 from tasks.steps.chat import ChatClient
@@ -71,11 +73,13 @@ class Analyst:
             store = self.ctx.store
             frame = store.query(lambda: store.scan([self.ctx.day], event_types=["llm.called"]))
             self._recorded = {}
-            for event_id, payload in frame.select("event_id", "payload").iter_rows():
-                data = json.loads(payload)
-                if data.get("output") is not None and data["request_key"] not in self._recorded:
-                    self._recorded[data["request_key"]] = data["output"]
-                    self._recorded_by[data["request_key"]] = event_id
+            for row in frame.select("event_id", "event_type", "schema_version", "payload").iter_rows(
+                named=True
+            ):
+                call = payload_of(row, LLMCalled)
+                if call.output is not None and call.request_key not in self._recorded:
+                    self._recorded[call.request_key] = call.output
+                    self._recorded_by[call.request_key] = row["event_id"]
         return self._recorded
 
     def client(self) -> ChatClient | None:

@@ -7,14 +7,20 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 from storage.errors import BriefError
 from storage.lease import Held
+from storage.payloads import BriefPublished
 from storage.store import ParquetEventStore
+from storage.typed import payload_of
 from tasks import render, write
 from tasks.settings import Settings
 from tasks.steps.context import RunContext
 from tasks.steps.corrections import acts_seen, people_acts
+
+if TYPE_CHECKING:
+    from tasks.steps.collect import SourceOutcome
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,18 @@ def item_sources(ctx: RunContext, document: dict) -> list[str]:
     return sources
 
 
+def withhold_if_unfit(
+    ctx: RunContext, document: dict, sources: Sequence[SourceOutcome]
+) -> BriefWithheld | None:
+    """The daily run's decision before it publishes: when the brief is unfit for readers (``withhold_reason``
+    over the sources the run tried and those that failed), record ``brief.withheld`` and return the error
+    the run raises; else None."""
+    failed = [o.source for o in sources if o.error]
+    fetched = sum(1 for o in sources if not o.skipped)
+    reason = withhold_reason(ctx, document, fetched, failed)
+    return withhold(ctx, document, fetched, failed, reason) if reason else None
+
+
 def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], reason: str) -> BriefWithheld:
     """Record ``brief.withheld``; the caller raises what this returns (nothing new is published).
 
@@ -93,7 +111,7 @@ def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], r
         ]
     )
     previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
-    versions = [json.loads(p)["version"] for p in previous.get_column("payload").to_list()]
+    versions = [payload_of(row, BriefPublished).version for row in previous.iter_rows(named=True)]
     readers = f"readers keep v{max(versions)}" if versions else "readers got nothing"
     return BriefWithheld(
         f"the brief of {ctx.day} is withheld: {reason}; {readers} "
@@ -133,10 +151,10 @@ def publish(
         if recompose is not None and people_acts(ctx) - acts_seen(ctx):
             document = recompose()
         previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
-        versions = [json.loads(p) for p in previous.get_column("payload").to_list()]
+        versions = [payload_of(row, BriefPublished) for row in previous.iter_rows(named=True)]
         digest = write.content_hash(document)
-        latest = max((v["version"] for v in versions), default=0)
-        same = any(v["version"] == latest and v["content_hash"] == digest for v in versions)
+        latest = max((v.version for v in versions), default=0)
+        same = any(v.version == latest and v.content_hash == digest for v in versions)
         version = latest if same else latest + 1
         document = {**document, "version": version}
         templates = ctx.settings.output.templates
@@ -204,10 +222,10 @@ def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
     briefs = ctx.store.tree.briefs
     days = sorted(ctx.store.days(), reverse=True)[: 2 * wanted]
     events = ctx.store.query(lambda: ctx.store.scan(days, event_types=["brief.published"])) if days else None
-    by_day: dict[str, list[tuple[datetime, dict]]] = {}
+    by_day: dict[str, list[tuple[datetime, BriefPublished]]] = {}
     for row in [] if events is None else events.iter_rows(named=True):
-        payload = json.loads(row["payload"])
-        by_day.setdefault(payload["brief_date"], []).append((row["occurred_at"], payload))
+        brief = payload_of(row, BriefPublished)
+        by_day.setdefault(brief.brief_date, []).append((row["occurred_at"], brief))
     entries = []
     for day in sorted(by_day, reverse=True)[:wanted]:
         path = briefs.current(day)
@@ -215,7 +233,7 @@ def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
             continue
         document = briefs.read(path)
         versions = sorted(by_day[day], key=lambda p: p[0])
-        current = [at for at, p in versions if p["version"] == document["version"]]
+        current = [at for at, p in versions if p.version == document["version"]]
         entries.append(
             FeedEntry(
                 date=day,

@@ -122,88 +122,64 @@ def resolve(
 ) -> list[Event]:
     """The answer as a fact, and the correction it implies. ``by`` says how it was given (a person,
     the default); ``person`` names who gave it and ``via`` where (``desk``), when known."""
+    answered = ctx.emit(
+        "confirmation.resolved",
+        {
+            "question_id": question["question_id"],
+            "subject": question["subject"],
+            "field": question["field"],
+            "value": question["value"],
+            "answer": answer,
+            "by": by,
+            "person": person,
+            "via": via,
+        },
+        subject=question["subject"],
+        producer="review@1",
+    )
+    return [answered, *implied_by(ctx, question, answer, answered, by, person, via)]
 
-    events = [
-        ctx.emit(
-            "confirmation.resolved",
-            {
-                "question_id": question["question_id"],
-                "subject": question["subject"],
-                "field": question["field"],
-                "value": question["value"],
-                "answer": answer,
-                "by": by,
-                "person": person,
-                "via": via,
-            },
-            subject=question["subject"],
-            producer="review@1",
-        )
-    ]
 
-    def fact(event_type: str, payload: dict, subject: str) -> Event:
+def implied_by(
+    ctx: RunContext,
+    question: dict,
+    answer: str,
+    answered: Event,
+    by: str,
+    person: str | None,
+    via: str | None,
+) -> list[Event]:
+    """What an answer (``answered``) says besides itself: a same-story link, a category or publish time
+    corrected, a story marked; nothing when it agrees with what the run found."""
+    field_, because = question["field"], f"answer to {question['question_id']}"
+
+    def corrected(article_id: str, value: str | None) -> Event:
+        payload = {"article_id": article_id, "field": field_, "value": value}
         return new_event(
-            event_type,
-            payload,
+            "article.corrected",
+            {**payload, "reason": because, "by": person or by, "via": via},
             brief_date=ctx.day,
             run_id=ctx.run_id,
-            subject_id=subject,
+            subject_id=article_id,
             produced_by=f"review@1:{by}",
             occurred_at=utcnow(),
-            source_event_ids=[events[0].event_id],
+            source_event_ids=[answered.event_id],
         )
 
-    field_ = question["field"]
     if field_ == "same_story":
         ids = question["subject"].split("|")
-        events.append(
-            story_link(ctx, ids, answer == "yes", by, question_id=question["question_id"], cause=events[0])
-        )
-    elif field_ == "category" and answer != question["value"]:
+        return [
+            story_link(ctx, ids, answer == "yes", by, question_id=question["question_id"], cause=answered)
+        ]
+    if field_ == "category" and answer != question["value"]:
         stories = materialize(ctx.store, "stories", days=[ctx.day])
         rows = stories.filter(pl.col("story_id") == question["subject"])
-        if rows.height:
-            article = rows["representative"][0]
-            events.append(
-                fact(
-                    "article.corrected",
-                    {
-                        "article_id": article,
-                        "field": "category",
-                        "value": answer,
-                        "reason": f"answer to {question['question_id']}",
-                        "by": person or by,
-                        "via": via,
-                    },
-                    article,
-                )
-            )
-    elif field_ == "relevance" and answer != question["value"]:
-        events += mark_story(
-            ctx,
-            question["subject"],
-            answer,
-            person or by,
-            f"answer to {question['question_id']}",
-            events[0],
-            via,
-        )
-    elif field_ == "published_at" and answer not in ("", "skip"):
-        events.append(
-            fact(
-                "article.corrected",
-                {
-                    "article_id": question["subject"],
-                    "field": "published_at",
-                    "value": _start_of(answer, ctx),
-                    "reason": f"answer to {question['question_id']}",
-                    "by": person or by,
-                    "via": via,
-                },
-                question["subject"],
-            )
-        )
-    return events
+        return [corrected(rows["representative"][0], answer)] if rows.height else []
+    if field_ == "relevance" and answer != question["value"]:
+        return mark_story(ctx, question["subject"], answer, person or by, because, answered, via)
+    if field_ == "published_at" and answer not in ("", "skip"):
+        return [corrected(question["subject"], _start_of(answer, ctx))]
+    return []
 
 
 def story_link(

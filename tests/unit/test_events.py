@@ -221,3 +221,38 @@ def test_a_v1_story_is_read_as_decided_by_the_rules() -> None:
     assert version == 2 and payload["decided_by"] == "rules"
     assert {k: payload[k] for k in v1} == v1
     assert StoryClustered.model_validate(payload).pair_scores == [("a", "b", 0.7)]
+
+
+def test_a_payload_is_read_as_its_latest_model_from_an_event_or_a_stored_row() -> None:
+    from storage.payloads import ArticleCollectedV4, RunStarted, StoryScored
+    from storage.typed import payload_of
+
+    v1 = {
+        "event_type": "article.collected",
+        "schema_version": 1,
+        "payload": '{"article_id": "a", "source": "s", "url": "u", "canonical_url": "c", "title": "t",'
+        ' "published": "2025-08-06T07:00:00Z", "content_hash": "h"}',
+    }
+    article = payload_of(v1, ArticleCollectedV4)
+    assert (article.published_at, article.language, article.tags) == (
+        datetime(2025, 8, 6, 7, tzinfo=UTC),
+        "und",
+        [],
+    )
+    event = collected(1)
+    assert payload_of(event, ArticleCollectedV4).model_dump(mode="json") == dict(event.payload)
+    row = {"event_type": "run.started", "schema_version": 1, "payload": '{"flow": "daily-brief"}'}
+    assert payload_of(row, RunStarted).process is None
+    with pytest.raises(TypeError, match=r"article\.collected v4 is a ArticleCollectedV4, not a StoryScored"):
+        payload_of(event, StoryScored)
+
+
+def test_a_frame_reads_only_fields_every_version_of_its_type_declares() -> None:
+    from storage.typed import payload_field
+
+    frame = pl.DataFrame({"payload": ['{"counts": {"article.collected": 3}, "status": "completed"}']})
+    found = frame.select(payload_field("run.finished", "counts", "article.collected").cast(pl.Int64))
+    assert found.item() == 3
+    assert frame.select(payload_field("run.finished", "status")).item() == "completed"
+    with pytest.raises(KeyError, match=r"field 'published_at' is not in version\(s\) \[1\]"):
+        payload_field("article.collected", "published_at")
