@@ -369,6 +369,29 @@ class DeskSettings(Section):
         ),
     )
 
+    @field_validator("hosts")
+    @classmethod
+    def _bare_names(cls, value: list[str]) -> list[str]:
+        """A name as a browser sends it in ``Host``: no scheme, no port, no path; IDNA for Unicode."""
+        from urllib.parse import urlsplit
+
+        names = []
+        for entry in value:
+            text = entry.strip()
+            try:
+                parts = urlsplit(text if "//" in text else f"//{text}")
+                name = parts.hostname
+                _ = parts.port
+            except ValueError:
+                name = None
+            if not name or parts.path not in ("", "/"):
+                raise ValueError(f"{entry!r} is not a host name; write it as desk.example.com")
+            try:
+                names.append(name.encode("idna").decode("ascii"))
+            except UnicodeError:
+                raise ValueError(f"{entry!r} is not a host name; write it as desk.example.com") from None
+        return names
+
     @field_validator("people")
     @classmethod
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import os
@@ -55,8 +56,10 @@ class Access:
         return hmac.new(self.key, text.encode(), hashlib.sha256).hexdigest()
 
     def new_session(self, person: str) -> str:
-        """``nonce.expiry.person.signature``: the nonce makes each session's CSRF token its own."""
-        body = f"{secrets.token_hex(8)}.{int(time.time()) + SESSION_SECONDS}.{person}"
+        """``nonce.expiry.person.signature``: the nonce makes each session's CSRF token its own; the
+        person's name in base64url, so any name fits in a cookie."""
+        name = base64.urlsafe_b64encode(person.encode()).decode().rstrip("=")
+        body = f"{secrets.token_hex(8)}.{int(time.time()) + SESSION_SECONDS}.{name}"
         return f"{body}.{self._sign(body)}"
 
     def parse(self, cookie: str | None) -> str | None:
@@ -72,7 +75,10 @@ class Access:
             return None
         if nonce in self.revoked:
             return None
-        return person
+        try:
+            return base64.urlsafe_b64decode(person + "=" * (-len(person) % 4)).decode()
+        except ValueError:
+            return None
 
     def revoke(self, cookie: str | None) -> None:
         """End the session ``cookie`` names, for good: its copies are refused from now on."""

@@ -105,14 +105,16 @@ class Gate:
         if origin is not None:
             if origin == "null":
                 return "the form was sent from an opaque origin; use the desk's own page"
-            parts = urlsplit(origin)
             try:
-                same = parts.netloc.lower() == headers.get("host", "").lower() and self.allowed(
-                    parts.hostname
-                )
-            except ValueError:
-                same = False
-            return None if same else "the form was sent from another site; use the desk's own page"
+                parts = urlsplit(origin.strip())
+                name = parts.hostname
+                same = parts.netloc.lower() == headers.get("host", "").lower() and self.allowed(name)
+                # behind a proxy that rewrites Host, the page's origin is the public name itself
+                public = name is not None and name.lower().rstrip(".") in self.hosts
+                proxied = public and not is_loopback(name or "")
+            except ValueError:  # not a URL at all (an unclosed IPv6 bracket, a bad port)
+                same = proxied = False
+            return None if same or proxied else "the form was sent from another site; use the desk's own page"
         if headers.get("sec-fetch-site") == "cross-site":
             return "the form was sent from another site; use the desk's own page"
         return None

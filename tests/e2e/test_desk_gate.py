@@ -161,3 +161,40 @@ def test_loopback_is_decided_by_the_parsed_address(host: str, loopback: bool) ->
 )
 def test_the_host_header_is_parsed_with_its_port(header: str, name: str | None) -> None:
     assert host_name(header) == name
+
+
+def test_behind_a_proxy_the_public_name_posts_and_a_broken_origin_is_a_refusal(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n\n[desk]\nhosts = ["https://Desk.Example.org:8443/"]\n')
+    settings = load_settings(str(config))
+    assert settings.desk.hosts == ["desk.example.org"]  # a name as a browser sends it
+    app = create_app(settings, "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
+    desk = TestClient(app, base_url="http://127.0.0.1:8484")  # a proxy that sets Host to the desk
+    page = desk.get("/signin")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    proxied = desk.post(
+        "/signout",
+        data={"csrf": csrf},
+        headers={"Origin": "https://desk.example.org"},
+        follow_redirects=False,
+    )
+    assert proxied.status_code == 303
+    broken = desk.post("/signout", data={"csrf": csrf}, headers={"Origin": "http://[::1"})
+    assert broken.status_code == 403 and "another site" in broken.text
+    other_port = desk.post("/signout", data={"csrf": csrf}, headers={"Origin": "http://127.0.0.1:3000"})
+    assert other_port.status_code == 403
+
+
+def test_a_host_that_is_not_a_name_is_refused_when_the_config_loads(tmp_path: Path) -> None:
+    from storage.errors import ConfigError
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n\n[desk]\nhosts = ["desk.example.org/desk"]\n')
+    with pytest.raises(
+        ConfigError, match=r"\[desk\] hosts is wrong: 'desk.example.org/desk' is not a host name"
+    ):
+        load_settings(str(config))

@@ -56,3 +56,18 @@ def test_text_that_is_not_ascii_in_a_cookie_or_token_is_a_refusal(desk, where: s
     answer = desk.post("/signout", data={"csrf": csrf}, headers=headers)
     assert answer.status_code == 403
     assert answer.headers["content-security-policy"].startswith("default-src 'none'")
+
+
+def test_a_local_person_of_any_name_gets_a_session(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n')
+    app = create_app(load_settings(str(config)), "127.0.0.1", "李雷", ui_url="http://127.0.0.1:4200")
+    desk = TestClient(app, base_url=LOCAL)
+    page = desk.get("/signin")
+    assert page.status_code == 200
+    csrf = csrf_of(page.text)
+    assert desk.post("/signout", data={"csrf": csrf}, follow_redirects=False).status_code == 303
