@@ -54,7 +54,18 @@ def chain(fetched: Event) -> Trace:
         },
         (fetched.event_id,),
     )
-    published = event(1, "brief.published", {"version": 2, "items": 1, "stories": ["st-1"]})
+    published = event(
+        1,
+        "brief.published",
+        {
+            "brief_date": "2025-08-06",
+            "version": 2,
+            "items": 1,
+            "stories": ["st-1"],
+            "files": {"json": "briefs/2025-08-06.json"},
+            "content_hash": "c0ffee",
+        },
+    )
     return Trace(date(2025, 8, 6), "st-1", 1, published, (Node(collected, (Node(fetched),)),))
 
 
