@@ -317,12 +317,14 @@ def desk(
     config: ConfigOption = None,
 ) -> None:
     """The editor's desk in a browser: read, mark, correct, retract, answer, approve, look back."""
-    from flows.desk.app import create_app, listen
+    from flows.desk.app import bind, create_app, listen
 
     settings, _ = open_store(config)
     application = create_app(settings, host)  # refuses a non-loopback host without [desk] people
-    out.print(f"The desk of {settings.storage.root} at http://{host}:{port}/ (Ctrl-C stops)")
-    listen(application, host, port)
+    sock = bind(host, port)  # a busy port is refused before the desk is announced
+    shown = f"[{host}]" if ":" in host else host
+    out.print(f"The desk of {settings.storage.root} at http://{shown}:{port}/ (Ctrl-C stops)")
+    listen(application, sock)
 
 
 def utcnow_tag() -> str:

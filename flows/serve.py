@@ -176,20 +176,11 @@ def start_desk(config_path: str, host: str, port: int, timeout_s: float = 30) ->
     that cannot be had is a ServerError (one line)."""
     import uvicorn
 
-    from flows.desk.app import create_app
+    from flows.desk.app import bind, create_app
     from tasks.settings import load_settings
 
     app = create_app(load_settings(config_path), host)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listening = socket.socket(family, socket.SOCK_STREAM)
-    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listening.bind((host, port))
-    except OSError as exc:
-        listening.close()
-        raise ServerError(
-            f"the desk could not listen on {host}:{port} ({exc.strerror}); give --desk-port, or --no-desk"
-        ) from None
+    listening = bind(host, port, "--desk-port")  # a taken port: one line, before anything is announced
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, name="desk", daemon=True)
     thread.start()

@@ -12,6 +12,8 @@ resources (``web.Desk``, given to the pages by ``Depends``) and a router per pag
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Callable
 from urllib.parse import parse_qs
 
@@ -118,7 +120,37 @@ def _finish(response: Response, fresh: str | None) -> Response:
     return response
 
 
-def listen(app: FastAPI, host: str, port: int) -> None:
+def bind(host: str, port: int, flag: str = "--port") -> socket.socket:
+    """The desk's listening socket, bound before anything is announced: a busy port is one line."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host!r} is not an address of this machine ({exc.strerror})") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(
+                f"port {port} on {host} is already in use by another program; "
+                f"stop it or choose another with {flag}"
+            ) from None
+        raise InputError(
+            f"cannot listen on {host}:{port} ({exc.strerror}); choose another --host or {flag}"
+        ) from None
+    return sock
+
+
+def listen(app: FastAPI, sock: socket.socket) -> None:
+    """Serve the desk on a socket from :func:`bind` until Ctrl-C."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

@@ -148,6 +148,18 @@ def test_a_non_loopback_desk_without_people_refuses_to_start_with_one_line(confi
     assert result.stderr.strip().count("\n") == 0 and "[desk.people]" in result.stderr
 
 
+def test_a_desk_on_a_busy_port_says_so_in_one_line_before_announcing_anything(config: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = brief("desk", "--port", str(port), "--config", str(config))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().count("\n") == 0
+    assert f"port {port} on 127.0.0.1 is already in use" in result.stderr and "--port" in result.stderr
+    assert "The desk of" not in result.stdout  # never announced at an address another program answers
+
+
 def test_the_cli_correct_records_the_same_event_as_the_desk(config: Path) -> None:
     document = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
     story = document["items"][0]["story_id"]
@@ -673,7 +685,8 @@ def test_brief_serve_runs_the_desk_in_a_thread_and_refuses_a_shared_address_with
 ) -> None:
     import httpx
 
-    from flows.serve import ServerError, start_desk
+    from flows.serve import start_desk
+    from storage.errors import InputError
 
     refused = brief("serve", "--desk-host", "0.0.0.0", "--config", str(config))
     assert refused.returncode == 2 and "[desk.people]" in refused.stderr
@@ -684,7 +697,7 @@ def test_brief_serve_runs_the_desk_in_a_thread_and_refuses_a_shared_address_with
     try:
         answer = httpx.get(f"http://127.0.0.1:{port}/today?date={DAY}")
         assert answer.status_code == 200 and 'data-story="' in answer.text
-        with pytest.raises(ServerError, match=f"could not listen on 127.0.0.1:{port}"):
+        with pytest.raises(InputError, match=f"port {port} on 127.0.0.1 is already in use.*--desk-port"):
             start_desk(str(config), "127.0.0.1", port, timeout_s=10)
     finally:
         desk.stop()
