@@ -1,4 +1,6 @@
-"""Per-day run metrics, from the ``runs`` projection (the last run of each day speaks for it)."""
+"""Per-day run metrics, from the ``runs`` projection: the day's items and duplicates are the day's
+own facts (whichever run stored them: a fact is stored once, so a rerun stores none of them again);
+its status, stories and timings are those of its last run."""
 
 from __future__ import annotations
 
@@ -40,9 +42,12 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         .join(model_use(store, days), on="run_id", how="left")
         .join(counts.select("run_id", "steps"), on="run_id", how="left")
         .join(off_topic(store, days), on="run_id", how="left")
-        .join(duplicates_found(store, days), on="run_id", how="left")
     )
-    return per_day(joined)
+    return (
+        per_day(joined)
+        .join(day_facts(store, days), on="date", how="left")
+        .select(*(c if c not in ("collected", "duplicates") else pl.col(c).fill_null(0) for c in COLUMNS))
+    )
 
 
 def counted_per_type(counts: pl.DataFrame) -> pl.DataFrame:
@@ -69,16 +74,28 @@ def off_topic(store: EventStore, days: list[date]) -> pl.DataFrame:
     )
 
 
-def duplicates_found(store: EventStore, days: list[date]) -> pl.DataFrame:
-    """The duplicates each run found, as its run.finished counted them: an exact duplicate is a fact
-    stored once, so a rerun finds it again without storing it again."""
-    return store.query(
-        lambda: store.scan(days, event_types=["run.finished"]).select(
-            "run_id",
-            payload_field("run.finished", "counts", "article.duplicate_detected")
-            .cast(pl.UInt32)
-            .alias("duplicates_found"),
+def day_facts(store: EventStore, days: list[date]) -> pl.DataFrame:
+    """Each day's articles and duplicates, counted once however many runs found them."""
+    facts = store.query(
+        lambda: store.scan(days, event_types=["article.collected", "article.duplicate_detected"]).select(
+            "brief_date", "event_type", "subject_id"
         )
+    )
+    return (
+        facts.group_by("brief_date")
+        .agg(
+            pl.col("subject_id")
+            .filter(pl.col("event_type") == "article.collected")
+            .n_unique()
+            .cast(pl.UInt32)
+            .alias("collected"),
+            pl.col("subject_id")
+            .filter(pl.col("event_type") == "article.duplicate_detected")
+            .n_unique()
+            .cast(pl.UInt32)
+            .alias("duplicates"),
+        )
+        .rename({"brief_date": "date"})
     )
 
 
@@ -100,6 +117,26 @@ def model_use(store: EventStore, days: list[date]) -> pl.DataFrame:
     )
 
 
+COLUMNS = (
+    "date",
+    "runs",
+    "failed",
+    "last_status",
+    "collected",
+    "feeds_failed",
+    "duplicates",
+    "stories",
+    "off_topic",
+    "versions_published",
+    "llm_calls",
+    "llm_tokens",
+    "llm_cost",
+    "last_run_s",
+    "dedup_s",
+    "last_error",
+)
+
+
 def per_day(joined: pl.DataFrame) -> pl.DataFrame:
     """One row a day: its runs and failures, and the figures of its last run."""
     return (
@@ -109,12 +146,7 @@ def per_day(joined: pl.DataFrame) -> pl.DataFrame:
             pl.len().alias("runs"),
             pl.col("status").is_in(["failed", "crashed"]).sum().alias("failed"),
             pl.col("status").last().alias("last_status"),
-            pl.col("article.collected").fill_null(0).last().alias("collected"),
             pl.col("feed.failed").fill_null(0).last().alias("feeds_failed"),
-            pl.coalesce("duplicates_found", "article.duplicate_detected")
-            .fill_null(0)
-            .last()
-            .alias("duplicates"),
             pl.col("story.clustered").fill_null(0).last().alias("stories"),
             pl.col("off_topic").fill_null(0).last().alias("off_topic"),
             pl.col("brief.published").fill_null(0).sum().alias("versions_published"),

@@ -9,8 +9,10 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter
+from datetime import date
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from storage.projections import materialize
@@ -221,6 +223,18 @@ def test_stats_per_day_from_the_runs_projection(real_run: dict) -> None:
         assert rows[day]["feeds_failed"] == 1  # the broken source, every run
         assert rows[day]["versions_published"] == 1
         assert rows[day]["off_topic"] > 0  # stories the topic filter left out, counted per day
+    # the rerun of 08-06 stored no article again (a fact is stored once), yet the day's items and
+    # duplicates are the day's own: the same as the day run alone
+    rerun = real_run["rerun"]["run_id"]
+    runs = materialize(real_run["store"], "runs").filter(pl.col("run_id") == rerun)
+    counted = {c["event_type"]: c["n"] for c in runs["counts"][0]}
+    assert counted.get("article.collected", 0) == 0
+    first = real_run["results"]["2025-08-06"]["run_id"]
+    stored = [e for e in real_run["store"].read(days=[date(2025, 8, 6)]) if e.run_id == first]
+    assert rows["2025-08-06"]["collected"] == sum(e.event_type == "article.collected" for e in stored) > 100
+    assert rows["2025-08-06"]["duplicates"] == sum(
+        e.event_type == "article.duplicate_detected" for e in stored
+    )
 
 
 def test_the_real_days_pass_the_fact_check(real_run: dict) -> None:
