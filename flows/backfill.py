@@ -23,8 +23,12 @@ from prefect.cache_policies import NO_CACHE
 from flows.daily import current_run_id, daily_brief
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
-from ops.runs import date_range
+from ops.runs import BriefWithheld, date_range
 from tasks.settings import load_settings
+
+PROGRESS_LINE = (
+    "brief_backfill"  # a record with this attribute is a date's line (``brief backfill`` prints it)
+)
 
 
 def one_date(day: date, config: str | None, deliver: bool = False) -> dict:
@@ -41,14 +45,16 @@ def one_date(day: date, config: str | None, deliver: bool = False) -> dict:
             "policy": result.get("policy", ""),
         }
     except Exception as exc:  # one date's failure is that date's outcome, not the backfill's
+        cause = getattr(exc, "cause", exc)
+        withheld = isinstance(cause, BriefWithheld)  # the run's outcome, as designed: not a crash
         return {
             "date": day.isoformat(),
-            "status": "failed",
+            "status": "withheld" if withheld else "failed",
             "version": None,
             "items": 0,
             "changed": False,
             "seconds": None,
-            "error": str(exc)[:300],
+            "error": str(cause if withheld else exc)[:300],
         }
 
 
@@ -154,7 +160,7 @@ def backfill(
             days,
             config,
             read_days(settings.policy.lookback_hours),
-            log.info,
+            lambda line: log.info(line, extra={PROGRESS_LINE: True}),
             lambda done, total: update_progress_artifact(progress, 100.0 * done / total),
             deployment=deployment,
             batch=current_run_id(),
@@ -172,11 +178,12 @@ def backfill(
     for done, day in enumerate(days, start=1):
         outcome = one_date(day, config, deliver)
         outcomes.append(outcome)
-        failed = sum(o["status"] == "failed" for o in outcomes)
+        failed = sum(o["status"] != "completed" for o in outcomes)
         log.info(
             f"[{done}/{len(days)}] {outcome['date']}: {outcome['status']}"
-            + (f" in {outcome['seconds']} s" if outcome["seconds"] is not None else f": {outcome['error']}")
-            + f"; {failed} failed so far, {left(done, len(days), started)}"
+            + (f" in {outcome['seconds']} s" if outcome["seconds"] is not None else "")
+            + f"; {failed} failed or withheld so far, {left(done, len(days), started)}",
+            extra={PROGRESS_LINE: True},
         )
         update_progress_artifact(progress, COLLECT_SHARE + (100.0 - COLLECT_SHARE) * done / len(days))
     create_table_artifact(key="backfill-summary", table=outcomes, description=f"backfill {start} .. {end}")

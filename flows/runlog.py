@@ -34,10 +34,11 @@ class RunLog:
     logs: RunLogs | None = None  # the root's run logs, which take that copy
 
 
-def run_log(settings: Settings, day: date) -> RunLog:
-    """The run's log file: under the store root, or a local copy of it when the root is remote."""
+def run_log(settings: Settings, day: date, kind: str = "run") -> RunLog:
+    """The run's log file: under the store root, or a local copy of it when the root is remote.
+    ``kind="backfill"``: one file for a whole backfill, filed under its first day."""
     tree = settings.storage.event_store().tree
-    name = tree.logs.relative(day, utcnow())
+    name = tree.logs.relative(day, utcnow(), kind)
     target = tree.files.path(name)
     if tree.is_local:
         return RunLog(Path(target), target)
@@ -70,22 +71,25 @@ def _like(handler: logging.Handler, stream: TextIO) -> logging.Handler:
 
 
 class _StepLines(logging.Handler):
-    """Prints the flow's step lines (records marked ``STEP_LINE``)."""
+    """Prints the flow's step lines (records marked ``marker``: ``STEP_LINE`` for a run)."""
 
-    def __init__(self, show: Callable[[str], None]) -> None:
+    def __init__(self, show: Callable[[str], None], marker: str = STEP_LINE) -> None:
         super().__init__()
-        self.show = show
+        self.show, self.marker = show, marker
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return bool(getattr(record, STEP_LINE, False))
+        return bool(getattr(record, self.marker, False))
 
     def emit(self, record: logging.LogRecord) -> None:
         self.show(record.getMessage())
 
 
 @contextlib.contextmanager
-def run_output(log: RunLog, show: Callable[[str], None], *, verbose: bool = False) -> Iterator[None]:
-    """While a run goes: step lines to ``show``; every console log handler, and stderr (progress
+def run_output(
+    log: RunLog, show: Callable[[str], None], *, verbose: bool = False, marker: str = STEP_LINE
+) -> Iterator[None]:
+    """While a run goes: its lines (records marked ``marker``: a run's steps, a backfill's dates) to
+    ``show``; every console log handler, and stderr (progress
     bars, warnings), to the run's log file; with ``verbose``, console handlers to the screen's
     stderr as well. All is put back when the run ends, and a remote log is copied to the store."""
     log.local.parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +102,7 @@ def run_output(log: RunLog, show: Callable[[str], None], *, verbose: bool = Fals
             for h in instead:
                 logger.addHandler(h)
             swapped.append((logger, handler, instead))
-    steps = _StepLines(show)
+    steps = _StepLines(show, marker)
     flow_runs = logging.getLogger("prefect.flow_runs")
     flow_runs.addHandler(steps)
     screen = sys.stderr

@@ -94,23 +94,50 @@ def backfill(
     deliver: Annotated[
         bool, typer.Option("--deliver", help="Also send each date's brief to the [[delivery]] channels.")
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Also show Prefect's, the gates' and the models' output (else in its log).",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Briefs for a range of past dates: archives collected, live feeds replayed; idempotent."""
+    """Briefs for a range of past dates: archives collected, live feeds replayed; idempotent.
+
+    Prints a table of the dates when done; everything the runs print goes to one log file (under
+    the store root, in logs/START/), and to the screen as well with --verbose."""
     from ops.runs import plan_backfill
 
     plan = plan_backfill(config, start, end)
     prefect_defaults()
     with err.status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"):
+        from flows.backfill import PROGRESS_LINE
         from flows.backfill import backfill as backfill_flow
+        from flows.runlog import run_log, run_output
 
-        outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
+        log = run_log(plan.settings, plan.days[0], "backfill")
+        try:
+            # a line per date as it ends (its steps' lines would interleave: they are in the log)
+            with run_output(log, out.print, verbose=verbose, marker=PROGRESS_LINE):
+                outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
+        except BriefError:
+            err.print(f"the backfill's log: {log.shown}")
+            raise
     show_backfill(out, start, end, outcomes)
-    failed = [o["date"] for o in outcomes if o["status"] != "completed"]
+    out.print(f"the backfill's log: {log.shown}", soft_wrap=True)  # a path is copied whole
+    failed = [o["date"] for o in outcomes if o["status"] == "failed"]
+    withheld = [o["date"] for o in outcomes if o["status"] == "withheld"]
     if failed:
         err.print(
             f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with brief run --date D"
         )
+    if withheld:
+        err.print(
+            f"{len(withheld)} date(s) withheld, readers got nothing: {', '.join(withheld)} (why: above)"
+        )
+    if failed or withheld:
         raise SystemExit(1)
 
 

@@ -53,21 +53,24 @@ def show_run(out: Console, err: Console, result: Mapping[str, Any], log: str) ->
 
 
 def show_backfill(out: Console, start: str, end: str, outcomes: Sequence[Mapping[str, Any]]) -> None:
-    """Each date's outcome in a table, then the policy lines (one unless it changed meanwhile)."""
-    table = Table(title=f"backfill {start} .. {end}")
-    for column in ("date", "status", "version", "items", "new version", "seconds", "error"):
-        table.add_column(column, overflow="fold")
+    """Each date's outcome in a narrow table (it fits 80 columns), each failed date's reason below it
+    wrapped at its words, then the policy lines (one unless it changed meanwhile)."""
+    table = Table(title=f"backfill {start} .. {end}", title_justify="left")
+    for column in ("date", "status", "version", "items", "new", "secs"):
+        table.add_column(column, no_wrap=True, justify="left" if column in ("date", "status") else "right")
     for o in outcomes:
         table.add_row(
             o["date"],
             o["status"],
-            str(o["version"] or ""),
+            f"v{o['version']}" if o["version"] else "",
             str(o["items"]),
             "yes" if o["changed"] else "no",
             f"{o.get('seconds') or 0:.1f}",
-            o["error"],
         )
     out.print(table)
+    for o in outcomes:
+        if o["error"]:
+            out.print(Text(f"  {o['date']} {o['status']}: {o['error']}"))
     for line in dict.fromkeys(o["policy"] for o in outcomes if o.get("policy")):
         out.print(line)
 

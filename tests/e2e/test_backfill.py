@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -89,3 +90,41 @@ def test_fan_out_gives_up_on_a_date_no_worker_takes_and_says_why(prefect_harness
     assert [o["status"] for o in outcomes] == ["failed", "failed"], outcomes
     assert all(o["error"].startswith("still scheduled after 1 s: no worker") for o in outcomes), outcomes
     assert said[0].startswith("created 2 flow run(s)") and said[-1].endswith("2 failed so far"), said
+
+
+def test_the_backfill_command_is_as_quiet_as_a_run_and_its_table_fits_80_columns(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """08-05 has no archive for either sample source (its brief is withheld, as designed), 08-06 has
+    both: what Prefect, the gates and the models print goes to the backfill's log, not the screen."""
+    from tests.cli import brief
+    from tests.e2e.test_review import setup
+
+    config = setup(tmp_path)
+    result = brief(
+        "backfill",
+        "--start",
+        "2025-08-05",
+        "--end",
+        "2025-08-06",
+        "--config",
+        str(config),
+        env={"COLUMNS": "80"},
+    )
+    screen = result.stdout + result.stderr
+    assert result.returncode == 1, screen  # a withheld date is a failed date
+    assert "INFO" not in screen and "Traceback" not in screen and "it/s" not in screen, screen
+    log_line = result.stdout.index("the backfill's log:")  # a path is printed whole, to be copied
+    assert max(len(line) for line in result.stdout[:log_line].splitlines()) <= 80, result.stdout
+    rows = dict(re.findall(r"^\W+(2025-08-0\d)\W+(\w+) ", result.stdout, re.M))
+    assert rows == {"2025-08-05": "withheld", "2025-08-06": "completed"}, result.stdout
+    assert re.search(r"^  2025-08-05 withheld: \S", result.stdout, re.M), (
+        result.stdout
+    )  # why, under the table
+    (log,) = (tmp_path / "store" / "logs" / "2025-08-05").glob("backfill-*.log")
+    assert "INFO" in log.read_text() and str(log) in result.stdout.replace("\n", "")
+    assert "1 date(s) withheld, readers got nothing: 2025-08-05" in result.stderr
+    assert "rerun them" not in result.stderr  # a withheld date is the outcome; rerunning changes nothing
+    assert re.search(
+        r"^\[2/2\] 2025-08-06: completed in [\d.]+ s; 1 failed or withheld so far", result.stdout, re.M
+    )
