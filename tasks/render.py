@@ -151,7 +151,7 @@ def view(
             "unverified": item.get("verified") is False,
             "follow_up": bool(item.get("follow_up_of")),
             "flagged": "instructions_to_ai" in item.get("flags", ()),
-            "facts": [f["text"] for f in item["facts"]][:8],
+            "facts": shown_facts(item)[:8],
             "citations": citations,
             "link": citations[0]
             if citations
@@ -203,6 +203,7 @@ def view(
         "core": sum(1 for i in items if i.get("relevance", "core") == "core"),
         "outlets": len({c["source"] for i in items for c in i["citations"]}),
         "window": {"start": doc["window"]["start"][:16], "end": doc["window"]["end"][:16]},
+        "period": window_text(doc["window"]["start"], doc["window"]["end"]),  # the window, for reading
         "sections": sections,
         "lead": sections[0]["entries"][0]["title"] if sections and sections[0]["entries"] else None,
         "footer": left_out_line(doc),
@@ -216,6 +217,22 @@ def view(
             for r in doc.get("retracted", ())
         ],
     }
+
+
+def shown_facts(item: Mapping[str, Any]) -> list[str]:
+    """The item's facts a reader learns something from: not one its headline already states (the
+    product's name, the amount raised), and not a bare date (kept in the brief's JSON, checked)."""
+    title = item["title"].casefold()
+    return [f["text"] for f in item["facts"] if f.get("kind") != "date" and f["text"].casefold() not in title]
+
+
+def window_text(start: str, end: str) -> str:
+    """The news window as a person reads it: ``2025-08-05 00:00 – 2025-08-07 00:00 UTC``, the end's
+    date left out when it is the start's."""
+    first, last = start[:16].replace("T", " "), end[:16].replace("T", " ")
+    if first[:10] == last[:10]:
+        last = last[11:]
+    return f"{first} – {last} UTC"
 
 
 def _section_heading(section: str | None, lab: Mapping[str, str]) -> str:

@@ -170,3 +170,23 @@ def test_chinese_labels_for_a_zh_brief() -> None:
     doc = {**_doc(), "language": "zh"}
     md = render_markdown(doc, {})
     assert md.startswith("# AI 简报 — 2025-08-06") and "## 头条" in md and "来源" in md
+
+
+def test_the_header_and_key_facts_read_as_a_person_writes_them() -> None:
+    doc = _doc()
+    (item,) = doc["items"]
+    item["title"] = "Northwind AI raises $120M to build Pippin-2 arms"
+    item["facts"] = [
+        {"kind": "amount", "text": "$120m", "value": "120000000 USD"},  # the headline says it
+        {"kind": "product", "text": "Pippin-2", "value": "Pippin-2"},  # so does this
+        {"kind": "date", "text": "5 August 2025", "value": "2025-08-05"},  # a bare date
+        {"kind": "amount", "text": "$4.5 million", "value": "4500000 USD"},  # news
+    ]
+    md, page = render_markdown(doc, {}), render_html(doc, {})
+    for text in (md, page):
+        assert "1 story from 1 outlet ·" in text and "1 outlets" not in text
+        assert "2025-08-05 00:00 – 2025-08-07 00:00 UTC" in text and "T00:00" not in text
+        assert "$4.5 million" in text and "5 August 2025" not in text
+        assert "Pippin-2" not in text.replace(item["title"], "")
+    two = {**doc, "window": {"start": "2025-08-06T06:00:00+00:00", "end": "2025-08-06T18:00:00+00:00"}}
+    assert "2025-08-06 06:00 – 18:00 UTC" in render_markdown(two, {})
