@@ -120,6 +120,33 @@ def test_any_text_in_any_query_parameter_is_answered_without_a_500(day_desk, whe
     assert_guarded(day_desk.get(path, params={name: value}), f"{path}?{name}={value!r}")
 
 
+# each act's form and its fields besides the token
+FORMS = {
+    "/today/mark": ("story", "mark", "date", "as_case"),
+    "/today/correct": ("story", "field", "value", "note", "date"),
+    "/today/retract": ("story", "note", "date"),
+    "/today/same": ("story", "other", "date"),
+    "/today/split": ("story", "apart", "date"),
+    "/questions": ("date",),
+    "/hold/approve": ("date",),
+    "/signin": ("name", "token"),
+}
+BAD_FORM = ("", " ", "²", "0001-01-01", "9999-12-31", "\x00", "\u202e", "é", "a" * 3000)
+
+
+def test_every_field_of_every_act_given_bad_text_is_answered_without_a_500(config: Path) -> None:
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}")
+    first, second = stories_of(page.text)[:2]
+    good = {"story": first, "other": second, "mark": "core", "field": "title", "value": "New", "note": "n"}
+    for action, names in FORMS.items():
+        for name in names:
+            for value in BAD_FORM:
+                form = {**{n: good.get(n, DAY if n == "date" else "") for n in names}, name: value}
+                answer = desk.post(action, data={**form, "csrf": csrf_of(page.text)}, follow_redirects=False)
+                assert_guarded(answer, f"{action} {name}={value[:20]!r}")
+
+
 def test_every_refusal_and_a_failure_carry_the_security_headers(tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
 
