@@ -35,6 +35,7 @@ SESSION_COOKIE = "desk_session"
 SESSION_SECONDS = 12 * 3600
 SIGN_IN_TRIES = 5  # wrong sign-ins an address may make within the window
 SIGN_IN_WINDOW = 300  # seconds
+KEPT_ADDRESSES = 10_000  # addresses with wrong tries remembered before the old ones are pruned
 
 Session = MutableMapping[str, Any]
 
@@ -62,7 +63,10 @@ class SignInLimit:
         return max(1, int(recent[0] + self.window - now + 0.999))
 
     def failure(self, address: str) -> None:
-        self.failed.setdefault(address, []).append(self.clock())
+        now = self.clock()
+        if len(self.failed) >= KEPT_ADDRESSES:  # many addresses: forget those whose tries are old
+            self.failed = {a: ts for a, ts in self.failed.items() if ts[-1] > now - self.window}
+        self.failed.setdefault(address, []).append(now)
 
 
 @dataclass

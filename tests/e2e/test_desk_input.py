@@ -341,3 +341,19 @@ def test_a_host_that_only_starts_like_loopback_needs_people_to_start(tmp_path: P
 
     with pytest.raises(ConfigError, match=r"127\.evil\.example is reachable from other machines"):
         desk_of(tmp_path, "", host="127.evil.example")
+
+
+def test_the_sign_in_limit_forgets_old_addresses_when_it_holds_many() -> None:
+    from flows.desk.access import KEPT_ADDRESSES, SignInLimit
+
+    now = [0.0]
+    limit = SignInLimit(clock=lambda: now[0])
+    for k in range(KEPT_ADDRESSES):
+        limit.failure(f"10.0.{k // 256}.{k % 256}")
+    assert len(limit.failed) == KEPT_ADDRESSES
+    now[0] += limit.window + 1
+    limit.failure("192.0.2.1")
+    assert list(limit.failed) == ["192.0.2.1"]  # the old tries are forgotten; the new one counts
+    for _ in range(limit.tries - 1):
+        limit.failure("192.0.2.1")
+    assert limit.wait("192.0.2.1") == limit.window and limit.wait("192.0.2.2") == 0
