@@ -156,6 +156,14 @@ class _TextExtractor(HTMLParser):
             self.parts.append(data)
 
 
+def plain_line(text: str) -> str:
+    """Text a person typed, as one line readers may be shown: without control and format
+    characters (bidirectional overrides and isolates, zero-width ones), as feed text is cleaned
+    (``clean_text``), and with its runs of white space made one space."""
+    kept = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C" or ch in "\n\t ")
+    return " ".join(kept.split())
+
+
 def clean_text(markup: str | None) -> str:
     """Visible text of an HTML fragment: no tags, scripts or styles; entities decoded; spaces collapsed."""
     if not markup:

@@ -10,10 +10,18 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from storage.errors import ConfigError
 from tasks.alerts import AlertChannel, AlertingSettings
@@ -368,6 +376,26 @@ class DeskSettings(Section):
             '(e.g. ["desk.example.com"]); a request naming any other Host is refused'
         ),
     )
+    tls: bool = Field(
+        default=False,
+        description=(
+            "the desk is reached through TLS (a proxy serving https): its session cookie is marked "
+            "Secure, so a browser sends it over https only; on by itself when a name in hosts is "
+            "written https://…"
+        ),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tls_from_hosts(cls, data: Any) -> Any:
+        """A public name written with ``https://`` says the desk is reached through TLS."""
+        if isinstance(data, dict) and "tls" not in data:
+            hosts = data.get("hosts")
+            if isinstance(hosts, list) and any(
+                isinstance(h, str) and h.strip().lower().startswith("https://") for h in hosts
+            ):
+                return {**data, "tls": True}
+        return data
 
     @field_validator("hosts")
     @classmethod

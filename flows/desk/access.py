@@ -3,25 +3,29 @@
 - **Loopback** (127.0.0.1, ::1, localhost) is the default; with no ``[desk.people]`` the person is
   the one running it (``$BRIEF_USER`` or ``$USER``).
 - **Any other address** needs ``[desk.people]``: each name with the environment variable holding
-  its token, every variable set. People sign in with name and token; a wrong one gets 401.
+  its token, every variable set. People sign in with name and token; a wrong one gets 401, and
+  more than ``SIGN_IN_TRIES`` wrong ones from one address within ``SIGN_IN_WINDOW`` seconds 429.
   With people configured, loopback asks them to sign in too.
-- **Sessions** are signed cookies (``HttpOnly``, ``SameSite=Strict``) with a key made when the
-  desk starts: restarting it signs everyone out. Signing out ends the session on the server too:
-  its nonce is kept as revoked until the cookie would have expired, so a copy of the old cookie
-  writes nothing.
-- **CSRF**: every form carries a token derived from the session; a POST without the right one is
-  refused with 403 before anything is read from the store.
+- **Sessions** are Starlette's signed session cookies (itsdangerous, ``HttpOnly``,
+  ``SameSite=Strict``, ``Secure`` when ``[desk] tls``) with a key made when the desk starts:
+  restarting it signs everyone out. A session holds its id, its person and when it ends; signing
+  out records its id as revoked on the server until the cookie would have expired, so a copy of
+  the old cookie writes nothing.
+- **CSRF**: every form carries a token signed over the session's id (itsdangerous, its own salt);
+  a POST without the right one is refused with 403 before anything is read from the store.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import os
 import secrets
 import time
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from itsdangerous import BadData, URLSafeTimedSerializer
 
 from flows.desk.gate import is_loopback
 from storage.errors import ConfigError
@@ -29,16 +33,53 @@ from tasks.settings import Settings
 
 SESSION_COOKIE = "desk_session"
 SESSION_SECONDS = 12 * 3600
+SIGN_IN_TRIES = 5  # wrong sign-ins an address may make within the window
+SIGN_IN_WINDOW = 300  # seconds
+KEPT_ADDRESSES = 10_000  # addresses with wrong tries remembered before the old ones are pruned
+
+Session = MutableMapping[str, Any]
+
+
+@dataclass
+class SignInLimit:
+    """Wrong sign-ins per client address over the last ``window`` seconds: past ``tries`` of them,
+    the address waits (a token is long and random; this keeps a guesser from trying at line speed)."""
+
+    tries: int = SIGN_IN_TRIES
+    window: float = SIGN_IN_WINDOW
+    clock: Callable[[], float] = time.monotonic
+    failed: dict[str, list[float]] = field(default_factory=dict)
+
+    def wait(self, address: str) -> int:
+        """Seconds ``address`` must wait before its next try (0: it may try now)."""
+        now = self.clock()
+        recent = [t for t in self.failed.get(address, []) if t > now - self.window]
+        if recent:
+            self.failed[address] = recent
+        else:
+            self.failed.pop(address, None)
+        if len(recent) < self.tries:
+            return 0
+        return max(1, int(recent[0] + self.window - now + 0.999))
+
+    def failure(self, address: str) -> None:
+        now = self.clock()
+        if len(self.failed) >= KEPT_ADDRESSES:  # many addresses: forget those whose tries are old
+            self.failed = {a: ts for a, ts in self.failed.items() if ts[-1] > now - self.window}
+        self.failed.setdefault(address, []).append(now)
 
 
 @dataclass
 class Access:
-    """The people and their tokens (read from the environment once, at start) and the signing key."""
+    """The people and their tokens (read from the environment once, at start), the signing key,
+    the sessions signed out and the sign-in attempts."""
 
     tokens: dict[str, str]  # name -> token
     local_person: str | None  # who a loopback desk without people acts as
-    key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
-    revoked: dict[str, int] = field(default_factory=dict)  # nonce -> expiry of a signed-out session
+    tls: bool = False  # the desk is reached through TLS: its cookie is Secure
+    key: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    revoked: dict[str, float] = field(default_factory=dict)  # session id -> when its cookie expires
+    sign_ins: SignInLimit = field(default_factory=SignInLimit)
 
     @property
     def needs_sign_in(self) -> bool:
@@ -52,43 +93,30 @@ class Access:
         )
         return same and bool(wanted)
 
-    def _sign(self, text: str) -> str:
-        return hmac.new(self.key, text.encode(), hashlib.sha256).hexdigest()
+    def person_of(self, session: Session) -> str | None:
+        """The person a session names ("" for a visitor not signed in), or None when it is empty,
+        not one of the desk's, expired or signed out."""
+        sid, until, person = session.get("sid"), session.get("until"), session.get("person")
+        if not (isinstance(sid, str) and isinstance(until, int) and isinstance(person, str)):
+            return None
+        if until < time.time() or sid in self.revoked:
+            return None
+        return person
 
-    def new_session(self, person: str) -> str:
-        """``nonce.expiry.person.signature``: the nonce makes each session's CSRF token its own; the
-        person's name in base64url, so any name fits in a cookie."""
-        name = base64.urlsafe_b64encode(person.encode()).decode().rstrip("=")
-        body = f"{secrets.token_hex(8)}.{int(time.time()) + SESSION_SECONDS}.{name}"
-        return f"{body}.{self._sign(body)}"
+    def open(self, session: Session, person: str) -> None:
+        """A new session for ``person`` in place of whatever ``session`` held (a new id each time:
+        signing in never keeps an id a visitor had before)."""
+        session.clear()
+        session.update(sid=secrets.token_urlsafe(16), until=int(time.time()) + SESSION_SECONDS, person=person)
 
-    def parse(self, cookie: str | None) -> str | None:
-        """The person a session cookie names ("" for a visitor not signed in), or None when there is
-        no cookie, or it is forged or expired."""
-        if not cookie or cookie.count(".") < 3:
-            return None
-        body, _, signature = cookie.rpartition(".")
-        if not same_text(self._sign(body), signature):
-            return None
-        nonce, expiry, person = body.split(".", 2)
-        if not expiry.isascii() or not expiry.isdigit() or int(expiry) < time.time():
-            return None
-        if nonce in self.revoked:
-            return None
-        try:
-            return base64.urlsafe_b64decode(person + "=" * (-len(person) % 4)).decode()
-        except ValueError:
-            return None
-
-    def revoke(self, cookie: str | None) -> None:
-        """End the session ``cookie`` names, for good: its copies are refused from now on."""
-        if self.parse(cookie) is None or cookie is None:
+    def revoke(self, session: Session) -> None:
+        """End ``session`` for good: a copy of its cookie is refused from now on."""
+        if self.person_of(session) is None:
             return
-        nonce, expiry, _ = cookie.rpartition(".")[0].split(".", 2)
         now = time.time()
-        for old in [n for n, until in self.revoked.items() if until < now]:
+        for old in [s for s, until in self.revoked.items() if until < now]:
             del self.revoked[old]  # an expired cookie is refused anyway
-        self.revoked[nonce] = int(expiry)
+        self.revoked[session["sid"]] = session["until"]
 
     def authorised(self, person: str) -> str | None:
         """Who may act: a configured person signed in, or the local person of a loopback desk."""
@@ -96,17 +124,21 @@ class Access:
             return person if person in self.tokens else None
         return person if person and person == self.local_person else None
 
-    def csrf_token(self, cookie: str) -> str:
-        return self._sign(f"csrf|{cookie}")
+    def _csrf(self) -> URLSafeTimedSerializer:
+        return URLSafeTimedSerializer(self.key, salt="desk-csrf")
 
-    def csrf_ok(self, cookie: str | None, token: str | None) -> bool:
-        return bool(cookie and token) and same_text(self.csrf_token(cookie or ""), token or "")
+    def csrf_token(self, session: Session) -> str:
+        return self._csrf().dumps(session["sid"])
 
-
-def same_text(expected: str, given: str) -> bool:
-    """A constant-time comparison that any text can be given to (a cookie or a form field may hold
-    characters that are not ASCII: they simply do not match)."""
-    return hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))
+    def csrf_ok(self, session: Session, token: str | None) -> bool:
+        """Whether ``token`` was signed by this desk for this session (any text may be given: a
+        token that is not one simply does not match)."""
+        if not token or self.person_of(session) is None:
+            return False
+        try:
+            return bool(self._csrf().loads(token, max_age=SESSION_SECONDS) == session["sid"])
+        except BadData:
+            return False
 
 
 def access_for(settings: Settings, host: str, local_person: str) -> Access:
@@ -129,4 +161,4 @@ def access_for(settings: Settings, host: str, local_person: str) -> Access:
                 + "python -c 'import secrets; print(secrets.token_urlsafe())'"
             )
         tokens[name] = token
-    return Access(tokens, None if people else local_person)
+    return Access(tokens, None if people else local_person, tls=settings.desk.tls)

@@ -20,11 +20,12 @@ from urllib.parse import parse_qs
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.sessions import SessionMiddleware
 
-from flows.desk.access import SESSION_COOKIE, access_for
+from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
-from flows.desk.web import HERE, Desk, page, set_session
+from flows.desk.web import HERE, Desk, page
 from ops import acts
 from storage.errors import BriefError, InputError
 from tasks.settings import Settings
@@ -59,40 +60,44 @@ def create_app(
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:
-        cookie = request.cookies.get(SESSION_COOKIE)
-        claimed = access.parse(cookie)
-        fresh = None
-        if claimed is None:  # no session, a forged or an expired one: a new anonymous (or local) one
-            fresh = cookie = access.new_session(access.local_person or "")
+        session = request.session  # Starlette's signed cookie, read by SessionMiddleware
+        claimed = access.person_of(session)
+        fresh = claimed is None
+        if claimed is None:  # no session, a forged, expired or signed-out one: a new anonymous (or local) one
             claimed = access.local_person or ""
-        assert cookie is not None
-        request.state.cookie = cookie
+            access.open(session, claimed)
         request.state.person = access.authorised(claimed)
-        request.state.csrf = access.csrf_token(cookie)
+        request.state.csrf = access.csrf_token(session)
         request.state.form = {}
         request.state.fields = {}
         open_path = request.url.path.startswith(OPEN_PATHS)
-        response: Response
         if request.method == "POST":
             body = await request.body()  # the gate has refused a body over MAX_FORM already
             fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
             form = {k: v[-1] for k, v in fields.items()}
             request.state.fields = fields  # every value of a field named more than once (ticks)
-            if fresh is not None or not access.csrf_ok(cookie, form.get("csrf")):
+            if fresh or not access.csrf_ok(session, form.get("csrf")):
                 return _finish(
                     _text(
                         403, "refused: the form's CSRF token is missing or wrong; reload the page, try again"
-                    ),
-                    fresh,
+                    )
                 )
             if request.state.person is None and not open_path:
-                return _finish(_text(401, "refused: sign in first"), fresh)
+                return _finish(_text(401, "refused: sign in first"))
             request.state.form = form
         elif request.state.person is None and not open_path:
-            return _finish(RedirectResponse("/signin", status_code=303), fresh)
-        response = await call_next(request)
-        return _finish(response, fresh)
+            return _finish(RedirectResponse("/signin", status_code=303))
+        return _finish(await call_next(request))
 
+    # the session cookie, read before the guard and written after it; the key is the desk's own
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=access.key,
+        session_cookie=SESSION_COOKIE,
+        max_age=SESSION_SECONDS,
+        same_site="strict",
+        https_only=access.tls,
+    )
     # added last, so it is the outermost layer: nothing inside runs for a request it refuses
     app.add_middleware(
         Gate, hosts=served_hosts(host, settings.desk.hosts), max_body=MAX_FORM, headers=HEADERS
@@ -101,7 +106,12 @@ def create_app(
     @app.exception_handler(BriefError)
     async def mistake(request: Request, exc: BriefError) -> Response:
         status = 400 if isinstance(exc, InputError) else 500
-        return _finish(page(request, "error.html.j2", status=status, message=str(exc)), None)
+        return _finish(page(request, "error.html.j2", status=status, message=str(exc)))
+
+    @app.exception_handler(Exception)
+    async def failure(request: Request, exc: Exception) -> Response:
+        # outside every middleware (Starlette's ServerErrorMiddleware): the headers are added here
+        return _finish(_text(500, "failed: the desk met an error it did not expect; it is in the desk's log"))
 
     for pages in (signin, today, browse, questions, hold, history):
         app.include_router(pages.router)
@@ -112,11 +122,9 @@ def _text(status: int, message: str) -> Response:
     return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
 
 
-def _finish(response: Response, fresh: str | None) -> Response:
+def _finish(response: Response) -> Response:
     for name, value in HEADERS.items():
         response.headers[name] = value
-    if fresh is not None:
-        set_session(response, fresh)
     return response
 
 

@@ -7,7 +7,9 @@
 - **Origin.** A POST whose ``Origin`` (or, without one, ``Sec-Fetch-Site``) says another site sent
   it is refused with 403, before the CSRF token is even looked at.
 - **Size.** A body announced larger than the limit by ``Content-Length`` is refused with 413 before
-  it is read; a body without one is read only up to the limit, then refused the same way.
+  it is read; a body without one is read only up to the limit, then refused the same way. A
+  ``Content-Length`` that is not a number is refused with 400.
+- **HEAD** is answered as GET is, without the body.
 
 Every refusal carries the desk's security headers and says in one line what was wrong.
 """
@@ -73,6 +75,10 @@ class Gate:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        announced = headers.get("content-length")
+        if announced is not None and not (announced.isascii() and announced.strip().isdigit()):
+            await self.refuse(send, 400, "refused: the Content-Length header is not a number")
+            return
         host = headers.get("host", "")
         if not self.allowed(host_name(host)):
             shown = host if len(host) <= 80 else host[:77] + "..."
@@ -84,6 +90,9 @@ class Gate:
                 f"refused: this desk is not served as {shown!r}; open it as http://127.0.0.1 "
                 "or add the name to [desk] hosts",
             )
+            return
+        if scope["method"] == "HEAD":  # answered as GET, without its body
+            await self.app({**scope, "method": "GET"}, receive, headless(send))
             return
         if scope["method"] == "POST":
             why = self.foreign(headers)
@@ -122,11 +131,8 @@ class Gate:
     async def read_body(self, headers: dict[str, str], receive: Receive) -> bytes | None:
         """The whole body, or None as soon as it is known to pass the limit (announced or read)."""
         announced = headers.get("content-length")
-        if announced is not None:
-            if not announced.strip().isascii() or not announced.strip().isdigit():
-                return None
-            if int(announced) > self.max_body:
-                return None
+        if announced is not None and int(announced) > self.max_body:  # a number: checked on arrival
+            return None
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -167,6 +173,17 @@ def replay(body: bytes, then: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return receive
+
+
+def headless(send: Send) -> Send:
+    """A ``send`` that passes the head of a response (its length included) and drops its body."""
+
+    async def send_head(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            message = {**message, "body": b""}
+        await send(message)
+
+    return send_head
 
 
 def served_hosts(bound: str, configured: Iterable[str]) -> list[str]:

@@ -16,7 +16,7 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from flows.desk import reads
-from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, Access
+from flows.desk.access import Access
 from ops import acts
 from storage.errors import InputError
 from storage.store import ParquetEventStore
@@ -47,14 +47,37 @@ def templates() -> jinja2.Environment:
     )
 
 
+# the days a page may be asked about: every window of days a page reads (a month, two weeks and
+# the days before them) stays inside the calendar
+FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
+
+
 def parse_date(text: str | None, name: str = "date") -> date | None:
     """A date a query or a form gave (None: not given); anything else is one line (400)."""
     if not text:
         return None
     try:
-        return date.fromisoformat(text)
+        given = date.fromisoformat(text)
     except ValueError:
-        raise InputError(f"{name} {text!r} is not a date; use YYYY-MM-DD") from None
+        raise InputError(f"{name} {shown(text)} is not a date; use YYYY-MM-DD") from None
+    if not FIRST_DAY <= given <= LAST_DAY:
+        raise InputError(f"{name} {given} is out of range; give a date from {FIRST_DAY} to {LAST_DAY}")
+    return given
+
+
+def parse_version(text: str | None, name: str = "version") -> int | None:
+    """A version number a query gave (None: not given); anything but ASCII digits is one line (400):
+    ``²`` is a digit to ``str.isdigit`` but not a number."""
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+        raise InputError(f"{name} {shown(text)} is not a version number; use e.g. {name}=2")
+    return int(text)
+
+
+def shown(text: str) -> str:
+    """A value the request gave, quoted for a one-line message: short, its controls escaped."""
+    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def the_desk(request: Request) -> Desk:
@@ -118,21 +141,56 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
     return HTMLResponse(html, status_code=status)
 
 
+# what an act's answer may say on the page it returns to: the query names one of these keys and
+# its numbers, never the words (a link someone else made must not put its text in a success banner)
+DONE = {
+    "mark": "mark recorded",
+    "correction": "correction recorded",
+    "retraction": "retraction recorded",
+    "same": "same story recorded",
+    "split": "two stories recorded",
+    "answers": "answers recorded",
+    "approved": "approved",
+}
+
+
 def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Response:
     """After an act (``ops.acts``, as the command line's): say what it did on ``then``."""
-    said = f"{what} recorded"
+    query: dict[str, Any] = {"date": outcome.day.isoformat(), "done": what}
+    if outcome.version is not None:
+        query["v"] = outcome.version
     if request.state.form.get("as_case"):
-        said += f", kept as {len(outcome.cases)} regression case(s)"
-        if outcome.refused:
-            said += f" ({len(outcome.refused)} not kept: it contradicts a case in the set)"
-    said += f": v{outcome.version}"
+        query |= {"cases": len(outcome.cases), "refused": len(outcome.refused)}
     if outcome.sent:
-        said += f"; sent to {', '.join(outcome.sent)}"
-    query = urlencode({"date": outcome.day.isoformat(), "done": said})
-    return RedirectResponse(f"{then}?{query}", status_code=303)
+        query["sent"] = list(outcome.sent)
+    return RedirectResponse(f"{then}?{urlencode(query, doseq=True)}", status_code=303)
 
 
-def set_session(response: Response, cookie: str) -> None:
-    response.set_cookie(
-        SESSION_COOKIE, cookie, max_age=SESSION_SECONDS, httponly=True, samesite="strict", path="/"
-    )
+def banner(request: Request) -> str | None:
+    """The line an act's answer shows, made from ``DONE``, the numbers of the query and the names of
+    configured channels only; None for a key that is not one of the desk's."""
+    params = request.query_params
+    said = DONE.get(params.get("done", ""))
+    if said is None:
+        return None
+    try:
+        version = parse_version(params.get("v"), "v")
+        cases, refused = (
+            parse_version(params.get("cases"), "cases"),
+            parse_version(params.get("refused"), "refused"),
+        )
+    except InputError:
+        return None
+    if cases is not None:
+        said += f", kept as {cases} regression case(s)"
+        if refused:
+            said += f" ({refused} not kept: it contradicts a case in the set)"
+    if version is not None:
+        said += f" v{version}" if said == "approved" else f": v{version}"
+    channels = {c.name for c in the_desk(request).settings.delivery.channels}
+    sent = [name for name in params.getlist("sent") if name in channels]
+    if said.startswith("approved"):
+        said += f"; sent to {', '.join(sent) or 'no channel'}"
+    elif sent:
+        said += f"; sent to {', '.join(sent)}"
+    return said

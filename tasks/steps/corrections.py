@@ -13,6 +13,7 @@ from storage.errors import InputError
 from storage.events import Event, new_event, utcnow
 from storage.payloads import BriefCorrected, StoryRetracted
 from storage.typed import payload_of
+from tasks.normalize import plain_line
 from tasks.steps.context import RunContext
 
 FIELDS = ("title", "summary")
@@ -109,7 +110,7 @@ def correct_item(
     """A new headline or summary for an item of the current brief, checked before anything is written."""
     if field_ not in FIELDS:
         raise InputError(f"field {field_!r} cannot be corrected here; give one of {', '.join(FIELDS)}")
-    text = " ".join(value.split())
+    text = plain_line(value)  # no bidirectional or other control characters reach readers
     if not text:
         raise InputError(f"the new {field_} is empty; give the text readers should see")
     item = _item(ctx, story_id)
@@ -122,7 +123,7 @@ def correct_item(
         "field": field_,
         "value": text,
         "previous": previous,
-        "note": " ".join(note.split()),
+        "note": plain_line(note),
         "by": by,
         "via": via,
     }
@@ -131,7 +132,7 @@ def correct_item(
 
 def retract_item(ctx: RunContext, story_id: str, note: str, by: str, via: str | None = None) -> list[Event]:
     """An item leaves the brief; ``note`` (required) says why, where it was."""
-    text = " ".join(note.split())
+    text = plain_line(note)
     if not text:
         raise InputError("a retraction needs a note saying why; readers see it where the item was")
     item = _item(ctx, story_id)

@@ -290,7 +290,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
                     page.screenshot(path=str(shots / f"desk-{name}.png"))
 
             def recorded(what: str) -> int:
-                page.wait_for_url(re.compile(rf"\?.*done={what}\+recorded"))
+                page.wait_for_url(re.compile(rf"\?.*done={what}(&|$)"))
                 said = page.locator(".done[role=status]").inner_text()
                 found = re.search(rf"{what} recorded: v(\d+)", said)
                 assert found, said

@@ -173,8 +173,11 @@ def test_behind_a_proxy_the_public_name_posts_and_a_broken_origin_is_a_refusal(t
     settings = load_settings(str(config))
     assert settings.desk.hosts == ["desk.example.org"]  # a name as a browser sends it
     app = create_app(settings, "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
-    desk = TestClient(app, base_url="http://127.0.0.1:8484")  # a proxy that sets Host to the desk
+    # a proxy serving https that sets Host to the desk; the public name written https:// makes the
+    # session cookie Secure, which a browser (and httpx) sends over https only
+    desk = TestClient(app, base_url="https://127.0.0.1:8484")
     page = desk.get("/signin")
+    assert "secure" in page.headers["set-cookie"].lower()
     csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
     proxied = desk.post(
         "/signout",

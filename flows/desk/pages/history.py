@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import Day, DeskOf, page
+from flows.desk.web import Day, DeskOf, page, parse_version
 from storage.errors import InputError
 from tasks import versions
 
@@ -22,7 +22,7 @@ def history(request: Request, desk: DeskOf) -> Response:
 def diff(request: Request, desk: DeskOf, day: Day) -> Response:
     store = desk.store
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
-    if not (a.isdigit() and b.isdigit()):
+    if parse_version(a, "a") is None or parse_version(b, "b") is None:  # ASCII digits only
         raise InputError("give two versions to compare: a=N&b=M")
     older, newer = reads.document(store, day, int(a)), reads.document(store, day, int(b))
     changes = versions.diff(older, newer)

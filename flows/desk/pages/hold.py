@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import ActOf, Day, DeskOf, page
+from flows.desk.web import ActOf, Day, DeskOf, banner, done, page
 from ops import acts
 
 router = APIRouter()
@@ -25,12 +23,10 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
         held=state.held,
         approved=state.approved,
         delivered=sorted(state.delivered.values(), key=lambda d: d["at"]),
-        done=request.query_params.get("done"),
+        done=banner(request),
     )
 
 
 @router.post("/hold/approve")
-def approve(desk: DeskOf, act: ActOf) -> Response:
-    outcome = acts.approve(desk.settings, act)
-    said = f"approved v{outcome.version}; sent to {', '.join(outcome.sent) or 'no channel'}"
-    return RedirectResponse(f"/hold?{urlencode({'date': outcome.day.isoformat(), 'done': said})}", 303)
+def approve(request: Request, desk: DeskOf, act: ActOf) -> Response:
+    return done(request, "approved", acts.approve(desk.settings, act), "/hold")

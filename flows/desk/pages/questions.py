@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import ActOf, Day, DeskOf, Form, done, page
+from flows.desk.web import ActOf, Day, DeskOf, Form, banner, done, page
 from ops import acts
 from storage.errors import InputError
 
@@ -20,7 +20,7 @@ def questions(request: Request, desk: DeskOf, day: Day) -> Response:
         "questions.html.j2",
         day=day.isoformat(),
         questions=reads.open_questions(desk.store, day),
-        done=request.query_params.get("done"),
+        done=banner(request),
     )
 
 

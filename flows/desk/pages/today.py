@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import ActOf, Day, DeskOf, Form, done, page
+from flows.desk.web import ActOf, Day, DeskOf, Form, banner, done, page, parse_version
 from ops import acts
 from tasks import render
 from tasks.steps.publish import labels_for
@@ -16,8 +16,7 @@ router = APIRouter()
 
 @router.get("/today")
 def today(request: Request, desk: DeskOf, day: Day) -> Response:
-    wanted = request.query_params.get("version")
-    version = int(wanted) if wanted and wanted.isdigit() else None
+    version = parse_version(request.query_params.get("version"))
     doc = reads.document(desk.store, day, version)
     return page(
         request,
@@ -28,7 +27,7 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         parts={i["story_id"]: i["citations"] for i in doc["items"]},
         current=version is None,
         marks=("off-topic", "related", "core", "lead"),
-        done=request.query_params.get("done"),
+        done=banner(request),
         questions=len(reads.open_questions(desk.store, day)),
     )
 
@@ -55,11 +54,11 @@ def retract(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
 @router.post("/today/same")
 def same(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     outcome = acts.same_story(desk.settings, act, [form.get("story", ""), form.get("other", "")])
-    return done(request, "same story", outcome, "/today")
+    return done(request, "same", outcome, "/today")
 
 
 @router.post("/today/split")
 def split(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     apart = request.state.fields.get("apart", [])  # every ticked article, not the last one only
     outcome = acts.two_stories(desk.settings, act, form.get("story", ""), apart)
-    return done(request, "two stories", outcome, "/today")
+    return done(request, "split", outcome, "/today")
