@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime, tzinfo
 
 from storage.errors import InputError
 from storage.events import utcnow
@@ -46,20 +46,27 @@ class DeliveryOutcome:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     waiting: str | None = None
     held_now: bool = False
+    until: datetime | None = None  # when a held brief goes to readers by itself (none: on approval only)
+    zone: tzinfo = UTC
 
     @property
     def failed(self) -> list[Sent]:
         return [s for s in self.sent if not s.ok]
 
     def line(self) -> str:
-        """The deliver step in a few words (the run's line for it)."""
-        parts = [f"sent to {sum(s.ok for s in self.sent)} channel(s)"]
-        if self.failed:
-            parts.append(f"{len(self.failed)} failed ('brief deliver --date {self.day}' resends)")
-        if self.skipped:
-            parts.append(f"{len(self.skipped)} not sent")
-        if self.waiting:
-            parts.append(self.waiting)
+        """The deliver step in a few words (the run's line for it: it fits 80 columns)."""
+        ok = sum(s.ok for s in self.sent)
+        if self.waiting:  # the readers' channels wait: held, not failed
+            at = f"{self.until.astimezone(self.zone):%m-%d %H:%M %Z} or " if self.until else ""
+            parts = [f"held till {at}brief approve"] + (["review copy sent"] if ok else [])
+        else:
+            parts = [
+                f"sent to {ok} of {len(self.sent)} channel(s)" if self.failed else f"sent to {ok} channel(s)"
+            ]
+            if self.skipped:
+                parts.append(f"{len(self.skipped)} not sent")
+        if self.failed:  # the run's warning at its end names the command that resends
+            parts.append(f"{len(self.failed)} failed (how to resend: below)")
         return ", ".join(parts)
 
     def rows(self) -> list[dict]:
@@ -129,6 +136,7 @@ def deliver_day(
             settings, state, version=version, core=core, now=moment, zone=ctx.settings.zone, only=only
         )
         outcome.skipped, outcome.waiting = plan.skipped, plan.waiting
+        outcome.until, outcome.zone = plan.until, ctx.settings.zone
         if plan.hold_now:
             held = {
                 "brief_date": ctx.day.isoformat(),
