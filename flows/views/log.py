@@ -178,6 +178,29 @@ def scores_view(rows: Sequence[Mapping[str, Any]], title: str) -> RenderableType
     return Group(*parts)
 
 
+def runs_view(rows: Sequence[Mapping[str, Any]], title: str) -> RenderableType:
+    """Each run as an entry: its id whole, flow and status; when it started, how long it took and
+    the events it wrote; its error wrapped at its words."""
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    for row in rows:
+        head = Text(str(row["run_id"]), style="bold")
+        for name in ("flow", "status"):
+            if row.get(name):
+                head.append(f"  {row[name]}")
+        started = row.get("started_at")
+        when = f"{started:%Y-%m-%d %H:%M:%S} UTC" if hasattr(started, "strftime") else str(started or "")
+        facts = [f"started {when}"] if when else []
+        if row.get("duration_s") is not None:
+            facts.append(f"{float(row['duration_s']):.1f} s")
+        if row.get("events") is not None:
+            facts.append(f"{row['events']} event(s)")
+        lines = [Text(", ".join(facts))]
+        if row.get("error"):
+            lines.append(Text(f"error: {row['error']}", style="red"))
+        parts += [Text(""), head, Padding(Group(*lines), (0, 0, 0, INDENT))]
+    return Group(*parts)
+
+
 DISPLAY_COLUMNS = {
     "articles": ["published_at", "source", "title", "language", "corrections"],
     "seen": ["kind", "key", "first_brief_date", "last_brief_date"],
@@ -190,12 +213,14 @@ DISPLAY_COLUMNS = {
 
 
 def projection_view(frame, projection: str, title: str) -> RenderableType:
-    """A projection of a day: questions and scores as entries, any other as a table of its main
+    """A projection of a day: questions, scores and runs as entries, any other as a table of its main
     columns (an id or a date whole, other cells folded, and cut at 90 characters)."""
     if projection == "questions":
         return questions_view(list(frame.iter_rows(named=True)), title)
     if projection == "scores":
         return scores_view(list(frame.iter_rows(named=True)), title)
+    if projection == "runs":
+        return runs_view(list(frame.iter_rows(named=True)), title)
     table = Table(title=title)
     columns = [c for c in DISPLAY_COLUMNS.get(projection, frame.columns) if c in frame.columns]
     for column in columns:

@@ -7,6 +7,7 @@ process where the environment and the exit code are what is under test.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -68,8 +69,21 @@ def test_collect_then_browse_and_replay(sample: Path) -> None:
     )
     assert before.returncode == 0 and before.stdout == ""
 
-    table = brief("replay", "--config", str(sample), "--date", "2025-08-06", "--projection", "runs")
+    table = brief(
+        "replay",
+        "--config",
+        str(sample),
+        "--date",
+        "2025-08-06",
+        "--projection",
+        "runs",
+        env={"COLUMNS": "80"},
+    )
     assert table.returncode == 0 and "runs of 2025-08-06" in table.stdout
+    # each run an entry at 80 columns: its id whole on its line, when it started on the next
+    assert re.search(r"^collect-2025-08-06-\d{8}T\d+  \w+$", table.stdout, re.M), table.stdout
+    assert re.search(r"^  started 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC, ", table.stdout, re.M), table.stdout
+    assert max(len(line.rstrip()) for line in table.stdout.splitlines()) <= 80
     compacted = brief("compact", "--config", str(sample))
     assert "2025-08-06: 2 file(s) -> 1, 10 events" in compacted.stdout
 
