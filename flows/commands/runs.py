@@ -23,7 +23,7 @@ from flows.commands.options import (
     parse_time,
     prefect_defaults,
 )
-from flows.views.console import err, out
+from flows.views.console import above, err, out, screen_status
 from flows.views.runs import (
     alerts_jsonl,
     alerts_table,
@@ -59,13 +59,13 @@ def run(
 
     plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
     prefect_defaults()
-    with err.status("starting Prefect and running the daily brief …"):
+    with screen_status("starting Prefect and running the daily brief …") as status:
         from flows.daily import daily_brief
         from flows.runlog import run_log, run_output
 
         log = run_log(plan.settings, plan.day)
         try:
-            with run_output(log, lambda line: out.print(line, soft_wrap=True), verbose=verbose):
+            with run_output(log, above(status, soft_wrap=True), verbose=verbose):
                 result = daily_brief(day, config)
         except BriefError:
             err.print(f"the run's log: {log.shown}")
@@ -112,7 +112,7 @@ def backfill(
 
     plan = plan_backfill(config, start, end)
     prefect_defaults()
-    with err.status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"):
+    with screen_status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …") as status:
         from flows.backfill import PROGRESS_LINE
         from flows.backfill import backfill as backfill_flow
         from flows.runlog import run_log, run_output
@@ -120,7 +120,7 @@ def backfill(
         log = run_log(plan.settings, plan.days[0], "backfill")
         try:
             # a line per date as it ends (its steps' lines would interleave: they are in the log)
-            with run_output(log, out.print, verbose=verbose, marker=PROGRESS_LINE):
+            with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE):
                 outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
         except BriefError:
             err.print(f"the backfill's log: {log.shown}")

@@ -6,11 +6,33 @@ No console markup: what is printed (feed titles, error reasons, config names suc
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
+from rich.status import Status
 from rich.text import Text
 
 out = Console(highlight=False, soft_wrap=False, markup=False)
 err = Console(stderr=True, highlight=False, markup=False)
+
+
+def screen_status(text: str) -> Status:
+    """A spinner on stderr as it is now. A run sends ``sys.stderr`` to its log while it goes, and
+    ``err`` follows ``sys.stderr``: a spinner of ``err`` would go on drawing into the log and never
+    clear its line on the screen, so the first line printed after it would be glued to it."""
+    screen = Console(file=err.file, highlight=False, markup=False, width=err.width if err._width else None)
+    return screen.status(text)
+
+
+def above(status: Status, soft_wrap: bool = False, to: Console | None = None) -> Callable[[str], None]:
+    """Print a line on stdout (``to``) above the spinner: its line cleared first, drawn again below."""
+
+    def show(line: str) -> None:
+        status.stop()
+        (to or out).print(line, soft_wrap=soft_wrap)
+        status.start()
+
+    return show
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
