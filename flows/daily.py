@@ -200,9 +200,9 @@ def daily_brief(
     # the composition root: one store (on S3, one check of the bucket) for the adopted policy and
     # the run, its models and its clock
     resources = steps.bootstrap(configured)
-    clock = resources.clock
+    clock = resources.clock  # the day is refused before anything is written
     day = steps.refuse_future(steps.resolve_day(date_, configured, clock), configured, clock=clock)
-    ctx, policy = governed_context(configured, day, current_run_id(), resources)  # nothing written before
+    ctx, policy = governed_context(configured, day, current_run_id(), resources)
     shadow = shadow_of(configured, ctx.settings)  # None without [policy.shadow]
     report = steps.RunReport(ctx, step_logger())
     get_run_logger().info(policy.line)  # in the run's log and the Prefect UI; run.started records it
