@@ -78,13 +78,13 @@ def collect_archives_task(
     backfill's progress bar over its first fifth).
     """
     from tasks.collect import Source
-    from tasks.steps import collect_one, make_context
+    from tasks.steps import bootstrap, collect_one, open_run
 
     settings = load_settings(config)
     log = get_run_logger()
     archives = [s.name for s in settings.sources if Source(s.name, s.url).is_archive]
-    store = settings.storage.event_store()
-    contexts = {day: make_context(settings, day, run_id, store) for day in days} if archives else {}
+    resources = bootstrap(settings)  # one store and one set of models for every date
+    contexts = {day: open_run(resources, settings, day, run_id) for day in days} if archives else {}
     jobs = [(day, name) for day in days for name in archives]
     started, step = time.perf_counter(), max(1, len(jobs) // 10)
     total = 0

@@ -16,8 +16,8 @@ from prefect.context import get_run_context
 from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
-from ops.shadow import Shadow, ShadowOutcome, shadow_day, shadow_of
-from tasks import factcheck, steps
+from ops.shadow import Shadow, shadow_day, shadow_of
+from tasks import steps
 from tasks.settings import load_settings
 
 T = TypeVar("T")
@@ -48,56 +48,26 @@ def collect_all(ctx: steps.RunContext) -> list[steps.SourceOutcome]:
     return outcomes
 
 
-@task(name="dedup", cache_policy=NO_CACHE)
-def dedup_task(ctx: steps.RunContext) -> steps.DedupOutcome:
-    return steps.dedup_day(ctx)
+@task(name="stage", cache_policy=NO_CACHE)
+def stage_task(ctx: steps.RunContext, stage: steps.Stage, day: steps.Day) -> str:
+    """One stage of ``steps.STAGES`` (named after it): it fills its part of ``day``, says what it did."""
+    return stage.run(ctx, day)
 
 
-@task(name="score", cache_policy=NO_CACHE)
-def score_task(ctx: steps.RunContext, outcome: steps.DedupOutcome) -> dict[str, steps.Scored]:
-    return steps.score_stories(ctx, outcome)
-
-
-@task(name="shadow", cache_policy=NO_CACHE)
-def shadow_task(
-    ctx: steps.RunContext, shadow: Shadow, outcome: steps.DedupOutcome, scores: dict[str, steps.Scored]
-) -> ShadowOutcome:
+def shadow_stage(shadow: Shadow) -> steps.Stage:
     """The day decided again under the ``[policy.shadow]`` candidate, unpublished; never fails the run."""
-    decided = shadow_day(ctx, shadow, outcome, scores)
-    if decided.error:
-        get_run_logger().warning(f"shadow: candidate {shadow.version} failed: {decided.error}")
-    return decided
+
+    def decide(ctx: steps.RunContext, day: steps.Day) -> str:
+        decided = shadow_day(ctx, shadow, day.deduped(), day.scores)
+        if decided.error:
+            get_run_logger().warning(f"shadow: candidate {shadow.version} failed: {decided.error}")
+        return decided.line
+
+    return steps.Stage("shadow", decide)
 
 
-@task(name="analyze", cache_policy=NO_CACHE)
-def analyze_task(
-    ctx: steps.RunContext, outcome: steps.DedupOutcome, scores: dict[str, steps.Scored]
-) -> list[dict]:
-    return steps.analyze_stories(ctx, outcome, scores)
-
-
-@task(name="write-and-factcheck", cache_policy=NO_CACHE)
-def factcheck_task(
-    ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict], off_topic: int
-) -> tuple[dict, list[factcheck.Finding]]:
-    return steps.written(ctx, outcome, analyses, off_topic)
-
-
-@task(name="questions", cache_policy=NO_CACHE)
-def questions_task(
-    ctx: steps.RunContext,
-    outcome: steps.DedupOutcome,
-    document: dict,
-    findings: list[factcheck.Finding],
-    scores: dict[str, steps.Scored],
-) -> dict:
-    return steps.raise_questions(ctx, outcome, document, findings, scores)
-
-
-@task(name="gate", cache_policy=NO_CACHE)
-def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict) -> tuple[dict, str]:
-    """The checked document, and what the suites found in a few words."""
-    checked, results = steps.run_gates(ctx, outcome, document)
+def gate_artifact(ctx: steps.RunContext, day: steps.Day) -> None:
+    """What the gate's suites found, as a table in the Prefect UI."""
     create_table_artifact(
         key=f"validation-{ctx.day.isoformat()}",
         table=[
@@ -109,13 +79,9 @@ def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict
                 "failures": "; ".join(f.describe() for f in r.failures) or "-",
                 "quarantined": len(r.quarantined),
             }
-            for r in results
+            for r in day.gates
         ],
         description=f"Great Expectations gates of {ctx.day.isoformat()}",
-    )
-    quarantined = sum(len(r.quarantined) for r in results)
-    return checked, f"{sum(r.success for r in results)} of {len(results)} suites passed, " + (
-        f"{quarantined} row(s) quarantined" if quarantined else "nothing quarantined"
     )
 
 
@@ -231,9 +197,12 @@ def daily_brief(
     from ops.policy import governed_context
 
     configured = load_settings(config)
-    day = steps.refuse_future(steps.resolve_day(date_, configured), configured)  # before anything is written
-    # one store (on S3, one check of the bucket) for the adopted policy and the run
-    ctx, policy = governed_context(configured, day, current_run_id())
+    # the composition root: one store (on S3, one check of the bucket) for the adopted policy and
+    # the run, its models and its clock
+    resources = steps.bootstrap(configured)
+    clock = resources.clock  # the day is refused before anything is written
+    day = steps.refuse_future(steps.resolve_day(date_, configured, clock), configured, clock=clock)
+    ctx, policy = governed_context(configured, day, current_run_id(), resources)
     shadow = shadow_of(configured, ctx.settings)  # None without [policy.shadow]
     report = steps.RunReport(ctx, step_logger())
     get_run_logger().info(policy.line)  # in the run's log and the Prefect UI; run.started records it
@@ -285,40 +254,23 @@ def wait_stage(ctx: steps.RunContext, report: steps.RunReport, after_runs: list[
 def draft_stage(
     ctx: steps.RunContext, report: steps.RunReport, shadow: Shadow | None
 ) -> tuple[steps.DedupOutcome, dict]:
-    """Dedup, score (and the shadow policy's decisions), analyse, write and fact-check, ask, gate:
+    """``steps.STAGES`` in order, each a task (and the shadow policy's decisions after the scores):
     the day's outcome and its gated document, not yet published."""
-    say = report.say
-    with report.step("dedup"):
-        outcome = dedup_task(unwalked(ctx))
-        say(
-            f"{outcome.news} new articles in {len(outcome.stories)} stories ({outcome.duplicates} duplicates)"
-        )
-    with report.step("score"):
-        scores = score_task(unwalked(ctx), unwalked(outcome))
-        report.off_topic = steps.left_out(scores)
-        say(report.scored(len(scores) - report.off_topic, ctx.settings.policy.topic.name))
-        if report.left_out_hint():
-            get_run_logger().info(report.left_out_hint())
+    stages = list(steps.STAGES)
     if shadow is not None:
-        with report.step("shadow"):
-            say(shadow_task(unwalked(ctx), unwalked(shadow), unwalked(outcome), unwalked(scores)).line)
-    with report.step("analyze"):
-        analyses = analyze_task(unwalked(ctx), unwalked(outcome), unwalked(scores))
-        say(f"{len(analyses)} stories analysed")
-    with report.step("factcheck"):
-        document, findings = factcheck_task(
-            unwalked(ctx), unwalked(outcome), unwalked(analyses), report.off_topic
-        )
-        say(f"{len(document['items'])} items written, {len(findings)} claim(s) not found in their sources")
-    with report.step("questions"):
-        asked = questions_task(
-            unwalked(ctx), unwalked(outcome), unwalked(document), unwalked(findings), unwalked(scores)
-        )
-        say(f"{asked['asked']} question(s) for review, {asked['applied']} answered before")
-    with report.step("gate"):
-        document, gated = gate_task(unwalked(ctx), unwalked(outcome), unwalked(document))
-        say(gated)
-    return outcome, document
+        stages.insert([s.name for s in stages].index("score") + 1, shadow_stage(shadow))
+    day = steps.Day()
+    for stage in stages:
+        with report.step(stage.name):
+            line = stage_task.with_options(name=stage.name)(unwalked(ctx), stage, unwalked(day))
+            report.say(line)
+        if stage.name == "score":
+            report.off_topic = day.off_topic
+            if report.left_out_hint():
+                get_run_logger().info(report.left_out_hint())
+        elif stage.name == "gate":
+            gate_artifact(ctx, day)
+    return day.deduped(), day.drafted()
 
 
 def publish_stage(

@@ -15,6 +15,7 @@ from storage import retention
 from storage.errors import InputError
 from storage.store import ParquetEventStore
 from storage.store.base import CompactResult
+from tasks import steps
 from tasks.settings import Settings
 
 Done = retention.Thinned | CompactResult
@@ -31,12 +32,14 @@ def compact(
     store: ParquetEventStore,
     day: date | None = None,
     done: Callable[[Done], None] = lambda _: None,
+    clock: steps.Clock = steps.SYSTEM_CLOCK,
 ) -> Compaction:
-    """Every day of the log (or ``day``) compacted, ``done`` told of each as it ends."""
+    """Every day of the log (or ``day``) compacted, ``done`` told of each as it ends; what the retention
+    rules keep is counted back from today by ``clock``."""
     stored = store.days()
     if day is not None and day not in stored:
         raise InputError(f"no events for {day}; 'brief events' lists what the log holds")
-    rules, today = retention.parse_rules(settings.retention), workspace.today(settings)
+    rules, today = retention.parse_rules(settings.retention), workspace.today(settings, clock)
     result = Compaction()
     for d in [day] if day else stored:
         outcome: Done | None = retention.apply(store, d, rules, today)

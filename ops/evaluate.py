@@ -1,6 +1,6 @@
 """Replay stored facts through a candidate policy, beside the current one, and compare.
 
-Nothing is published: each day is decided in a dry run (``RunContext.dry_run``) from the
+Nothing is published: each day is decided in a dry run (``steps.Dry``) from the
 facts already in the log, and without people's answers (same-story links, relevance marks):
 those are held out and the policy is scored against them, so the figures can move. Figures
 per policy: story-clustering precision / recall / F1 against people's answers
@@ -83,14 +83,18 @@ def evaluate_policy(
     relevance_labels = _relevance_labels(labels)
     marks = _marks(settings, max(days)) if days else {}
     tally = Tally()
+    resources = steps.bootstrap(trial)
     for day in days:
-        ctx = steps.make_context(trial, day, f"evaluate-{trial.policy_version()}")
-        ctx.dry_run = True
         # people's answers are what the policy is scored against, so the replay is not given them
-        ctx.apply_marks = False
-        ctx.apply_links = False
-        outcome = steps.dedup_day(ctx)
-        document, findings, scores = steps.draft(ctx, outcome)
+        run = f"evaluate-{trial.policy_version()}"
+        ctx = steps.open_run(resources, trial, day, run, recorder=steps.Dry(), held_out=True)
+        decided = steps.run_stages(ctx, steps.between("dedup", "factcheck"))
+        outcome, document, findings, scores = (
+            decided.deduped(),
+            decided.drafted(),
+            decided.findings,
+            decided.scores,
+        )
         tally.left_out += steps.left_out(scores)
         _score_editorial(tally.editorial, document, outcome, scores, relevance_labels.on(day), marks)
         if judged is not None:

@@ -174,12 +174,12 @@ def collect_examples(
 ) -> list[Example]:
     """Replay each day (dry run) and pair its stories' evidence with labels and people's marks."""
     examples: list[Example] = []
+    resources = steps.bootstrap(settings)
     for day in days:
-        ctx = steps.make_context(settings, day, f"learn-{day.isoformat()}")
-        ctx.dry_run = True
+        ctx = steps.open_run(resources, settings, day, f"learn-{day.isoformat()}", recorder=steps.Dry())
         on_day = labels.on(day)
-        outcome = steps.dedup_day(ctx)
-        scores = steps.score_stories(ctx, outcome)
+        decided = steps.run_stages(ctx, steps.between("dedup", "score"))
+        outcome, scores = decided.deduped(), decided.scores
         order = sorted({a for s in outcome.stories for a in s.members})
         texts = [outcome.items[a].text for a in order]
         vectors = ctx.embedder.encode(texts) if order else np.zeros((0, 1))

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pyarrow.fs as pafs
@@ -37,6 +37,9 @@ from storage.store import ParquetEventStore
 from storage.typed import payload_of
 from tasks.editorial import MODELS_DIR
 from tasks.settings import LLMSettings, PolicySettings, Settings
+
+if TYPE_CHECKING:
+    from tasks.steps.context import Resources
 
 PRODUCER = "policy@1"
 
@@ -460,14 +463,14 @@ def governing(settings: Settings, store: ParquetEventStore) -> Governing:
     )
 
 
-def governed_context(settings: Settings, day: date, run_id: str):
+def governed_context(settings: Settings, day: date, run_id: str, resources: Resources | None = None):
     """A context for ``day`` under the policy a run would use now (``governing``): the daily run,
     and every re-render after a person's act (review, correct, retract, approve, the desk), decide
-    under the adopted policy, not the config's own ``[policy]``."""
+    under the adopted policy, not the config's own ``[policy]``. ``resources``: the composition
+    root's (default: made here, with one store for the adopted policy and the run)."""
     from tasks import steps
 
-    store = settings.storage.event_store()
-    policy = governing(settings, store)
-    ctx = steps.make_context(policy.settings, day, run_id, store)
-    ctx.policy_origin = policy.record
+    resources = resources or steps.bootstrap(settings)
+    policy = governing(settings, resources.store)
+    ctx = steps.open_run(resources, policy.settings, day, run_id, origin=policy.record)
     return ctx, policy

@@ -380,7 +380,7 @@ def rerender_briefs(
             fresh = without_articles(current, needles)
             new_version = None
             if fresh is not None:
-                ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store=store)
+                ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store)
                 _carry_lineage(ctx, day)
                 published = publish(ctx, fresh, [tombstones[day]] if day in tombstones else [])
                 new_version = published.version if published.changed else None

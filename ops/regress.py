@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
-from typing import Any, cast
+from typing import Any
 
 import polars as pl
 
@@ -40,7 +41,6 @@ from storage.payloads import (
 )
 from storage.store import ParquetEventStore
 from storage.store.base import events_to_segment, read_segments
-from storage.store.memory import InMemoryEventStore
 from storage.typed import payload_of
 from tasks.settings import Settings
 
@@ -298,15 +298,19 @@ def replay_day(settings: Settings, store: ParquetEventStore, day: date, events: 
     (the embedders' caches are the root's)."""
     from tasks import steps
 
-    memory = InMemoryEventStore()
-    memory.append(list(events))
-    ctx = steps.make_context(settings, day, f"regress-{settings.policy_version()}", store=store)
-    ctx = dataclasses.replace(ctx, store=cast(ParquetEventStore, memory))
-    ctx.dry_run = True
-    ctx.apply_marks = False  # the cases' judgements are people's: held out, as evaluate holds them out
-    ctx.apply_links = False
-    outcome = steps.dedup_day(ctx)
-    document, _, scores = steps.draft(ctx, outcome)
+    frozen = ParquetEventStore(
+        f"memory://regress-{uuid.uuid4().hex}"
+    )  # the frozen events, a store of their own
+    try:
+        frozen.append(list(events))
+        resources = steps.bootstrap(settings, frozen, caches=store.tree.caches)
+        run = f"regress-{settings.policy_version()}"
+        # the cases' judgements are people's: held out, as evaluate holds them out
+        ctx = steps.open_run(resources, settings, day, run, recorder=steps.Dry(), held_out=True)
+        decided = steps.run_stages(ctx, steps.between("dedup", "factcheck"))
+        outcome, document, scores = decided.deduped(), decided.drafted(), decided.scores
+    finally:
+        frozen.fs.delete_dir(frozen.base)
     story_of = {a: s.members for s in outcome.stories for a in s.members}
     by_members = {s.members: scores[s.story_id] for s in outcome.stories}
     items = document["items"]

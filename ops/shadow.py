@@ -20,29 +20,28 @@ reads those types. A failing shadow never fails the run.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from storage.events import Event, new_event, utcnow
 from tasks import editorial
 from tasks.pairs import load_pair_model
 from tasks.settings import Settings, read_candidate
-from tasks.steps.context import RunContext
+from tasks.steps.context import Capturing, RunContext
 from tasks.steps.dedup import (
     DedupOutcome,
     briefed_before,
     cluster_news,
     clustering_rule,
     decided_by,
-    dedup_day,
     follow_ups,
     human_links,
     producer_of,
 )
 from tasks.steps.dedup import multilingual_vectors as dedup_vectors
-from tasks.steps.score import Scored, score_stories
+from tasks.steps.score import Scored
+from tasks.steps.stages import Day, between, run_stages
 
 
 @dataclass(frozen=True)
@@ -67,34 +66,6 @@ def shadow_of(configured: Settings, live: Settings) -> Shadow | None:
     return Shadow(file, candidate, version)
 
 
-@dataclass
-class _Capturing(RunContext):
-    """The run's context under the candidate: what it would append is kept, not stored."""
-
-    captured: list[Event] = field(default_factory=list)
-
-    def append(self, events: Sequence[Event]) -> int:
-        self.captured.extend(events)
-        return 0
-
-
-def _context(ctx: RunContext, shadow: Shadow) -> _Capturing:
-    values = {f.name: getattr(ctx, f.name) for f in dataclasses.fields(RunContext) if f.init}
-    values |= {
-        "settings": shadow.settings,
-        "counts": {},
-        "memo": {},
-        # its own record of what it made (the live run's events it reads stay named): the shadow's
-        # events are stored under other ids, so the live steps after it must not name them
-        "emitted": {key: list(ids) for key, ids in ctx.emitted.items()},
-        "written_days": set(),
-        "analyst": None,
-        "dry_run": True,
-        "_counts_lock": threading.Lock(),
-    }
-    return _Capturing(**values)
-
-
 def _same_clustering(live: Settings, candidate: Settings) -> bool:
     a, b = live.policy, candidate.policy
     fields = (
@@ -109,7 +80,7 @@ def _same_clustering(live: Settings, candidate: Settings) -> bool:
     return all(getattr(a, f) == getattr(b, f) for f in fields)
 
 
-def _recluster(own: _Capturing, outcome: DedupOutcome) -> DedupOutcome:
+def _recluster(own: RunContext, outcome: DedupOutcome) -> DedupOutcome:
     """The run's news clustered under the candidate's settings, with the run's vectors."""
     policy = own.settings.policy
     news = [outcome.items[a] for a in sorted({a for s in outcome.stories for a in s.members})]
@@ -156,7 +127,7 @@ def _recluster(own: _Capturing, outcome: DedupOutcome) -> DedupOutcome:
     )
 
 
-def _kept_clustering(own: _Capturing, outcome: DedupOutcome) -> DedupOutcome:
+def _kept_clustering(own: RunContext, outcome: DedupOutcome) -> DedupOutcome:
     """The run's own clustering, when the candidate clusters as the live policy does."""
     own.append(
         [
@@ -264,17 +235,22 @@ def shadow_day(
         return ShadowOutcome(f"{shadow.version[:SHORT]} is the policy in force: nothing to compare")
     started = time.perf_counter()
     try:
-        own = _context(ctx, shadow)
+        # the run's context under the candidate: what it would append is kept (``captured``), not
+        # stored; its record of what it made is its own, as the shadow's events are stored under
+        # other ids, so the live steps after it must not name them
+        recorder = Capturing()
+        own = ctx.under(shadow.settings, recorder)
+        clustered: DedupOutcome | None = None  # another news window: the day decided afresh from the log
         if _same_clustering(ctx.settings, shadow.settings):
-            decided = _kept_clustering(own, outcome)
+            clustered = _kept_clustering(own, outcome)
         elif own.settings.policy.lookback_hours == ctx.settings.policy.lookback_hours:
-            decided = _recluster(own, outcome)
-        else:  # another news window: the day decided afresh from the log
-            decided = dedup_day(own)
-        shadow_scores = score_stories(own, decided)
+            clustered = _recluster(own, outcome)
+        first = "dedup" if clustered is None else "score"
+        day = run_stages(own, between(first, "score"), Day(clustered))
+        decided, shadow_scores = day.deduped(), day.scores
         found = decisions_of(decided, shadow_scores)
         differed = differences(decisions_of(outcome, scores), found, ctx.settings.policy.top_stories)
-        events = [_shadow_event(e, ctx, shadow) for e in own.captured if e.event_type in _AS_SHADOW]
+        events = [_shadow_event(e, ctx, shadow) for e in recorder.captured if e.event_type in _AS_SHADOW]
         kept = sum(o != "off-topic" for o in found.outcome.values())
         events.append(
             new_event(

@@ -38,9 +38,9 @@ def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings
     return settings, store
 
 
-def today(settings: Settings) -> date:
-    """Today in the configured timezone."""
-    return steps.today(settings)
+def today(settings: Settings, clock: steps.Clock = steps.SYSTEM_CLOCK) -> date:
+    """Today in the configured timezone, by ``clock``."""
+    return steps.today(settings, clock)
 
 
 def refuse_future(day: date, settings: Settings, option: str = "--date") -> date:

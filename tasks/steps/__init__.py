@@ -8,11 +8,29 @@ from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.answers import answered
 from tasks.steps.collect import SourceOutcome, absorb, collect_lookback, collect_one, last_validators
 from tasks.steps.compose import compose, injection_flags
-from tasks.steps.context import RunContext, latest_day, make_context, refuse_future, resolve_day, today
+from tasks.steps.context import (
+    LIVE,
+    SYSTEM_CLOCK,
+    Capturing,
+    Clock,
+    Dry,
+    FixedClock,
+    Recorder,
+    Resources,
+    RunContext,
+    RunIdentity,
+    bootstrap,
+    latest_day,
+    make_context,
+    open_run,
+    refuse_future,
+    resolve_day,
+    today,
+)
 from tasks.steps.corrections import EditorActs, correct_item, editor_acts, retract_item
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, embed_window, follow_ups, human_links
 from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
-from tasks.steps.draft import draft, written
+from tasks.steps.draft import written
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
 from tasks.steps.publish import (
@@ -29,28 +47,41 @@ from tasks.steps.review import (
     mark_story,
     open_questions,
     raise_questions,
-    rebrief,
-    recompose,
     resolve,
     same_story,
     story_link,
     two_stories,
 )
 from tasks.steps.score import Scored, score_stories
+from tasks.steps.stages import STAGES, Day, Stage, between, draft, rebrief, recompose, run_stages
 
 __all__ = [
+    "LIVE",
+    "STAGES",
+    "SYSTEM_CLOCK",
     "BriefWithheld",
+    "Capturing",
+    "Clock",
+    "Day",
     "DedupOutcome",
     "DeliveryOutcome",
+    "Dry",
     "EditorActs",
+    "FixedClock",
     "Published",
+    "Recorder",
+    "Resources",
     "RunContext",
+    "RunIdentity",
     "RunReport",
     "Scored",
     "SourceOutcome",
+    "Stage",
     "absorb",
     "analyze_stories",
     "answered",
+    "between",
+    "bootstrap",
     "briefed_before",
     "check_draft",
     "collect_lookback",
@@ -73,6 +104,7 @@ __all__ = [
     "make_context",
     "mark_story",
     "open_questions",
+    "open_run",
     "publish",
     "raise_questions",
     "rebrief",
@@ -82,6 +114,7 @@ __all__ = [
     "resolve_day",
     "retract_item",
     "run_gates",
+    "run_stages",
     "same_story",
     "score_stories",
     "story_link",

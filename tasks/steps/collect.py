@@ -40,7 +40,7 @@ from tasks.collect import (
     feed_events,
     live_skip_reason,
 )
-from tasks.steps.context import RunContext, lookback_days, today
+from tasks.steps.context import RunContext, lookback_days
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,7 @@ def absorb(ctx: RunContext, outcomes: Iterable[SourceOutcome]) -> None:
 def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
     src = next(s for s in ctx.settings.sources if s.name == source_name)
     source = Source(src.name, src.url, src.language, src.kind)
-    if source.is_archive:
-        why = archive_skip(source, ctx.day)
-    else:
-        why = live_skip_reason(ctx.day, today(ctx.settings))
+    why = archive_skip(source, ctx.day) if source.is_archive else live_skip_reason(ctx.day, ctx.today())
     if why is not None:
         # a live feed only knows today (another date rests on the facts already stored for it);
         # an archive that starts later has nothing of the day
@@ -94,7 +91,9 @@ def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
         return SourceOutcome(src.name, 0, ctx.append([skipped]), None, f"skipped: {why}", skipped=why)
     # a file has no validators: the log is not searched for them
     validators = last_validators(ctx, source.url_for(ctx.day)) if source.over_http else None
-    events = collect_kept(ctx.store, source, ctx.day, ctx.run_id, keep=not ctx.dry_run, validators=validators)
+    events = collect_kept(
+        ctx.store, source, ctx.day, ctx.run_id, keep=ctx.recorder.keeps, validators=validators
+    )
     written = ctx.append(events)
     if source.is_archive:
         written += collect_lookback(ctx, source)
@@ -137,7 +136,7 @@ def collect_lookback(ctx: RunContext, source: Source) -> int:
     written = 0
     for back in range(1, days_back + 1):
         day = ctx.day - timedelta(days=back)
-        events = collect_kept(ctx.store, source, day, ctx.run_id, keep=not ctx.dry_run, retries=1)
+        events = collect_kept(ctx.store, source, day, ctx.run_id, keep=ctx.recorder.keeps, retries=1)
         if any(e.event_type == "feed.failed" for e in events):
             continue
         written += ctx.append(events)  # counted in the run, and nothing written in a dry run

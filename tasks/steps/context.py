@@ -1,61 +1,260 @@
-"""The run's context: store, settings, day, run id, embedder; what "today" is."""
+"""A run: who it is (``RunIdentity``), what it uses (``Resources``, built once by ``bootstrap``, the
+composition root), how it records (a ``Recorder``: live, dry, capturing), and what it counted.
+
+Replay is an argument of ``open_run`` (a recorder, people's answers held out or not), never a flag
+set on a context afterwards: a ``RunContext`` is frozen; only its tallies (counts, memo, the days
+it wrote, the events it made) grow as it runs.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from storage.events import Event, new_event, utcnow
+from storage.root.caches import Caches
 from storage.store import ParquetEventStore
-from tasks.embed import CachedEmbedder
+from tasks.embed import CachedEmbedder, Embedder
 from tasks.settings import Settings
 
+T = TypeVar("T")
 
-@dataclass
-class RunContext:
-    store: ParquetEventStore
-    settings: Settings
-    day: date
-    run_id: str
-    embedder: CachedEmbedder
-    multilingual: CachedEmbedder | None = None  # what dedup compares pairs with non-English text by
-    counts: dict[str, int] = field(default_factory=dict)
+
+class Clock(Protocol):
+    """What "now" is: every decision that depends on today asks the run's clock."""
+
+    def now(self) -> datetime: ...
+
+
+@dataclass(frozen=True)
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class FixedClock:
+    """Always ``at`` (timezone-aware): a test's today, whatever day it runs on."""
+
+    at: datetime
+
+    def now(self) -> datetime:
+        return self.at
+
+
+SYSTEM_CLOCK: Clock = SystemClock()
+
+
+@dataclass(frozen=True)
+class Models:
+    """The embedding models a run uses, made once (each loads its weights on first use)."""
+
+    run: Embedder  # the run's embedder ([embedding] model)
+    multilingual: Embedder | None = None  # what dedup compares pairs with non-English text by
     # reads the articles the run's embedder cannot (Chinese, Dutch …) for the editorial judgement;
     # without it, a non-English article's embedding evidence is undecided
-    editorial_reader: CachedEmbedder | None = None
-    dry_run: bool = False  # evaluate a policy: decide everything, record nothing
-    apply_marks: bool = True  # people's relevance marks override the model (evaluate holds them out)
-    apply_links: bool = True  # people's same-story answers bind clustering (evaluate holds them out)
-    memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
-    analyst: Any = None  # the run's language-model analyst (tasks.steps.llm), made on first use
-    written_days: set[date] = field(default_factory=set)  # days this run appended to (compaction's work)
+    reader: Embedder | None = None
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What runs use and do not own, built once by ``bootstrap``: the store, the models, the clock,
+    and where the models' vectors are cached (a store root's caches; None: not cached)."""
+
+    store: ParquetEventStore
+    models: Models
+    clock: Clock = SYSTEM_CLOCK
+    caches: Caches | None = None
+
+    def embedders(self, day: date, days: Sequence[date]) -> Embedders:
+        """The models as a run of ``day`` uses them: new vectors cached under ``day``, ``days`` loaded."""
+        made: dict[int, CachedEmbedder] = {}  # a model named twice is one cached embedder
+
+        def cached(model: Embedder | None) -> CachedEmbedder | None:
+            if model is None:
+                return None
+            if id(model) not in made:
+                cache = self.caches.embeddings(model.name) if self.caches is not None else None
+                made[id(model)] = CachedEmbedder(model, cache, day=day, days=days)
+            return made[id(model)]
+
+        run = cached(self.models.run)
+        assert run is not None
+        return Embedders(run, cached(self.models.multilingual), cached(self.models.reader))
+
+
+def bootstrap(
+    settings: Settings,
+    store: ParquetEventStore | None = None,
+    clock: Clock | None = None,
+    caches: Caches | None = None,
+) -> Resources:
+    """The composition root: the store (``store``: one already open, shared by many days' runs),
+    the embedding models the settings name and the clock, each made once. The vectors are cached
+    under the store's root, or in ``caches`` (a replay over frozen events caches in the real root)."""
+    from tasks.embed import embedder
+    from tasks.embed_multilingual import MultilingualEmbedder
+
+    chosen = settings.embedding
+    run = embedder(chosen.model, chosen.batch_size, "embedding.model")
+    multilingual = None
+    if chosen.multilingual:
+        same = chosen.multilingual == chosen.model
+        multilingual = (
+            run if same else embedder(chosen.multilingual, chosen.batch_size, "embedding.multilingual")
+        )
+    models = Models(run, multilingual, MultilingualEmbedder())
+    store = store or settings.storage.event_store()
+    return Resources(store, models, clock or SYSTEM_CLOCK, caches or store.tree.caches)
+
+
+@dataclass(frozen=True)
+class Embedders:
+    run: CachedEmbedder
+    multilingual: CachedEmbedder | None = None
+    reader: CachedEmbedder | None = None
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """Which run this is: its brief date, its id, the policy it decides under and the days it reads."""
+
+    day: date
+    run_id: str
+    policy_version: str  # every event the run writes carries it
+    reach: tuple[date, ...]  # the days a run reads, oldest first (``reach``)
     policy_origin: dict[str, Any] | None = None  # where the run's policy came from (ops.policy.governing)
+
+    @classmethod
+    def of(
+        cls, settings: Settings, day: date, run_id: str, origin: dict[str, Any] | None = None
+    ) -> RunIdentity:
+        return cls(day, run_id, settings.policy_version(), tuple(reach(settings, day)), origin)
+
+
+def reach(settings: Settings, day: date) -> list[date]:
+    """The days a run reads: its brief date and the ``read_days`` days before it, oldest first.
+
+    A run's cost depends on this window, never on the length of the log. Everything a
+    day's brief depends on was written in it: the articles of the news window (collected
+    on the brief date and the lookback days before it), the earlier briefs its articles
+    may repeat or continue (follow-ups reach ``FOLLOW_UP_DAYS`` back), what those briefs'
+    articles were when collected, and what people answered about them.
+    """
+    days = read_days(settings.policy.lookback_hours)
+    return [day - timedelta(days=k) for k in range(days, -1, -1)]
+
+
+class Recorder:
+    """Where a run's events go. Live: appended to the store."""
+
+    keeps = True  # what the run fetches is kept (raw bodies)
+
+    def record(self, store: ParquetEventStore, events: Sequence[Event]) -> int:
+        return store.append(events).written
+
+
+class Dry(Recorder):
+    """A replay that decides everything and records nothing (evaluate, learn, regression)."""
+
+    keeps = False
+
+    def record(self, store: ParquetEventStore, events: Sequence[Event]) -> int:
+        return 0
+
+
+class Capturing(Recorder):
+    """Keeps what the run would append in memory (``captured``), stores nothing (a shadow's decisions)."""
+
+    keeps = False
+
+    def __init__(self) -> None:
+        self.captured: list[Event] = []
+
+    def record(self, store: ParquetEventStore, events: Sequence[Event]) -> int:
+        self.captured.extend(events)
+        return 0
+
+
+LIVE = Recorder()
+
+
+class Once(Generic[T]):
+    """A value made on first use, then the same one (a run's analyst)."""
+
+    def __init__(self) -> None:
+        self._value: T | None = None
+        self._lock = threading.RLock()
+
+    def get(self, make: Callable[[], T]) -> T:
+        with self._lock:
+            if self._value is None:
+                self._value = make()
+            return self._value
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """One run of one day: its identity, settings, resources and recorder, and what it counted.
+
+    ``held_out``: people's relevance marks and same-story answers do not bind the decisions (a
+    replay scored against them: evaluate, the regression set).
+    """
+
+    identity: RunIdentity
+    settings: Settings
+    resources: Resources
+    embedders: Embedders
+    recorder: Recorder = LIVE
+    held_out: bool = False
+    analyst: Once[Any] = field(default_factory=Once)  # the run's language-model analyst (tasks.steps.llm)
+    counts: dict[str, int] = field(default_factory=dict)
+    memo: dict[str, tuple[object, object]] = field(default_factory=dict)  # (log position, value) per query
+    written_days: set[date] = field(default_factory=set)  # days this run appended to (compaction's work)
     # the events this run made, by (event type, subject): what its later steps name as their sources
     emitted: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     _counts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    @functools.cached_property
+    @property
+    def day(self) -> date:
+        return self.identity.day
+
+    @property
+    def run_id(self) -> str:
+        return self.identity.run_id
+
+    @property
     def policy_version(self) -> str:
-        """Hashed once per run (every event carries it); the settings of a run do not change."""
-        return self.settings.policy_version()
+        return self.identity.policy_version
 
-    @functools.cached_property
+    @property
     def reach(self) -> list[date]:
-        """The days a run reads: its brief date and the ``read_days`` days before it, oldest first.
+        return list(self.identity.reach)
 
-        A run's cost depends on this window, never on the length of the log. Everything a
-        day's brief depends on was written in it: the articles of the news window (collected
-        on the brief date and the lookback days before it), the earlier briefs its articles
-        may repeat or continue (follow-ups reach ``FOLLOW_UP_DAYS`` back), what those briefs'
-        articles were when collected, and what people answered about them.
-        """
-        days = read_days(self.settings.policy.lookback_hours)
-        return [self.day - timedelta(days=k) for k in range(days, -1, -1)]
+    @property
+    def store(self) -> ParquetEventStore:
+        return self.resources.store
+
+    @property
+    def embedder(self) -> CachedEmbedder:
+        return self.embedders.run
+
+    @property
+    def multilingual(self) -> CachedEmbedder | None:
+        return self.embedders.multilingual
+
+    @property
+    def editorial_reader(self) -> CachedEmbedder | None:
+        return self.embedders.reader
+
+    def today(self) -> date:
+        """Today in the configured timezone, by the run's clock."""
+        return today(self.settings, self.resources.clock)
 
     def emit(
         self,
@@ -90,20 +289,25 @@ class RunContext:
         return list(self.emitted.get((event_type, subject), ()))
 
     def fork(self) -> RunContext:
-        """A context for one of several tasks running at once: the same store, settings, day, run
-        and models, with counts, written days and memo of its own.
+        """A context for one of several tasks running at once: the same identity, settings, resources,
+        embedders, recorder and analyst, with counts, written days, memo and record of its own.
 
         Nothing a task does through it changes this context, which other tasks, and Prefect
         while it hands the context to them, may be reading; ``absorb`` adds what the task
         counted once it is done.
         """
-        own = dataclasses.replace(
+        return dataclasses.replace(
             self, counts={}, written_days=set(), memo={}, emitted={}, _counts_lock=threading.Lock()
         )
-        for name in ("policy_version", "reach"):  # computed once per run, not once per task
-            if name in self.__dict__:
-                own.__dict__[name] = self.__dict__[name]
-        return own
+
+    def under(self, settings: Settings, recorder: Recorder) -> RunContext:
+        """The same day and run under other settings (a shadow's candidate): its own identity (the
+        candidate's policy version and reach), analyst and tallies, the run's embedders (the vectors
+        they remember) and a copy of the run's record of what it made (the live run's events it
+        reads stay named; what it makes is its own)."""
+        identity = RunIdentity.of(settings, self.day, self.run_id)
+        emitted = {key: list(ids) for key, ids in self.emitted.items()}
+        return RunContext(identity, settings, self.resources, self.embedders, recorder, emitted=emitted)
 
     def absorb(self, counts: Mapping[str, int], days: Iterable[date]) -> None:
         """Add what a task counted and the days it wrote (through its ``fork``) to the run's."""
@@ -116,10 +320,9 @@ class RunContext:
         with self._counts_lock:  # threads of one step (a backfill's collection) may append at once
             for e in events:
                 self.counts[e.event_type] = self.counts.get(e.event_type, 0) + 1
-        if self.dry_run:
-            return 0
-        self.written_days.update(e.brief_date for e in events)
-        return self.store.append(events).written
+        if self.recorder.keeps:
+            self.written_days.update(e.brief_date for e in events)
+        return self.recorder.record(self.store, events)
 
 
 FOLLOW_UP_DAYS = 7  # a story briefed this many days back may be continued today
@@ -139,54 +342,52 @@ def read_days(lookback_hours: int) -> int:
     return FOLLOW_UP_DAYS + lookback_days(lookback_hours) + 1
 
 
-def make_context(
-    settings: Settings, day: date, run_id: str | None = None, store: ParquetEventStore | None = None
+def open_run(
+    resources: Resources,
+    settings: Settings,
+    day: date,
+    run_id: str | None = None,
+    *,
+    recorder: Recorder = LIVE,
+    held_out: bool = False,
+    origin: dict[str, Any] | None = None,
 ) -> RunContext:
-    """The run's store and cached embedders, from the settings (the one place that wires them).
-
-    ``store``: one already open, shared by the contexts of many days (a backfill's collection),
-    instead of a new one (and, on S3, a new check of the bucket) per context.
-    """
-    import uuid
-
-    from tasks.embed import embedder
-    from tasks.embed_multilingual import MultilingualEmbedder
-
-    store = store or settings.storage.event_store()
-    reach = read_days(settings.policy.lookback_hours)
-    days = [day - timedelta(days=k) for k in range(reach + 1)]
-    chosen = settings.embedding
-
-    def cached(model: str, setting: str) -> CachedEmbedder:
-        inner = embedder(model, chosen.batch_size, setting)
-        return CachedEmbedder(inner, store.tree.caches.embeddings(inner.name), day=day, days=days)
-
-    main = cached(chosen.model, "embedding.model")
-    multilingual = None
-    if chosen.multilingual:
-        same = chosen.multilingual == chosen.model
-        multilingual = main if same else cached(chosen.multilingual, "embedding.multilingual")
-    inner = MultilingualEmbedder()
-    reader = CachedEmbedder(inner, store.tree.caches.embeddings(inner.name), day=day, days=days)
-    run = run_id or f"local-{uuid.uuid4().hex[:12]}"
-    return RunContext(store, settings, day, run, main, multilingual, editorial_reader=reader)
+    """A run of ``day`` under ``settings`` with ``resources``: live by default; a replay says how it
+    records (``Dry``, ``Capturing``) and whether people's answers are ``held_out``."""
+    identity = RunIdentity.of(settings, day, run_id or f"local-{uuid.uuid4().hex[:12]}", origin)
+    read = [day - timedelta(days=k) for k in range(read_days(settings.policy.lookback_hours) + 1)]
+    embedders = resources.embedders(day, read)
+    return RunContext(identity, settings, resources, embedders, recorder, held_out)
 
 
-def today(settings: Settings) -> date:
-    return datetime.now(UTC).astimezone(settings.zone).date()
+def make_context(
+    settings: Settings,
+    day: date,
+    run_id: str | None = None,
+    store: ParquetEventStore | None = None,
+    *,
+    recorder: Recorder = LIVE,
+    held_out: bool = False,
+) -> RunContext:
+    """A run of ``day`` with resources of its own (``bootstrap``); ``store``: one already open."""
+    return open_run(bootstrap(settings, store), settings, day, run_id, recorder=recorder, held_out=held_out)
 
 
-def latest_day(settings: Settings) -> date:
+def today(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> date:
+    return clock.now().astimezone(settings.zone).date()
+
+
+def latest_day(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> date:
     """The latest brief date a run accepts: tomorrow in the configured timezone."""
-    return today(settings) + timedelta(days=1)
+    return today(settings, clock) + timedelta(days=1)
 
 
-def refuse_future(day: date, settings: Settings, option: str = "date") -> date:
+def refuse_future(day: date, settings: Settings, option: str = "date", clock: Clock = SYSTEM_CLOCK) -> date:
     """``day``, or an InputError when it is after tomorrow: no feed has that day's news yet, and its
     brief (empty) would become the newest entry of the briefs' feed."""
     from storage.errors import InputError
 
-    latest = latest_day(settings)
+    latest = latest_day(settings, clock)
     if day > latest:
         raise InputError(
             f"{option} {day} is after tomorrow ({latest} in {settings.timezone}); "
@@ -195,11 +396,11 @@ def refuse_future(day: date, settings: Settings, option: str = "date") -> date:
     return day
 
 
-def resolve_day(text: str | None, settings: Settings) -> date:
+def resolve_day(text: str | None, settings: Settings, clock: Clock = SYSTEM_CLOCK) -> date:
     from storage.errors import InputError
 
     if text is None:
-        return today(settings)
+        return today(settings, clock)
     try:
         return date.fromisoformat(text)
     except ValueError:

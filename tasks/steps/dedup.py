@@ -192,7 +192,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     multilingual = multilingual_vectors(ctx, news)
     dedup_policy = clustering_rule(policy)
     model = pairs.load_pair_model(policy.story_model)
-    must, cannot = human_links(ctx, ctx.reach) if ctx.apply_links else (frozenset(), frozenset())
+    must, cannot = human_links(ctx, ctx.reach) if not ctx.held_out else (frozenset(), frozenset())
     clustering = cluster_news(policy, news, vectors, must, cannot, multilingual)
     for dup in clustering.duplicates:
         events.append(
@@ -237,7 +237,7 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     corrected = {r["article_id"]: r["category"] for r in articles.iter_rows(named=True) if r["category"]}
     marked = (
         {r["article_id"]: r["relevance"] for r in articles.iter_rows(named=True) if r["relevance"]}
-        if ctx.apply_marks
+        if not ctx.held_out
         else {}
     )
     return DedupOutcome(

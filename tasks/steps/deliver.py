@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, tzinfo
 
 from storage.errors import InputError
-from storage.events import utcnow
 from storage.payloads import BriefPublished
 from storage.typed import payload_of
 from tasks import deliver
@@ -121,7 +120,7 @@ def deliver_day(
         outcome.version = version
         published = published_event(ctx, version)
         state = deliver.fold(ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES))
-        moment = now or utcnow()
+        moment = now or ctx.resources.clock.now()  # when a held delivery is due: the run's clock
         if approve_by is not None and settings.hold and state.approved is None:
             approval = _emit(
                 ctx,

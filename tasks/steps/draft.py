@@ -1,24 +1,13 @@
-"""Score, analyze, compose and fact-check: a day's checked draft (what rebrief and evaluate replay)."""
+"""Compose and fact-check: a day's written draft (the stages before it: ``tasks/steps/stages.py``)."""
 
 from __future__ import annotations
 
 from tasks import factcheck, write
-from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.compose import compose
 from tasks.steps.context import RunContext
 from tasks.steps.corrections import editor_acts
 from tasks.steps.dedup import DedupOutcome
 from tasks.steps.factcheck import check_draft
-from tasks.steps.score import Scored, score_stories
-
-
-def draft(ctx: RunContext, outcome: DedupOutcome) -> tuple[dict, list[factcheck.Finding], dict[str, Scored]]:
-    """Score, analyze, compose and fact-check: the day's checked draft from its dedup outcome; then
-    people's corrections and retractions (their words are theirs: not fact-checked against sources)."""
-    scores = score_stories(ctx, outcome)
-    analyses = analyze_stories(ctx, outcome, scores)
-    document, findings = written(ctx, outcome, analyses, left_out(scores))
-    return document, findings, scores
 
 
 def written(

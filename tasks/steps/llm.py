@@ -273,6 +273,4 @@ def analyst(ctx: RunContext) -> Analyst | None:
     """The run's analyst (one per run, so the budget and the down-server verdict hold run-wide)."""
     if ctx.settings.llm is None:
         return None
-    if ctx.analyst is None:
-        ctx.analyst = Analyst(ctx)
-    return ctx.analyst
+    return ctx.analyst.get(lambda: Analyst(ctx))

@@ -58,7 +58,7 @@ class RunReport:
                             "policy_version": self.ctx.policy_version,
                         },
                         "process": this_process(),  # a run killed without a word is found by it
-                        "policy": self.ctx.policy_origin,
+                        "policy": self.ctx.identity.policy_origin,
                     },
                     subject=self.ctx.run_id,
                     producer="flow.daily@1",

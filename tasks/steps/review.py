@@ -12,10 +12,7 @@ from storage.projections import materialize
 from tasks import factcheck, review
 from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
-from tasks.steps.dedup import DedupOutcome, dedup_day
-from tasks.steps.draft import draft
-from tasks.steps.gate import run_gates
-from tasks.steps.publish import Published, day_lock, publish, withhold, withhold_reason
+from tasks.steps.dedup import DedupOutcome
 from tasks.steps.score import Scored
 
 
@@ -314,23 +311,3 @@ def find_representative(ctx: RunContext, story: str) -> str:
         f"no story, article or link {story!r} on {ctx.day}; "
         "'brief events --type story.scored --date D' lists the day's stories"
     )
-
-
-def recompose(ctx: RunContext) -> dict:
-    """The day's brief document again from stored facts and answers (no collection), gated; a
-    brief not fit to send is withheld (``BriefWithheld``)."""
-    outcome = dedup_day(ctx)
-    document, findings, scores = draft(ctx, outcome)
-    raise_questions(ctx, outcome, document, findings, scores)
-    document, _ = run_gates(ctx, outcome, document)
-    reason = withhold_reason(ctx, document, 0, [])  # no collection here: only the core count
-    if reason:
-        raise withhold(ctx, document, 0, [], reason)
-    return document
-
-
-def rebrief(ctx: RunContext) -> Published:
-    """The day's brief again from stored facts and answers (no collection); a new version if it
-    changed. Composed and published under the day's lock: from every act recorded before it."""
-    with day_lock(ctx.store, ctx.day):
-        return publish(ctx, recompose(ctx))

@@ -20,6 +20,7 @@ from tasks import review, steps
 from tasks.collect import Fetched, Source, feed_events
 from tasks.settings import parse_settings
 from tests.fuzz import FUZZ, one_line
+from tests.runs import hashing_run
 
 DAY = date(2025, 8, 6)
 LINK = "https://a.example/launch"
@@ -58,7 +59,7 @@ def context() -> steps.RunContext:
         for q in QUESTIONS
     ]
     store.append(asked)
-    return steps.RunContext(store, settings, DAY, "review-fuzz", None)  # type: ignore[arg-type]
+    return hashing_run(store, settings, DAY, "review-fuzz")
 
 
 CTX = context()

@@ -12,12 +12,13 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from storage.store.memory import InMemoryEventStore
-from tasks import deliver, steps
+from tasks import deliver
 from tasks.channels import Channel
 from tasks.settings import parse_settings
 from tasks.steps.deliver import _send
 from tests.fuzz import FUZZ, one_line
 from tests.fuzz.server import ECHO, Reply, scripted
+from tests.runs import hashing_run
 
 DAY = date(2025, 8, 6)
 SERVER = scripted()
@@ -100,7 +101,7 @@ def test_a_channel_that_fails_is_recorded_without_its_secrets(
     }
     channel = Channel(name="team", url=url, retries=retries, backoff_s=0)
     SERVER.answer(reply)
-    ctx = steps.RunContext(InMemoryEventStore(), SETTINGS, DAY, "run-fuzz", None)  # type: ignore[arg-type]
+    ctx = hashing_run(InMemoryEventStore(), SETTINGS, DAY, "run-fuzz")  # type: ignore[arg-type]
     saved = {k: os.environ.get(k) for k in VARIABLES}
     os.environ.update(env)
     try:

@@ -12,12 +12,13 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from storage.store.memory import InMemoryEventStore
-from tasks import llm, steps
+from tasks import llm
 from tasks.dedup import Item
 from tasks.settings import parse_settings
 from tasks.steps.llm import Analyst
 from tests.fuzz import FUZZ, one_line
 from tests.fuzz.server import ECHO, Reply, scripted
+from tests.runs import hashing_run
 
 KEY = "sk-fuzz-4eC39HqLyjWDarjtT1zdp7dcQx"
 os.environ["FUZZ_LLM_KEY"] = KEY
@@ -37,7 +38,7 @@ SETTINGS = parse_settings(
         },
     }
 )
-CTX = steps.RunContext(InMemoryEventStore(), SETTINGS, DAY, "run-fuzz", None)  # type: ignore[arg-type]
+CTX = hashing_run(InMemoryEventStore(), SETTINGS, DAY, "run-fuzz")  # type: ignore[arg-type]
 ANALYST = Analyst(CTX)  # one per run, as a run has: its client (and TLS set-up) is made once
 STORIES = itertools.count()
 
@@ -197,7 +198,7 @@ def test_any_reply_gives_an_answer_or_the_offline_result_and_never_the_key(
 ) -> None:
     SERVER.answer(reply)
     # each example is a run's first question, recorded in a log of its own
-    ANALYST.ctx = ctx = steps.RunContext(InMemoryEventStore(), SETTINGS, DAY, "run-fuzz", None)  # type: ignore[arg-type]
+    ANALYST.ctx = ctx = hashing_run(InMemoryEventStore(), SETTINGS, DAY, "run-fuzz")  # type: ignore[arg-type]
     ANALYST.down, ANALYST.structured = None, True
     n = next(STORIES)
     fallbacks = len(ANALYST.stats.fallbacks)

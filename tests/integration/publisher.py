@@ -10,19 +10,13 @@ from datetime import date
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
+from tests.runs import hashing_run
 
 
 def main(root: str, day: str, name: str, rounds: int) -> None:
     settings = parse_settings({"storage": {"root": root}})
-    ctx = steps.RunContext(
-        ParquetEventStore(root),
-        settings,
-        date.fromisoformat(day),
-        f"publisher-{name}",
-        CachedEmbedder(HashingEmbedder(), None),
-    )
+    ctx = hashing_run(ParquetEventStore(root), settings, date.fromisoformat(day), f"publisher-{name}")
     for n in range(rounds):
         document = {
             "date": day,

@@ -11,6 +11,7 @@ and written days: only the flow's own thread may, once the tasks are done.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import Counter
 from datetime import date
@@ -23,9 +24,9 @@ from prefect.utilities.collections import visit_collection
 from flows.daily import collect_all
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import Settings, parse_settings
 from tests.conftest import REPO
+from tests.runs import hashing_run
 
 DAY = date(2025, 8, 6)
 SOURCES, ROUNDS = 40, 3
@@ -71,15 +72,9 @@ def settings_for(tmp_path: Path) -> Settings:
 def collect_rounds(root: str, settings: Settings) -> list[str]:
     problems: list[str] = []
     for n in range(ROUNDS):
-        ctx = steps.RunContext(
-            ParquetEventStore(f"{root}/{n}"),
-            settings,
-            DAY,
-            f"round-{n}",
-            CachedEmbedder(HashingEmbedder(), None),
-        )
         counts, days = WrittenDict(), WrittenSet()
-        ctx.counts, ctx.written_days = counts, days
+        run = hashing_run(ParquetEventStore(f"{root}/{n}"), settings, DAY, f"round-{n}")
+        ctx = dataclasses.replace(run, counts=counts, written_days=days)
         done = threading.Event()
 
         def walk(ctx: steps.RunContext = ctx, done: threading.Event = done, n: int = n) -> None:

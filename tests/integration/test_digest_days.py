@@ -16,8 +16,8 @@ from pathlib import Path
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.dedup import in_window, news_window
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
+from tests.runs import hashing_run
 
 DIGEST = "aibase_daily"
 DAYS = [date(2026, 3, 18), date(2026, 3, 19), date(2026, 3, 20)]
@@ -38,7 +38,7 @@ def test_a_digest_story_repeated_on_the_next_days_is_in_one_brief_only(
     store = ParquetEventStore(str(tmp_path))
     cited: dict[str, list[date]] = {}
     for day in DAYS:
-        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None))
+        ctx = hashing_run(store, settings, day, f"run-{day}")
         steps.collect_one(ctx, DIGEST)
         outcome = steps.dedup_day(ctx)
         document, _, _ = steps.draft(ctx, outcome)

@@ -11,9 +11,9 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks import factcheck, injection, steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
 from tests.real_days import LAB_SOURCES
+from tests.runs import hashing_run
 
 SOURCES = ["arstechnica", "techcrunch", "wired", "openai_research", "anthropic_news"]
 CHINESE = ["36kr", "jiqizhixin", "qbitai", "xinzhiyuan"]
@@ -44,13 +44,7 @@ def draft(
     shared_data: Path, root: Path, day: str, sources: list[str] = SOURCES
 ) -> tuple[dict, steps.DedupOutcome, date]:
     settings = outcome_settings(shared_data, root, sources)
-    ctx = steps.RunContext(
-        ParquetEventStore(str(root)),
-        settings,
-        date.fromisoformat(day),
-        "run-fc",
-        CachedEmbedder(HashingEmbedder(), None),
-    )
+    ctx = hashing_run(ParquetEventStore(str(root)), settings, date.fromisoformat(day), "run-fc")
     for source in sources:
         steps.collect_one(ctx, source)
     outcome = steps.dedup_day(ctx)
@@ -88,12 +82,11 @@ def test_published_real_briefs_pass_the_check(
     text it did not copy, which the corrupted-draft tests below supply.
     """
     _, outcome, brief_date = draft(shared_data, tmp_path, day, sources)
-    ctx = steps.RunContext(
+    ctx = hashing_run(
         ParquetEventStore(str(tmp_path)),
         outcome_settings(shared_data, tmp_path, sources),
         brief_date,
         "run-fc",
-        CachedEmbedder(HashingEmbedder(), None),
     )
     published = json.loads(Path(steps.rebrief(ctx).files["json"]).read_text())
     assert published["items"]

@@ -10,9 +10,9 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
 from tests.real_days import aiweb_sources_toml
+from tests.runs import hashing_run
 from validations import gate
 from validations.evident import met
 
@@ -23,13 +23,7 @@ def test_a_real_day_s_suites_are_evidently_met_and_gx_agrees(
     settings = parse_settings(
         tomllib.loads(f'[storage]\nroot = "{tmp_path}"\n' + aiweb_sources_toml(shared_data / "aiweb"))
     )
-    ctx = steps.RunContext(
-        ParquetEventStore(str(tmp_path)),
-        settings,
-        date(2026, 3, 18),
-        "run-gate",
-        CachedEmbedder(HashingEmbedder(), None),
-    )
+    ctx = hashing_run(ParquetEventStore(str(tmp_path)), settings, date(2026, 3, 18), "run-gate")
     for source in settings.sources:
         steps.collect_one(ctx, source.name)
     outcome = steps.dedup_day(ctx)

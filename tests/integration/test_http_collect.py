@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
@@ -15,15 +15,19 @@ import pytest
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.collect import Source
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
 from tasks.steps.collect import collect_source
+from tests.runs import hashing_run
 
 FEED = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title>
 <item><title>Local model launch</title><link>http://127.0.0.1/a</link>
 <pubDate>Wed, 06 Aug 2025 09:00:00 +0000</pubDate><description>A local story.</description></item>
 </channel></rss>"""
 DAY = date(2025, 8, 6)
+ON_DAY = steps.FixedClock(
+    datetime(2025, 8, 6, 12, tzinfo=UTC)
+)  # a live feed's runs on DAY, whenever the test runs
+WEEK_LATER = steps.FixedClock(datetime(2025, 8, 13, 12, tzinfo=UTC))  # DAY is a past date
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -138,13 +142,7 @@ def test_a_broken_gzip_body_and_an_invalid_url_are_structured_failures(server: s
     settings = parse_settings(
         {"storage": {"root": str(tmp_path)}, "sources": [{"name": "gz", "url": f"{server}/bad-gzip"}]}
     )
-    ctx = steps.RunContext(
-        ParquetEventStore(str(tmp_path)),
-        settings,
-        steps.today(settings),
-        "run-gz",
-        CachedEmbedder(HashingEmbedder(), None),
-    )
+    ctx = hashing_run(ParquetEventStore(str(tmp_path)), settings, DAY, "run-gz", clock=ON_DAY)
     outcome = steps.collect_one(ctx, "gz")  # the run's collect step goes on with the other sources
     assert (outcome.items, outcome.error) == (0, "BAD_ENCODING")
     assert [e.event_type for e in ctx.store.read()] == ["feed.failed"]
@@ -166,13 +164,12 @@ def test_conditional_get_is_remembered_across_runs(server: str, tmp_path: Path) 
     store = ParquetEventStore(str(tmp_path))
 
     def run(day: date) -> steps.SourceOutcome:
-        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None))
+        ctx = hashing_run(store, settings, day, f"run-{day}", clock=ON_DAY)
         return steps.collect_one(ctx, "local")
 
-    today = steps.today(settings)  # a live feed is collected for today only
-    first = run(today)
+    first = run(DAY)  # a live feed is collected for today only
     assert first.items == 1 and first.error is None
-    second = run(today)  # the next run (a rerun, or tomorrow's) asks "changed since?"
+    second = run(DAY)  # the next run (a rerun, or tomorrow's) asks "changed since?"
     assert Handler.seen_headers[-1].get("If-None-Match") == '"v1"'
     assert Handler.seen_headers[-1].get("If-Modified-Since") == "Wed, 06 Aug 2025 10:00:00 GMT"
     assert (second.items, second.new_events, second.error) == (0, 0, None)  # 304: nothing new to say
@@ -202,13 +199,7 @@ def test_a_live_feed_is_not_collected_for_a_past_date(server: str, tmp_path: Pat
     settings = parse_settings(
         {"storage": {"root": str(tmp_path)}, "sources": [{"name": "live", "url": f"{server}/feed.xml"}]}
     )
-    ctx = steps.RunContext(
-        ParquetEventStore(str(tmp_path)),
-        settings,
-        DAY,
-        "run-past",
-        CachedEmbedder(HashingEmbedder(), None),
-    )
+    ctx = hashing_run(ParquetEventStore(str(tmp_path)), settings, DAY, "run-past", clock=WEEK_LATER)
     outcome = steps.collect_one(ctx, "live")
     reason = "a live feed cannot be replayed for a past date"
     assert outcome.skipped == reason and outcome.message == f"skipped: {reason}" and outcome.new_events == 1
@@ -231,10 +222,7 @@ def test_an_archive_that_starts_later_is_skipped_and_a_gap_in_it_fails(tmp_path:
     )
 
     def collect(day: date) -> steps.SourceOutcome:
-        embedder = CachedEmbedder(HashingEmbedder(), None)
-        ctx = steps.RunContext(
-            ParquetEventStore(str(tmp_path / "root")), settings, day, f"run-{day}", embedder
-        )
+        ctx = hashing_run(str(tmp_path / "root"), settings, day, f"run-{day}")
         return steps.collect_one(ctx, "lab")
 
     before = collect(date(2025, 8, 5))

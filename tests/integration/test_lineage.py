@@ -13,9 +13,9 @@ from storage.events import new_event, utcnow
 from storage.lineage import SOURCED
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
 from tests.conftest import REPO
+from tests.runs import hashing_run
 from validations.gate import GateFailed
 
 DAY = date(2025, 8, 6)
@@ -32,9 +32,7 @@ def sample_run(root: Path, run_id: str = "run-lineage") -> tuple[steps.RunContex
     # (and their lineage) are there to check whatever the shipped model scores the sample
     policy = "[policy]\nrelevance_margin = 0.5\n"
     settings = parse_settings(tomllib.loads(f'[storage]\nroot = "{root}"\n' + sources + policy))
-    ctx = steps.RunContext(
-        ParquetEventStore(str(root)), settings, DAY, run_id, CachedEmbedder(HashingEmbedder(), None)
-    )
+    ctx = hashing_run(ParquetEventStore(str(root)), settings, DAY, run_id)
     for source in settings.sources:
         steps.collect_one(ctx, source.name)
     outcome = steps.dedup_day(ctx)

@@ -19,12 +19,12 @@ from tasks.embed import (
     SHARED_ENV,
     USE_MULTILINGUAL,
     CachedEmbedder,
-    HashingEmbedder,
     SharedVectors,
     UniversalSentenceEncoder,
     text_key,
 )
 from tasks.settings import PolicySettings, parse_settings
+from tests.runs import hashing_run
 
 DAY = date(2026, 3, 18)
 HEADLINES = [
@@ -80,16 +80,9 @@ def run_context(tmp_path: Path, shared_data: Path, sources: list[tuple[str, str,
             ],
         }
     )
-    store = ParquetEventStore(str(tmp_path))
-    return steps.RunContext(
-        store,
-        settings,
-        DAY,
-        "run-multilingual",
-        CachedEmbedder(HashingEmbedder(), None),
-        multilingual=CachedEmbedder(
-            UniversalSentenceEncoder(), store.tree.caches.embeddings(USE_MULTILINGUAL), day=DAY
-        ),
+    # the multilingual model's vectors are cached in the store (the hashing ones beside them)
+    return hashing_run(
+        str(tmp_path), settings, DAY, "run-multilingual", multilingual=UniversalSentenceEncoder(), cached=True
     )
 
 

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.render import render_html, render_markdown
 from tasks.settings import parse_settings
+from tests.runs import hashing_run
 
 HN = "hackernews_best_stories"
 
@@ -32,13 +32,7 @@ def test_a_real_hn_day_cites_the_host_and_its_points_and_links_the_discussion(
             ],
         }
     )
-    ctx = steps.RunContext(
-        ParquetEventStore(str(tmp_path)),
-        settings,
-        date(2026, 3, 18),
-        "run-hn",
-        CachedEmbedder(HashingEmbedder(), None),
-    )
+    ctx = hashing_run(ParquetEventStore(str(tmp_path)), settings, date(2026, 3, 18), "run-hn")
     steps.collect_one(ctx, HN)
     outcome = steps.dedup_day(ctx)
     scores = steps.score_stories(ctx, outcome)

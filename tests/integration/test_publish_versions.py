@@ -8,8 +8,8 @@ from pathlib import Path
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
+from tests.runs import hashing_run
 
 DAY = date(2025, 8, 6)
 
@@ -45,13 +45,7 @@ def brief(story: str) -> dict:
 def test_content_that_returns_to_an_earlier_version_is_a_new_version_in_the_log(tmp_path: Path) -> None:
     root = str(tmp_path / "store")
     store = ParquetEventStore(root)
-    ctx = steps.RunContext(
-        store,
-        parse_settings({"storage": {"root": root}}),
-        DAY,
-        "r",
-        CachedEmbedder(HashingEmbedder(), None),
-    )
+    ctx = hashing_run(store, parse_settings({"storage": {"root": root}}), DAY, "r")
     outcomes = [steps.publish(ctx, brief(story)) for story in ("st-a", "st-b", "st-a", "st-a")]
 
     assert [(o.version, o.changed) for o in outcomes] == [(1, True), (2, True), (3, True), (3, False)]

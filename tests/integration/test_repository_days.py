@@ -8,8 +8,8 @@ from pathlib import Path
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
+from tests.runs import hashing_run
 
 REPOS = "github_trends_daily"
 DAYS = [date(2026, 3, 18), date(2026, 3, 19)]
@@ -30,7 +30,7 @@ def test_a_repository_trending_again_is_a_follow_up_of_its_first_day(
     store = ParquetEventStore(str(tmp_path))
     briefs: dict[date, dict[str, dict]] = {}
     for day in DAYS:
-        ctx = steps.RunContext(store, settings, day, f"run-{day}", CachedEmbedder(HashingEmbedder(), None))
+        ctx = hashing_run(store, settings, day, f"run-{day}")
         steps.collect_one(ctx, REPOS)
         outcome = steps.dedup_day(ctx)
         document, _, _ = steps.draft(ctx, outcome)

@@ -14,10 +14,10 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
 from tests.delivery_servers import Webhook
 from tests.integration.test_publish_versions import brief
+from tests.runs import hashing_run
 
 FIRST = date(2025, 8, 4)
 
@@ -38,7 +38,7 @@ def context(root: str, endpoint: str | None, hook: Webhook, day: date, name: str
         }
     )
     store = ParquetEventStore(root, endpoint_url=endpoint)
-    return steps.RunContext(store, settings, day, name, CachedEmbedder(HashingEmbedder(), None))
+    return hashing_run(store, settings, day, name)
 
 
 def dated(story: str, day: date) -> dict:

@@ -9,11 +9,11 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.outlets import citation_fields, outlet_label
 from tasks.render import render, render_html, render_markdown, view
 from tasks.settings import parse_settings
 from tests.factories import collected, collected_of_kind
+from tests.runs import hashing_run
 
 HN_DISCUSSION = "https://news.ycombinator.com/item?id=4242"
 
@@ -62,9 +62,7 @@ def _brief(tmp_path: Path) -> dict:
             ),
         ]
     )
-    ctx = steps.RunContext(
-        store, settings, date(2025, 8, 6), "run-outlets", CachedEmbedder(HashingEmbedder(), None)
-    )
+    ctx = hashing_run(store, settings, date(2025, 8, 6), "run-outlets")
     outcome = steps.dedup_day(ctx)
     scores = steps.score_stories(ctx, outcome)
     return steps.compose(ctx, outcome, steps.analyze_stories(ctx, outcome, scores))

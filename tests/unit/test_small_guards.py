@@ -14,20 +14,15 @@ from storage.events import new_event, utcnow
 from storage.store import ParquetEventStore
 from storage.store.vanished import vanished as _vanished
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
 from tests.conftest import REPO
+from tests.runs import hashing_run
 
 
-def context(tmp_path: Path, **settings: object) -> steps.RunContext:
+def context(tmp_path: Path, recorder: steps.Recorder = steps.LIVE, **settings: object) -> steps.RunContext:
     parsed = parse_settings({"storage": {"root": str(tmp_path / "store")}, **settings})
-    return steps.RunContext(
-        ParquetEventStore(str(tmp_path / "store")),
-        parsed,
-        date(2025, 8, 6),
-        "r",
-        CachedEmbedder(HashingEmbedder(), None),
-    )
+    store = ParquetEventStore(str(tmp_path / "store"))
+    return hashing_run(store, parsed, date(2025, 8, 6), "r", recorder=recorder)
 
 
 def test_a_vanished_file_is_recognised_in_the_words_object_stores_use() -> None:
@@ -77,8 +72,8 @@ def test_a_publish_date_typed_in_review_is_the_start_of_that_day_in_the_configur
 
 def test_a_dry_run_collects_nothing_into_the_log_and_counts_what_it_would_have(tmp_path: Path) -> None:
     feeds = (REPO / "samples" / "feeds").as_uri()
-    ctx = context(tmp_path, sources=[{"name": "labnotes", "url": f"{feeds}/labnotes/{{date}}.xml"}])
-    ctx.dry_run = True
+    sources = [{"name": "labnotes", "url": f"{feeds}/labnotes/{{date}}.xml"}]
+    ctx = context(tmp_path, steps.Dry(), sources=sources)
     outcome = steps.collect_one(ctx, "labnotes")
     assert ctx.store.days() == []
     assert outcome.counts["article.collected"] >= 4 and outcome.new_events == 0
@@ -88,8 +83,7 @@ def test_a_dry_run_collects_nothing_into_the_log_and_counts_what_it_would_have(t
 
 
 def test_counts_are_exact_when_collectors_append_at_once(tmp_path: Path) -> None:
-    ctx = context(tmp_path)
-    ctx.dry_run = True
+    ctx = context(tmp_path, steps.Dry())
     event = new_event(
         "run.started",
         {"flow": "daily-brief", "parameters": {}},

@@ -1,0 +1,138 @@
+"""The one place the day's decisions are sequenced: ``STAGES``, in order, each a plain function.
+
+A stage reads what the stages before it made (a ``Day``), adds what it makes and says what it did
+in a line. The daily flow runs them as Prefect tasks (between collecting and publishing); a
+re-brief runs them all (``recompose``), and replays run the slice they need: evaluation and the
+regression set to the written draft (``draft``), learning to the scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from tasks import factcheck
+from tasks.steps.analyze import analyze_stories, left_out
+from tasks.steps.context import RunContext
+from tasks.steps.dedup import DedupOutcome, dedup_day
+from tasks.steps.draft import written
+from tasks.steps.gate import run_gates
+from tasks.steps.publish import Published, day_lock, publish, withhold, withhold_reason
+from tasks.steps.review import raise_questions
+from tasks.steps.score import Scored, score_stories
+
+
+@dataclass
+class Day:
+    """What a day's stages have made so far (each stage fills its own fields)."""
+
+    outcome: DedupOutcome | None = None  # dedup: the window's news in stories
+    scores: dict[str, Scored] = field(default_factory=dict)  # score: each story's relevance, importance
+    off_topic: int = 0  # score: stories the topic filter left out
+    analyses: list[dict] = field(default_factory=list)  # analyze
+    document: dict | None = None  # factcheck (written and checked), then gate (gated)
+    findings: list[factcheck.Finding] = field(default_factory=list)  # factcheck: claims not found
+    asked: dict[str, int] = field(default_factory=dict)  # questions: asked, applied
+    gates: list = field(default_factory=list)  # gate: the suites' results
+
+    def deduped(self) -> DedupOutcome:
+        if self.outcome is None:
+            raise RuntimeError("the dedup stage has not run for this day")
+        return self.outcome
+
+    def drafted(self) -> dict:
+        if self.document is None:
+            raise RuntimeError("the factcheck stage has not written this day's document")
+        return self.document
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str  # the run report's step
+    run: Callable[[RunContext, Day], str]  # fills its part of the day, says what it did
+
+
+def dedup(ctx: RunContext, day: Day) -> str:
+    day.outcome = o = dedup_day(ctx)
+    return f"{o.news} new articles in {len(o.stories)} stories ({o.duplicates} duplicates)"
+
+
+def score(ctx: RunContext, day: Day) -> str:
+    day.scores = score_stories(ctx, day.deduped())
+    day.off_topic = left_out(day.scores)
+    topic = ctx.settings.policy.topic.name
+    return f"{len(day.scores) - day.off_topic} stories on {topic}, {day.off_topic} left out"
+
+
+def analyze(ctx: RunContext, day: Day) -> str:
+    day.analyses = analyze_stories(ctx, day.deduped(), day.scores)
+    return f"{len(day.analyses)} stories analysed"
+
+
+def write(ctx: RunContext, day: Day) -> str:
+    """Compose and fact-check the document, then people's corrections and retractions (their words
+    are theirs: not fact-checked against sources)."""
+    day.document, day.findings = written(ctx, day.deduped(), day.analyses, day.off_topic)
+    return (
+        f"{len(day.document['items'])} items written, {len(day.findings)} claim(s) not found in their sources"
+    )
+
+
+def questions(ctx: RunContext, day: Day) -> str:
+    day.asked = raise_questions(ctx, day.deduped(), day.drafted(), day.findings, day.scores)
+    return f"{day.asked['asked']} question(s) for review, {day.asked['applied']} answered before"
+
+
+def gate(ctx: RunContext, day: Day) -> str:
+    day.document, day.gates = run_gates(ctx, day.deduped(), day.drafted())
+    quarantined = sum(len(r.quarantined) for r in day.gates)
+    return f"{sum(r.success for r in day.gates)} of {len(day.gates)} suites passed, " + (
+        f"{quarantined} row(s) quarantined" if quarantined else "nothing quarantined"
+    )
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("dedup", dedup),
+    Stage("score", score),
+    Stage("analyze", analyze),
+    Stage("factcheck", write),
+    Stage("questions", questions),
+    Stage("gate", gate),
+)
+
+
+def between(first: str, last: str, stages: Sequence[Stage] = STAGES) -> tuple[Stage, ...]:
+    """The stages from ``first`` to ``last``, both included, in their order."""
+    names = [s.name for s in stages]
+    return tuple(stages[names.index(first) : names.index(last) + 1])
+
+
+def run_stages(ctx: RunContext, stages: Sequence[Stage], day: Day | None = None) -> Day:
+    """Run ``stages`` in order on ``day`` (a new one by default); what they made."""
+    day = day if day is not None else Day()
+    for stage in stages:
+        stage.run(ctx, day)
+    return day
+
+
+def draft(ctx: RunContext, outcome: DedupOutcome) -> tuple[dict, list[factcheck.Finding], dict[str, Scored]]:
+    """Score, analyze, compose and fact-check: the day's checked draft from its dedup outcome."""
+    day = run_stages(ctx, between("score", "factcheck"), Day(outcome))
+    return day.drafted(), day.findings, day.scores
+
+
+def recompose(ctx: RunContext) -> dict:
+    """The day's brief document again from stored facts and answers (no collection): every stage,
+    gated; a brief not fit to send is withheld (``BriefWithheld``)."""
+    document = run_stages(ctx, STAGES).drafted()
+    reason = withhold_reason(ctx, document, 0, [])  # no collection here: only the core count
+    if reason:
+        raise withhold(ctx, document, 0, [], reason)
+    return document
+
+
+def rebrief(ctx: RunContext) -> Published:
+    """The day's brief again from stored facts and answers (no collection); a new version if it
+    changed. Composed and published under the day's lock: from every act recorded before it."""
+    with day_lock(ctx.store, ctx.day):
+        return publish(ctx, recompose(ctx))
