@@ -24,6 +24,7 @@ from datetime import date, datetime
 
 import polars as pl
 
+from ops import changes
 from storage.errors import InputError
 from storage.events import Event, utcnow
 from tasks import deliver as delivery_rules
@@ -35,12 +36,15 @@ from tasks.settings import Settings
 class Act:
     """Who acts on which day's brief, and where: ``via`` is ``"desk"`` at the desk and None at the
     command line (the events say so). ``as_case``: keep the act's marks and same-story links as
-    regression cases too (``ops.regress``)."""
+    regression cases too (``ops.regress``). ``seen``: the version of the brief the person acted on
+    (a desk form's); an act on an item that changed since is refused (``StaleAct``, naming what
+    changed and who changed it). None: on the current version, as the command line acts."""
 
     day: date
     who: str
     via: str | None = None
     as_case: bool = False
+    seen: int | None = None
 
 
 @dataclass(frozen=True)
@@ -110,14 +114,24 @@ def context(settings: Settings, day: date, what: str) -> steps.RunContext:
     return governed_context(settings, day, f"{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")[0]
 
 
-def record(settings: Settings, act: Act, what: str, make: Make, *, approves: bool = False) -> Outcome:
+def record(
+    settings: Settings,
+    act: Act,
+    what: str,
+    make: Make,
+    *,
+    about: Sequence[str] = (),
+    approves: bool = False,
+) -> Outcome:
     """The one path of every act: under the day's lock, ``make(ctx)`` checks the act against the log
     and gives its events (all checked before any is written); they are recorded, the brief composed
     and published again, and what the channels are owed sent (``approves``: approving a held brief
-    by ``act.who``). Nothing given is refused (InputError), nothing written."""
+    by ``act.who``). Nothing given is refused (InputError), nothing written; so is an act made from
+    an earlier version (``act.seen``) when an item of ``about`` changed since (StaleAct)."""
     ctx = context(settings, act.day, what if act.via is None else f"{act.via}-{what}")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
+        _check_seen(ctx, act, about)
         outcome.events = make(ctx)
         if not outcome.events:
             raise InputError(
@@ -136,6 +150,16 @@ def record(settings: Settings, act: Act, what: str, make: Make, *, approves: boo
     return outcome
 
 
+def _check_seen(ctx: steps.RunContext, act: Act, about: Sequence[str] | None) -> None:
+    """Under the day's lock: refuse an act made from an earlier version when what it acts on (the
+    items of the stories ``about``; None: the whole brief) changed since."""
+    if act.seen is None or about == ():
+        return
+    refused = changes.stale(ctx.store, act.day, act.seen, about)
+    if refused is not None:
+        raise refused
+
+
 def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
     state = delivery_rules.fold(ctx.store.read(days=[ctx.day], event_types=delivery_rules.DELIVERY_TYPES))
     outcome.approved = state.approved is not None
@@ -147,7 +171,7 @@ def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
 
 def mark(settings: Settings, act: Act, marks: Mapping[str, str]) -> Outcome:
     """People's relevance marks (story, article id or link -> off-topic, related, core, lead)."""
-    return record(settings, act, "mark", lambda ctx: _marks(ctx, act, marks))
+    return record(settings, act, "mark", lambda ctx: _marks(ctx, act, marks), about=list(marks))
 
 
 def _marks(ctx: steps.RunContext, act: Act, marks: Mapping[str, str]) -> list[Event]:
@@ -161,13 +185,23 @@ def _marks(ctx: steps.RunContext, act: Act, marks: Mapping[str, str]) -> list[Ev
 
 def same_story(settings: Settings, act: Act, stories: Sequence[str]) -> Outcome:
     """Two (or more) of the day's stories are one."""
-    return record(settings, act, "same-story", lambda ctx: steps.same_story(ctx, stories, act.who, act.via))
+    return record(
+        settings,
+        act,
+        "same-story",
+        lambda ctx: steps.same_story(ctx, stories, act.who, act.via),
+        about=list(stories),
+    )
 
 
 def two_stories(settings: Settings, act: Act, story: str, apart: Sequence[str]) -> Outcome:
     """The articles ``apart`` of ``story`` are a story of their own."""
     return record(
-        settings, act, "two-stories", lambda ctx: steps.two_stories(ctx, story, apart, act.who, act.via)
+        settings,
+        act,
+        "two-stories",
+        lambda ctx: steps.two_stories(ctx, story, apart, act.who, act.via),
+        about=[story],
     )
 
 
@@ -183,13 +217,17 @@ def correct(settings: Settings, act: Act, story: str, fields: Mapping[str, str],
             for e in steps.correct_item(ctx, story, name, value, note, act.who, act.via)
         ]
 
-    return record(settings, act, "correct", make)
+    return record(settings, act, "correct", make, about=[story])
 
 
 def retract(settings: Settings, act: Act, story: str, note: str) -> Outcome:
     """The item leaves the brief; ``note`` says why, where it was."""
     return record(
-        settings, act, "retract", lambda ctx: steps.retract_item(ctx, story, note, act.who, act.via)
+        settings,
+        act,
+        "retract",
+        lambda ctx: steps.retract_item(ctx, story, note, act.who, act.via),
+        about=[story],
     )
 
 
@@ -219,7 +257,9 @@ def answer_events(
 
 
 def approve(settings: Settings, act: Act) -> Outcome:
-    """A person's approval of the day's held brief (a fact), then its delivery to readers."""
+    """A person's approval of the day's held brief (a fact), then its delivery to readers; made from
+    version ``act.seen``, refused (StaleAct) when the brief changed since: what is approved is what
+    the person saw."""
     if not settings.delivery.hold:
         raise InputError(
             "nothing is held: [delivery] hold is not true in the config; 'brief deliver' sends a brief"
@@ -227,6 +267,7 @@ def approve(settings: Settings, act: Act) -> Outcome:
     ctx = context(settings, act.day, "approve")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
+        _check_seen(ctx, act, None)
         outcome.delivery = steps.deliver_day(ctx, approve_by=act.who, via=act.via or "approve")
         _hold_state(ctx, outcome)
     return outcome

@@ -22,9 +22,9 @@ from fastapi.staticfiles import StaticFiles
 from flows.desk.access import SESSION_COOKIE, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
-from flows.desk.web import HERE, Desk, page, set_session
+from flows.desk.web import HERE, Desk, page, set_session, stale_page
 from ops import acts
-from storage.errors import BriefError, InputError
+from storage.errors import BriefError, InputError, StaleAct
 from tasks.settings import Settings
 
 MAX_FORM = 64 * 1024
@@ -100,6 +100,10 @@ def create_app(
     async def mistake(request: Request, exc: BriefError) -> Response:
         status = 400 if isinstance(exc, InputError) else 500
         return _finish(page(request, "error.html.j2", status=status, message=str(exc)), None)
+
+    @app.exception_handler(StaleAct)
+    async def changed_meanwhile(request: Request, exc: StaleAct) -> Response:
+        return _finish(stale_page(request, exc), None)
 
     for pages in (signin, today, browse, questions, hold, history):
         app.include_router(pages.router)

@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from flows.desk import reads
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, Access
 from ops import acts
-from storage.errors import InputError
+from storage.errors import InputError, StaleAct
 from storage.store import ParquetEventStore
 from tasks.settings import Settings
 
@@ -87,9 +87,20 @@ End = Annotated[date, Depends(the_end)]
 
 
 def the_act(request: Request, day: Day) -> acts.Act:
-    """An act's who, where and day: the person signed in, at the desk, the form's day."""
+    """An act's who, where and day: the person signed in, at the desk, the form's day, and the
+    version of the brief the form was made from (its ``seen`` field)."""
     who = request.state.person or "desk"
-    return acts.Act(day, who, "desk", as_case=bool(request.state.form.get("as_case")))
+    form = request.state.form
+    return acts.Act(day, who, "desk", as_case=bool(form.get("as_case")), seen=parse_version(form.get("seen")))
+
+
+def parse_version(text: str | None, name: str = "seen") -> int | None:
+    """A version number a query or a form gave (None: not given); anything else is one line (400)."""
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise InputError(f"{name} {text[:20]!r} is not a version number")
+    return int(text)
 
 
 ActOf = Annotated[acts.Act, Depends(the_act)]
@@ -130,6 +141,25 @@ def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Respo
         said += f"; sent to {', '.join(outcome.sent)}"
     query = urlencode({"date": outcome.day.isoformat(), "done": said})
     return RedirectResponse(f"{then}?{query}", status_code=303)
+
+
+def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
+    """An act refused because its form was made from an earlier version (409): what changed since,
+    by whom, and the same act offered again, made from the current version, to send on purpose."""
+    sent = [(k, v) for k, values in request.state.fields.items() if k not in ("csrf", "seen") for v in values]
+    return page(
+        request,
+        "stale.html.j2",
+        status=409,
+        day=request.state.form.get("date", ""),
+        seen=refused.seen,
+        current=refused.current,
+        changes=refused.changes,
+        acts=refused.acts,
+        action=request.url.path,
+        fields=sent,
+        shown=[(k, v) for k, v in sent if k not in ("date", "story", "as_case") and v],
+    )
 
 
 def set_session(response: Response, cookie: str) -> None:

@@ -236,7 +236,7 @@ def test_a_held_brief_answered_at_the_desk_is_approved_and_sent_to_readers(pair,
     [approved] = [e.payload for e in store_of(by_desk).read(event_types=["brief.approved"])]
     assert (approved["by"], approved["via"]) == ("ann", "desk")
     assert "/readers" in [path for path, _ in hook.posts]
-    assert "Approve as" not in client.get(f"/hold?date={DAY}").text
+    assert "Approve v" not in client.get(f"/hold?date={DAY}").text
 
 
 def test_an_approval_at_the_command_line_and_at_the_desk_appends_the_same_events(pair, hook) -> None:

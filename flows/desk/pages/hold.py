@@ -17,12 +17,14 @@ router = APIRouter()
 @router.get("/hold")
 def hold(request: Request, desk: DeskOf, day: Day) -> Response:
     state = reads.delivery_state(desk.store, day)
+    current = desk.store.tree.briefs.current_document(day)
     return page(
         request,
         "hold.html.j2",
         day=day.isoformat(),
         hold=desk.settings.delivery.hold,
         held=state.held,
+        current=int(current["version"]) if current is not None else None,
         approved=state.approved,
         delivered=sorted(state.delivered.values(), key=lambda d: d["at"]),
         done=request.query_params.get("done"),

@@ -1,0 +1,254 @@
+"""The desk honest under concurrent use, over HTTP against the desk's application on a real day's
+store: a form made from an earlier version is refused when its item changed since (409, naming what
+changed and who changed it) and can be applied again on purpose; history credits a change to the
+acts between its two versions; Hold names the version it approves."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from storage.store import ParquetEventStore
+from tasks.settings import load_settings
+from tests.e2e.test_review import DAY
+from tests.e2e.test_review import setup as sample_config
+
+LOCAL = "http://127.0.0.1:8484"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> Path:
+    """The samples' day run once (a brief with open questions); each test works on a copy."""
+    from flows.daily import daily_brief
+
+    folder = tmp_path_factory.mktemp("consistency-day")
+    daily_brief(DAY, str(sample_config(folder)))
+    return folder
+
+
+@pytest.fixture
+def config(built: Path, tmp_path: Path) -> Path:
+    shutil.copytree(built, tmp_path / "day")
+    return tmp_path / "day" / "brief.toml"
+
+
+@pytest.fixture
+def hook():
+    from tests.delivery_servers import Webhook
+
+    server = Webhook().start()
+    yield server
+    server.stop()
+
+
+def store_of(config: Path) -> ParquetEventStore:
+    return ParquetEventStore(load_settings(str(config)).storage.root)
+
+
+def current(config: Path) -> dict:
+    return json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
+
+
+def client(config: Path, person: str):
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    return TestClient(create_app(load_settings(str(config)), "127.0.0.1", person), base_url=LOCAL)
+
+
+def csrf_of(text: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', text).group(1)
+
+
+def seen_of(text: str) -> str:
+    """The version the page's forms were made from."""
+    found = set(re.findall(r'name="seen" value="(\d+)"', text))
+    assert len(found) == 1, found
+    return found.pop()
+
+
+def again_form(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """The refusal page's form that applies the act again: its action and fields."""
+    form = re.search(r'<form method="post" action="([^"]+)" class="again">(.*?)</form>', text, re.S)
+    assert form is not None, text
+    fields = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form.group(2))
+    return form.group(1), [(k, html.unescape(v)) for k, v in fields]
+
+
+def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_again_on_purpose(
+    config: Path,
+) -> None:
+    ann, bo = client(config, "ann"), client(config, "bo")
+    ann_page = ann.get(f"/today?date={DAY}").text  # ann's tab, opened at v1
+    bo_page = bo.get(f"/today?date={DAY}").text
+    assert seen_of(ann_page) == seen_of(bo_page) == "1"
+    story, other, third = [i["story_id"] for i in current(config)["items"]][:3]
+
+    form = {"story": story, "field": "title", "note": "", "date": DAY, "seen": "1"}
+    first = bo.post("/today/correct", data={**form, "value": "Bo's headline", "csrf": csrf_of(bo_page)})
+    assert first.status_code == 200 and "correction recorded: v2" in first.text
+
+    # ann's tab still shows v1: her headline would silently replace bo's
+    stale = ann.post("/today/correct", data={**form, "value": "Ann's headline", "csrf": csrf_of(ann_page)})
+    assert stale.status_code == 409, stale.text
+    assert "made from <b>v1</b>" in stale.text and "at <b>v2</b> now" in stale.text
+    assert "its headline" in stale.text
+    [by] = re.findall(r'<ul class="changed-by"><li>(.*?)</li></ul>', stale.text)
+    [bos] = store_of(config).read(event_types=["brief.corrected"])
+    assert "brief.corrected title" in by and "bo via desk" in by and "(v2)" in by
+    assert html.unescape(by).count("Bo's headline") == 1
+    assert current(config)["version"] == 2 and current(config)["items"][0]["title"] == "Bo's headline"
+    assert [e.event_id for e in store_of(config).read(event_types=["brief.corrected"])] == [bos.event_id]
+
+    # applied again on purpose: the same act, made from the version it now sees
+    action, fields = again_form(stale.text)
+    assert action == "/today/correct" and ("seen", "2") in fields and ("value", "Ann's headline") in fields
+    done = ann.post(action, data=dict(fields))
+    assert done.status_code == 200 and "correction recorded: v3" in done.text
+    assert current(config)["items"][0]["title"] == "Ann's headline"
+
+    # a mark on a story another tab retracted is refused the same way, not "recorded"
+    ann_page = ann.get(f"/today?date={DAY}").text
+    assert seen_of(ann_page) == "3"
+    retracted = bo.post(
+        "/today/retract",
+        data={"story": other, "note": "withdrawn", "date": DAY, "seen": "3", "csrf": csrf_of(bo_page)},
+    )
+    assert retracted.status_code == 200 and "retraction recorded: v4" in retracted.text
+    marked = ann.post(
+        "/today/mark",
+        data={"story": other, "mark": "lead", "date": DAY, "seen": "3", "csrf": csrf_of(ann_page)},
+    )
+    assert marked.status_code == 409 and "it was retracted" in marked.text
+    assert "story.retracted" in marked.text and "bo via desk" in marked.text
+    assert not [
+        e for e in store_of(config).read(event_types=["article.corrected"]) if e.payload.get("by") == "ann"
+    ]
+
+    # a form made from v3 about an item nobody touched since is not stale: recorded
+    kept = ann.post(
+        "/today/mark",
+        data={"story": third, "mark": "related", "date": DAY, "seen": "3", "csrf": csrf_of(ann_page)},
+    )
+    assert kept.status_code == 200 and "mark recorded: v5" in kept.text
+    # a version that does not exist yet is one line, not a 500
+    ahead = ann.post(
+        "/today/mark",
+        data={"story": third, "mark": "core", "date": DAY, "seen": "99", "csrf": csrf_of(ann_page)},
+    )
+    assert ahead.status_code == 409 and "v99" in ahead.text
+    assert (
+        ann.post("/today/mark", data={"story": third, "seen": "²", "csrf": csrf_of(ann_page)}).status_code
+        == 400
+    )
+
+
+def test_the_command_line_acts_on_the_current_version_and_ops_refuses_a_stale_one(config: Path) -> None:
+    from ops import acts
+    from storage.errors import StaleAct
+
+    settings = load_settings(str(config))
+    day = date.fromisoformat(DAY)
+    story = current(config)["items"][0]["story_id"]
+    acts.correct(settings, acts.Act(day, "bo"), story, {"title": "From the command line"})
+    with pytest.raises(StaleAct) as refused:
+        acts.correct(settings, acts.Act(day, "ann", "desk", seen=1), story, {"title": "From v1"})
+    assert (refused.value.seen, refused.value.current) == (1, 2)
+    assert any("brief.corrected title" in line and "— bo at" in line for line in refused.value.acts)
+    done = acts.correct(settings, acts.Act(day, "ann", "desk", seen=2), story, {"title": "From v2"})
+    assert done.version == 3 and current(config)["items"][0]["title"] == "From v2"
+
+
+def test_the_diff_credits_the_acts_between_its_versions_and_a_retraction_with_the_items_it_moved(
+    config: Path,
+) -> None:
+    desk = client(config, "ann")
+    items = current(config)["items"]
+    # a retraction that moves items up: one with another item after it in its section
+    gone = next(
+        i for k, i in enumerate(items) if any(j.get("section") == i.get("section") for j in items[k + 1 :])
+    )
+    first = next(i for i in items if i["story_id"] != gone["story_id"])
+
+    def act(path: str, **form: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        done = desk.post(path, data={"date": DAY, "csrf": csrf_of(page), "seen": seen_of(page), **form})
+        assert done.status_code == 200, done.text
+
+    act("/today/correct", story=first["story_id"], field="title", value="Corrected first", note="")  # v2
+    act("/today/retract", story=gone["story_id"], note="the report was withdrawn")  # v3
+    act("/today/correct", story=first["story_id"], field="summary", value="Corrected later", note="")  # v4
+    store = store_of(config)
+    [title, summary] = store.read(event_types=["brief.corrected"])
+    [retraction] = store.read(event_types=["story.retracted"])
+
+    diff = desk.get(f"/diff?date={DAY}&a=2&b=3").text
+    rows = re.findall(r'<tr class="([a-z]+)">(.*?)</tr>', diff, re.S)
+    assert title.event_id not in diff and summary.event_id not in diff  # not between v2 and v3
+    [removed] = [row for kind, row in rows if kind == "removed"]
+    assert retraction.event_id in removed
+    moved = [row for kind, row in rows if kind == "moved"]
+    assert moved and all(retraction.event_id in row and "the run" not in row for row in moved)
+    assert all("moved as other items changed" in row for row in moved)
+
+    whole = desk.get(f"/diff?date={DAY}&a=1&b=4").text
+    assert all(e.event_id in whole for e in (title, summary, retraction))
+    assert desk.get(f"/diff?date={DAY}&a=1&b=²").status_code == 400
+
+
+def test_hold_names_the_current_held_version_and_approves_only_the_version_it_showed(
+    config: Path, hook
+) -> None:
+    from flows.deliver import resend
+
+    config.write_text(
+        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    desk = client(config, "ann")
+    hold_page = desk.get(f"/hold?date={DAY}").text
+    assert "<b>v1</b> is held" in hold_page and "Approve v1 as ann" in hold_page
+
+    today = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    done = desk.post(
+        "/today/correct",
+        data={
+            "story": story,
+            "field": "title",
+            "value": "Held, corrected",
+            "note": "",
+            "date": DAY,
+            "seen": "1",
+            "csrf": csrf_of(today),
+        },
+    )
+    assert done.status_code == 200 and "v2" in done.text
+
+    # the page opened before the correction approves v1: refused, nothing approved or sent
+    refused = desk.post(
+        "/hold/approve", data={"date": DAY, "seen": seen_of(hold_page), "csrf": csrf_of(hold_page)}
+    )
+    assert refused.status_code == 409 and "brief.corrected" in refused.text and "ann via desk" in refused.text
+    assert store_of(config).read(event_types=["brief.approved"]) == []
+    assert "/readers" not in [path for path, _ in hook.posts]
+
+    hold_page = desk.get(f"/hold?date={DAY}").text
+    assert "<b>v2</b> is held for review (held since v1" in hold_page and "Approve v2 as ann" in hold_page
+    approved = desk.post(
+        "/hold/approve", data={"date": DAY, "seen": seen_of(hold_page), "csrf": csrf_of(hold_page)}
+    )
+    assert approved.status_code == 200 and "approved v2; sent to readers" in approved.text
+    [event] = store_of(config).read(event_types=["brief.approved"])
+    assert event.payload["version"] == 2
+    [(_, sent)] = [(p, b) for p, b in hook.posts if p == "/readers"]
+    assert "Held, corrected" in sent["message"]
