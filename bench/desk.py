@@ -14,7 +14,8 @@ warm-up request. Pages: the latest day's Today, Questions and Hold, History, a d
 two versions (on a store it backfilled, or with ``--correct``, the bench first makes a second version
 of the latest day by correcting its lead's headline at the desk), Runs, the story pages of the month's longest-running stories and of the latest day's lead,
 a search over the whole range for a few names, and Sources. Prints one Markdown table of p50, p95
-and max milliseconds per page.
+and max milliseconds per page, then the size of the latest day's Today page (bytes, items, bytes
+per item: each item's Edit panel repeats per item).
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ def pages(settings, searches: tuple[str, ...]) -> list[str]:
     out.append(f"/story?id={lead}")
     out += [f"/search?q={q.replace(' ', '+')}&start={days[0]}&end={days[-1]}" for q in searches]
     return out
+
+
+def reads_latest(settings):
+    from flows.desk import reads
+
+    return reads.latest_day(settings.storage.event_store())
 
 
 def backfill_month(work: Path, data: Path, month: str) -> Path:
@@ -201,6 +208,11 @@ def main() -> None:
         print("\nNo day of this store has two versions, so no diff is measured.")
     elif args.correct or not args.config:
         print("\nThe diff's second version is the bench's own correction of the latest lead's headline.")
+    day = reads_latest(settings)
+    today = desk.get(f"/today?date={day}").text
+    items = today.count('class="item"')
+    size = len(today.encode())
+    print(f"\nToday of {day}: {size} bytes for {items} items ({size / max(items, 1):.0f} bytes per item)")
     load = os.getloadavg()[0]
     print(f"\nworst p95: {worst:.0f} ms (load average {load:.1f} on {os.cpu_count()} cores as it ended)")
 

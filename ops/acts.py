@@ -122,12 +122,14 @@ def record(
     *,
     about: Sequence[str] = (),
     approves: bool = False,
+    urgent: bool = False,
 ) -> Outcome:
     """The one path of every act: under the day's lock, ``make(ctx)`` checks the act against the log
     and gives its events (all checked before any is written); they are recorded, the brief composed
     and published again, and what the channels are owed sent (``approves``: approving a held brief
-    by ``act.who``). Nothing given is refused (InputError), nothing written; so is an act made from
-    an earlier version (``act.seen``) when an item of ``about`` changed since (StaleAct)."""
+    by ``act.who``; ``urgent``: an update goes out now, not when its ``update_after`` window closes).
+    Nothing given is refused (InputError), nothing written; so is an act made from an earlier
+    version (``act.seen``) when an item of ``about`` changed since (StaleAct)."""
     ctx = context(settings, act.day, what if act.via is None else f"{act.via}-{what}")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
@@ -141,7 +143,7 @@ def record(
         outcome.published = steps.rebrief(ctx)
         if ctx.settings.delivery.channels:
             by = act.who if approves and ctx.settings.delivery.hold else None
-            outcome.delivery = steps.deliver_day(ctx, approve_by=by, via=act.via or what)
+            outcome.delivery = steps.deliver_day(ctx, approve_by=by, via=act.via or what, urgent=urgent)
         _hold_state(ctx, outcome)
     if act.as_case:
         from ops.regress import cases_of_corrections
@@ -221,13 +223,15 @@ def correct(settings: Settings, act: Act, story: str, fields: Mapping[str, str],
 
 
 def retract(settings: Settings, act: Act, story: str, note: str) -> Outcome:
-    """The item leaves the brief; ``note`` says why, where it was."""
+    """The item leaves the brief; ``note`` says why, where it was. Readers owed an update get it at
+    once, with whatever else is pending: a withdrawn report does not wait for the window."""
     return record(
         settings,
         act,
         "retract",
         lambda ctx: steps.retract_item(ctx, story, note, act.who, act.via),
         about=[story],
+        urgent=True,
     )
 
 
@@ -273,20 +277,50 @@ def approve(settings: Settings, act: Act) -> Outcome:
     return outcome
 
 
-def deliver(settings: Settings, day: date, channel: str | None = None) -> steps.DeliveryOutcome:
-    """What the day's current brief still owes its channels (all, or ``channel``), sent now."""
+def deliver(
+    settings: Settings, day: date, channel: str | None = None, *, now: bool = False
+) -> steps.DeliveryOutcome:
+    """What the day's current brief still owes its channels (all, or ``channel``), sent; an update
+    whose ``update_after`` window is still open waits for it, unless ``now`` ("send now")."""
     ctx = context(settings, day, "deliver")
     with steps.day_lock(ctx.store, day):
-        return steps.deliver_day(ctx, only=channel)
+        return steps.deliver_day(ctx, only=channel, urgent=now)
+
+
+def pending_update(settings: Settings, day: date, now: datetime | None = None) -> datetime | None:
+    """When the day's update held back by ``[delivery] update_after`` goes out (None: none pending)."""
+    store = settings.storage.event_store()
+    return steps.updates_due(store, settings.delivery, now or utcnow(), [day]).get(day)
+
+
+def release_updates(
+    settings: Settings, now: datetime | None = None, say: Callable[[str], None] = print
+) -> list[steps.DeliveryOutcome]:
+    """Every update held back by ``[delivery] update_after`` whose window has closed, sent: the
+    version current now, once per channel, for every act within the window."""
+    moment = now or utcnow()
+    outcomes = []
+    for day, due in steps.updates_due(settings.storage.event_store(), settings.delivery, moment).items():
+        if due > moment:
+            continue
+        ctx = context(settings, day, "update")
+        with steps.day_lock(ctx.store, day):
+            outcome = steps.deliver_day(ctx, now=moment)
+        sent = [s.channel for s in outcome.sent if s.ok]
+        if sent:
+            say(f"{day}: its update window closed; v{outcome.version} sent to {', '.join(sent)}")
+            outcomes.append(outcome)
+    return outcomes
 
 
 def release_due(
     settings: Settings, now: datetime | None = None, say: Callable[[str], None] = print
 ) -> list[steps.DeliveryOutcome]:
-    """Every held brief whose deadline has passed without an approval, delivered with a note."""
-    if not settings.delivery.hold:
-        return []
+    """Every held brief whose deadline has passed without an approval, delivered with a note; then
+    every update whose ``update_after`` window has closed (``release_updates``)."""
     moment = now or utcnow()
+    if not settings.delivery.hold:
+        return release_updates(settings, moment, say)
     store = settings.storage.event_store()
     outcomes = []
     for day in steps.due_days(store, moment):
@@ -296,4 +330,4 @@ def release_due(
         sent = [s.channel for s in outcome.sent if s.ok]
         say(f"{day}: nobody approved it by the deadline; delivered to {', '.join(sent) or 'no channel'}")
         outcomes.append(outcome)
-    return outcomes
+    return outcomes + release_updates(settings, moment, say)

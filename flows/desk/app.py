@@ -19,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from flows.desk import updates
 from flows.desk.access import SESSION_COOKIE, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
@@ -45,13 +46,24 @@ OPEN_PATHS = ("/signin", "/static/")
 
 
 def create_app(
-    settings: Settings, host: str = "127.0.0.1", person: str | None = None, ui_url: str | None = None
+    settings: Settings,
+    host: str = "127.0.0.1",
+    person: str | None = None,
+    ui_url: str | None = None,
+    flush_every: float | None = updates.EVERY_S,
 ) -> FastAPI:
     """The desk for ``settings``' store; refuses (ConfigError) a non-loopback ``host`` without people.
     ``ui_url``: the Prefect UI the runs page links to (default: from Prefect's settings, read when
-    the runs page is shown: the other pages run without Prefect)."""
+    the runs page is shown: the other pages run without Prefect). ``flush_every``: seconds between
+    the desk's sends of the updates whose window closed while it serves (``flows/desk/updates.py``)."""
     access = access_for(settings, host, person or acts.approver())
-    app = FastAPI(title="dailybrief desk", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="dailybrief desk",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=updates.lifespan(settings, flush_every),
+    )
     app.state.desk = Desk(settings, settings.storage.event_store(), access, ui_url)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 

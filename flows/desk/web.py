@@ -139,6 +139,8 @@ def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Respo
     said += f": v{outcome.version}"
     if outcome.sent:
         said += f"; sent to {', '.join(outcome.sent)}"
+    if outcome.delivery is not None and outcome.delivery.pending is not None:
+        said += f"; the update to readers goes out at {outcome.delivery.pending:%H:%M} UTC"
     query = urlencode({"date": outcome.day.isoformat(), "done": said})
     return RedirectResponse(f"{then}?{query}", status_code=303)
 

@@ -11,7 +11,7 @@ from tasks.steps.compose import compose, injection_flags
 from tasks.steps.context import RunContext, latest_day, make_context, refuse_future, resolve_day, today
 from tasks.steps.corrections import EditorActs, correct_item, editor_acts, retract_item
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, embed_window, follow_ups, human_links
-from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
+from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days, updates_due
 from tasks.steps.draft import draft, written
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
@@ -87,6 +87,7 @@ __all__ = [
     "story_link",
     "today",
     "two_stories",
+    "updates_due",
     "withhold",
     "withhold_if_unfit",
     "withhold_reason",

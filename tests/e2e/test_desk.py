@@ -348,7 +348,8 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             assert f"v{versions['answers']} approved by ann (desk)" in page.content()
             assert page.get_by_role("button", name=re.compile(r"^Approve v\d+ as ann$")).count() == 0
 
-            # after the approval, a correction reaches the readers as an update
+            # after the approval, a correction waits for its update window ([delivery] update_after,
+            # 10 minutes): Today and Hold say an update is pending, and "send now" sends it at once
             page.goto(f"{base}/today?date={DAY}")
             item = page.locator(f'section.item[data-story="{corrected}"]')
             item.locator("summary").click()
@@ -357,6 +358,14 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             )
             item.locator("form.correct-summary button").click()
             versions["late correction"] = recorded("correction")
+            assert "the update to readers goes out at" in page.locator(".done[role=status]").inner_text()
+            assert page.locator("p.pending").count() == 1
+            page.goto(f"{base}/hold?date={DAY}")
+            assert "An update is pending" in page.locator("section.pending").inner_text()
+            page.get_by_role("button", name=f"Send v{versions['late correction']} now").click()
+            page.wait_for_url(re.compile(r"/hold\?.*done="))
+            assert "sent to readers" in page.locator(".done[role=status]").inner_text()
+            assert page.locator("section.pending").count() == 0
 
             # the other pages, each reached and drawn without a script error
             page.goto(f"{base}/history")
@@ -414,24 +423,26 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     [approved] = [e.payload for e in store.read(event_types=["brief.approved"])]
     assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 2)
 
-    # the editors saw v1 while it was held; the answers approved v2, which the readers got, then
-    # each later version once, as an update
-    print("POSTS", [(path, body.get("title")) for path, body in hook.posts])
+    # the editors saw v1 while it was held; the answers approved v2, which the readers got; the
+    # mark and the correction waited in their update window, and the retraction sent them at once
+    # with it, as one update (v5); the late correction went out when "send now" was pressed (v6)
     assert [path for path, _ in hook.posts].count("/editors") == 1
     readers = [body for path, body in hook.posts if path == "/readers"]
-    assert len(readers) == 5, readers
-    assert "A headline, corrected" in readers[2]["message"]
-    assert "the report was withdrawn" in readers[3]["message"]
-    assert "(v6)" in readers[4]["title"] and "A summary, corrected after" in readers[4]["message"]
+    assert len(readers) == 3, readers
+    assert "(v5)" in readers[1]["title"] and "A headline, corrected" in readers[1]["message"]
+    assert "the report was withdrawn" in readers[1]["message"]
+    assert "(v6)" in readers[2]["title"] and "A summary, corrected after" in readers[2]["message"]
     delivered = [
         (e.payload["channel"], e.payload["version"], e.payload["kind"])
         for e in store.read(event_types=["brief.delivered"])
     ]
-    assert [d for d in delivered if d[0] == "readers"] == [("readers", 2, "brief")] + [
-        ("readers", n, "update") for n in range(3, 7)
+    assert [d for d in delivered if d[0] == "readers"] == [
+        ("readers", 2, "brief"),
+        ("readers", 5, "update"),
+        ("readers", 6, "update"),
     ]
     resend(load_settings(str(config)), date.fromisoformat(DAY))
-    assert len(hook.posts) == 6  # nothing is sent twice
+    assert len(hook.posts) == 4  # nothing is sent twice
 
     # the earlier versions are intact
     assert sorted(kept) == [f"v{n}.json" for n in range(1, 7)]
@@ -446,7 +457,9 @@ def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_c
     from flows.deliver import resend
 
     with_channels(
-        config, f'[[delivery]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n'
+        config,
+        "[delivery]\nupdate_after = 0\n"
+        f'[[delivery.channels]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n',
     )
     resend(load_settings(str(config)), date.fromisoformat(DAY))
     assert [p["title"] for _, p in hook.posts] and len(hook.posts) == 1  # v1, before any correction

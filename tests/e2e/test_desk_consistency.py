@@ -9,7 +9,7 @@ import html
 import json
 import re
 import shutil
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -252,3 +252,104 @@ def test_hold_names_the_current_held_version_and_approves_only_the_version_it_sh
     assert event.payload["version"] == 2
     [(_, sent)] = [(p, b) for p, b in hook.posts if p == "/readers"]
     assert "Held, corrected" in sent["message"]
+
+
+def coalescing(config: Path, hook, minutes: float) -> Path:
+    config.write_text(
+        config.read_text() + f"[delivery]\nupdate_after = {minutes}\n"
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
+        "backoff_s = 0.05\n"
+    )
+    return config
+
+
+def readers_got(config: Path) -> list[tuple[int, str]]:
+    return [
+        (e.payload["version"], e.payload["kind"])
+        for e in store_of(config).read(event_types=["brief.delivered"])
+        if e.payload["channel"] == "readers"
+    ]
+
+
+def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last_version(
+    config: Path, hook
+) -> None:
+    from flows.deliver import resend
+    from storage.events import utcnow
+    from tests.cli import brief
+
+    coalescing(config, hook, 10)
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert readers_got(config) == [(1, "brief")]
+    desk = client(config, "ann")
+    story, other = [i["story_id"] for i in current(config)["items"]][:2]
+    start = utcnow()
+
+    acts = [
+        ("/today/correct", {"story": story, "field": "title", "value": "First fix", "note": ""}),
+        ("/today/correct", {"story": story, "field": "title", "value": "Second fix", "note": ""}),
+        ("/today/mark", {"story": other, "mark": "related"}),
+        ("/today/correct", {"story": story, "field": "summary", "value": "The summary, fixed", "note": ""}),
+    ]
+    for path, form in acts:  # four acts within ten minutes: readers get nothing yet
+        page = desk.get(f"/today?date={DAY}").text
+        done = desk.post(path, data={**form, "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)})
+        assert done.status_code == 200 and "the update to readers goes out at" in done.text, done.text
+    assert current(config)["version"] == 5 and len(hook.posts) == 1
+    assert 'class="note pending"' in desk.get(f"/today?date={DAY}").text
+    assert "Send v5 now" in desk.get(f"/hold?date={DAY}").text
+
+    # with the desk closed, 'brief deliver --due' (the deliver-held deployment's act) sends it once
+    # the window has closed, and not before
+    def due(minutes: int) -> str:
+        moment = (start + timedelta(minutes=minutes)).isoformat()
+        done = brief("deliver", "--due", "--now", moment, "--config", str(config))
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "no update is due" in due(5) and len(hook.posts) == 1
+    assert "v5 sent to readers" in due(11)
+    assert readers_got(config) == [(1, "brief"), (5, "update")]
+    [(_, update)] = [(p, b) for p, b in hook.posts[1:]]
+    assert "(v5)" in update["title"]
+    assert all(words in update["message"] for words in ("Second fix", "The summary, fixed"))
+    assert "no update is due" in due(30) and len(hook.posts) == 2  # nothing twice
+
+    # a retraction goes out at once, with the correction pending before it
+    page = desk.get(f"/today?date={DAY}").text
+    form = {"story": story, "field": "title", "value": "Third fix", "note": "", "date": DAY}
+    desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+    assert len(hook.posts) == 2
+    page = desk.get(f"/today?date={DAY}").text
+    gone = desk.post(
+        "/today/retract",
+        data={"story": other, "note": "withdrawn", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)},
+    )
+    assert gone.status_code == 200 and "sent to readers" in gone.text
+    assert readers_got(config) == [(1, "brief"), (5, "update"), (7, "update")]
+    assert "Third fix" in hook.posts[2][1]["message"] and "withdrawn" in hook.posts[2][1]["message"]
+
+
+def test_the_desk_sends_the_update_when_its_window_closes_on_its_own_timer(config: Path, hook) -> None:
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from flows.deliver import resend
+    from flows.desk.app import create_app
+
+    coalescing(config, hook, 0.1)  # a window of 6 s
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    story = current(config)["items"][0]["story_id"]
+    app = create_app(load_settings(str(config)), "127.0.0.1", "ann", flush_every=0.2)
+    with TestClient(app, base_url=LOCAL) as desk:  # serving: the timer runs
+        page = desk.get(f"/today?date={DAY}").text
+        form = {"story": story, "field": "title", "note": "", "date": DAY, "csrf": csrf_of(page)}
+        desk.post("/today/correct", data={**form, "value": "One"})
+        desk.post("/today/correct", data={**form, "value": "Two"})
+        assert readers_got(config) == [(1, "brief")]  # within the window
+        deadline = time.monotonic() + 30
+        while len(readers_got(config)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert readers_got(config) == [(1, "brief"), (3, "update")]
+    assert "Two" in hook.posts[-1][1]["message"]

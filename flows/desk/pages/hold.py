@@ -1,4 +1,5 @@
-"""Hold: a held brief, who approved it, what was sent; and the approval."""
+"""Hold: a held brief, who approved it, what was sent, the update pending for readers; the approval,
+and "send now"."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
         current=int(current["version"]) if current is not None else None,
         approved=state.approved,
         delivered=sorted(state.delivered.values(), key=lambda d: d["at"]),
+        pending=acts.pending_update(desk.settings, day),
+        update_after=desk.settings.delivery.update_after,
         done=request.query_params.get("done"),
     )
 
@@ -36,3 +39,11 @@ def approve(desk: DeskOf, act: ActOf) -> Response:
     outcome = acts.approve(desk.settings, act)
     said = f"approved v{outcome.version}; sent to {', '.join(outcome.sent) or 'no channel'}"
     return RedirectResponse(f"/hold?{urlencode({'date': outcome.day.isoformat(), 'done': said})}", 303)
+
+
+@router.post("/hold/send")
+def send_now(desk: DeskOf, act: ActOf) -> Response:
+    """The pending update sent now, before its window closes."""
+    outcome = acts.deliver(desk.settings, act.day, now=True)
+    said = f"v{outcome.version} sent to {', '.join(s.channel for s in outcome.sent if s.ok) or 'no channel'}"
+    return RedirectResponse(f"/hold?{urlencode({'date': act.day.isoformat(), 'done': said})}", 303)

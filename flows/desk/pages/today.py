@@ -30,6 +30,7 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         marks=("off-topic", "related", "core", "lead"),
         done=request.query_params.get("done"),
         questions=len(reads.open_questions(desk.store, day)),
+        pending=acts.pending_update(desk.settings, day) if version is None else None,
     )
 
 
