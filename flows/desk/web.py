@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import jinja2
 from fastapi import Depends, Request
@@ -141,8 +141,10 @@ def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Respo
         said += f"; sent to {', '.join(outcome.sent)}"
     if outcome.delivery is not None and outcome.delivery.pending is not None:
         said += f"; the update to readers goes out at {outcome.delivery.pending:%H:%M} UTC"
-    query = urlencode({"date": outcome.day.isoformat(), "done": said})
-    return RedirectResponse(f"{then}?{query}", status_code=303)
+    story = request.state.form.get("story", "")
+    query = {"date": outcome.day.isoformat(), "done": said, **({"open": story} if story else {})}
+    anchor = f"#{quote(story)}" if story else ""  # back to the item acted on, its panel open
+    return RedirectResponse(f"{then}?{urlencode(query)}{anchor}", status_code=303)
 
 
 def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:

@@ -353,3 +353,73 @@ def test_the_desk_sends_the_update_when_its_window_closes_on_its_own_timer(confi
             time.sleep(0.1)
     assert readers_got(config) == [(1, "brief"), (3, "update")]
     assert "Two" in hook.posts[-1][1]["message"]
+
+
+def test_after_an_act_the_page_returns_to_the_item_its_panel_open_and_today_says_where_the_brief_stands(
+    config: Path, hook
+) -> None:
+    from flows.deliver import resend
+
+    config.write_text(
+        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    status = re.search(r'<p class="meta status">(.*?)</p>', page).group(1)
+    assert "Held for review" in status and f'href="/hold?date={DAY}"' in status
+
+    items = current(config)["items"]
+    leads = {i["story_id"] for i in items if i.get("lead")}
+    shown = re.findall(r'<section class="item" id="([^"]+)".*?<h3.*?</h3>', page, re.S)
+    assert len(shown) == len(items)
+    for story in shown:
+        head = re.search(rf'id="{story}".*?(<h3.*?</h3>)', page, re.S).group(1)
+        assert ('class="tag lead"' in head) == (story in leads)
+
+    # "same story as" offers a few likely items, not every other one; the Pippin pair first
+    pippin = [i["story_id"] for i in items if "Pippin" in i["title"]]
+    for story in shown:
+        form = re.search(rf'id="{story}".*?<form method="post" action="/today/same".*?</form>', page, re.S)
+        options = re.findall(r'<option value="([^"]+)">', form.group(0))
+        assert len(options) == min(5, len(items) - 1) and story not in options
+        if story in pippin:
+            assert options[0] == next(p for p in pippin if p != story)
+
+    story = items[-1]["story_id"]
+    done = desk.post(
+        "/today/correct",
+        data={
+            "story": story,
+            "field": "summary",
+            "value": "A summary, fixed",
+            "note": "",
+            "date": DAY,
+            "seen": seen_of(page),
+            "csrf": csrf_of(page),
+        },
+        follow_redirects=False,
+    )
+    assert done.status_code == 303 and done.headers["location"].endswith(f"&open={story}#{story}")
+    back = desk.get(done.headers["location"]).text
+    assert re.findall(r'<details class="actions" open>', back) == ['<details class="actions" open>']
+    assert re.search(rf'id="{story}"[^>]*>.*?<details class="actions" open>', back, re.S)
+
+    # a story id typed instead of a candidate picked
+    first, second = pippin
+    joined = desk.post(
+        "/today/same",
+        data={
+            "story": first,
+            "other": "",
+            "other_id": f" {second} ",
+            "date": DAY,
+            "seen": seen_of(back),
+            "csrf": csrf_of(back),
+        },
+    )
+    assert joined.status_code == 200 and "same story recorded" in joined.text
+    [merged] = store_of(config).read(event_types=["story.merged"])
+    assert merged.payload["person"] == "ann"
