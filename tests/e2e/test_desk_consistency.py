@@ -423,3 +423,31 @@ def test_after_an_act_the_page_returns_to_the_item_its_panel_open_and_today_says
     assert joined.status_code == 200 and "same story recorded" in joined.text
     [merged] = store_of(config).read(event_types=["story.merged"])
     assert merged.payload["person"] == "ann"
+
+
+def test_the_story_page_is_headed_by_its_headline_and_shows_a_repeated_decision_once(config: Path) -> None:
+    desk = client(config, "ann")
+    story, other = [i["story_id"] for i in current(config)["items"]][:2]
+    for k in range(3):  # each act re-renders the day: the story is scored again, the same way
+        page = desk.get(f"/today?date={DAY}").text
+        form = {"story": other, "field": "title", "value": f"Take {k}", "note": "", "date": DAY}
+        assert (
+            desk.post(
+                "/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)}
+            ).status_code
+            == 200
+        )
+    scored = [e for e in store_of(config).read(event_types=["story.scored"]) if e.subject_id == story]
+    assert len(scored) >= 4 and len({json.dumps(e.payload, sort_keys=True) for e in scored}) < len(scored)
+
+    shown = desk.get(f"/story?id={story}").text
+    title = next(i["title"] for i in current(config)["items"] if i["story_id"] == story)
+    assert re.search(r"<h1>(.*?)</h1>", shown).group(1) == html.escape(title, quote=True).replace(
+        "&#x27;", "&#39;"
+    )
+    table = re.search(r'<table class="decisions">(.*?)</table>', shown, re.S).group(1)
+    rows = re.findall(r"<tr[^>]*><td>.*?</tr>", table, re.S)
+    scored_rows = [r for r in rows if "story.scored" in r]
+    assert len(scored_rows) < len(scored)  # repeats folded
+    assert all(e.event_id in table for e in scored)  # every event still named
+    assert any("×" in r for r in scored_rows)
