@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+import polars as pl
+
 from storage.errors import StaleAct
 from storage.payloads import BriefPublished, Payload
 from storage.store import ParquetEventStore
@@ -68,11 +70,19 @@ class Acted:
 
 def publications(store: ParquetEventStore, day: date) -> dict[int, Publication]:
     """Each published version of the day, when it was first published and by which run."""
-    frame = store.query(lambda: store.scan([day], event_types=["brief.published"]))
-    out: dict[int, Publication] = {}
+    return every_publication(store, [day]).get(day, {})
+
+
+def every_publication(
+    store: ParquetEventStore, days: list[date] | None = None
+) -> dict[date, dict[int, Publication]]:
+    """Each published version of each of ``days`` (None: every day), as ``publications``."""
+    frame = store.query(lambda: store.scan(days, event_types=["brief.published"]))
+    out: dict[date, dict[int, Publication]] = {}
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
         version = payload_of(row, BriefPublished).version
-        out.setdefault(version, Publication(version, row["occurred_at"], row["run_id"]))
+        day = out.setdefault(row["brief_date"], {})
+        day.setdefault(version, Publication(version, row["occurred_at"], row["run_id"]))
     return out
 
 
@@ -81,8 +91,37 @@ def acts(
 ) -> list[Acted]:
     """People's acts on the day, oldest first, each with the version that first carried it."""
     published = publications(store, day) if published is None else published
-    order = sorted(published.values(), key=lambda p: p.at)
     frame = store.query(lambda: store.scan([day], event_types=list(ACT_TYPES)))
+    return _acted(frame, published)
+
+
+def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[tuple[date, int], str]:
+    """Each version of each of ``days`` (None: every day) in a line: the people's acts it first
+    carried (the first of them and how many more), or the run that published it. One scan of the
+    versions and one of the acts, whatever the number of days."""
+    versions = every_publication(store, days)
+    frame = store.query(lambda: store.scan(days, event_types=list(ACT_TYPES)))
+    out = {}
+    for day, by_version in versions.items():
+        carried: dict[int, list[Acted]] = {}
+        for x in _acted(frame.filter(pl.col("brief_date") == day), by_version):
+            if x.version is not None:
+                carried.setdefault(x.version, []).append(x)
+        for v, p in by_version.items():
+            acted = carried.get(v, [])
+            if not acted:
+                out[(day, v)] = f"the run {p.run_id}"
+                continue
+            first = acted[0]
+            said = f"“{first.said}”" if first.said else ""
+            more = f" (and {len(acted) - 1} more)" if len(acted) > 1 else ""
+            words = (f"{first.by or 'someone'}:", first.type, first.field, said)
+            out[(day, v)] = " ".join(w for w in words if w) + more
+    return out
+
+
+def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Acted]:
+    order = sorted(published.values(), key=lambda p: p.at)
     out = []
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
         act = payload_of(row, Payload)  # one of several types: each part is read where the type has it

@@ -198,6 +198,16 @@ def test_the_diff_credits_the_acts_between_its_versions_and_a_retraction_with_th
     assert moved and all(retraction.event_id in row and "the run" not in row for row in moved)
     assert all("moved as other items changed" in row for row in moved)
 
+    # history says in a line what made each version
+    lines = dict(
+        re.findall(
+            r'version=(\d+)"[^>]*>v\d+</a> \(\d+\) <span class="summary">(.*?)</span>',
+            desk.get("/history").text,
+        )
+    )
+    assert lines["1"].startswith("the run ")
+    assert html.unescape(lines["2"]) == "ann: brief.corrected title “Corrected first”"
+    assert html.unescape(lines["3"]) == "ann: story.retracted “the report was withdrawn”"
     whole = desk.get(f"/diff?date={DAY}&a=1&b=4").text
     assert all(e.event_id in whole for e in (title, summary, retraction))
     assert desk.get(f"/diff?date={DAY}&a=1&b=²").status_code == 400

@@ -16,7 +16,7 @@ router = APIRouter()
 
 @router.get("/history")
 def history(request: Request, desk: DeskOf) -> Response:
-    return page(request, "history.html.j2", days=reads.versions(desk.store))
+    return page(request, "history.html.j2", days=reads.versions(desk.store), said=log.summaries(desk.store))
 
 
 @router.get("/diff")
