@@ -186,25 +186,37 @@ def _marks(ctx: steps.RunContext, act: Act, marks: Mapping[str, str]) -> list[Ev
 
 
 def same_story(settings: Settings, act: Act, stories: Sequence[str]) -> Outcome:
-    """Two (or more) of the day's stories are one."""
-    return record(
-        settings,
-        act,
-        "same-story",
-        lambda ctx: steps.same_story(ctx, stories, act.who, act.via),
-        about=list(stories),
-    )
+    """Two (or more) of the day's stories are one; an open question asking whether two of their
+    articles are one story is answered "yes" by it."""
+
+    def make(ctx: steps.RunContext) -> list[Event]:
+        groups = [set(steps.members_of(ctx, s)) for s in dict.fromkeys(stories)]
+        links = steps.same_story(ctx, stories, act.who, act.via)
+
+        def answer(a: str, b: str) -> str | None:
+            apart = [k for k, g in enumerate(groups) if a in g] != [k for k, g in enumerate(groups) if b in g]
+            return "yes" if apart and any(a in g for g in groups) and any(b in g for g in groups) else None
+
+        return links + steps.settle_same_story(ctx, answer, act.who, act.via, links)
+
+    return record(settings, act, "same-story", make, about=list(stories))
 
 
 def two_stories(settings: Settings, act: Act, story: str, apart: Sequence[str]) -> Outcome:
-    """The articles ``apart`` of ``story`` are a story of their own."""
-    return record(
-        settings,
-        act,
-        "two-stories",
-        lambda ctx: steps.two_stories(ctx, story, apart, act.who, act.via),
-        about=[story],
-    )
+    """The articles ``apart`` of ``story`` are a story of their own; an open question asking whether
+    one of them and one of the rest are one story is answered "no" by it."""
+
+    def make(ctx: steps.RunContext) -> list[Event]:
+        rest = set(steps.members_of(ctx, story)) - set(apart)
+        links = steps.two_stories(ctx, story, apart, act.who, act.via)
+
+        def answer(a: str, b: str) -> str | None:
+            cut = (a in apart and b in rest) or (b in apart and a in rest)
+            return "no" if cut else None
+
+        return links + steps.settle_same_story(ctx, answer, act.who, act.via, links)
+
+    return record(settings, act, "two-stories", make, about=[story])
 
 
 def correct(settings: Settings, act: Act, story: str, fields: Mapping[str, str], note: str = "") -> Outcome:

@@ -27,12 +27,14 @@ from tasks.steps.publish import (
 from tasks.steps.report import RunReport
 from tasks.steps.review import (
     mark_story,
+    members_of,
     open_questions,
     raise_questions,
     rebrief,
     recompose,
     resolve,
     same_story,
+    settle_same_story,
     story_link,
     two_stories,
 )
@@ -72,6 +74,7 @@ __all__ = [
     "left_out",
     "make_context",
     "mark_story",
+    "members_of",
     "open_questions",
     "publish",
     "raise_questions",
@@ -84,6 +87,7 @@ __all__ = [
     "run_gates",
     "same_story",
     "score_stories",
+    "settle_same_story",
     "story_link",
     "today",
     "two_stories",
