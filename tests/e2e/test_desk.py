@@ -334,6 +334,11 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             retracted = item.get_attribute("data-story")
             item.locator("summary").click()
             item.locator("form[action='/today/retract'] input[name=note]").fill("the report was withdrawn")
+            before = page.url
+            item.locator("button.danger").click()  # not yet: the page asks to be sure first
+            page.wait_for_timeout(300)
+            assert page.url == before and len(list(folder.glob("v*.json"))) == versions["correction"]
+            item.locator("input.sure").check()
             item.locator("button.danger").click()
             versions["retraction"] = recorded("retraction")
             assert retracted not in [
@@ -366,6 +371,33 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             page.wait_for_url(re.compile(r"/hold\?.*done="))
             assert "sent to readers" in page.locator(".done[role=status]").inner_text()
             assert page.locator("section.pending").count() == 0
+
+            # a stale tab: opened before another tab corrected the same item, its correction is
+            # refused with what changed and who changed it, and applied again on purpose
+            stale = browser.new_page(viewport={"width": 1000, "height": 760})
+            stale.on("pageerror", lambda e: errors.append(str(e)))
+            stale.goto(f"{base}/today?date={DAY}")
+            page.goto(f"{base}/today?date={DAY}")
+            item = page.locator(f'section.item[data-story="{corrected}"]')
+            item.locator("summary").click()
+            item.locator("form.correct-summary textarea").fill("A summary, from the first tab.")
+            item.locator("form.correct-summary button").click()
+            versions["first tab"] = recorded("correction")
+            item = stale.locator(f'section.item[data-story="{corrected}"]')
+            item.locator("summary").click()
+            item.locator("form.correct-summary textarea").fill("A summary, from the stale tab.")
+            item.locator("form.correct-summary button").click()
+            stale.locator("h1", has_text="Changed since you opened it").wait_for()
+            assert "its summary changed" in stale.locator("ul.changes").inner_text()
+            assert "ann via desk" in stale.locator("ul.changed-by").inner_text()
+            assert len(list(folder.glob("v*.json"))) == versions["first tab"]  # nothing written
+            stale.get_by_role("button", name=f"Apply it to v{versions['first tab']} anyway").click()
+            stale.wait_for_url(re.compile(r"\?.*done=correction\+recorded"))
+            keep()
+            versions["stale tab, on purpose"] = len(list(folder.glob("v*.json")))
+            shown = stale.locator(f'section.item[data-story="{corrected}"] p.summary').inner_text()
+            assert shown == "A summary, from the stale tab."
+            stale.close()
 
             # the other pages, each reached and drawn without a script error
             page.goto(f"{base}/history")
@@ -401,7 +433,15 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
         thread.join(timeout=10)
 
     # each act gave the expected new version
-    assert versions == {"answers": 2, "mark": 3, "correction": 4, "retraction": 5, "late correction": 6}
+    assert versions == {
+        "answers": 2,
+        "mark": 3,
+        "correction": 4,
+        "retraction": 5,
+        "late correction": 6,
+        "first tab": 7,
+        "stale tab, on purpose": 8,
+    }
     # the events carry the person's name
     store = store_of(config)
     answers = [e.payload for e in store.read(event_types=["confirmation.resolved"])]
@@ -415,6 +455,8 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     said = [e.payload for e in store.read(event_types=["brief.corrected"])]
     assert [(c["story_id"], c["field"], c["by"], c["via"]) for c in said] == [
         (corrected, "title", "ann", "desk"),
+        (corrected, "summary", "ann", "desk"),
+        (corrected, "summary", "ann", "desk"),
         (corrected, "summary", "ann", "desk"),
     ]
     assert said[0]["value"] == f"A headline, corrected {HOSTILE}"
@@ -445,7 +487,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     assert len(hook.posts) == 4  # nothing is sent twice
 
     # the earlier versions are intact
-    assert sorted(kept) == [f"v{n}.json" for n in range(1, 7)]
+    assert sorted(kept) == sorted(f"v{n}.json" for n in range(1, 9))
     assert all((folder / name).read_bytes() == content for name, content in kept.items())
     assert "A headline, corrected" not in kept["v3.json"].decode()
     assert json.loads(kept["v1.json"])["version"] == 1
