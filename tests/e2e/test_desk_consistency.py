@@ -516,3 +516,18 @@ def test_a_two_stories_act_at_the_desk_answers_the_open_question_about_a_pair_it
     [settled] = store_of(config).read(event_types=["confirmation.resolved"])
     assert settled.payload["answer"] == "no" and settled.payload["person"] == "ann"
     assert own in settled.payload["subject"].split("|")
+
+
+def test_each_question_links_to_the_items_it_asks_about(config: Path) -> None:
+    desk = client(config, "ann")
+    asked = desk.get(f"/questions?date={DAY}").text
+    items = {i["story_id"]: i["title"] for i in current(config)["items"]}
+    fieldsets = re.findall(r'<fieldset class="question".*?</fieldset>', asked, re.S)
+    assert len(fieldsets) >= 2
+    for fieldset in fieldsets:
+        linked = re.findall(rf'href="/today\?date={DAY}&amp;open=([^"#]+)#\1"', fieldset)
+        assert linked and set(linked) <= set(items), fieldset
+        if "same story" in fieldset:
+            assert len(linked) == 2 and all("Pippin" in items[s] for s in linked)
+        else:
+            assert len(linked) == 1 and html.escape(items[linked[0]], quote=False) in fieldset
