@@ -531,3 +531,59 @@ def test_each_question_links_to_the_items_it_asks_about(config: Path) -> None:
             assert len(linked) == 2 and all("Pippin" in items[s] for s in linked)
         else:
             assert len(linked) == 1 and html.escape(items[linked[0]], quote=False) in fieldset
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+    reason="Debian's chromium is not installed (.ci/run installs it)",
+)
+def test_every_page_fits_a_390_px_phone_screen(config: Path) -> None:
+    import threading
+    import time
+
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    from flows.desk.app import create_app
+    from tests.e2e.test_desk import CHROMIUM, free_port
+
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    form = {"story": story, "field": "title", "value": "A headline " + "long" * 30, "note": "", "date": DAY}
+    desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(load_settings(str(config)), "127.0.0.1", "ann"), port=port, log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+    pages = [
+        f"/today?date={DAY}",
+        f"/questions?date={DAY}",
+        f"/hold?date={DAY}",
+        "/history",
+        f"/diff?date={DAY}&a=1&b=2",
+        f"/story?id={story}",
+        "/search?q=Pippin",
+        "/sources",
+        "/runs",
+    ]
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            phone = browser.new_page(viewport={"width": 390, "height": 844})
+            for url in pages:
+                phone.goto(base + url)
+                phone.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                assert phone.evaluate("document.documentElement.scrollWidth") <= 390, url
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
