@@ -3,6 +3,7 @@
     python bench/desk.py [--runs 20]                  # backfills the shared month (2025-07) first (~4 min)
     python bench/desk.py --month 2026-03              # the AI world's March 2026 instead (~7 min)
     python bench/desk.py --config STORE/brief.toml   # a store already backfilled
+    python bench/desk.py --real-days DIR --correct   # the tests' three real days (2025-08-05..07, ~3 min), kept in DIR
 
 The shared month is ``month/`` of the shared data (four real feeds, 2025-07-01..31) backfilled with
 ``bench/history.py``'s one-process backfill; March 2026 is the AI world's 14 feeds backfilled as
@@ -14,7 +15,8 @@ warm-up request. Pages: the latest day's Today, Questions and Hold, History, a d
 two versions (on a store it backfilled, or with ``--correct``, the bench first makes a second version
 of the latest day by correcting its lead's headline at the desk), Runs, the story pages of the month's longest-running stories and of the latest day's lead,
 a search over the whole range for a few names, and Sources. Prints one Markdown table of p50, p95
-and max milliseconds per page.
+and max milliseconds per page, then the size of the latest day's Today page (bytes, items, bytes
+per item: each item's Edit panel repeats per item).
 """
 
 from __future__ import annotations
@@ -68,6 +70,31 @@ def pages(settings, searches: tuple[str, ...]) -> list[str]:
     out.append(f"/story?id={lead}")
     out += [f"/search?q={q.replace(' ', '+')}&start={days[0]}&end={days[-1]}" for q in searches]
     return out
+
+
+def reads_latest(settings):
+    from flows.desk import reads
+
+    return reads.latest_day(settings.storage.event_store())
+
+
+def build_real_days(folder: Path, data: Path) -> Path:
+    """The tests' three real days (``tests/real_days.py``: five real feeds and a broken one), built
+    into ``folder`` once and reused after."""
+    from flows.serve import start_local_server
+    from tests.real_days import build_real_days as build
+
+    config = folder / "brief.toml"
+    if (folder / "results.json").exists():
+        return config
+    server = start_local_server(folder.parent / f"{folder.name}-prefect-server", services=False)
+    os.environ.update({"PREFECT_API_URL": server.api_url, "PREFECT_LOGGING_LEVEL": "WARNING"})
+    print(f"building the real days into {folder} ...", file=sys.stderr, flush=True)
+    try:
+        build(folder, data / "feeds")
+    finally:
+        server.stop()
+    return config
 
 
 def backfill_month(work: Path, data: Path, month: str) -> Path:
@@ -154,6 +181,7 @@ def main() -> None:
     )
     parser.add_argument("--config", help="a backfilled store's config (default: backfill --month)")
     parser.add_argument("--month", choices=sorted(MONTHS), default="2025-07")
+    parser.add_argument("--real-days", help="a folder for the tests' three real days (built there once)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument(
@@ -170,6 +198,8 @@ def main() -> None:
     from flows.desk.app import create_app
     from tasks.settings import load_settings
 
+    if args.real_days:
+        args.config = str(build_real_days(Path(args.real_days).resolve(), Path(args.data)))
     config = args.config or str(
         backfill_month(Path(tempfile.mkdtemp(prefix="bench-desk-")), Path(args.data), args.month)
     )
@@ -201,6 +231,11 @@ def main() -> None:
         print("\nNo day of this store has two versions, so no diff is measured.")
     elif args.correct or not args.config:
         print("\nThe diff's second version is the bench's own correction of the latest lead's headline.")
+    day = reads_latest(settings)
+    today = desk.get(f"/today?date={day}").text
+    items = today.count('class="item"')
+    size = len(today.encode())
+    print(f"\nToday of {day}: {size} bytes for {items} items ({size / max(items, 1):.0f} bytes per item)")
     load = os.getloadavg()[0]
     print(f"\nworst p95: {worst:.0f} ms (load average {load:.1f} on {os.cpu_count()} cores as it ended)")
 

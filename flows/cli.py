@@ -172,7 +172,12 @@ def deliver(
     ] = None,
     channel: Annotated[str | None, typer.Option("--channel", help="Only this [[delivery]] channel.")] = None,
     due: Annotated[
-        bool, typer.Option("--due", help="Release every held brief whose hold_until has passed.")
+        bool,
+        typer.Option(
+            "--due",
+            help="Release every held brief whose hold_until has passed, and every update whose"
+            " [delivery] update_after window has closed.",
+        ),
     ] = False,
     now: Annotated[
         str | None,
@@ -180,7 +185,8 @@ def deliver(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Send the day's brief to the channels that have not had it (after a failure, or by hand)."""
+    """Send the day's brief to the channels that have not had it (after a failure, or by hand); an
+    update whose [delivery] update_after window is open waits for it (--due sends it once it closed)."""
     from ops.acts import day_of, release_due
     from ops.acts import deliver as resend
     from tasks.settings import load_settings
@@ -199,7 +205,7 @@ def deliver(
             raise InputError("--due releases every held brief past its deadline; drop --date and --channel")
         outcomes = release_due(settings, now=moment, say=lambda line: out.print(line, markup=False))
         if not outcomes:
-            out.print("No held brief is past its deadline.")
+            out.print("No held brief is past its deadline, and no update is due.")
         failed = [s for o in outcomes for s in o.failed]
     else:
         wanted = day_of(settings, given)

@@ -22,8 +22,9 @@ __all__ = ["approver", "deliver_held", "release_due", "resend"]
 
 @flow(name="deliver-held", log_prints=True)
 def deliver_held(config: str | None = None, now: str | None = None) -> list[dict]:
-    """Release held briefs whose ``hold_until`` has passed, and check for crashed runs and alerts
-    still owed, a late brief among them (the ``deliver-held`` deployment, every 5 min).
+    """Release held briefs whose ``hold_until`` has passed and updates whose ``[delivery]
+    update_after`` window has closed, and check for crashed runs and alerts still owed, a late
+    brief among them (the ``deliver-held`` deployment, every 5 min).
 
     ``now``: an ISO time to judge the deadlines at (default: now), as ``--now`` does.
     """
@@ -33,8 +34,8 @@ def deliver_held(config: str | None = None, now: str | None = None) -> list[dict
     log = get_run_logger()
     moment = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
     outcomes = release_due(settings, now=moment, say=log.info)
-    if not outcomes and settings.delivery.hold:
-        log.info("no held brief is past its deadline")
+    if not outcomes:
+        log.info("no held brief is past its deadline, and no update is due")
     checked = check(settings, now=moment, say=log.warning)
     for cause, channel in checked.sent:
         log.info(f"alert {cause} sent to {channel}")

@@ -112,7 +112,9 @@ def deployments(config_path: str):
 
     settings = load_settings(config_path)
     held = []
-    if (settings.delivery.hold and settings.delivery.hold_until) or settings.alerts:
+    delivery = settings.delivery
+    coalesced = delivery.update_after > 0 and any(c.updates for c in delivery.readers)
+    if (delivery.hold and delivery.hold_until) or coalesced or settings.alerts:
         from flows.deliver import deliver_held
 
         held = [
@@ -120,7 +122,8 @@ def deployments(config_path: str):
                 name="deliver-held",
                 schedules=[Cron(HELD_CRON, timezone=settings.timezone)],
                 parameters={"config": config_path},
-                description="Held briefs nobody approved, delivered at their deadline; crashed runs, "
+                description="Held briefs nobody approved, delivered at their deadline; updates whose "
+                "[delivery] update_after window closed; crashed runs, "
                 f"a brief missing at {settings.alerting.late_after} and alerts still owed",
             )
         ]

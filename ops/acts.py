@@ -24,6 +24,7 @@ from datetime import date, datetime
 
 import polars as pl
 
+from ops import changes
 from storage.errors import InputError
 from storage.events import Event, utcnow
 from tasks import deliver as delivery_rules
@@ -35,12 +36,15 @@ from tasks.settings import Settings
 class Act:
     """Who acts on which day's brief, and where: ``via`` is ``"desk"`` at the desk and None at the
     command line (the events say so). ``as_case``: keep the act's marks and same-story links as
-    regression cases too (``ops.regress``)."""
+    regression cases too (``ops.regress``). ``seen``: the version of the brief the person acted on
+    (a desk form's); an act on an item that changed since is refused (``StaleAct``, naming what
+    changed and who changed it). None: on the current version, as the command line acts."""
 
     day: date
     who: str
     via: str | None = None
     as_case: bool = False
+    seen: int | None = None
 
 
 @dataclass(frozen=True)
@@ -110,14 +114,26 @@ def context(settings: Settings, day: date, what: str) -> steps.RunContext:
     return governed_context(settings, day, f"{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")[0]
 
 
-def record(settings: Settings, act: Act, what: str, make: Make, *, approves: bool = False) -> Outcome:
+def record(
+    settings: Settings,
+    act: Act,
+    what: str,
+    make: Make,
+    *,
+    about: Sequence[str] = (),
+    approves: bool = False,
+    urgent: bool = False,
+) -> Outcome:
     """The one path of every act: under the day's lock, ``make(ctx)`` checks the act against the log
     and gives its events (all checked before any is written); they are recorded, the brief composed
     and published again, and what the channels are owed sent (``approves``: approving a held brief
-    by ``act.who``). Nothing given is refused (InputError), nothing written."""
+    by ``act.who``; ``urgent``: an update goes out now, not when its ``update_after`` window closes).
+    Nothing given is refused (InputError), nothing written; so is an act made from an earlier
+    version (``act.seen``) when an item of ``about`` changed since (StaleAct)."""
     ctx = context(settings, act.day, what if act.via is None else f"{act.via}-{what}")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
+        _check_seen(ctx, act, about)
         outcome.events = make(ctx)
         if not outcome.events:
             raise InputError(
@@ -127,13 +143,23 @@ def record(settings: Settings, act: Act, what: str, make: Make, *, approves: boo
         outcome.published = steps.rebrief(ctx)
         if ctx.settings.delivery.channels:
             by = act.who if approves and ctx.settings.delivery.hold else None
-            outcome.delivery = steps.deliver_day(ctx, approve_by=by, via=act.via or what)
+            outcome.delivery = steps.deliver_day(ctx, approve_by=by, via=act.via or what, urgent=urgent)
         _hold_state(ctx, outcome)
     if act.as_case:
         from ops.regress import cases_of_corrections
 
         outcome.cases = cases_of_corrections(settings, ctx.store, outcome.events, act.who, outcome.refused)
     return outcome
+
+
+def _check_seen(ctx: steps.RunContext, act: Act, about: Sequence[str] | None) -> None:
+    """Under the day's lock: refuse an act made from an earlier version when what it acts on (the
+    items of the stories ``about``; None: the whole brief) changed since."""
+    if act.seen is None or about == ():
+        return
+    refused = changes.stale(ctx.store, act.day, act.seen, about)
+    if refused is not None:
+        raise refused
 
 
 def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
@@ -147,7 +173,7 @@ def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
 
 def mark(settings: Settings, act: Act, marks: Mapping[str, str]) -> Outcome:
     """People's relevance marks (story, article id or link -> off-topic, related, core, lead)."""
-    return record(settings, act, "mark", lambda ctx: _marks(ctx, act, marks))
+    return record(settings, act, "mark", lambda ctx: _marks(ctx, act, marks), about=list(marks))
 
 
 def _marks(ctx: steps.RunContext, act: Act, marks: Mapping[str, str]) -> list[Event]:
@@ -160,15 +186,37 @@ def _marks(ctx: steps.RunContext, act: Act, marks: Mapping[str, str]) -> list[Ev
 
 
 def same_story(settings: Settings, act: Act, stories: Sequence[str]) -> Outcome:
-    """Two (or more) of the day's stories are one."""
-    return record(settings, act, "same-story", lambda ctx: steps.same_story(ctx, stories, act.who, act.via))
+    """Two (or more) of the day's stories are one; an open question asking whether two of their
+    articles are one story is answered "yes" by it."""
+
+    def make(ctx: steps.RunContext) -> list[Event]:
+        groups = [set(steps.members_of(ctx, s)) for s in dict.fromkeys(stories)]
+        links = steps.same_story(ctx, stories, act.who, act.via)
+
+        def answer(a: str, b: str) -> str | None:
+            apart = [k for k, g in enumerate(groups) if a in g] != [k for k, g in enumerate(groups) if b in g]
+            return "yes" if apart and any(a in g for g in groups) and any(b in g for g in groups) else None
+
+        return links + steps.settle_same_story(ctx, answer, act.who, act.via, links)
+
+    return record(settings, act, "same-story", make, about=list(stories))
 
 
 def two_stories(settings: Settings, act: Act, story: str, apart: Sequence[str]) -> Outcome:
-    """The articles ``apart`` of ``story`` are a story of their own."""
-    return record(
-        settings, act, "two-stories", lambda ctx: steps.two_stories(ctx, story, apart, act.who, act.via)
-    )
+    """The articles ``apart`` of ``story`` are a story of their own; an open question asking whether
+    one of them and one of the rest are one story is answered "no" by it."""
+
+    def make(ctx: steps.RunContext) -> list[Event]:
+        rest = set(steps.members_of(ctx, story)) - set(apart)
+        links = steps.two_stories(ctx, story, apart, act.who, act.via)
+
+        def answer(a: str, b: str) -> str | None:
+            cut = (a in apart and b in rest) or (b in apart and a in rest)
+            return "no" if cut else None
+
+        return links + steps.settle_same_story(ctx, answer, act.who, act.via, links)
+
+    return record(settings, act, "two-stories", make, about=[story])
 
 
 def correct(settings: Settings, act: Act, story: str, fields: Mapping[str, str], note: str = "") -> Outcome:
@@ -183,13 +231,19 @@ def correct(settings: Settings, act: Act, story: str, fields: Mapping[str, str],
             for e in steps.correct_item(ctx, story, name, value, note, act.who, act.via)
         ]
 
-    return record(settings, act, "correct", make)
+    return record(settings, act, "correct", make, about=[story])
 
 
 def retract(settings: Settings, act: Act, story: str, note: str) -> Outcome:
-    """The item leaves the brief; ``note`` says why, where it was."""
+    """The item leaves the brief; ``note`` says why, where it was. Readers owed an update get it at
+    once, with whatever else is pending: a withdrawn report does not wait for the window."""
     return record(
-        settings, act, "retract", lambda ctx: steps.retract_item(ctx, story, note, act.who, act.via)
+        settings,
+        act,
+        "retract",
+        lambda ctx: steps.retract_item(ctx, story, note, act.who, act.via),
+        about=[story],
+        urgent=True,
     )
 
 
@@ -219,7 +273,9 @@ def answer_events(
 
 
 def approve(settings: Settings, act: Act) -> Outcome:
-    """A person's approval of the day's held brief (a fact), then its delivery to readers."""
+    """A person's approval of the day's held brief (a fact), then its delivery to readers; made from
+    version ``act.seen``, refused (StaleAct) when the brief changed since: what is approved is what
+    the person saw."""
     if not settings.delivery.hold:
         raise InputError(
             "nothing is held: [delivery] hold is not true in the config; 'brief deliver' sends a brief"
@@ -227,25 +283,56 @@ def approve(settings: Settings, act: Act) -> Outcome:
     ctx = context(settings, act.day, "approve")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
+        _check_seen(ctx, act, None)
         outcome.delivery = steps.deliver_day(ctx, approve_by=act.who, via=act.via or "approve")
         _hold_state(ctx, outcome)
     return outcome
 
 
-def deliver(settings: Settings, day: date, channel: str | None = None) -> steps.DeliveryOutcome:
-    """What the day's current brief still owes its channels (all, or ``channel``), sent now."""
+def deliver(
+    settings: Settings, day: date, channel: str | None = None, *, now: bool = False
+) -> steps.DeliveryOutcome:
+    """What the day's current brief still owes its channels (all, or ``channel``), sent; an update
+    whose ``update_after`` window is still open waits for it, unless ``now`` ("send now")."""
     ctx = context(settings, day, "deliver")
     with steps.day_lock(ctx.store, day):
-        return steps.deliver_day(ctx, only=channel)
+        return steps.deliver_day(ctx, only=channel, urgent=now)
+
+
+def pending_update(settings: Settings, day: date, now: datetime | None = None) -> datetime | None:
+    """When the day's update held back by ``[delivery] update_after`` goes out (None: none pending)."""
+    store = settings.storage.event_store()
+    return steps.updates_due(store, settings.delivery, now or utcnow(), [day]).get(day)
+
+
+def release_updates(
+    settings: Settings, now: datetime | None = None, say: Callable[[str], None] = print
+) -> list[steps.DeliveryOutcome]:
+    """Every update held back by ``[delivery] update_after`` whose window has closed, sent: the
+    version current now, once per channel, for every act within the window."""
+    moment = now or utcnow()
+    outcomes = []
+    for day, due in steps.updates_due(settings.storage.event_store(), settings.delivery, moment).items():
+        if due > moment:
+            continue
+        ctx = context(settings, day, "update")
+        with steps.day_lock(ctx.store, day):
+            outcome = steps.deliver_day(ctx, now=moment)
+        sent = [s.channel for s in outcome.sent if s.ok]
+        if sent:
+            say(f"{day}: its update window closed; v{outcome.version} sent to {', '.join(sent)}")
+            outcomes.append(outcome)
+    return outcomes
 
 
 def release_due(
     settings: Settings, now: datetime | None = None, say: Callable[[str], None] = print
 ) -> list[steps.DeliveryOutcome]:
-    """Every held brief whose deadline has passed without an approval, delivered with a note."""
-    if not settings.delivery.hold:
-        return []
+    """Every held brief whose deadline has passed without an approval, delivered with a note; then
+    every update whose ``update_after`` window has closed (``release_updates``)."""
     moment = now or utcnow()
+    if not settings.delivery.hold:
+        return release_updates(settings, moment, say)
     store = settings.storage.event_store()
     outcomes = []
     for day in steps.due_days(store, moment):
@@ -255,4 +342,4 @@ def release_due(
         sent = [s.channel for s in outcome.sent if s.ok]
         say(f"{day}: nobody approved it by the deadline; delivered to {', '.join(sent) or 'no channel'}")
         outcomes.append(outcome)
-    return outcomes
+    return outcomes + release_updates(settings, moment, say)

@@ -28,3 +28,23 @@ class StoreError(BriefError):
 
 class InputError(BriefError):
     """A command-line argument or other user input is malformed."""
+
+
+class StaleAct(InputError):
+    """An act made from an earlier version of a day's brief than the current one, on something that
+    changed since: ``seen`` the version the form was made from, ``current`` the day's version now,
+    ``changes`` what changed (a line per item), ``acts`` the acts (or runs) that changed it."""
+
+    def __init__(
+        self,
+        message: str,
+        seen: int,
+        current: int,
+        changes: list[str] | None = None,
+        acts: list[str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.seen = seen
+        self.current = current
+        self.changes = changes or []
+        self.acts = acts or []

@@ -189,6 +189,16 @@ class DeliverySettings(_Section):
     hold_until: str | None = Field(
         default=None, description="HH:MM (in the configured timezone): deliver unapproved briefs then"
     )
+    update_after: float = Field(
+        default=10.0,
+        ge=0,
+        le=24 * 60,
+        description=(
+            "minutes: the first version after one a channel got opens a window this long, and the "
+            "channel gets one update with the version current when it closes (0: every version at "
+            "once); a retraction goes out at once, with whatever is pending"
+        ),
+    )
 
     @field_validator("hold_until")
     @classmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -69,6 +69,7 @@ class Plan:
     until: datetime | None  # the hold's deadline
     waiting: str | None  # why readers get nothing yet
     skipped: list[tuple[str, str]]  # (channel, why not)
+    pending: datetime | None = None  # when the earliest update held back by ``update_after`` is due
 
 
 def plan(
@@ -80,9 +81,16 @@ def plan(
     now: datetime,
     zone: ZoneInfo,
     only: str | None = None,
+    published: Mapping[int, datetime] | None = None,
+    urgent: bool = False,
 ) -> Plan:
-    """Which channel gets which message for ``version`` of a day's brief, now."""
+    """Which channel gets which message for ``version`` of a day's brief, now.
+
+    An update waits for its window (``update_due``: ``published`` says when each version was first
+    published) unless ``urgent`` (a retraction, "send now"): a channel gets one update for every
+    version published within it, the one current when it closes."""
     sends: list[Send] = []
+    pending: datetime | None = None
     skipped: list[tuple[str, str]] = []
     hold_now = settings.hold and state.held is None
     until: datetime | None = None
@@ -120,9 +128,26 @@ def plan(
         if earlier and not channel.updates:
             skipped.append((channel.name, f"v{max(earlier)} was sent and updates = false"))
             continue
+        due = update_due(settings, published or {}, max(earlier), now) if earlier else None
+        if due is not None and now < due and not urgent:
+            pending = due if pending is None else min(pending, due)
+            at = f"{due.astimezone(zone):%H:%M %Z}"
+            skipped.append((channel.name, f"update pending: the version current at {at} goes out then"))
+            continue
         kind: Kind = "update" if earlier else "brief"
         sends.append(Send(channel, kind, released, max(earlier) if earlier else None, by))
-    return Plan(sends, hold_now, until, waiting, skipped)
+    return Plan(sends, hold_now, until, waiting, skipped, pending)
+
+
+def update_due(
+    settings: DeliverySettings, published: Mapping[int, datetime], last_sent: int, now: datetime
+) -> datetime | None:
+    """When a channel that got ``last_sent`` gets its update: ``update_after`` minutes after the first
+    version published since (None: at once, ``update_after = 0``)."""
+    if not settings.update_after:
+        return None
+    opened = min((at for v, at in published.items() if v > last_sent), default=now)
+    return opened + timedelta(minutes=settings.update_after)
 
 
 def when(value: Any) -> datetime | None:

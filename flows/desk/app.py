@@ -22,12 +22,13 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
+from flows.desk import updates
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
-from flows.desk.web import HERE, Desk, page
+from flows.desk.web import HERE, Desk, page, stale_page
 from ops import acts
-from storage.errors import BriefError, InputError
+from storage.errors import BriefError, InputError, StaleAct
 from tasks.settings import Settings
 
 MAX_FORM = 64 * 1024
@@ -48,13 +49,24 @@ OPEN_PATHS = ("/signin", "/static/")
 
 
 def create_app(
-    settings: Settings, host: str = "127.0.0.1", person: str | None = None, ui_url: str | None = None
+    settings: Settings,
+    host: str = "127.0.0.1",
+    person: str | None = None,
+    ui_url: str | None = None,
+    flush_every: float | None = updates.EVERY_S,
 ) -> FastAPI:
     """The desk for ``settings``' store; refuses (ConfigError) a non-loopback ``host`` without people.
     ``ui_url``: the Prefect UI the runs page links to (default: from Prefect's settings, read when
-    the runs page is shown: the other pages run without Prefect)."""
+    the runs page is shown: the other pages run without Prefect). ``flush_every``: seconds between
+    the desk's sends of the updates whose window closed while it serves (``flows/desk/updates.py``)."""
     access = access_for(settings, host, person or acts.approver())
-    app = FastAPI(title="dailybrief desk", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="dailybrief desk",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=updates.lifespan(settings, flush_every),
+    )
     app.state.desk = Desk(settings, settings.storage.event_store(), access, ui_url)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
@@ -103,6 +115,16 @@ def create_app(
         Gate, hosts=served_hosts(host, settings.desk.hosts), max_body=MAX_FORM, headers=HEADERS
     )
 
+    answer_errors(app)
+    for pages in (signin, today, browse, questions, hold, history):
+        app.include_router(pages.router)
+    return app
+
+
+def answer_errors(app: FastAPI) -> None:
+    """A mistake in the request is a 400 of one line, a stale act a 409 with what changed, anything
+    else a 500 of one line; every one with the desk's headers."""
+
     @app.exception_handler(BriefError)
     async def mistake(request: Request, exc: BriefError) -> Response:
         status = 400 if isinstance(exc, InputError) else 500
@@ -113,9 +135,9 @@ def create_app(
         # outside every middleware (Starlette's ServerErrorMiddleware): the headers are added here
         return _finish(_text(500, "failed: the desk met an error it did not expect; it is in the desk's log"))
 
-    for pages in (signin, today, browse, questions, hold, history):
-        app.include_router(pages.router)
-    return app
+    @app.exception_handler(StaleAct)
+    async def changed_meanwhile(request: Request, exc: StaleAct) -> Response:
+        return _finish(stale_page(request, exc))
 
 
 def _text(status: int, message: str) -> Response:

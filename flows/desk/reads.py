@@ -8,7 +8,7 @@ from datetime import date
 import polars as pl
 
 from storage.errors import InputError
-from storage.payloads import BriefPublished, Payload
+from storage.payloads import BriefPublished
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
@@ -65,33 +65,3 @@ def open_questions(store: ParquetEventStore, day: date) -> list[dict]:
 
 def delivery_state(store: ParquetEventStore, day: date) -> deliver.DayState:
     return deliver.fold(store.read(days=[day], event_types=deliver.DELIVERY_TYPES))
-
-
-def acts(store: ParquetEventStore, day: date) -> list[dict]:
-    """People's acts on the day, oldest first: answers, marks, corrections, retractions, approvals,
-    same-story links."""
-    types = [
-        "confirmation.resolved",
-        "article.corrected",
-        "brief.corrected",
-        "story.retracted",
-        "brief.approved",
-        "story.merged",
-        "story.split",
-    ]
-    frame = store.query(lambda: store.scan([day], event_types=types))
-    rows = []
-    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
-        act = payload_of(row, Payload)  # one of several types: who and where are read where the type has them
-        rows.append(
-            {
-                "event_id": row["event_id"],
-                "type": row["event_type"],
-                "at": row["occurred_at"],
-                "subject": row["subject_id"],
-                "payload": act.model_dump(mode="json"),
-                "by": getattr(act, "person", None) or getattr(act, "by", ""),
-                "via": getattr(act, "via", None) or "",
-            }
-        )
-    return rows

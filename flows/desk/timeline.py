@@ -48,6 +48,7 @@ DECISIONS = (
     "confirmation.requested",
     "confirmation.resolved",
 )
+MANY_AT_ONCE = ("confirmation.requested", "confirmation.resolved")  # several stand side by side
 LINKED_BY_PAYLOAD = ("story.merged", "story.split", "confirmation.requested", "confirmation.resolved")
 
 
@@ -71,6 +72,14 @@ class Timeline:
     languages: list[str]
     followed_by: list[tuple[date, str]]
     decisions: list[dict]
+
+    @property
+    def headline(self) -> str:
+        """The story's headline: its item in the latest brief that held it, else its first article's."""
+        for d in reversed(self.days):
+            if d.item is not None:
+                return str(d.item["title"])
+        return next((str(a["title"]) for a in self.articles if a.get("title")), self.story_id)
 
 
 def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
@@ -130,8 +139,33 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
         sorted({r["outlet"] or r["source"] for r in rows}),
         sorted({r["language"] for r in rows if r["language"]}),
         followed_by,
-        [_decision(r) for r in events.iter_rows(named=True)],
+        collapse([_decision(r) for r in events.iter_rows(named=True)]),
     )
+
+
+def collapse(decisions: list[dict]) -> list[dict]:
+    """Decisions in order, a decision made again unchanged (each re-render of the day scores the
+    story and asks its questions again) folded into the row where it was first made: ``times``,
+    ``last`` at and every event id. A decision that changed in between is not folded over: core,
+    then off-topic, then core again shows three rows. Questions stand side by side: an unchanged
+    one folds into its own row whatever was asked between."""
+    out: list[dict] = []
+    same = ("day", "type", "what", "by", "via")
+    for d in decisions:
+        folded = None
+        for row in reversed(out):
+            if all(row[k] == d[k] for k in same):
+                folded = row
+                break
+            if row["day"] == d["day"] and row["type"] == d["type"] and d["type"] not in MANY_AT_ONCE:
+                break  # the same kind of decision, changed since: not folded over
+        if folded is not None:
+            folded["times"] += 1
+            folded["last"] = d["at"]
+            folded["event_ids"].append(d["event_id"])
+        else:
+            out.append({**d, "times": 1, "last": d["at"], "event_ids": [d["event_id"]]})
+    return out
 
 
 def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], published: pl.DataFrame) -> None:

@@ -5,11 +5,12 @@ query or form parsed in one place."""
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import jinja2
 from fastapi import Depends, Request
@@ -18,7 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from flows.desk import reads
 from flows.desk.access import Access
 from ops import acts
-from storage.errors import InputError
+from storage.errors import InputError, StaleAct
 from storage.store import ParquetEventStore
 from tasks.settings import Settings
 
@@ -110,9 +111,13 @@ End = Annotated[date, Depends(the_end)]
 
 
 def the_act(request: Request, day: Day) -> acts.Act:
-    """An act's who, where and day: the person signed in, at the desk, the form's day."""
+    """An act's who, where and day: the person signed in, at the desk, the form's day, and the
+    version of the brief the form was made from (its ``seen`` field)."""
     who = request.state.person or "desk"
-    return acts.Act(day, who, "desk", as_case=bool(request.state.form.get("as_case")))
+    form = request.state.form
+    return acts.Act(
+        day, who, "desk", as_case=bool(form.get("as_case")), seen=parse_version(form.get("seen"), "seen")
+    )
 
 
 ActOf = Annotated[acts.Act, Depends(the_act)]
@@ -151,6 +156,7 @@ DONE = {
     "split": "two stories recorded",
     "answers": "answers recorded",
     "approved": "approved",
+    "send": "update sent",
 }
 
 
@@ -163,7 +169,32 @@ def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Respo
         query |= {"cases": len(outcome.cases), "refused": len(outcome.refused)}
     if outcome.sent:
         query["sent"] = list(outcome.sent)
-    return RedirectResponse(f"{then}?{urlencode(query, doseq=True)}", status_code=303)
+    if outcome.delivery is not None and outcome.delivery.pending is not None:
+        query["pending"] = f"{outcome.delivery.pending:%H:%M}"
+    story = request.state.form.get("story", "")
+    if story:
+        query["open"] = story
+    anchor = f"#{quote(story)}" if story else ""  # back to the item acted on, its panel open
+    return RedirectResponse(f"{then}?{urlencode(query, doseq=True)}{anchor}", status_code=303)
+
+
+def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
+    """An act refused because its form was made from an earlier version (409): what changed since,
+    by whom, and the same act offered again, made from the current version, to send on purpose."""
+    sent = [(k, v) for k, values in request.state.fields.items() if k not in ("csrf", "seen") for v in values]
+    return page(
+        request,
+        "stale.html.j2",
+        status=409,
+        day=request.state.form.get("date", ""),
+        seen=refused.seen,
+        current=refused.current,
+        changes=refused.changes,
+        acts=refused.acts,
+        action=request.url.path,
+        fields=sent,
+        shown=[(k, v) for k, v in sent if k not in ("date", "story", "as_case") and v],
+    )
 
 
 def banner(request: Request) -> str | None:
@@ -189,8 +220,11 @@ def banner(request: Request) -> str | None:
         said += f" v{version}" if said == "approved" else f": v{version}"
     channels = {c.name for c in the_desk(request).settings.delivery.channels}
     sent = [name for name in params.getlist("sent") if name in channels]
-    if said.startswith("approved"):
+    if said.startswith(("approved", "update sent")):
         said += f"; sent to {', '.join(sent) or 'no channel'}"
     elif sent:
         said += f"; sent to {', '.join(sent)}"
+    pending = params.get("pending", "")
+    if re.fullmatch(r"[0-2]\d:[0-5]\d", pending):  # a time, never words
+        said += f"; the update to readers goes out at {pending} UTC"
     return said

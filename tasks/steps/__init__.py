@@ -29,7 +29,7 @@ from tasks.steps.context import (
 )
 from tasks.steps.corrections import EditorActs, correct_item, editor_acts, retract_item
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, embed_window, follow_ups, human_links
-from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days
+from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days, updates_due
 from tasks.steps.draft import written
 from tasks.steps.factcheck import check_draft
 from tasks.steps.gate import run_gates
@@ -45,10 +45,12 @@ from tasks.steps.publish import (
 from tasks.steps.report import RunReport
 from tasks.steps.review import (
     mark_story,
+    members_of,
     open_questions,
     raise_questions,
     resolve,
     same_story,
+    settle_same_story,
     story_link,
     two_stories,
 )
@@ -103,6 +105,7 @@ __all__ = [
     "left_out",
     "make_context",
     "mark_story",
+    "members_of",
     "open_questions",
     "open_run",
     "publish",
@@ -117,9 +120,11 @@ __all__ = [
     "run_stages",
     "same_story",
     "score_stories",
+    "settle_same_story",
     "story_link",
     "today",
     "two_stories",
+    "updates_due",
     "withhold",
     "withhold_if_unfit",
     "withhold_reason",

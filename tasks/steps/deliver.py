@@ -20,6 +20,7 @@ from storage.errors import InputError
 from storage.payloads import BriefPublished
 from storage.typed import payload_of
 from tasks import deliver
+from tasks.channels import DeliverySettings
 from tasks.steps.context import RunContext
 from tasks.steps.publish import category_labels, day_lock
 from tasks.steps.send import send
@@ -47,6 +48,7 @@ class DeliveryOutcome:
     held_now: bool = False
     until: datetime | None = None  # when a held brief goes to readers by itself (none: on approval only)
     zone: tzinfo = UTC
+    pending: datetime | None = None  # an update held back by ``[delivery] update_after`` goes out then
 
     @property
     def failed(self) -> list[Sent]:
@@ -66,6 +68,8 @@ class DeliveryOutcome:
                 parts.append(f"{len(self.skipped)} not sent")
         if self.failed:  # the run's warning at its end names the command that resends
             parts.append(f"{len(self.failed)} failed (how to resend: below)")
+        if self.pending:
+            parts.append(f"update pending till {self.pending:%H:%M} UTC")
         return ", ".join(parts)
 
     def rows(self) -> list[dict]:
@@ -101,9 +105,11 @@ def deliver_day(
     only: str | None = None,
     approve_by: str | None = None,
     via: str = "approve",
+    urgent: bool = False,
     sleep: Callable[[float], None] = time.sleep,
 ) -> DeliveryOutcome:
-    """Send the day's current brief where the settings and the log say it still has to go."""
+    """Send the day's current brief where the settings and the log say it still has to go; an update
+    waits for its ``[delivery] update_after`` window to close unless ``urgent``."""
     settings = ctx.settings.delivery
     outcome = DeliveryOutcome(ctx.day)
     if not settings.channels:
@@ -132,9 +138,17 @@ def deliver_day(
             state = deliver.fold([*ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES)])
         core = sum(1 for i in document["items"] if i.get("relevance", "core") == "core")
         plan = deliver.plan(
-            settings, state, version=version, core=core, now=moment, zone=ctx.settings.zone, only=only
+            settings,
+            state,
+            version=version,
+            core=core,
+            now=moment,
+            zone=ctx.settings.zone,
+            only=only,
+            published=published_at(ctx.store, ctx.day),
+            urgent=urgent,
         )
-        outcome.skipped, outcome.waiting = plan.skipped, plan.waiting
+        outcome.skipped, outcome.waiting, outcome.pending = plan.skipped, plan.waiting, plan.pending
         outcome.until, outcome.zone = plan.until, ctx.settings.zone
         if plan.hold_now:
             held = {
@@ -222,6 +236,15 @@ def published_event(ctx: RunContext, version: int) -> list[str]:
     return found[-1:]
 
 
+def published_at(store, day: date) -> dict[int, datetime]:
+    """When each version of the day's brief was first published."""
+    frame = store.query(lambda: store.scan([day], event_types=["brief.published"]))
+    out: dict[int, datetime] = {}
+    for r in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
+        out.setdefault(payload_of(r, BriefPublished).version, r["occurred_at"])
+    return out
+
+
 def _emit(ctx: RunContext, event_type: str, payload: dict, at: datetime, sources: Sequence[str] = ()):
     from storage.events import new_event
 
@@ -264,3 +287,30 @@ def due_days(store, now: datetime) -> list[date]:
         if state.approved is None and until is not None and until <= now:
             due.append(day)
     return due
+
+
+def updates_due(
+    store, settings: DeliverySettings, now: datetime, days: list[date] | None = None
+) -> dict[date, datetime]:
+    """Days (``days``, else the latest ``DUE_DAYS``) with an update held back by ``update_after`` (a
+    version newer than one a reader channel with updates got), each with when it is due (it may
+    have passed)."""
+    readers = [c.name for c in settings.readers if c.updates]
+    if not readers or not settings.update_after:
+        return {}
+    recent = days if days is not None else sorted(store.days())[-DUE_DAYS:]
+    delivered: dict[date, list] = {}
+    for event in store.read(days=recent, event_types=deliver.DELIVERY_TYPES):
+        delivered.setdefault(event.brief_date, []).append(event)
+    out = {}
+    for day, events in sorted(delivered.items()):
+        state = deliver.fold(events)
+        if state.held is not None and state.approved is None:
+            continue  # held: readers get nothing before an approval or the deadline
+        published = published_at(store, day)
+        newest = max(published, default=0)
+        sent = [max(v) for v in (state.versions_sent(name) for name in readers) if v]
+        dues = [deliver.update_due(settings, published, last, now) for last in sent if last < newest]
+        if dues:
+            out[day] = min(d or now for d in dues)
+    return out

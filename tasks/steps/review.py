@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
@@ -212,6 +212,47 @@ def same_story(ctx: RunContext, stories: Sequence[str], person: str, via: str | 
         raise InputError("name two different stories of the day to say they are one")
     representatives = sorted(find_representative(ctx, s) for s in named)
     return [story_link(ctx, representatives, True, "human", person=person, via=via)]
+
+
+def members_of(ctx: RunContext, story: str) -> list[str]:
+    """The articles of one of the day's stories, as the log clusters them now (none: no such story)."""
+    frame = materialize(ctx.store, "stories", days=[ctx.day]).filter(pl.col("story_id") == story)
+    return list(frame["members"][0]) if frame.height else []
+
+
+def settle_same_story(
+    ctx: RunContext,
+    answer_of: Callable[[str, str], str | None],
+    person: str,
+    via: str | None,
+    cause: Sequence[Event],
+) -> list[Event]:
+    """The day's open same-story questions a person's same-story or two-stories act settled
+    (``answer_of(a, b)``: "yes", "no", or None when the act says nothing of that pair), each answered
+    as a fact that cites the act. The answer implies nothing more: the act's own link says it."""
+    settled = []
+    for q in open_questions(ctx).iter_rows(named=True):
+        pair = q["subject"].split("|")
+        answer = answer_of(pair[0], pair[-1]) if q["field"] == "same_story" and len(pair) == 2 else None
+        if answer is None:
+            continue
+        payload = {
+            "question_id": q["question_id"],
+            "subject": q["subject"],
+            "field": q["field"],
+            "value": q["value"],
+            "answer": answer,
+            "by": "human",
+            "person": person,
+            "via": via,
+        }
+        sources = [e.event_id for e in cause]
+        settled.append(
+            ctx.emit(
+                "confirmation.resolved", payload, subject=q["subject"], producer="review@1", sources=sources
+            )
+        )
+    return settled
 
 
 def two_stories(

@@ -173,7 +173,7 @@ def test_a_retraction_at_the_command_line_and_at_the_desk_appends_the_same_event
 
 
 HELD = (
-    '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+    '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\nupdate_after = 0\n'
     '[[delivery.channels]]\nname = "editors"\nurl = "{editors}"\n'
     '[[delivery.channels]]\nname = "readers"\nurl = "{readers}"\nupdates = true\nbackoff_s = 0.05\n'
 )
@@ -236,7 +236,7 @@ def test_a_held_brief_answered_at_the_desk_is_approved_and_sent_to_readers(pair,
     [approved] = [e.payload for e in store_of(by_desk).read(event_types=["brief.approved"])]
     assert (approved["by"], approved["via"]) == ("ann", "desk")
     assert "/readers" in [path for path, _ in hook.posts]
-    assert "Approve as" not in client.get(f"/hold?date={DAY}").text
+    assert "Approve v" not in client.get(f"/hold?date={DAY}").text
 
 
 def test_an_approval_at_the_command_line_and_at_the_desk_appends_the_same_events(pair, hook) -> None:
@@ -314,7 +314,10 @@ def test_a_run_composed_before_a_desk_correction_publishes_a_version_with_it(
     from ops.policy import governed_context
     from tasks import steps
 
-    readers = f'[[delivery]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
+    readers = (  # every version at once: each one sent is checked
+        "[delivery]\nupdate_after = 0\n"
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
+    )
     config = copy(built, tmp_path / "day", readers)
     settings = load_settings(str(config))
     ctx, _ = governed_context(settings, date.fromisoformat(DAY), "run-composed-early")
@@ -340,7 +343,10 @@ def test_runs_and_desk_corrections_at_once_publish_and_send_no_version_without_a
 ) -> None:
     from flows.daily import daily_brief
 
-    readers = f'[[delivery]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
+    readers = (  # every version at once: each one sent is checked
+        "[delivery]\nupdate_after = 0\n"
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
+    )
     config = copy(built, tmp_path / "day", readers)
     story = document(config)["items"][0]["story_id"]
     running = threading.Event()

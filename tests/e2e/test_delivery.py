@@ -64,10 +64,12 @@ def setup(tmp_path: Path, delivery: str, policy: str = "") -> Path:
 
 
 def channels(mail: MailServer, hook: Webhook, extra: str = "") -> str:
+    """The email and hook channels (and ``extra`` ones); every version at once (``update_after = 0``)."""
     return (
-        f'[[delivery]]\nname = "email"\nurl = "{mail.url(password_var="BRIEF_TEST_SMTP_PASSWORD")}"\n'
+        "[delivery]\nupdate_after = 0\n"
+        f'[[delivery.channels]]\nname = "email"\nurl = "{mail.url(password_var="BRIEF_TEST_SMTP_PASSWORD")}"\n'
         "backoff_s = 0.05\nretries = 1\n"
-        f'[[delivery]]\nname = "hook"\nurl = "{hook.url("/hook/${BRIEF_TEST_HOOK_TOKEN}")}"\n'
+        f'[[delivery.channels]]\nname = "hook"\nurl = "{hook.url("/hook/${BRIEF_TEST_HOOK_TOKEN}")}"\n'
         "updates = false\nbackoff_s = 0.05\nretries = 1\n" + extra
     )
 
@@ -191,7 +193,7 @@ def test_a_channel_that_refuses_does_not_fail_the_run_and_brief_deliver_resends_
 
     closed = free_port()  # nothing listens here until the test starts a webhook on it
     extra = (
-        f'[[delivery]]\nname = "later"\nurl = "json://127.0.0.1:{closed}/in/${{BRIEF_TEST_HOOK_TOKEN}}"\n'
+        f'[[delivery.channels]]\nname = "later"\nurl = "json://127.0.0.1:{closed}/in/${{BRIEF_TEST_HOOK_TOKEN}}"\n'
         "backoff_s = 0.05\nretries = 2\n"
     )
     config = setup(tmp_path, channels(mail, hook, extra))

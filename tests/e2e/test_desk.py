@@ -346,6 +346,11 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             retracted = item.get_attribute("data-story")
             item.locator("summary").click()
             item.locator("form[action='/today/retract'] input[name=note]").fill("the report was withdrawn")
+            before = page.url
+            item.locator("button.danger").click()  # not yet: the page asks to be sure first
+            page.wait_for_timeout(300)
+            assert page.url == before and len(list(folder.glob("v*.json"))) == versions["correction"]
+            item.locator("input.sure").check()
             item.locator("button.danger").click()
             versions["retraction"] = recorded("retraction")
             assert retracted not in [
@@ -358,9 +363,10 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             page.goto(f"{base}/hold?date={DAY}")
             shot("hold")
             assert f"v{versions['answers']} approved by ann (desk)" in page.content()
-            assert page.get_by_role("button", name="Approve as ann").count() == 0
+            assert page.get_by_role("button", name=re.compile(r"^Approve v\d+ as ann$")).count() == 0
 
-            # after the approval, a correction reaches the readers as an update
+            # after the approval, a correction waits for its update window ([delivery] update_after,
+            # 10 minutes): Today and Hold say an update is pending, and "send now" sends it at once
             page.goto(f"{base}/today?date={DAY}")
             item = page.locator(f'section.item[data-story="{corrected}"]')
             item.locator("summary").click()
@@ -369,6 +375,41 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             )
             item.locator("form.correct-summary button").click()
             versions["late correction"] = recorded("correction")
+            assert "the update to readers goes out at" in page.locator(".done[role=status]").inner_text()
+            assert page.locator("p.pending").count() == 1
+            page.goto(f"{base}/hold?date={DAY}")
+            assert "An update is pending" in page.locator("section.pending").inner_text()
+            page.get_by_role("button", name=f"Send v{versions['late correction']} now").click()
+            page.wait_for_url(re.compile(r"/hold\?.*done="))
+            assert "sent to readers" in page.locator(".done[role=status]").inner_text()
+            assert page.locator("section.pending").count() == 0
+
+            # a stale tab: opened before another tab corrected the same item, its correction is
+            # refused with what changed and who changed it, and applied again on purpose
+            stale = browser.new_page(viewport={"width": 1000, "height": 760})
+            stale.on("pageerror", lambda e: errors.append(str(e)))
+            stale.goto(f"{base}/today?date={DAY}")
+            page.goto(f"{base}/today?date={DAY}")
+            item = page.locator(f'section.item[data-story="{corrected}"]')
+            item.locator("summary").click()
+            item.locator("form.correct-summary textarea").fill("A summary, from the first tab.")
+            item.locator("form.correct-summary button").click()
+            versions["first tab"] = recorded("correction")
+            item = stale.locator(f'section.item[data-story="{corrected}"]')
+            item.locator("summary").click()
+            item.locator("form.correct-summary textarea").fill("A summary, from the stale tab.")
+            item.locator("form.correct-summary button").click()
+            stale.locator("h1", has_text="Changed since you opened it").wait_for()
+            assert "its summary changed" in stale.locator("ul.changes").inner_text()
+            assert "ann via desk" in stale.locator("ul.changed-by").inner_text()
+            assert len(list(folder.glob("v*.json"))) == versions["first tab"]  # nothing written
+            stale.get_by_role("button", name=f"Apply it to v{versions['first tab']} anyway").click()
+            stale.wait_for_url(re.compile(r"\?.*done=correction(&|$)"))
+            keep()
+            versions["stale tab, on purpose"] = len(list(folder.glob("v*.json")))
+            shown = stale.locator(f'section.item[data-story="{corrected}"] p.summary').inner_text()
+            assert shown == "A summary, from the stale tab."
+            stale.close()
 
             # the other pages, each reached and drawn without a script error
             page.goto(f"{base}/history")
@@ -404,7 +445,15 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
         thread.join(timeout=10)
 
     # each act gave the expected new version
-    assert versions == {"answers": 2, "mark": 3, "correction": 4, "retraction": 5, "late correction": 6}
+    assert versions == {
+        "answers": 2,
+        "mark": 3,
+        "correction": 4,
+        "retraction": 5,
+        "late correction": 6,
+        "first tab": 7,
+        "stale tab, on purpose": 8,
+    }
     # the events carry the person's name
     store = store_of(config)
     answers = [e.payload for e in store.read(event_types=["confirmation.resolved"])]
@@ -419,6 +468,8 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     assert [(c["story_id"], c["field"], c["by"], c["via"]) for c in said] == [
         (corrected, "title", "ann", "desk"),
         (corrected, "summary", "ann", "desk"),
+        (corrected, "summary", "ann", "desk"),
+        (corrected, "summary", "ann", "desk"),
     ]
     assert said[0]["value"] == f"A headline, corrected {HOSTILE}"
     [gone] = [e.payload for e in store.read(event_types=["story.retracted"])]
@@ -426,27 +477,29 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     [approved] = [e.payload for e in store.read(event_types=["brief.approved"])]
     assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 2)
 
-    # the editors saw v1 while it was held; the answers approved v2, which the readers got, then
-    # each later version once, as an update
-    print("POSTS", [(path, body.get("title")) for path, body in hook.posts])
+    # the editors saw v1 while it was held; the answers approved v2, which the readers got; the
+    # mark and the correction waited in their update window, and the retraction sent them at once
+    # with it, as one update (v5); the late correction went out when "send now" was pressed (v6)
     assert [path for path, _ in hook.posts].count("/editors") == 1
     readers = [body for path, body in hook.posts if path == "/readers"]
-    assert len(readers) == 5, readers
-    assert "A headline, corrected" in readers[2]["message"]
-    assert "the report was withdrawn" in readers[3]["message"]
-    assert "(v6)" in readers[4]["title"] and "A summary, corrected after" in readers[4]["message"]
+    assert len(readers) == 3, readers
+    assert "(v5)" in readers[1]["title"] and "A headline, corrected" in readers[1]["message"]
+    assert "the report was withdrawn" in readers[1]["message"]
+    assert "(v6)" in readers[2]["title"] and "A summary, corrected after" in readers[2]["message"]
     delivered = [
         (e.payload["channel"], e.payload["version"], e.payload["kind"])
         for e in store.read(event_types=["brief.delivered"])
     ]
-    assert [d for d in delivered if d[0] == "readers"] == [("readers", 2, "brief")] + [
-        ("readers", n, "update") for n in range(3, 7)
+    assert [d for d in delivered if d[0] == "readers"] == [
+        ("readers", 2, "brief"),
+        ("readers", 5, "update"),
+        ("readers", 6, "update"),
     ]
     resend(load_settings(str(config)), date.fromisoformat(DAY))
-    assert len(hook.posts) == 6  # nothing is sent twice
+    assert len(hook.posts) == 4  # nothing is sent twice
 
     # the earlier versions are intact
-    assert sorted(kept) == [f"v{n}.json" for n in range(1, 7)]
+    assert sorted(kept) == sorted(f"v{n}.json" for n in range(1, 9))
     assert all((folder / name).read_bytes() == content for name, content in kept.items())
     assert "A headline, corrected" not in kept["v3.json"].decode()
     assert json.loads(kept["v1.json"])["version"] == 1
@@ -458,7 +511,9 @@ def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_c
     from flows.deliver import resend
 
     with_channels(
-        config, f'[[delivery]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n'
+        config,
+        "[delivery]\nupdate_after = 0\n"
+        f'[[delivery.channels]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n',
     )
     resend(load_settings(str(config)), date.fromisoformat(DAY))
     assert [p["title"] for _, p in hook.posts] and len(hook.posts) == 1  # v1, before any correction
@@ -509,14 +564,14 @@ def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Pa
     assert [path for path, _ in hook.posts] == ["/editors"]  # held: only the editors have it
     desk = client(config)
     page = desk.get(f"/hold?date={DAY}")
-    assert 'class="deadline"' in page.text and "Approve as ann" in page.text
+    assert 'class="deadline"' in page.text and "Approve v1 as ann" in page.text
     done = desk.post("/hold/approve", data={"date": DAY, "csrf": csrf_of(page.text)})
     assert done.status_code == 200 and "approved v1; sent to readers" in done.text
     assert [path for path, _ in hook.posts] == ["/editors", "/readers"]
     [approved] = [e.payload for e in store_of(config).read(event_types=["brief.approved"])]
     assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 1)
     again = desk.get(f"/hold?date={DAY}").text
-    assert "v1 approved by ann (desk)" in again and "Approve as" not in again
+    assert "v1 approved by ann (desk)" in again and "Approve v" not in again
 
 
 def test_two_items_said_to_be_one_story_become_one_and_split_again(config: Path) -> None:

@@ -213,7 +213,9 @@ def test_an_acts_banner_is_one_of_the_desks_own_never_the_querys_text(config: Pa
         data={"story": story, "mark": "core", "date": DAY, "csrf": csrf_of(page.text)},
         follow_redirects=False,
     )
-    version = re.fullmatch(rf"/today\?date={DAY}&done=mark&v=(\d+)", done.headers["location"]).group(1)
+    # back to the item acted on, its panel open: the story's id as the query's "open" and the anchor
+    location = done.headers["location"]
+    version = re.fullmatch(rf"/today\?date={DAY}&done=mark&v=(\d+)&open=(\S+)#(\S+)", location).group(1)
     assert f"mark recorded: v{version}" in desk.get(done.headers["location"]).text
 
 

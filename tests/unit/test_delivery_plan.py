@@ -75,6 +75,8 @@ def test_the_deadline_is_the_next_hold_until_after_the_hold() -> None:
 
 
 def channels(**hold: object) -> DeliverySettings:
+    """Four channels; every version at once unless ``update_after`` is given."""
+    hold = {"update_after": 0, **hold}
     return DeliverySettings(
         channels=[
             Channel(name="email", url="mailto://x"),
@@ -82,7 +84,7 @@ def channels(**hold: object) -> DeliverySettings:
             Channel(name="big", url="json://y", min_core=3),
             Channel(name="eds", url="json://z"),
         ],
-        review_channel="eds" if hold else None,
+        review_channel="eds" if hold.get("hold") else None,
         **hold,  # type: ignore[arg-type]
     )
 
@@ -191,7 +193,7 @@ def test_the_guides_delivery_configs_are_valid() -> None:
 
     section = (REPO / "docs" / "delivery.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", section, re.DOTALL)
-    assert len(blocks) == 6
+    assert len(blocks) == 7
     for block in blocks:
         settings = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(block)})
         assert settings.delivery.channels or settings.output.base_url
@@ -200,9 +202,11 @@ def test_the_guides_delivery_configs_are_valid() -> None:
     assert email[0]["url"].startswith("mailtos://") and slack[0]["url"] == "${SLACK_WEBHOOK}"
     [telegram] = tomllib.loads(blocks[2])["delivery"]
     assert telegram["url"].startswith("tgram://${TG_BOT_TOKEN}/")  # the token from the environment
-    sends_all = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[4])}).delivery
+    coalesced = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[4])}).delivery
+    assert coalesced.update_after == 10 and [c.name for c in coalesced.readers] == ["email"]
+    sends_all = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[5])}).delivery
     assert sends_all.min_core == 0 and not sends_all.hold
-    held = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[5])}).delivery
+    held = parse_settings({"storage": {"root": "/tmp/x"}, **tomllib.loads(blocks[6])}).delivery
     assert held.hold and held.min_core == 1 and [c.name for c in held.readers] == ["email"]
 
 
@@ -243,3 +247,45 @@ def test_a_reason_is_redacted_before_it_is_cut_so_no_part_of_a_secret_is_kept(
     [attempt] = send(channel, deliver.Message("s", "b", "markdown"), environ={"TOKEN": secret})
     assert not attempt.ok and len(attempt.reason) <= 500
     assert "***" in attempt.reason and secret[:8] not in attempt.reason
+
+
+def test_updates_within_the_window_wait_for_it_and_go_out_as_one_with_the_version_current_then() -> None:
+    settings = channels(update_after=10)
+    assert DeliverySettings().update_after == 10  # the default: ten minutes
+    done = sent(1, ("email", "brief"), ("hook", "brief"), ("eds", "brief"))
+    first_act = NOW  # v2, the first version after the one sent, opens the window
+    published = {1: NOW - timedelta(hours=2), 2: first_act, 3: NOW + timedelta(minutes=4)}
+    published[4] = NOW + timedelta(minutes=9)
+
+    def at(minutes: float, version: int = 4, **kw: object) -> deliver.Plan:
+        moment = NOW + timedelta(minutes=minutes)
+        return deliver.plan(
+            settings, done, version=version, core=2, now=moment, zone=ZONE, published=published, **kw
+        )
+
+    for minutes, version in ((0, 2), (4, 3), (9.9, 4)):  # each act within the window: nothing sent
+        waiting = at(minutes, version)
+        assert kinds(waiting) == [] and waiting.pending == first_act + timedelta(minutes=10)
+        assert ("email", "update pending: the version current at 08:10 CEST goes out then") in waiting.skipped
+    closed = at(10)  # the window closed: one update, the current version, replacing the one sent
+    assert kinds(closed) == [("email", "update"), ("eds", "update")] and closed.pending is None
+    assert {s.previous for s in closed.sends} == {1}
+    urgent = at(1, 2, urgent=True)  # a retraction, or "send now": at once
+    assert kinds(urgent) == [("email", "update"), ("eds", "update")]
+    # the first version a channel gets is never held back; a channel without updates stays as it was
+    assert kinds(
+        deliver.plan(settings, deliver.DayState(), version=3, core=2, now=NOW, zone=ZONE, published=published)
+    ) == [
+        ("email", "brief"),
+        ("hook", "brief"),
+        ("eds", "brief"),
+    ]
+    assert ("hook", "v1 was sent and updates = false") in at(10).skipped
+    # the next window opens with the first version after the one the update sent
+    later = sent(4, ("email", "update"), ("eds", "update"))
+    later = deliver.DayState(delivered={**done.delivered, **later.delivered})
+    published[5] = NOW + timedelta(minutes=30)
+    again = deliver.plan(
+        settings, later, version=5, core=2, now=NOW + timedelta(minutes=35), zone=ZONE, published=published
+    )
+    assert kinds(again) == [] and again.pending == NOW + timedelta(minutes=40)

@@ -7,6 +7,7 @@ from fastapi.responses import Response
 
 from flows.desk import reads
 from flows.desk.web import Day, DeskOf, page, parse_version
+from ops import changes as log
 from storage.errors import InputError
 from tasks import versions
 
@@ -15,44 +16,44 @@ router = APIRouter()
 
 @router.get("/history")
 def history(request: Request, desk: DeskOf) -> Response:
-    return page(request, "history.html.j2", days=reads.versions(desk.store))
+    return page(request, "history.html.j2", days=reads.versions(desk.store), said=log.summaries(desk.store))
 
 
 @router.get("/diff")
 def diff(request: Request, desk: DeskOf, day: Day) -> Response:
     store = desk.store
-    a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
-    if parse_version(a, "a") is None or parse_version(b, "b") is None:  # ASCII digits only
+    a = parse_version(request.query_params.get("a"), "a")
+    b = parse_version(request.query_params.get("b"), "b")
+    if a is None or b is None:
         raise InputError("give two versions to compare: a=N&b=M")
-    older, newer = reads.document(store, day, int(a)), reads.document(store, day, int(b))
-    changes = versions.diff(older, newer)
-    acted = reads.acts(store, day)
-    known = {v.version: v for v in reads.versions(store, [day]).get(day, [])}
+    older, newer = reads.document(store, day, a), reads.document(store, day, b)
+    published = log.publications(store, day)
+    window = log.between(log.acts(store, day, published), a, b)
     return page(
         request,
         "diff.html.j2",
         day=day.isoformat(),
-        a=int(a),
-        b=int(b),
-        changes=[(c, causes(c, older, newer, acted)) for c in changes],
-        published={n: v.published_at for n, v in known.items()},
+        a=a,
+        b=b,
+        changes=causes(versions.diff(older, newer), older, newer, window),
+        published={n: p.at.strftime("%Y-%m-%d %H:%M UTC") for n, p in published.items()},
         delivered=sorted(reads.delivery_state(store, day).delivered.values(), key=lambda d: d["at"]),
     )
 
 
-def causes(change: versions.ItemChange, older: dict, newer: dict, acted: list[dict]) -> list[dict]:
-    """People's acts about the changed item: on its story, or on an article it cites (or links)."""
-    cited = {
-        c["article_id"]
-        for doc in (older, newer)
-        for item in doc["items"]
-        if item["story_id"] == change.story_id
-        for c in item["citations"]
-    }
+def causes(
+    found: list[versions.ItemChange], older: dict, newer: dict, window: list[log.Acted]
+) -> list[tuple[versions.ItemChange, list[log.Acted], bool]]:
+    """Each change with the acts between the two versions that caused it: those about its item (on its
+    story, or on an article it cites); for an item that only moved, with no act of its own, the acts
+    that added, removed or moved other items (a retraction moves the items below it up), marked so
+    (``True``). No act at all: the run made the change."""
+    own = [(c, log.about(window, c.story_id, log.cited(c.story_id, (older, newer)))) for c in found]
+    movers = list(
+        {
+            a.event_id: a for c, acted in own if c.change in ("added", "removed", "moved") for a in acted
+        }.values()
+    )
     return [
-        a
-        for a in acted
-        if a["subject"] == change.story_id
-        or a["subject"] in cited
-        or cited.intersection(a["payload"].get("article_ids") or ())  # a same-story link names both
+        (c, acted, False) if acted or c.change != "moved" else (c, movers, bool(movers)) for c, acted in own
     ]

@@ -1,9 +1,13 @@
-"""Hold: a held brief, who approved it, what was sent; and the approval."""
+"""Hold: a held brief, who approved it, what was sent, the update pending for readers; the approval,
+and "send now"."""
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlencode
+
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 
 from flows.desk import reads
 from flows.desk.web import ActOf, Day, DeskOf, banner, done, page
@@ -15,14 +19,18 @@ router = APIRouter()
 @router.get("/hold")
 def hold(request: Request, desk: DeskOf, day: Day) -> Response:
     state = reads.delivery_state(desk.store, day)
+    current = desk.store.tree.briefs.current_document(day)
     return page(
         request,
         "hold.html.j2",
         day=day.isoformat(),
         hold=desk.settings.delivery.hold,
         held=state.held,
+        current=int(current["version"]) if current is not None else None,
         approved=state.approved,
         delivered=sorted(state.delivered.values(), key=lambda d: d["at"]),
+        pending=acts.pending_update(desk.settings, day),
+        update_after=desk.settings.delivery.update_after,
         done=banner(request),
     )
 
@@ -30,3 +38,12 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
 @router.post("/hold/approve")
 def approve(request: Request, desk: DeskOf, act: ActOf) -> Response:
     return done(request, "approved", acts.approve(desk.settings, act), "/hold")
+
+
+@router.post("/hold/send")
+def send_now(desk: DeskOf, act: ActOf) -> Response:
+    """The pending update sent now, before its window closes."""
+    outcome = acts.deliver(desk.settings, act.day, now=True)
+    query: dict[str, Any] = {"date": act.day.isoformat(), "done": "send", "v": outcome.version}
+    query["sent"] = [s.channel for s in outcome.sent if s.ok]
+    return RedirectResponse(f"/hold?{urlencode(query, doseq=True)}", 303)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import ActOf, Day, DeskOf, Form, banner, done, page
+from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page
 from ops import acts
 from storage.errors import InputError
 
@@ -15,13 +17,31 @@ router = APIRouter()
 
 @router.get("/questions")
 def questions(request: Request, desk: DeskOf, day: Day) -> Response:
+    asked = reads.open_questions(desk.store, day)
     return page(
         request,
         "questions.html.j2",
         day=day.isoformat(),
-        questions=reads.open_questions(desk.store, day),
+        questions=asked,
+        about=items_asked_about(desk, day, asked),
         done=banner(request),
     )
+
+
+def items_asked_about(desk: Desk, day: date, asked: list[dict]) -> dict[str, list[tuple[str, str]]]:
+    """Each question's items in the day's current brief (story id, headline): its story, or the
+    stories of the articles it names (a same-story question names two)."""
+    try:
+        items = {i["story_id"]: i for i in reads.document(desk.store, day)["items"]}
+    except InputError:
+        return {}
+    story_of = {c["article_id"]: sid for sid, i in items.items() for c in i["citations"]}
+    out = {}
+    for q in asked:
+        named = [q["subject"]] if q["subject"] in items else q["subject"].split("|")
+        stories = dict.fromkeys(s for s in (n if n in items else story_of.get(n) for n in named) if s)
+        out[q["question_id"]] = [(s, items[s]["title"]) for s in stories]
+    return out
 
 
 @router.post("/questions")

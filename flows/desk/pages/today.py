@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
+from datetime import date
+
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import ActOf, Day, DeskOf, Form, banner, done, page, parse_version
+from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page, parse_version
 from ops import acts
 from tasks import render
 from tasks.steps.publish import labels_for
 
 router = APIRouter()
+CANDIDATES = 5  # the items offered as "same story as" under each item: the page grows linearly
 
 
 @router.get("/today")
@@ -23,12 +27,16 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         "today.html.j2",
         day=day.isoformat(),
         brief=render.view(doc, labels_for(desk.settings)),
-        items=[(i["story_id"], i["title"]) for i in doc["items"]],
+        candidates=likely_same(doc["items"]),
         parts={i["story_id"]: i["citations"] for i in doc["items"]},
+        leads={i["story_id"] for i in doc["items"] if i.get("lead")},
+        opened=request.query_params.get("open"),
+        standing=standing_of(desk, day) if version is None else None,
         current=version is None,
         marks=("off-topic", "related", "core", "lead"),
         done=banner(request),
         questions=len(reads.open_questions(desk.store, day)),
+        pending=acts.pending_update(desk.settings, day) if version is None else None,
     )
 
 
@@ -53,7 +61,8 @@ def retract(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
 
 @router.post("/today/same")
 def same(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
-    outcome = acts.same_story(desk.settings, act, [form.get("story", ""), form.get("other", "")])
+    other = form.get("other_id", "").strip() or form.get("other", "")  # a story id typed wins
+    outcome = acts.same_story(desk.settings, act, [form.get("story", ""), other])
     return done(request, "same", outcome, "/today")
 
 
@@ -62,3 +71,38 @@ def split(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     apart = request.state.fields.get("apart", [])  # every ticked article, not the last one only
     outcome = acts.two_stories(desk.settings, act, form.get("story", ""), apart)
     return done(request, "split", outcome, "/today")
+
+
+def likely_same(items: list[dict]) -> dict[str, list[tuple[str, str]]]:
+    """For each item, the ``CANDIDATES`` other items most likely to be the same story: most title
+    words in common, then the same category, then nearest in the brief."""
+
+    def words(title: str) -> set[str]:
+        return {w for w in re.findall(r"\w+", title.lower()) if len(w) > 3 or not w.isascii()}
+
+    said = [words(i["title"]) for i in items]
+    out = {}
+    for k, item in enumerate(items):
+        ranked = sorted(
+            (j for j in range(len(items)) if j != k),
+            key=lambda j: (
+                -len(said[k] & said[j]),
+                items[j].get("category") != item.get("category"),
+                abs(j - k),
+            ),
+        )
+        out[item["story_id"]] = [(items[j]["story_id"], items[j]["title"]) for j in ranked[:CANDIDATES]]
+    return out
+
+
+def standing_of(desk: Desk, day: date) -> dict:
+    """Where the day's brief stands with its readers: held, approved, the versions they have."""
+    state = reads.delivery_state(desk.store, day)
+    readers = {c.name for c in desk.settings.delivery.readers}
+    sent = sorted({v for (c, v, k) in state.delivered if c in readers and k != "review"})
+    return {
+        "held": state.held is not None and state.approved is None,
+        "approved": state.approved,
+        "sent": sent[-1] if sent else None,
+        "channels": bool(desk.settings.delivery.channels),
+    }

@@ -1,0 +1,253 @@
+"""Who changed a day's brief, and when: its published versions and people's acts, read from the log.
+
+Every act is recorded under the day's lock and published at once (``ops.acts.record``), so the
+first version published after an act is the one that carries it: ``Acted.version``. The desk's diff
+credits a change to the acts carried by the versions between its two (``between``); an act made
+from an earlier version than the current one is refused when the items it acts on changed since
+(``stale``), naming what changed, by which acts, and who did them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import polars as pl
+
+from storage.errors import StaleAct
+from storage.payloads import BriefPublished, Payload
+from storage.store import ParquetEventStore
+from storage.typed import payload_of
+
+ACT_TYPES = (
+    "confirmation.resolved",
+    "article.corrected",
+    "brief.corrected",
+    "story.retracted",
+    "brief.approved",
+    "story.merged",
+    "story.split",
+)
+# what an editor sees of an item and acts on; its place in the brief is not (another item leaving
+# moves it up without changing it)
+FACE = ("title", "summary", "correction", "relevance", "lead", "category", "section")
+FACE_WORDS = {"title": "headline", "correction": "correction line", "relevance": "mark"}
+
+
+@dataclass(frozen=True)
+class Publication:
+    version: int
+    at: datetime
+    run_id: str
+
+
+@dataclass(frozen=True)
+class Acted:
+    """A person's act on the day (an answer, mark, correction, retraction, approval or same-story
+    link), and the first version published after it (None: none yet)."""
+
+    event_id: str
+    type: str
+    at: datetime
+    subject: str
+    field: str  # the field a correction or an answer is about ("" for others)
+    said: str  # the value given, the answer, the note, or the articles linked
+    article_ids: tuple[str, ...]  # the articles a same-story or two-stories act names
+    by: str
+    via: str
+    version: int | None
+
+    def line(self) -> str:
+        """The act in a few words: what, by whom, where and when, and the version that carried it."""
+        said = f"“{self.said}”" if self.said else ""
+        what = " ".join(w for w in (self.type, self.field, said) if w)
+        where = f" via {self.via}" if self.via else ""
+        carried = f" (v{self.version})" if self.version is not None else ""
+        return f"{what} — {self.by or 'someone'}{where} at {self.at:%H:%M:%S} UTC{carried}"
+
+
+def publications(store: ParquetEventStore, day: date) -> dict[int, Publication]:
+    """Each published version of the day, when it was first published and by which run."""
+    return every_publication(store, [day]).get(day, {})
+
+
+def every_publication(
+    store: ParquetEventStore, days: list[date] | None = None
+) -> dict[date, dict[int, Publication]]:
+    """Each published version of each of ``days`` (None: every day), as ``publications``."""
+    frame = store.query(lambda: store.scan(days, event_types=["brief.published"]))
+    out: dict[date, dict[int, Publication]] = {}
+    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
+        version = payload_of(row, BriefPublished).version
+        day = out.setdefault(row["brief_date"], {})
+        day.setdefault(version, Publication(version, row["occurred_at"], row["run_id"]))
+    return out
+
+
+def acts(
+    store: ParquetEventStore, day: date, published: Mapping[int, Publication] | None = None
+) -> list[Acted]:
+    """People's acts on the day, oldest first, each with the version that first carried it."""
+    published = publications(store, day) if published is None else published
+    frame = store.query(lambda: store.scan([day], event_types=list(ACT_TYPES)))
+    return _acted(frame, published)
+
+
+def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[tuple[date, int], str]:
+    """Each version of each of ``days`` (None: every day) in a line: the people's acts it first
+    carried (the first of them and how many more), or the run that published it. One scan of the
+    versions and one of the acts, whatever the number of days."""
+    versions = every_publication(store, days)
+    frame = store.query(lambda: store.scan(days, event_types=list(ACT_TYPES)))
+    out = {}
+    for day, by_version in versions.items():
+        carried: dict[int, list[Acted]] = {}
+        for x in _acted(frame.filter(pl.col("brief_date") == day), by_version):
+            if x.version is not None:
+                carried.setdefault(x.version, []).append(x)
+        for v, p in by_version.items():
+            acted = carried.get(v, [])
+            if not acted:
+                out[(day, v)] = f"the run {p.run_id}"
+                continue
+            first = acted[0]
+            said = f"“{first.said}”" if first.said else ""
+            more = f" (and {len(acted) - 1} more)" if len(acted) > 1 else ""
+            words = (f"{first.by or 'someone'}:", first.type, first.field, said)
+            out[(day, v)] = " ".join(w for w in words if w) + more
+    return out
+
+
+def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Acted]:
+    order = sorted(published.values(), key=lambda p: p.at)
+    out = []
+    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
+        act = payload_of(row, Payload)  # one of several types: each part is read where the type has it
+        at: datetime = row["occurred_at"]
+        linked = tuple(getattr(act, "article_ids", None) or ())
+        said = [getattr(act, name, None) for name in ("value", "answer", "note")]
+        out.append(
+            Acted(
+                row["event_id"],
+                row["event_type"],
+                at,
+                row["subject_id"],
+                str(getattr(act, "field", None) or ""),
+                str(next((s for s in said if s), None) or " + ".join(linked)),
+                linked,
+                getattr(act, "person", None) or getattr(act, "by", "") or "",
+                getattr(act, "via", None) or "",
+                next((p.version for p in order if p.at >= at), None),
+            )
+        )
+    return out
+
+
+def between(acted: Iterable[Acted], a: int, b: int) -> list[Acted]:
+    """The acts carried by the versions after the older of ``a`` and ``b``, up to the newer."""
+    low, high = sorted((a, b))
+    return [x for x in acted if x.version is not None and low < x.version <= high]
+
+
+def cited(story: str, documents: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The articles the story's item cites in any of ``documents``."""
+    return {
+        c["article_id"]
+        for doc in documents
+        for item in doc["items"]
+        if item["story_id"] == story
+        for c in item["citations"]
+    }
+
+
+def about(acted: Iterable[Acted], story: str, articles: set[str]) -> list[Acted]:
+    """The acts about a story: on it, or on an article it cites (a same-story link names both)."""
+    return [
+        x
+        for x in acted
+        if x.subject == story or x.subject in articles or articles.intersection(x.article_ids)
+    ]
+
+
+def face(document: Mapping[str, Any], story: str) -> dict[str, Any] | None:
+    """What an editor sees of the story's item (None: not in the brief)."""
+    item = next((i for i in document["items"] if i["story_id"] == story), None)
+    if item is None:
+        return None
+    return {
+        **{k: item.get(k) for k in FACE},
+        "sources": sorted(c["article_id"] for c in item["citations"]),
+    }
+
+
+def what_changed(seen: Mapping[str, Any] | None, current: Mapping[str, Any], story: str) -> str | None:
+    """How the story's item changed from the version ``seen`` to ``current``, in words (None: not)."""
+    now = face(current, story)
+    before = face(seen, story) if seen is not None else None
+    if now == before:
+        return None
+    if now is None:
+        retracted = any(r.get("story_id") == story for r in current.get("retracted", []))
+        return "it was retracted" if retracted else "it left the brief"
+    if before is None:
+        return "it was not in that version"
+    words = [FACE_WORDS.get(k, k) for k in (*FACE, "sources") if now[k] != before[k]]
+    return f"its {', '.join(dict.fromkeys(words))} changed"
+
+
+def stale(
+    store: ParquetEventStore, day: date, seen: int, stories: Sequence[str] | None = None
+) -> StaleAct | None:
+    """Why an act made from version ``seen`` of the day's brief is out of date, or None when it is
+    not: the items of ``stories`` changed since (None: the brief as a whole, as an approval sees it),
+    with the acts that changed them, or the runs that did."""
+    briefs = store.tree.briefs
+    current = briefs.current_document(day)
+    if current is None:
+        return None  # nothing published: the act itself says so
+    now = int(current["version"])
+    if seen == now:
+        return None
+    if seen > now:
+        return StaleAct(
+            f"the form names v{seen} of the brief of {day}, which is at v{now}; reload the page", seen, now
+        )
+    try:
+        before: dict[str, Any] | None = briefs.read(briefs.version(day, seen))
+    except (FileNotFoundError, OSError):
+        before = None  # purged: every item counts as changed
+    published = publications(store, day)
+    since = [x for x in acts(store, day, published) if x.version is not None and x.version > seen]
+    if stories is None:
+        lines = [x.line() for x in since] or _runs(published, seen, now)
+        return StaleAct(_said(day, seen, now, []), seen, now, [], lines)
+    changes, lines = [], []
+    for story in dict.fromkeys(stories):
+        what = what_changed(before, current, story)
+        if what is None:
+            continue
+        title = (face(before, story) if before else None) or face(current, story) or {}
+        changes.append(f"{title.get('title') or story}: {what}")
+        docs = [d for d in (before, current) if d is not None]
+        lines += [x.line() for x in about(since, story, cited(story, docs)) if x.line() not in lines]
+    if not changes:
+        return None
+    return StaleAct(_said(day, seen, now, changes), seen, now, changes, lines or _runs(published, seen, now))
+
+
+def _runs(published: Mapping[int, Publication], seen: int, now: int) -> list[str]:
+    return [
+        f"v{p.version} published by {p.run_id} at {p.at:%H:%M:%S} UTC"
+        for p in sorted(published.values(), key=lambda p: p.version)
+        if seen < p.version <= now
+    ]
+
+
+def _said(day: date, seen: int, now: int, changes: list[str]) -> str:
+    what = f", and {'; '.join(changes)}" if changes else ""
+    return (
+        f"refused: this form was made from v{seen} of the brief of {day}, which is at v{now} now{what}; "
+        "look at the brief again, or apply the act again on purpose"
+    )
