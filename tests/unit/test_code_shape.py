@@ -29,12 +29,7 @@ LONG: dict[str, str] = {
 }
 
 # modules that still read payloads by key (to be moved onto the payload models): it only shrinks
-PAYLOAD_READERS: frozenset[str] = frozenset(
-    {
-        "ops/policy.py",
-        "tasks/steps/dedup.py",
-    }
-)
+PAYLOAD_READERS: frozenset[str] = frozenset()
 
 
 def modules(*packages: str) -> list[Path]:
