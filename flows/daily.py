@@ -17,6 +17,7 @@ from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
 from ops.shadow import Shadow, ShadowOutcome, shadow_day, shadow_of
+from storage.brief import Brief
 from tasks import factcheck, steps
 from tasks.settings import load_settings
 
@@ -79,7 +80,7 @@ def analyze_task(
 @task(name="write-and-factcheck", cache_policy=NO_CACHE)
 def factcheck_task(
     ctx: steps.RunContext, outcome: steps.DedupOutcome, analyses: list[dict], off_topic: int
-) -> tuple[dict, list[factcheck.Finding]]:
+) -> tuple[Brief, list[factcheck.Finding]]:
     return steps.written(ctx, outcome, analyses, off_topic)
 
 
@@ -87,7 +88,7 @@ def factcheck_task(
 def questions_task(
     ctx: steps.RunContext,
     outcome: steps.DedupOutcome,
-    document: dict,
+    document: Brief,
     findings: list[factcheck.Finding],
     scores: dict[str, steps.Scored],
 ) -> dict:
@@ -95,7 +96,7 @@ def questions_task(
 
 
 @task(name="gate", cache_policy=NO_CACHE)
-def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict) -> tuple[dict, str]:
+def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: Brief) -> tuple[Brief, str]:
     """The checked document, and what the suites found in a few words."""
     checked, results = steps.run_gates(ctx, outcome, document)
     create_table_artifact(
@@ -120,7 +121,7 @@ def gate_task(ctx: steps.RunContext, outcome: steps.DedupOutcome, document: dict
 
 
 @task(name="publish", cache_policy=NO_CACHE)
-def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
+def publish_task(ctx: steps.RunContext, document: Brief) -> steps.Published:
     # an act recorded since the run composed its brief has it composed again, under the day's lock
     published = steps.publish(ctx, document, recompose=lambda: steps.recompose(ctx))
     create_markdown_artifact(
@@ -284,7 +285,7 @@ def wait_stage(ctx: steps.RunContext, report: steps.RunReport, after_runs: list[
 
 def draft_stage(
     ctx: steps.RunContext, report: steps.RunReport, shadow: Shadow | None
-) -> tuple[steps.DedupOutcome, dict]:
+) -> tuple[steps.DedupOutcome, Brief]:
     """Dedup, score (and the shadow policy's decisions), analyse, write and fact-check, ask, gate:
     the day's outcome and its gated document, not yet published."""
     say = report.say
@@ -309,7 +310,7 @@ def draft_stage(
         document, findings = factcheck_task(
             unwalked(ctx), unwalked(outcome), unwalked(analyses), report.off_topic
         )
-        say(f"{len(document['items'])} items written, {len(findings)} claim(s) not found in their sources")
+        say(f"{len(document.items)} items written, {len(findings)} claim(s) not found in their sources")
     with report.step("questions"):
         asked = questions_task(
             unwalked(ctx), unwalked(outcome), unwalked(document), unwalked(findings), unwalked(scores)
@@ -322,7 +323,7 @@ def draft_stage(
 
 
 def publish_stage(
-    ctx: steps.RunContext, report: steps.RunReport, document: dict, deliver: bool
+    ctx: steps.RunContext, report: steps.RunReport, document: Brief, deliver: bool
 ) -> steps.Published:
     """Publish the gated document as the day's next version; deliver it when asked and configured."""
     with report.step("publish"):

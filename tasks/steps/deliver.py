@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from storage.brief import Brief
 from storage.errors import InputError
 from storage.events import utcnow
 from storage.payloads import BriefPublished
@@ -81,7 +82,7 @@ class DeliveryOutcome:
         return rows
 
 
-def current_brief(ctx: RunContext) -> dict:
+def current_brief(ctx: RunContext) -> Brief:
     document = ctx.store.tree.briefs.current_document(ctx.day)
     if document is None:
         raise InputError(f"no brief is published for {ctx.day}; run 'brief run --date {ctx.day}' first")
@@ -110,7 +111,7 @@ def deliver_day(
         # the brief is read under the lock: a deliverer that waited sends what is current when
         # its turn comes, not what was current when it started waiting
         document = current_brief(ctx)
-        version = int(document["version"])
+        version = document.version
         outcome.version = version
         published = published_event(ctx, version)
         state = deliver.fold(ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES))
@@ -124,7 +125,7 @@ def deliver_day(
             )
             ctx.append([approval])
             state = deliver.fold([*ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES)])
-        core = sum(1 for i in document["items"] if i.get("relevance", "core") == "core")
+        core = document.core
         plan = deliver.plan(
             settings, state, version=version, core=core, now=moment, zone=ctx.settings.zone, only=only
         )

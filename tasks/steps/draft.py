@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from storage.brief import Brief
 from tasks import factcheck, write
 from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.compose import compose
@@ -12,7 +13,7 @@ from tasks.steps.factcheck import check_draft
 from tasks.steps.score import Scored, score_stories
 
 
-def draft(ctx: RunContext, outcome: DedupOutcome) -> tuple[dict, list[factcheck.Finding], dict[str, Scored]]:
+def draft(ctx: RunContext, outcome: DedupOutcome) -> tuple[Brief, list[factcheck.Finding], dict[str, Scored]]:
     """Score, analyze, compose and fact-check: the day's checked draft from its dedup outcome; then
     people's corrections and retractions (their words are theirs: not fact-checked against sources)."""
     scores = score_stories(ctx, outcome)
@@ -23,7 +24,7 @@ def draft(ctx: RunContext, outcome: DedupOutcome) -> tuple[dict, list[factcheck.
 
 def written(
     ctx: RunContext, outcome: DedupOutcome, analyses: list[dict], off_topic: int
-) -> tuple[dict, list[factcheck.Finding]]:
+) -> tuple[Brief, list[factcheck.Finding]]:
     """Compose and fact-check the document, then apply the day's corrections and retractions."""
     document, findings = check_draft(ctx, outcome, compose(ctx, outcome, analyses, off_topic))
     acts = editor_acts(ctx)

@@ -7,6 +7,7 @@ from fastapi.responses import Response
 
 from flows.desk import reads
 from flows.desk.web import Day, DeskOf, page
+from storage.brief import Brief
 from storage.errors import InputError
 from tasks import versions
 
@@ -40,14 +41,14 @@ def diff(request: Request, desk: DeskOf, day: Day) -> Response:
     )
 
 
-def causes(change: versions.ItemChange, older: dict, newer: dict, acted: list[dict]) -> list[dict]:
+def causes(change: versions.ItemChange, older: Brief, newer: Brief, acted: list[dict]) -> list[dict]:
     """People's acts about the changed item: on its story, or on an article it cites (or links)."""
     cited = {
-        c["article_id"]
+        c.article_id
         for doc in (older, newer)
-        for item in doc["items"]
-        if item["story_id"] == change.story_id
-        for c in item["citations"]
+        for item in doc.items
+        if item.story_id == change.story_id
+        for c in item.citations
     }
     return [
         a
