@@ -1,12 +1,17 @@
-"""Small builders of real events for tests (through ``new_event``, as the pipeline makes them)."""
+"""Small builders of real events for tests (through ``new_event``, as the pipeline makes them), and of
+briefs (``brief``, ``brief_item``, ``citation``, ``fact``: the models of ``storage/brief.py``)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import storage  # noqa: F401  (registers the event types)
+from storage.brief import Brief, Citation, Item, Window
 from storage.events import Event, new_event
+from storage.payloads import Anchor, Fact
 from storage.store import ParquetEventStore
 
 T0 = datetime(2025, 8, 6, 12, 0, tzinfo=UTC)
@@ -122,3 +127,62 @@ def run_event(
         produced_by="tests",
         occurred_at=at or T0,
     )
+
+
+# --- briefs: the one place tests build a brief (storage/brief.py), as compose makes one ----------
+
+WINDOW = Window(start="2025-08-05T00:00:00+00:00", end="2025-08-07T00:00:00+00:00")
+
+
+def citation(
+    article_id: str = "art-1",
+    *,
+    url: str | None = None,
+    source: str = "example",
+    published: str | None = "2025-08-06T09:30:00+00:00",
+    **fields: Any,
+) -> Citation:
+    """A citation of ``article_id`` (its link ``https://news.example/<id>`` unless given); ``fields``:
+    ``kind``, ``outlet_label``, ``discussion_url``, ``evidence``."""
+    link = url if url is not None else f"https://news.example/{article_id}"
+    return Citation(article_id=article_id, url=link, source=source, published=published, **fields)
+
+
+def fact(
+    kind: str, text: str, value: str | None = None, *, article_id: str = "art-1", start: int = 0
+) -> Fact:
+    """A fact anchored in ``article_id``'s title at ``start``."""
+    anchor = Anchor(article_id=article_id, field="title", start=start, end=start + len(text))
+    return Fact.model_validate({"kind": kind, "text": text, "value": value or text, "anchor": anchor})
+
+
+def brief_item(
+    story_id: str = "st-1",
+    title: str = "A story",
+    *,
+    summary: str = "",
+    category: str = "models",
+    importance: float = 0.5,
+    citations: Sequence[Citation] = (),
+    facts: Sequence[Fact] = (),
+    **fields: Any,
+) -> Item:
+    """An item of a brief; ``fields``: any other of ``Item``'s (``section``, ``verified``, ``lead``…)."""
+    fields.setdefault("category_confidence", 0.9)
+    return Item(
+        story_id=story_id,
+        title=title,
+        summary=summary,
+        category=category,
+        importance=importance,
+        citations=list(citations),
+        facts=list(facts),
+        **fields,
+    )
+
+
+def brief(*items: Item, day: date = DAY, **fields: Any) -> Brief:
+    """A day's brief of ``items`` in that order; ``fields``: any other of ``Brief``'s."""
+    fields.setdefault("policy_version", "test-policy")
+    fields.setdefault("window", WINDOW)
+    return Brief(date=day.isoformat(), items=list(items), **fields)
