@@ -5,10 +5,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from storage.brief import Brief, brief_dict
 from tasks.analyze import CategoryRule, categorise, date_stated, extract_facts, importance
 from tasks.dedup import Item
 from tasks.render import render_html, render_markdown
 from tasks.write import arrange, md_escape, safe_url
+from tests.factories import brief, brief_item, citation
 
 
 def item(title: str, summary: str = "") -> Item:
@@ -118,28 +120,17 @@ HOSTILE = {
 }
 
 
-def _doc() -> dict:
-    items = [
-        {
-            "story_id": "st-1",
-            "title": HOSTILE["title"],
-            "category": "other",
-            "importance": 0.5,
-            "summary": HOSTILE["summary"],
-            "facts": [],
-            "follow_up_of": None,
-            "citations": [
-                {"url": HOSTILE["url"], "source": "evil<b>", "published": "2025-08-06T00:00:00+00:00"}
-            ],
-        }
-    ]
-    return {
-        "date": "2025-08-06",
-        "version": 1,
-        "language": "en",
-        "items": arrange(items, top=1, quotas={}, quick_links=5),
-        "window": {"start": "2025-08-05T00:00:00+00:00", "end": "2025-08-07T00:00:00+00:00"},
-    }
+def _doc(**fields: object) -> Brief:
+    hostile = brief_item(
+        "st-1",
+        HOSTILE["title"],
+        summary=HOSTILE["summary"],
+        category="other",
+        citations=[
+            citation("art-1", url=HOSTILE["url"], source="evil<b>", published="2025-08-06T00:00:00+00:00")
+        ],
+    )
+    return brief(*arrange([hostile], top=1, quotas={}, quick_links=5), **fields)
 
 
 def test_hostile_feed_text_is_inert_in_html() -> None:
@@ -163,10 +154,10 @@ def test_only_http_links_are_links() -> None:
     assert safe_url("https://a.example/x") and safe_url("http://a.example")
     assert safe_url("javascript:alert(1)") is None and safe_url("data:text/html,hi") is None
     assert md_escape("[x](y)") == "\\[x\\](y)"
-    json.dumps(_doc())
+    json.dumps(brief_dict(_doc()))
 
 
 def test_chinese_labels_for_a_zh_brief() -> None:
-    doc = {**_doc(), "language": "zh"}
+    doc = _doc(language="zh")
     md = render_markdown(doc, {})
     assert md.startswith("# AI 简报 — 2025-08-06") and "## 头条" in md and "来源" in md

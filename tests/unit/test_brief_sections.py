@@ -2,40 +2,46 @@
 
 from __future__ import annotations
 
+from datetime import date
+from typing import Any
+
+from storage.brief import Brief, Citation, Item, Window
 from tasks.render import view
 from tasks.write import arrange, kind_section
+from tests.factories import brief, brief_item, citation
 
-WINDOW = {"start": "2026-03-16T00:00:00+00:00", "end": "2026-03-19T00:00:00+00:00"}
+WINDOW = Window(start="2026-03-16T00:00:00+00:00", end="2026-03-19T00:00:00+00:00")
+DAY = date(2026, 3, 18)
 
 
-def cite(source: str, kind: str | None = None) -> dict:
+def cite(source: str, kind: str | None = None) -> Citation:
     """A citation as compose writes it: a news or lab article has no ``kind``."""
-    c = {
-        "article_id": f"art-{source}",
-        "url": f"https://{source}.example.com/a",
-        "source": source,
-        "published": "2026-03-18T08:00:00+00:00",
-    }
-    return {**c, "kind": kind, "outlet_label": source} if kind else c
+    named = {"kind": kind, "outlet_label": source} if kind else {}
+    return citation(
+        f"art-{source}",
+        url=f"https://{source}.example.com/a",
+        source=source,
+        published="2026-03-18T08:00:00+00:00",
+        **named,
+    )
 
 
-def story(story_id: str, importance: float, *citations: dict, category: str = "models", **extra) -> dict:
-    return {
-        "story_id": story_id,
-        "title": f"Story {story_id}",
-        "category": category,
-        "importance": importance,
-        "relevance": "core",
-        "summary": f"What story {story_id} says.",
-        "facts": [],
-        "follow_up_of": None,
-        "citations": list(citations),
+def story(
+    story_id: str, importance: float, *citations: Citation, category: str = "models", **extra: Any
+) -> Item:
+    return brief_item(
+        story_id,
+        f"Story {story_id}",
+        summary=f"What story {story_id} says.",
+        category=category,
+        importance=importance,
+        citations=citations,
         **extra,
-    }
+    )
 
 
-def sections(out: list[dict]) -> dict[str, str]:
-    return {i["story_id"]: i["section"] for i in out}
+def sections(out: list[Item]) -> dict[str, str | None]:
+    return {i.story_id: i.section for i in out}
 
 
 def test_a_story_s_kinds_give_its_section_unless_a_news_source_reports_it() -> None:
@@ -71,17 +77,17 @@ def test_papers_and_repos_go_to_their_sections_and_only_widely_reported_ones_or_
     marked = arrange(
         [*items, story("mine", 0.1, cite("hf", "papers"), lead=True)], top=1, quotas={}, quick_links=5
     )
-    assert [i["story_id"] for i in marked if i["section"] == "top"] == ["mine"]  # a person's mark still leads
+    assert [i.story_id for i in marked if i.section == "top"] == ["mine"]  # a person's mark still leads
 
 
 def test_a_kind_section_holds_five_stories_and_the_rest_are_quick_links() -> None:
     papers = [story(f"p{n}", 1 - n / 10, cite("hf", "papers")) for n in range(7)]
     out = arrange(papers, top=5, quotas={}, quick_links=15)
-    assert [i["story_id"] for i in out if i["section"] == "research"] == ["p0", "p1", "p2", "p3", "p4"]
-    assert [i["story_id"] for i in out if i["section"] == "quick_link"] == ["p5", "p6"]
+    assert [i.story_id for i in out if i.section == "research"] == ["p0", "p1", "p2", "p3", "p4"]
+    assert [i.story_id for i in out if i.section == "quick_link"] == ["p5", "p6"]
 
 
-def _day(language: str = "en") -> dict:
+def _day(language: str = "en") -> Brief:
     items = [
         story("top", 0.9, cite("ars"), cite("wired")),
         story("model", 0.6, cite("ars")),
@@ -90,13 +96,8 @@ def _day(language: str = "en") -> dict:
         story("repo", 0.3, cite("gh", "repos")),
         story("hn", 0.2, cite("hn", "community")),
     ]
-    return {
-        "date": "2026-03-18",
-        "version": 1,
-        "language": language,
-        "window": WINDOW,
-        "items": arrange(items, top=1, quotas={"models": 5, "research": 5}, quick_links=5),
-    }
+    arranged = arrange(items, top=1, quotas={"models": 5, "research": 5}, quick_links=5)
+    return brief(*arranged, day=DAY, language=language, window=WINDOW)
 
 
 def test_the_sections_read_in_order_and_papers_join_the_research_category() -> None:
@@ -111,7 +112,7 @@ def test_the_sections_read_in_order_and_papers_join_the_research_category() -> N
     ]
     zh = view(_day("zh"), {"models": "模型与发布", "research": "研究"})
     assert [s["heading"] for s in zh["sections"]] == ["头条", "模型与发布", "研究", "开源项目", "社区讨论"]
-    alone = view({**_day(), "items": [i for i in _day()["items"] if i["story_id"] != "study"]}, {})
+    alone = view(_day().with_items([i for i in _day().items if i.story_id != "study"]), {})
     assert [s["heading"] for s in alone["sections"]][2:4] == ["Research", "Open source"]
 
 
@@ -119,8 +120,7 @@ def test_each_quick_link_is_a_line_of_its_own_in_markdown() -> None:
     from tasks.render import render
 
     papers = [story(f"p{n}", 1 - n / 10, cite("hf", "papers")) for n in range(8)]
-    doc = {"date": "2026-03-18", "version": 1, "language": "en", "window": WINDOW}
-    doc["items"] = arrange(papers, top=1, quotas={}, quick_links=15)
+    doc = brief(*arrange(papers, top=1, quotas={}, quick_links=15), day=DAY, window=WINDOW)
     text = render("markdown", view(doc, {}))
     quick = text.split("## Quick links\n", 1)[1].strip().splitlines()
     assert [line.split("](")[0] for line in quick] == ["- [Story p5", "- [Story p6", "- [Story p7"], quick
