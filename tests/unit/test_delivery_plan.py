@@ -129,7 +129,7 @@ def test_plan_with_a_hold_shows_the_review_channel_until_approval_or_deadline() 
 
 
 def test_messages_say_what_they_are() -> None:
-    doc = {**_doc(), "version": 2}
+    doc = _doc(version=2)
     email = Channel(name="email", url="mailto://x")
     update = deliver.compose_message(deliver.Send(email, "update", "direct", previous=1), doc, {}, zone=ZONE)
     assert update.subject == "Updated: AI brief — 2025-08-06 (v2)" and "replaces version 1" in update.body
@@ -151,7 +151,7 @@ def test_messages_say_what_they_are() -> None:
     assert (
         "\n"
         not in deliver.compose_message(
-            deliver.Send(email, "brief", "direct"), {**doc, "items": []}, {}, zone=ZONE
+            deliver.Send(email, "brief", "direct"), doc.with_items([]), {}, zone=ZONE
         ).subject
     )
 

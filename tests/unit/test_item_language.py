@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import re
 
+from storage.brief import Brief
 from tasks.render import render, view
 from tasks.write import item_language
 from tests.unit.test_brief_sections import _day, cite, story
 
 
-def _mixed(language: str) -> dict:
+def _mixed(language: str) -> Brief:
     """A brief with one item in the other language, in full and among the quick links."""
     other = "zh" if language == "en" else "en"
     doc = _day(language)
-    doc["items"][3] = {
-        **doc["items"][3],
-        "title": "论文标题" if other == "zh" else "A paper",
-        "language": other,
-    }
-    quick = {**story("quick", 0.1, cite("ars")), "section": "quick_link", "title": "快讯", "language": other}
-    return {**doc, "items": [*doc["items"], quick]}
+    items = list(doc.items)
+    items[3] = items[3].model_copy(
+        update={"title": "论文标题" if other == "zh" else "A paper", "language": other}
+    )
+    quick = story("quick", 0.1, cite("ars"), section="quick_link", language=other)
+    return doc.with_items([*items, quick.model_copy(update={"title": "快讯"})])
 
 
 def test_an_item_in_another_language_says_so_in_html_and_email() -> None:
