@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from storage.brief import Brief, LeftOut
 from storage.events import new_event
 from tasks import deliver
 from tasks.briefs_feed import FeedEntry, atom_feed
@@ -27,8 +28,8 @@ OPERATOR_HINT = re.compile(r"brief (replay|events|stats|run|deliver|review|appro
 ZONE = ZoneInfo("Europe/Amsterdam")
 
 
-def left_out_doc(language: str) -> dict:
-    return {**_doc(), "language": language, "topic": "AI", "left_out": {"off_topic": 2}}
+def left_out_doc(language: str) -> Brief:
+    return _doc(language=language, topic="AI", left_out=LeftOut(off_topic=2))
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
