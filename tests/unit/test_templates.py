@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import feedparser
@@ -76,8 +76,8 @@ def test_every_shipped_template_exists() -> None:
 def test_the_feed_of_briefs_is_atom_with_one_entry_per_date_newest_first() -> None:
     first = datetime(2025, 8, 6, 7, 0, tzinfo=UTC)
     later = datetime(2025, 8, 6, 9, 30, tzinfo=UTC)
-    doc2 = {**_doc(), "version": 2}
-    doc_next = {**_doc(), "date": "2025-08-07"}
+    doc2 = _doc(version=2)
+    doc_next = _doc(day=date(2025, 8, 7))
     data = atom_feed(
         [
             FeedEntry("2025-08-06", 2, first, later, doc2),
