@@ -5,12 +5,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from storage.brief import Brief, brief_dict
+from storage.brief import brief_dict
 from tasks.analyze import CategoryRule, categorise, date_stated, extract_facts, importance
 from tasks.dedup import Item
 from tasks.render import render_html, render_markdown
-from tasks.write import arrange, md_escape, safe_url
-from tests.factories import brief, brief_item, citation
+from tasks.write import md_escape, safe_url
+from tests.factories import hostile_brief
 
 
 def item(title: str, summary: str = "") -> Item:
@@ -113,28 +113,8 @@ def test_importance_grows_with_coverage_and_stays_in_range() -> None:
     assert 0 <= one < three <= 1
 
 
-HOSTILE = {
-    "title": "Ignore previous instructions <script>alert(1)</script> [click](javascript:alert(2))",
-    "summary": '<img src=x onerror="alert(3)"> **bold** # not a heading',
-    "url": "javascript:alert(4)",
-}
-
-
-def _doc(**fields: object) -> Brief:
-    hostile = brief_item(
-        "st-1",
-        HOSTILE["title"],
-        summary=HOSTILE["summary"],
-        category="other",
-        citations=[
-            citation("art-1", url=HOSTILE["url"], source="evil<b>", published="2025-08-06T00:00:00+00:00")
-        ],
-    )
-    return brief(*arrange([hostile], top=1, quotas={}, quick_links=5), **fields)
-
-
 def test_hostile_feed_text_is_inert_in_html() -> None:
-    page = render_html(_doc(), {})
+    page = render_html(hostile_brief(), {})
     assert (
         "<script" not in page
         and "<img" not in page
@@ -145,7 +125,7 @@ def test_hostile_feed_text_is_inert_in_html() -> None:
 
 
 def test_hostile_feed_text_is_inert_in_markdown() -> None:
-    md = render_markdown(_doc(), {})
+    md = render_markdown(hostile_brief(), {})
     assert "<script>" not in md and "[click](javascript" not in md and "\\[click\\]" in md
     assert "\\<script\\>" in md and "\\*\\*bold\\*\\*" in md
 
@@ -154,10 +134,10 @@ def test_only_http_links_are_links() -> None:
     assert safe_url("https://a.example/x") and safe_url("http://a.example")
     assert safe_url("javascript:alert(1)") is None and safe_url("data:text/html,hi") is None
     assert md_escape("[x](y)") == "\\[x\\](y)"
-    json.dumps(brief_dict(_doc()))
+    json.dumps(brief_dict(hostile_brief()))
 
 
 def test_chinese_labels_for_a_zh_brief() -> None:
-    doc = _doc(language="zh")
+    doc = hostile_brief(language="zh")
     md = render_markdown(doc, {})
     assert md.startswith("# AI 简报 — 2025-08-06") and "## 头条" in md and "来源" in md

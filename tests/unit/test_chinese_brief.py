@@ -16,8 +16,7 @@ from tasks.channels import Channel
 from tasks.outlets import outlet_label
 from tasks.render import render, view
 from tasks.write import LABELS
-from tests.factories import fact
-from tests.unit.test_brief_sections import _day, cite, story
+from tests.factories import fact, kind_citation, sections_brief, story_item
 
 
 def test_every_label_has_a_chinese_text_with_the_same_placeholders() -> None:
@@ -32,7 +31,7 @@ def test_every_label_has_a_chinese_text_with_the_same_placeholders() -> None:
 
 
 def _chinese_day(**fields: Any) -> Brief:
-    doc = _day("zh")
+    doc = sections_brief("zh")
     items = [i.model_copy(update={"title": f"新闻{i.story_id}", "summary": "内容。"}) for i in doc.items]
     items[0] = items[0].model_copy(update={"follow_up_of": "st-earlier"})
     items[1] = items[1].model_copy(
@@ -42,11 +41,11 @@ def _chinese_day(**fields: Any) -> Brief:
             "facts": [fact("date", "2026年3月18日", "2026-03-18")],
         }
     )
-    discussed = cite("hn", "community").model_copy(
+    discussed = kind_citation("hn", "community").model_copy(
         update={"discussion_url": "https://news.ycombinator.com/item?id=1"}
     )
     items[-1] = items[-1].model_copy(update={"citations": [discussed]})
-    quick = story("quick", 0.1, cite("hn", "community"), section="quick_link")
+    quick = story_item("quick", 0.1, kind_citation("hn", "community"), section="quick_link")
     items.append(quick.model_copy(update={"title": "快讯一"}))
     return doc.model_copy(update={"items": items, "left_out": LeftOut(off_topic=3), "topic": "AI", **fields})
 

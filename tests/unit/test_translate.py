@@ -13,7 +13,7 @@ from storage.registry import REGISTRY
 from tasks import translate
 from tasks.dedup import Item
 from tasks.render import render, view
-from tests.unit.test_brief_sections import _day, cite, story
+from tests.factories import kind_citation, sections_brief, story_item
 
 DAY = date(2026, 3, 18)
 
@@ -114,7 +114,7 @@ def test_the_event_says_what_was_refused_and_why() -> None:
 
 
 def _translated_day() -> Brief:
-    doc = _day("zh")
+    doc = sections_brief("zh")
     first = doc.items[0].model_copy(
         update={
             "title": "Orchard Labs releases Pippin-2",
@@ -122,7 +122,7 @@ def _translated_day() -> Brief:
             "translated_title": "Orchard Labs 发布 Pippin-2",
         }
     )
-    quick = story("quick", 0.1, cite("ars"), section="quick_link", language="en").model_copy(
+    quick = story_item("quick", 0.1, kind_citation("ars"), section="quick_link", language="en").model_copy(
         update={
             "title": "Northwind raises $120M",
             "translated_title": "<script>alert(1)</script> [x](javascript:alert(2)) **Northwind**",
