@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 import polars as pl
 
@@ -68,7 +68,38 @@ def delivery_state(store: ParquetEventStore, day: date) -> deliver.DayState:
     return deliver.fold(store.read(days=[day], event_types=deliver.DELIVERY_TYPES))
 
 
-def acts(store: ParquetEventStore, day: date) -> list[dict]:
+@dataclass(frozen=True)
+class Act:
+    """A person's act on a day as the desk shows it, read from its payload model."""
+
+    event_id: str
+    type: str
+    at: datetime
+    subject: str
+    field: str  # the field it sets ("" for a link, a retraction or an approval)
+    said: str  # what it says: the value set, else the answer, else the note, else the articles linked
+    article_ids: tuple[str, ...]  # the articles a same-story link names
+    by: str
+    via: str
+
+    @classmethod
+    def of(cls, row: dict, act: Payload) -> Act:
+        linked = tuple(getattr(act, "article_ids", None) or ())
+        words = [getattr(act, name, None) for name in ("value", "answer", "note")]
+        return cls(
+            event_id=row["event_id"],
+            type=row["event_type"],
+            at=row["occurred_at"],
+            subject=row["subject_id"],
+            field=getattr(act, "field", None) or "",
+            said=str(next((w for w in words if w), None) or " + ".join(linked)),
+            article_ids=linked,
+            by=str(getattr(act, "person", None) or getattr(act, "by", "")),
+            via=str(getattr(act, "via", None) or ""),
+        )
+
+
+def acts(store: ParquetEventStore, day: date) -> list[Act]:
     """People's acts on the day, oldest first: answers, marks, corrections, retractions, approvals,
     same-story links."""
     types = [
@@ -81,18 +112,8 @@ def acts(store: ParquetEventStore, day: date) -> list[dict]:
         "story.split",
     ]
     frame = store.query(lambda: store.scan([day], event_types=types))
-    rows = []
-    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
-        act = payload_of(row, Payload)  # one of several types: who and where are read where the type has them
-        rows.append(
-            {
-                "event_id": row["event_id"],
-                "type": row["event_type"],
-                "at": row["occurred_at"],
-                "subject": row["subject_id"],
-                "payload": act.model_dump(mode="json"),
-                "by": getattr(act, "person", None) or getattr(act, "by", ""),
-                "via": getattr(act, "via", None) or "",
-            }
-        )
-    return rows
+    # one of several types: each part is read where the type has it
+    return [
+        Act.of(row, payload_of(row, Payload))
+        for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True)
+    ]

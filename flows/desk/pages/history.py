@@ -41,7 +41,9 @@ def diff(request: Request, desk: DeskOf, day: Day) -> Response:
     )
 
 
-def causes(change: versions.ItemChange, older: Brief, newer: Brief, acted: list[dict]) -> list[dict]:
+def causes(
+    change: versions.ItemChange, older: Brief, newer: Brief, acted: list[reads.Act]
+) -> list[reads.Act]:
     """People's acts about the changed item: on its story, or on an article it cites (or links)."""
     cited = {
         c.article_id
@@ -53,7 +55,7 @@ def causes(change: versions.ItemChange, older: Brief, newer: Brief, acted: list[
     return [
         a
         for a in acted
-        if a["subject"] == change.story_id
-        or a["subject"] in cited
-        or cited.intersection(a["payload"].get("article_ids") or ())  # a same-story link names both
+        if a.subject == change.story_id
+        or a.subject in cited
+        or cited.intersection(a.article_ids)  # a same-story link names both
     ]
