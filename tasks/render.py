@@ -232,13 +232,9 @@ def render(kind: Kind, context: Mapping[str, Any], folder: str | None = None) ->
     return text.rstrip() + "\n"
 
 
-def render_markdown(
-    doc: Brief, category_labels: Mapping[str, str], templates: str | None = None
-) -> str:
+def render_markdown(doc: Brief, category_labels: Mapping[str, str], templates: str | None = None) -> str:
     return render("markdown", view(doc, category_labels), templates)
 
 
-def render_html(
-    doc: Brief, category_labels: Mapping[str, str], templates: str | None = None
-) -> str:
+def render_html(doc: Brief, category_labels: Mapping[str, str], templates: str | None = None) -> str:
     return render("html", view(doc, category_labels), templates)

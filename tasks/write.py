@@ -222,11 +222,7 @@ def arrange(items: Sequence[Item], *, top: int, quotas: Mapping[str, int], quick
     out: list[Item] = []
     used: dict[str, int] = {}  # stories per category
     placed: dict[str, int] = {}  # stories per kind section
-    leaders = [
-        i
-        for i in ranked
-        if i.core and (i.lead or not i.promotion) and may_lead(i)
-    ][:top]
+    leaders = [i for i in ranked if i.core and (i.lead or not i.promotion) and may_lead(i)][:top]
     chosen = {id(i) for i in leaders}
     for item in leaders:
         out.append(placed_in(item, "top"))
