@@ -35,6 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from storage.brief import read_brief
 from tests.real_days import aiweb_config
 
 MONTH = ("2026-03-01", "2026-03-31")
@@ -76,8 +77,8 @@ def digest_citations(briefs: Path, days: list[str]) -> dict[str, list[str]]:
         path = briefs / f"{day}.json"
         if not path.is_file():
             continue
-        document = json.loads(path.read_text())
-        urls = {c["url"] for i in document["items"] for c in i["citations"] if c.get("kind") == "digest"}
+        document = read_brief(path.read_text())
+        urls = {c.url for i in document.items for c in i.citations if c.kind == "digest"}
         for url in sorted(urls):
             cited[url].append(day)
     return cited

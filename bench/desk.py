@@ -66,7 +66,7 @@ def pages(settings, searches: tuple[str, ...]) -> list[str]:
             break
     stories = materialize(store, "stories").sort(pl.col("days").list.len(), descending=True)
     out += [f"/story?id={s}" for s in stories["story_id"].head(3)]
-    lead = reads.document(store, day)["items"][0]["story_id"]
+    lead = reads.document(store, day).items[0].story_id
     out.append(f"/story?id={lead}")
     out += [f"/search?q={q.replace(' ', '+')}&start={days[0]}&end={days[-1]}" for q in searches]
     return out
@@ -157,15 +157,15 @@ def second_version(desk, settings) -> None:
 
     store = settings.storage.event_store()
     day = reads.latest_day(store)
-    lead = reads.document(store, day)["items"][0]
+    lead = reads.document(store, day).items[0]
     page = desk.get(f"/today?date={day}").text
     csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
     done = desk.post(
         "/today/correct",
         data={
-            "story": lead["story_id"],
+            "story": lead.story_id,
             "field": "title",
-            "value": lead["title"] + " (corrected)",
+            "value": lead.title + " (corrected)",
             "note": "a correction for the bench",
             "csrf": csrf,
             "date": str(day),

@@ -82,7 +82,7 @@ def child(configs: str, out: str, tree: str) -> None:
             shutil.copyfile(result["files"][ext], Path(out) / f"{name}.{ext}")
         settings = load_settings(where)
         labels = {c.name: c.label_en or c.name for c in settings.policy.categories}
-        context = view(json.loads(Path(result["files"]["json"]).read_text()), labels)
+        context = view(brief_of(Path(result["files"]["json"]).read_text()), labels)
         for kind in MESSAGES:
             (Path(out) / f"{name}.{kind}").write_text(render(kind, context))
         stores[store] = settings.storage.root
@@ -108,6 +108,16 @@ def child(configs: str, out: str, tree: str) -> None:
                     )
                     + "\n"
                 )
+
+
+def brief_of(text: str) -> object:
+    """A published JSON brief as the tree's ``view`` takes it: its model where the tree has one (read
+    with the tree's own code, first on ``sys.path``), else its dict."""
+    try:
+        from storage.brief import read_brief
+    except ImportError:  # a ref from before the brief was a model
+        return json.loads(text)
+    return read_brief(text)
 
 
 def canonical_log(raw: bytes, work: str) -> bytes:

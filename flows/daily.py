@@ -17,6 +17,7 @@ from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
 from ops.shadow import Shadow, shadow_day, shadow_of
+from storage.brief import Brief
 from tasks import steps
 from tasks.settings import load_settings
 
@@ -86,7 +87,7 @@ def gate_artifact(ctx: steps.RunContext, day: steps.Day) -> None:
 
 
 @task(name="publish", cache_policy=NO_CACHE)
-def publish_task(ctx: steps.RunContext, document: dict) -> steps.Published:
+def publish_task(ctx: steps.RunContext, document: Brief) -> steps.Published:
     # an act recorded since the run composed its brief has it composed again, under the day's lock
     published = steps.publish(ctx, document, recompose=lambda: steps.recompose(ctx))
     create_markdown_artifact(
@@ -253,7 +254,7 @@ def wait_stage(ctx: steps.RunContext, report: steps.RunReport, after_runs: list[
 
 def draft_stage(
     ctx: steps.RunContext, report: steps.RunReport, shadow: Shadow | None
-) -> tuple[steps.DedupOutcome, dict]:
+) -> tuple[steps.DedupOutcome, Brief]:
     """``steps.STAGES`` in order, each a task (and the shadow policy's decisions after the scores):
     the day's outcome and its gated document, not yet published."""
     stages = list(steps.STAGES)
@@ -274,7 +275,7 @@ def draft_stage(
 
 
 def publish_stage(
-    ctx: steps.RunContext, report: steps.RunReport, document: dict, deliver: bool
+    ctx: steps.RunContext, report: steps.RunReport, document: Brief, deliver: bool
 ) -> steps.Published:
     """Publish the gated document as the day's next version; deliver it when asked and configured."""
     with report.step("publish"):

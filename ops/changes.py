@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from storage.brief import Brief
 from storage.errors import StaleAct
 from storage.payloads import BriefPublished, Payload
 from storage.store import ParquetEventStore
@@ -151,14 +152,14 @@ def between(acted: Iterable[Acted], a: int, b: int) -> list[Acted]:
     return [x for x in acted if x.version is not None and low < x.version <= high]
 
 
-def cited(story: str, documents: Iterable[Mapping[str, Any]]) -> set[str]:
+def cited(story: str, documents: Iterable[Brief]) -> set[str]:
     """The articles the story's item cites in any of ``documents``."""
     return {
-        c["article_id"]
+        c.article_id
         for doc in documents
-        for item in doc["items"]
-        if item["story_id"] == story
-        for c in item["citations"]
+        for item in doc.items
+        if item.story_id == story
+        for c in item.citations
     }
 
 
@@ -171,25 +172,25 @@ def about(acted: Iterable[Acted], story: str, articles: set[str]) -> list[Acted]
     ]
 
 
-def face(document: Mapping[str, Any], story: str) -> dict[str, Any] | None:
+def face(document: Brief, story: str) -> dict[str, Any] | None:
     """What an editor sees of the story's item (None: not in the brief)."""
-    item = next((i for i in document["items"] if i["story_id"] == story), None)
+    item = next((i for i in document.items if i.story_id == story), None)
     if item is None:
         return None
     return {
-        **{k: item.get(k) for k in FACE},
-        "sources": sorted(c["article_id"] for c in item["citations"]),
+        **{k: getattr(item, k) for k in FACE},
+        "sources": sorted(c.article_id for c in item.citations),
     }
 
 
-def what_changed(seen: Mapping[str, Any] | None, current: Mapping[str, Any], story: str) -> str | None:
+def what_changed(seen: Brief | None, current: Brief, story: str) -> str | None:
     """How the story's item changed from the version ``seen`` to ``current``, in words (None: not)."""
     now = face(current, story)
     before = face(seen, story) if seen is not None else None
     if now == before:
         return None
     if now is None:
-        retracted = any(r.get("story_id") == story for r in current.get("retracted", []))
+        retracted = any(r.story_id == story for r in current.retracted or ())
         return "it was retracted" if retracted else "it left the brief"
     if before is None:
         return "it was not in that version"
@@ -207,7 +208,7 @@ def stale(
     current = briefs.current_document(day)
     if current is None:
         return None  # nothing published: the act itself says so
-    now = int(current["version"])
+    now = current.version
     if seen == now:
         return None
     if seen > now:
@@ -215,7 +216,7 @@ def stale(
             f"the form names v{seen} of the brief of {day}, which is at v{now}; reload the page", seen, now
         )
     try:
-        before: dict[str, Any] | None = briefs.read(briefs.version(day, seen))
+        before: Brief | None = briefs.read(briefs.version(day, seen))
     except (FileNotFoundError, OSError):
         before = None  # purged: every item counts as changed
     published = publications(store, day)

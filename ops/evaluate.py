@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from storage.brief import Brief
 from storage.errors import InputError
 from tasks import analyze, dedup, steps
 from tasks.settings import PolicySettings, Settings, read_candidate, read_policy
@@ -108,10 +109,10 @@ def evaluate_policy(
         _count_labels(tally, labels, day, outcome)
         _count_categories(tally, policy, outcome)
         failed = {f.story_id for f in findings}
-        tally.items += len(document["items"])
-        tally.passed += sum(i["story_id"] not in failed for i in document["items"])
+        tally.items += len(document.items)
+        tally.passed += sum(i.story_id not in failed for i in document.items)
         tally.news += outcome.news
-        tally.cited += len({c["article_id"] for i in document["items"] for c in i["citations"]})
+        tally.cited += len({c.article_id for i in document.items for c in i.citations})
     return _figures(tally)
 
 
@@ -342,7 +343,7 @@ def _marks(settings: Settings, last: date) -> dict[str, str]:
     }
 
 
-def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict, marks: dict) -> None:
+def _score_editorial(totals: dict, document: Brief, outcome, scores, labels: dict, marks: dict) -> None:
     """Relevance figures of one replayed day: against people's marks (held out) and hand labels.
 
     Marks: a marked story agrees when the policy's own outcome is the mark (``lead`` counts as
@@ -365,16 +366,16 @@ def _score_editorial(totals: dict, document: dict, outcome, scores, labels: dict
     rank = {"none": 0, "related": 1, "core": 2}
     cited: set[str] = set()
     top: set[str] = set()
-    for item in document["items"]:
-        found = [labels[c["url"]] for c in item["citations"] if c["url"] in labels]
-        cited.update(c["url"] for c in item["citations"])
-        if item["section"] == "top":
-            top.update(c["url"] for c in item["citations"])
+    for item in document.items:
+        found = [labels[c.url] for c in item.citations if c.url in labels]
+        cited.update(c.url for c in item.citations)
+        if item.section == "top":
+            top.update(c.url for c in item.citations)
         if found:
             best = max(found, key=lambda lab: rank[lab.relevance])
             totals["precision"][0] += best.relevance != "none"
             totals["precision"][1] += 1
-            if item["section"] == "top":
+            if item.section == "top":
                 totals["top_core"][0] += best.relevance == "core"
                 totals["top_core"][1] += 1
     news = [outcome.items[a].url for s in outcome.stories for a in s.members]

@@ -31,6 +31,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from storage.atomic import write_text
+from storage.brief import read_brief
 from storage.errors import InputError, StoreError
 from storage.payloads import (
     ArticlePurged,
@@ -338,16 +339,16 @@ def _summaries(
     published = events.filter(pl.col("event_type") == "brief.published")
     for r in _latest(published, ["brief_date"]).iter_rows(named=True):
         files = payload_of(r, BriefPublished).files
-        brief = json.loads(_read_published(store, files["json"]))
-        for item in brief["items"]:
-            rep = representative.get((item["story_id"], r["brief_date"]))
+        brief = read_brief(_read_published(store, files["json"]))
+        for item in brief.items:
+            rep = representative.get((item.story_id, r["brief_date"]))
             if rep is None or rep[0] not in articles:
                 continue
             article = articles[rep[0]]
-            machine = {"title": item["title"], "summary": item["summary"]}
+            machine = {"title": item.title, "summary": item.summary}
             yield Example(
                 "summarize",
-                item["story_id"],
+                item.story_id,
                 str(r["brief_date"]),
                 _article_input(article),
                 machine,

@@ -31,7 +31,7 @@ from storage import blobs
 from storage.atomic import write_bytes
 from storage.errors import InputError
 from storage.events import Event, event_from_row, new_event, utcnow
-from storage.payloads import PolicyAdoptedV2, PolicyArtefact, PolicyEvaluated
+from storage.payloads import PolicyAdoptedV2, PolicyArtefact, PolicyEvaluated, PolicyTables
 from storage.root.policies import Blobs
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
@@ -213,8 +213,10 @@ def held(store: ParquetEventStore, ref: str) -> Held:
 # --- changes --------------------------------------------------------------------------------
 
 
-def flatten(payload: dict[str, Any]) -> dict[str, Any]:
-    """A policy as dotted keys: its settings (categories by name) and its files by digest."""
+def flatten(tables: dict[str, Any]) -> dict[str, Any]:
+    """A policy as dotted keys: its settings (categories by name) and its files by digest (``tables``:
+    an adoption's payload or a baseline, read as ``PolicyTables``)."""
+    held = PolicyTables.model_validate(tables)
     out: dict[str, Any] = {}
 
     def walk(prefix: str, value: Any) -> None:
@@ -227,14 +229,14 @@ def flatten(payload: dict[str, Any]) -> dict[str, Any]:
         else:
             out[prefix] = value
 
-    walk("policy", {k: v for k, v in payload["policy"].items() if k != "editorial_model"})
-    if payload.get("llm") is not None:
-        walk("llm", {k: v for k, v in payload["llm"].items() if k != "prompts"})
-    for artefact in payload["artefacts"]:
-        key = "vocabulary" if artefact["kind"] == "vocabulary" else f"{artefact['kind']}.{artefact['name']}"
-        if artefact["kind"] == "model":
+    walk("policy", {k: v for k, v in held.policy.items() if k != "editorial_model"})
+    if held.llm is not None:
+        walk("llm", {k: v for k, v in held.llm.items() if k != "prompts"})
+    for artefact in held.artefacts:
+        key = "vocabulary" if artefact.kind == "vocabulary" else f"{artefact.kind}.{artefact.name}"
+        if artefact.kind == "model":
             key = "model"
-        out[key] = artefact["digest"][:12]
+        out[key] = artefact.digest[:12]
     return out
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from storage.brief import Brief, brief_dict, brief_json
 from storage.errors import InputError, StoreError
 from storage.events import Event, new_event, utcnow
 from storage.payloads import BriefPublished
@@ -311,31 +312,30 @@ def drop_vectors(store: ParquetEventStore, pairs: Iterable[tuple[str, str]]) -> 
 # -- briefs ------------------------------------------------------------------------------
 
 
-def without_articles(document: Mapping[str, Any], needles: Needles) -> dict[str, Any] | None:
-    """A brief document without the purged articles (None when it never cited or quoted them).
+def without_articles(document: Brief, needles: Needles) -> Brief | None:
+    """A brief without the purged articles (None when it never cited or quoted them).
 
     An item loses the purged citations and the facts anchored to them; an item left without a
     citation, or whose headline or summary quotes a purged article, leaves the brief.
     """
-    if not needles.found_in(json.dumps(document, ensure_ascii=False)) and not any(
-        c.get("article_id") in needles.ids for i in document.get("items", ()) for c in i.get("citations", ())
+    if not needles.found_in(json.dumps(brief_dict(document), ensure_ascii=False)) and not any(
+        c.article_id in needles.ids for i in document.items for c in i.citations
     ):
         return None
     items = []
-    for item in document["items"]:
-        citations = [c for c in item["citations"] if c.get("article_id") not in needles.ids]
+    for item in document.items:
+        citations = [c for c in item.citations if c.article_id not in needles.ids]
         words = " ".join(
-            str(item.get(k) or "") for k in ("title", "summary", "translated_title", "correction")
+            text or "" for text in (item.title, item.summary, item.translated_title, item.correction)
         )
         if not citations or needles.found_in(words):
             continue
-        facts = [
-            f for f in item.get("facts", ()) if (f.get("anchor") or {}).get("article_id") not in needles.ids
-        ]
-        items.append({**item, "citations": citations, "facts": facts})
-    out = {**document, "items": items}
-    if document.get("retracted"):
-        out["retracted"] = [r for r in document["retracted"] if not needles.found_in(str(r.get("title", "")))]
+        facts = [f for f in item.facts if f.anchor.article_id not in needles.ids]
+        items.append(item.model_copy(update={"citations": citations, "facts": facts}))
+    out = document.with_items(items)
+    if document.retracted:
+        kept = [r for r in document.retracted if not needles.found_in(r.title)]
+        out = out.model_copy(update={"retracted": kept})
     return out
 
 
@@ -409,12 +409,12 @@ def _carry_lineage(ctx: Any, day: date) -> None:
             ctx.emitted.setdefault((event.event_type, event.subject_id), []).append(event.event_id)
 
 
-def _rendered(document: Mapping[str, Any], labels: Mapping[str, str], settings: Settings) -> dict[str, str]:
+def _rendered(document: Brief, labels: Mapping[str, str], settings: Settings) -> dict[str, str]:
     from tasks import render
 
     templates = settings.output.templates
     return {
-        "json": json.dumps(render.for_readers(document), ensure_ascii=False, indent=2) + "\n",
+        "json": brief_json(render.for_readers(document)),
         "md": render.render_markdown(document, labels, templates),
         "html": render.render_html(document, labels, templates),
     }

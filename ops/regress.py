@@ -313,8 +313,8 @@ def replay_day(settings: Settings, store: ParquetEventStore, day: date, events: 
         frozen.fs.delete_dir(frozen.base)
     story_of = {a: s.members for s in outcome.stories for a in s.members}
     by_members = {s.members: scores[s.story_id] for s in outcome.stories}
-    items = document["items"]
-    return Replayed(story_of, by_members, items[0]["story_id"] if items else None)
+    items = document.items
+    return Replayed(story_of, by_members, items[0].story_id if items else None)
 
 
 def judge(case: Event, replayed: Replayed) -> Result:

@@ -672,6 +672,18 @@ class PolicyAdopted(Payload):
     rollback_of: str | None = None
 
 
+class PolicyTables(Payload):
+    """A policy whole, as an adoption holds it and as its ``baseline`` keeps the config's: the
+    ``[policy]`` table, the ``[llm]`` table when there is one, and its files by digest (the rest of an
+    adoption's payload is read past)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    policy: dict[str, Any]
+    llm: dict[str, Any] | None = None
+    artefacts: list[PolicyArtefact]
+
+
 class RegressionCheck(Payload):
     """The regression set replayed before an adoption: how many cases each policy passed, the cases the
     candidate fails that the policy in force passes, and whether it was adopted all the same."""

@@ -11,8 +11,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from storage.brief import Brief
 from tasks.render import render, view
 
 
@@ -22,7 +22,7 @@ class FeedEntry:
     version: int
     published_at: datetime  # the first version's time
     updated_at: datetime  # this version's time
-    document: Mapping[str, Any]
+    document: Brief
 
 
 def entry_id(date: str) -> str:

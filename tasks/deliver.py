@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
+from storage.brief import Brief
 from storage.events import Event
 from tasks.channels import Channel, DeliverySettings
 
@@ -166,7 +167,7 @@ class Message:
 
 def compose_message(
     send: Send,
-    document: Mapping[str, Any],
+    document: Brief,
     labels: Mapping[str, str],
     *,
     zone: ZoneInfo,
@@ -182,10 +183,10 @@ def compose_message(
     at = f"{until.astimezone(zone):%Y-%m-%d %H:%M %Z}" if until else ""
     note = None
     if send.kind == "update":
-        note = lab["updated"].format(version=document["version"], previous=send.previous)
+        note = lab["updated"].format(version=document.version, previous=send.previous)
     elif send.kind == "review":
         deadline = lab["held_deadline"].format(at=at) if until else ""
-        note = lab["held"].format(date=document["date"], deadline=deadline)
+        note = lab["held"].format(date=document.date, deadline=deadline)
     elif send.released == "deadline":
         note = lab["unreviewed"].format(at=at)
     context = {**base, "note": note, "questions": list(questions) if send.kind == "review" else []}
@@ -193,7 +194,7 @@ def compose_message(
     template = {"html": "email", "markdown": "markdown", "text": "text"}[fmt]
     title = base["title"]
     if send.kind == "update":
-        subject = lab["subject_updated"].format(title=title, version=document["version"])
+        subject = lab["subject_updated"].format(title=title, version=document.version)
     elif send.kind == "review":
         subject = lab["subject_review"].format(title=title, n=len(questions))
     else:

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from storage.brief import Brief
+from storage.brief import Item as BriefItem
 from tasks import analyze
 from tasks.dedup import Item
 from tasks.normalize import reader_link
@@ -71,18 +73,18 @@ def unanchored(text: str, sources: Sequence[Item], year: int) -> list[Claim]:
     return list(first.values())
 
 
-def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) -> list[Finding]:
+def check_item(item: BriefItem, articles: Mapping[str, Item], brief_date: date) -> list[Finding]:
     """Findings for one brief item (empty when every claim is anchored in its sources)."""
-    story = item["story_id"]
-    cited = [c for c in item["citations"]]
-    known = [articles[c["article_id"]] for c in cited if c.get("article_id") in articles]
+    story = item.story_id
+    cited = list(item.citations)
+    known = [articles[c.article_id] for c in cited if c.article_id in articles]
     collected_urls = {a.canonical_url for a in articles.values()} | {a.url for a in articles.values()}
     collected_urls |= {reader_link(a.url) for a in articles.values()}  # as a published brief cites it
-    sources = tuple(c["url"] for c in cited)
+    sources = tuple(c.url for c in cited)
     findings = [
-        Finding(story, "citation", c["url"], "NOT_COLLECTED", sources)
+        Finding(story, "citation", c.url, "NOT_COLLECTED", sources)
         for c in cited
-        if c["url"] not in collected_urls or c.get("article_id") not in articles
+        if c.url not in collected_urls or c.article_id not in articles
     ]
     text = " \n ".join(f"{a.title} \n {a.summary}" for a in known)
     lowered = text.lower()
@@ -90,8 +92,8 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
     source_dates = {
         f.value for a in known for f in analyze.extract_facts(a, brief_date.year) if f.kind == "date"
     }
-    for fact in item["facts"]:
-        kind, value, shown = fact["kind"], fact["value"], fact["text"]
+    for fact in item.facts:
+        kind, value, shown = fact.kind, fact.value, fact.text
         if kind == "amount":
             if value not in source_amounts:
                 findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
@@ -102,12 +104,12 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
                 findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
         elif shown.lower() not in lowered:
             findings.append(Finding(story, kind, shown, "NOT_IN_SOURCES", sources))
-    in_facts = {(f["kind"], f["value"]) for f in item["facts"]}  # checked above
-    for claim in unanchored(f"{item['title']} \n {item['summary']}", known, brief_date.year):
+    in_facts = {(f.kind, f.value) for f in item.facts}  # checked above
+    for claim in unanchored(f"{item.title} \n {item.summary}", known, brief_date.year):
         if (claim.kind, claim.value) not in in_facts:
             shown = claim.value if claim.kind == "amount" else claim.text  # an amount named normalised
             findings.append(Finding(story, claim.kind, shown, "NOT_IN_SOURCES", sources))
-    stated_in_facts = {f["value"] for f in item["facts"] if f["kind"] == "amount"}
+    stated_in_facts = {f.value for f in item.facts if f.kind == "amount"}
     if len(stated_in_facts) > 1:
         findings.append(
             Finding(story, "amount", " / ".join(sorted(stated_in_facts)), "SEVERAL_AMOUNTS", sources)
@@ -115,8 +117,8 @@ def check_item(item: Mapping, articles: Mapping[str, Item], brief_date: date) ->
     return findings
 
 
-def check_brief(document: Mapping, articles: Mapping[str, Item], brief_date: date) -> list[Finding]:
-    return [f for item in document["items"] for f in check_item(item, articles, brief_date)]
+def check_brief(document: Brief, articles: Mapping[str, Item], brief_date: date) -> list[Finding]:
+    return [f for item in document.items for f in check_item(item, articles, brief_date)]
 
 
 def stated_facts(facts: Sequence[Mapping], brief_date: date) -> list[Mapping]:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from markupsafe import Markup
 
+from storage.brief import Brief, Item
 from storage.errors import ConfigError
 from tasks.normalize import reader_link
 from tasks.normalize import (
@@ -91,21 +92,22 @@ def check_templates(folder: str, where: str = "config") -> None:
             raise ConfigError(f"{path / name}: line {exc.lineno}: {exc.message}") from None
 
 
-def for_readers(doc: Mapping[str, Any]) -> dict[str, Any]:
+def for_readers(doc: Brief) -> Brief:
     """The brief document as readers get it (its JSON file): cited links as ``reader_link`` shows them
     (no tracking parameters or fragment, host lower-cased, no default port). The run's document keeps
     them as the feed published them (what the fact-check compares)."""
-    return {
-        **doc,
-        "items": [
-            {**i, "citations": [{**c, "url": reader_link(c["url"])} for c in i["citations"]]}
-            for i in doc["items"]
-        ],
-    }
+    return doc.with_items(
+        [
+            i.model_copy(
+                update={"citations": [c.model_copy(update={"url": reader_link(c.url)}) for c in i.citations]}
+            )
+            for i in doc.items
+        ]
+    )
 
 
 def view(
-    doc: Mapping[str, Any],
+    doc: Brief,
     category_labels: Mapping[str, str],
     *,
     note: str | None = None,
@@ -115,55 +117,55 @@ def view(
     ``lang`` where it is not the page's (its ``translation``, a title in the page's language, is
     in the page's), and ``cjk`` when the page holds Chinese, Japanese or
     Korean text (its font stacks then name CJK fonts)."""
-    lab = {**LABELS["en"], **LABELS[doc["language"]]}
-    items = doc["items"]
+    lab = {**LABELS["en"], **LABELS[doc.language]}
+    items = doc.items
 
-    def lang(item: Mapping[str, Any]) -> str | None:
+    def lang(item: Item) -> str | None:
         """The item's language where it is not the page's (the ``lang`` of its elements)."""
-        language = item.get("language")
-        return language if language and language != doc["language"] else None
+        language = item.language
+        return language if language and language != doc.language else None
 
     def link(url: str) -> Markup | None:
         safe = safe_url(reader_link(url))
         return Markup(safe) if safe else None
 
-    def item_view(number: int, item: Mapping[str, Any]) -> dict[str, Any]:
+    def item_view(number: int, item: Item) -> dict[str, Any]:
         citations = [
             {
-                "source": c.get("outlet_label") or c["source"],
-                "url": link(c["url"]),
-                "published": (c["published"] or "")[:10],
-                "discussion": link(c["discussion_url"]) if c.get("discussion_url") else None,
+                "source": c.outlet_label or c.source,
+                "url": link(c.url),
+                "published": (c.published or "")[:10],
+                "discussion": link(c.discussion_url) if c.discussion_url else None,
             }
-            for c in item["citations"]
+            for c in item.citations
         ]
         return {
             "number": number,
-            "story_id": item["story_id"],
+            "story_id": item.story_id,
             "lang": lang(item),
-            "title": item["title"],
+            "title": item.title,
             # the title in the page's language, labelled as a translation, beside the original
-            "translated_title": item.get("translated_title"),
-            "translation": lab["translated"].format(title=item["translated_title"])
-            if item.get("translated_title")
+            "translated_title": item.translated_title,
+            "translation": lab["translated"].format(title=item.translated_title)
+            if item.translated_title
             else None,
-            "summary": item["summary"],
-            "unverified": item.get("verified") is False,
-            "follow_up": bool(item.get("follow_up_of")),
-            "flagged": "instructions_to_ai" in item.get("flags", ()),
+            "summary": item.summary,
+            "unverified": item.unverified,
+            "follow_up": bool(item.follow_up_of),
+            "flagged": item.flagged,
             "facts": shown_facts(item)[:8],
             "citations": citations,
             "link": citations[0]
             if citations
             else {"source": "", "url": None, "published": "", "discussion": None},
-            "relevance": item.get("relevance", "core"),
-            "correction": item.get("correction"),  # a person's correction, shown under the item
+            "relevance": item.relevance,
+            "correction": item.correction,  # a person's correction, shown under the item
         }
 
     sections: list[dict[str, Any]] = []
     number = 0
 
-    def add(kind: str, heading: str, entries: Sequence[Mapping[str, Any]]) -> None:
+    def add(kind: str, heading: str, entries: Sequence[Item]) -> None:
         nonlocal number
         section: dict[str, Any] = {"kind": kind, "heading": heading, "entries": []}
         for item in entries:
@@ -171,39 +173,38 @@ def view(
             section["entries"].append(item_view(number, item))
         sections.append(section)
 
-    top = [i for i in items if i["section"] == "top"]
+    top = doc.section("top")
     if top:
         add("top", lab["top"], top)
-    categories: dict[str, list] = {}
-    for item in items:
-        if item["section"] == "category":
-            categories.setdefault(item["category"], []).append(item)
-    by_kind = {k: [i for i in items if i["section"] == k] for k in KIND_SECTIONS}
+    categories: dict[str, list[Item]] = {}
+    for item in doc.section("category"):
+        categories.setdefault(item.category, []).append(item)
+    by_kind = {k: doc.section(k) for k in KIND_SECTIONS}
     if by_kind["research"]:  # the papers join the research category's stories under one heading
         by_kind["research"] = categories.pop("research", []) + by_kind["research"]
-    for category in sorted(categories, key=lambda c: -max(i["importance"] for i in categories[c])):
+    for category in sorted(categories, key=lambda c: -max(i.importance for i in categories[c])):
         add("category", category_labels.get(category, lab["other"]), categories[category])
     for kind, entries in by_kind.items():
         if entries:
             # research is headed as the policy's research category is, when it has one
             heading = category_labels.get(kind, lab[kind]) if kind == "research" else lab[kind]
             add(kind, heading, entries)
-    quick = [i for i in items if i["section"] == "quick_link"]
+    quick = doc.section("quick_link")
     if quick:
         sections.append({"kind": "quick_link", "heading": lab["quick"], "entries": []})
         sections[-1]["entries"] = [item_view(0, i) for i in quick]
     return {
-        "title": f"{lab['title']} — {doc['date']}",
-        "date": doc["date"],
-        "language": doc["language"],
-        "cjk": doc["language"] in CJK or any(i.get("language") in CJK for i in items),
-        "version": doc["version"],
+        "title": f"{lab['title']} — {doc.date}",
+        "date": doc.date,
+        "language": doc.language,
+        "cjk": doc.language in CJK or any(i.language in CJK for i in items),
+        "version": doc.version,
         "lab": lab,
         "count": len(items),
-        "core": sum(1 for i in items if i.get("relevance", "core") == "core"),
-        "outlets": len({c["source"] for i in items for c in i["citations"]}),
-        "window": {"start": doc["window"]["start"][:16], "end": doc["window"]["end"][:16]},
-        "period": window_text(doc["window"]["start"], doc["window"]["end"]),  # the window, for reading
+        "core": doc.core,
+        "outlets": len({c.source for i in items for c in i.citations}),
+        "window": {"start": doc.window.start[:16], "end": doc.window.end[:16]},
+        "period": window_text(doc.window.start, doc.window.end),  # the window, for reading
         "sections": sections,
         "lead": sections[0]["entries"][0]["title"] if sections and sections[0]["entries"] else None,
         "footer": left_out_line(doc),
@@ -211,19 +212,17 @@ def view(
         "questions": list(questions),
         # items people retracted: their title, the section they were in, and the note
         "retracted": [
-            lab["retracted_item"].format(
-                title=r["title"], section=_section_heading(r.get("section"), lab), note=r["note"]
-            )
-            for r in doc.get("retracted", ())
+            lab["retracted_item"].format(title=r.title, section=_section_heading(r.section, lab), note=r.note)
+            for r in doc.retracted or ()
         ],
     }
 
 
-def shown_facts(item: Mapping[str, Any]) -> list[str]:
+def shown_facts(item: Item) -> list[str]:
     """The item's facts a reader learns something from: not one its headline already states (the
     product's name, the amount raised), and not a bare date (kept in the brief's JSON, checked)."""
-    title = item["title"].casefold()
-    return [f["text"] for f in item["facts"] if f.get("kind") != "date" and f["text"].casefold() not in title]
+    title = item.title.casefold()
+    return [f.text for f in item.facts if f.kind != "date" and f.text.casefold() not in title]
 
 
 def window_text(start: str, end: str) -> str:
@@ -250,13 +249,9 @@ def render(kind: Kind, context: Mapping[str, Any], folder: str | None = None) ->
     return text.rstrip() + "\n"
 
 
-def render_markdown(
-    doc: Mapping[str, Any], category_labels: Mapping[str, str], templates: str | None = None
-) -> str:
+def render_markdown(doc: Brief, category_labels: Mapping[str, str], templates: str | None = None) -> str:
     return render("markdown", view(doc, category_labels), templates)
 
 
-def render_html(
-    doc: Mapping[str, Any], category_labels: Mapping[str, str], templates: str | None = None
-) -> str:
+def render_html(doc: Brief, category_labels: Mapping[str, str], templates: str | None = None) -> str:
     return render("html", view(doc, category_labels), templates)

@@ -13,6 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from storage.brief import Brief, Item, Retracted, brief_dict
+from storage.payloads import BriefCorrected, StoryRetracted
+
 LABELS = {
     "en": {
         "title": "AI brief",
@@ -97,56 +100,47 @@ LABELS = {
 
 
 def apply_editor_acts(
-    document: Mapping[str, Any],
-    corrections: Mapping[str, Mapping[str, Mapping[str, Any]]],
-    retractions: Mapping[str, Mapping[str, Any]],
-) -> dict[str, Any]:
-    """The document with people's corrections and retractions applied (pure).
+    document: Brief,
+    corrections: Mapping[str, Mapping[str, BriefCorrected]],
+    retractions: Mapping[str, StoryRetracted],
+) -> Brief:
+    """The brief with people's corrections and retractions applied (pure).
 
     ``corrections``: story id -> field (``title``, ``summary``) -> the latest ``brief.corrected``
     payload; ``retractions``: story id -> the ``story.retracted`` payload. A corrected item shows the
     new text and a visible ``correction`` line; a retracted item leaves, and ``retracted`` keeps its
-    title, the section it was in and the note. A document no one corrected comes back as it was, so
+    title, the section it was in and the note. A brief no one corrected comes back as it was, so
     its content hash, and its version, stay the same.
     """
-    lab = {**LABELS["en"], **LABELS[document.get("language", "en")]}
-    items, retracted = [], []
-    for item in document["items"]:
-        story = item["story_id"]
+    lab = {**LABELS["en"], **LABELS[document.language]}
+    items: list[Item] = []
+    retracted: list[Retracted] = []
+    for item in document.items:
+        story = item.story_id
         if story in retractions:
             act = retractions[story]
-            retracted.append(
-                {
-                    "story_id": story,
-                    "title": act["title"],
-                    "section": item.get("section"),
-                    "note": act["note"],
-                }
-            )
+            retracted.append(Retracted(story_id=story, title=act.title, section=item.section, note=act.note))
             continue
         fixed = corrections.get(story)
         if not fixed:
             items.append(item)
             continue
         lines = []
-        changed = dict(item)
+        changed: dict[str, Any] = {}
         for field_ in ("title", "summary"):
             fix = fixed.get(field_)
             if fix is None:
                 continue
-            changed[field_] = fix["value"]
-            said = lab[f"corrected_{field_}"].format(previous=fix["previous"])
-            lines.append(" ".join(part for part in (said, fix.get("note", "")) if part))
+            changed[field_] = fix.value
+            said = lab[f"corrected_{field_}"].format(previous=fix.previous)
+            lines.append(" ".join(part for part in (said, fix.note or "") if part))
         if "title" in fixed:
-            changed.pop("translated_title", None)  # the translation was of the old headline
+            changed["translated_title"] = None  # the translation was of the old headline
         changed["correction"] = f"{lab['correction']} {' '.join(lines)}"
-        items.append(changed)
+        items.append(item.model_copy(update=changed))
     if not corrections and not retractions:
-        return dict(document)
-    out = {**document, "items": items}
-    if retracted:
-        out["retracted"] = retracted
-    return out
+        return document
+    return document.model_copy(update={"items": items, "retracted": retracted or document.retracted})
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")
@@ -173,8 +167,8 @@ def short_summary(text: str, limit: int = 320) -> str:
     return cut[: end + 1] if end > limit // 3 else cut.rsplit(" ", 1)[0] + " …"
 
 
-def content_hash(document: Mapping[str, Any]) -> str:
-    body = {k: v for k, v in document.items() if k != "version"}
+def content_hash(document: Brief) -> str:
+    body = {k: v for k, v in brief_dict(document).items() if k != "version"}
     return hashlib.blake2b(json.dumps(body, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
@@ -193,12 +187,12 @@ KIND_SECTION_SIZE = 5  # stories per kind section; the rest join the quick links
 MANY_SOURCES = 2  # sources that make a story without a news report a candidate to lead
 
 
-def kind_section(item: Mapping[str, Any]) -> str | None:
+def kind_section(item: Item) -> str | None:
     """The section a story belongs to by what reported it, or None when a news, lab or digest
     source reports it: ``research`` for a paper, ``open_source`` for a repository, ``community``
     for a story known only from a community source (Hacker News). A citation without a
     ``kind`` is a news or lab article."""
-    kinds = {c.get("kind", "news") for c in item.get("citations", ())}
+    kinds = {c.named_kind for c in item.citations}
     if not kinds or kinds & NEWS_KINDS:
         return None
     if "papers" in kinds:
@@ -206,7 +200,7 @@ def kind_section(item: Mapping[str, Any]) -> str | None:
     return "open_source" if "repos" in kinds else "community"
 
 
-def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick_links: int) -> list[dict]:
+def arrange(items: Sequence[Item], *, top: int, quotas: Mapping[str, int], quick_links: int) -> list[Item]:
     """Top stories first, then by category within quotas, then the sections of the stories no
     news source reports (research, open source, community discussion), then quick links; each
     gets a ``section``.
@@ -218,25 +212,24 @@ def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick
     leads only when ``MANY_SOURCES`` sources report it; the others go to their kind's section, up to
     ``KIND_SECTION_SIZE`` each. A day of news and lab sources only is arranged as before kinds.
     """
-    ranked = sorted(items, key=lambda i: (not i.get("lead"), -i["importance"], i["story_id"]))
+    ranked = sorted(items, key=lambda i: (not i.lead, -i.importance, i.story_id))
     homes = {id(i): kind_section(i) for i in ranked}
 
-    def may_lead(item: Mapping[str, Any]) -> bool:
-        widely = len({c["source"] for c in item.get("citations", ())}) >= MANY_SOURCES
+    def may_lead(item: Item) -> bool:
+        widely = len({c.source for c in item.citations}) >= MANY_SOURCES
         # a story the crowd discusses leads on its importance, as a news report does
-        return homes[id(item)] in (None, "community") or bool(item.get("lead")) or widely
+        return homes[id(item)] in (None, "community") or bool(item.lead) or widely
 
-    out: list[dict] = []
+    def placed_in(item: Item, section: str) -> Item:
+        return item.model_copy(update={"section": section})
+
+    out: list[Item] = []
     used: dict[str, int] = {}  # stories per category
     placed: dict[str, int] = {}  # stories per kind section
-    leaders = [
-        i
-        for i in ranked
-        if i.get("relevance", "core") == "core" and (i.get("lead") or not i.get("promotion")) and may_lead(i)
-    ][:top]
+    leaders = [i for i in ranked if i.core and (i.lead or not i.promotion) and may_lead(i)][:top]
     chosen = {id(i) for i in leaders}
     for item in leaders:
-        out.append({**item, "section": "top"})
+        out.append(placed_in(item, "top"))
     rest = [i for i in ranked if id(i) not in chosen]
     quick = []
     for item in rest:
@@ -244,27 +237,27 @@ def arrange(items: Sequence[dict], *, top: int, quotas: Mapping[str, int], quick
         if home is not None:
             if placed.get(home, 0) < KIND_SECTION_SIZE:
                 placed[home] = placed.get(home, 0) + 1
-                out.append({**item, "section": home})
+                out.append(placed_in(item, home))
             else:
                 quick.append(item)
             continue
-        category = item["category"]
+        category = item.category
         if used.get(category, 0) < quotas.get(category, 3):
             used[category] = used.get(category, 0) + 1
-            out.append({**item, "section": "category"})
+            out.append(placed_in(item, "category"))
         else:
             quick.append(item)
-    out.extend({**item, "section": "quick_link"} for item in quick[:quick_links])
+    out.extend(placed_in(item, "quick_link") for item in quick[:quick_links])
     return out
 
 
-def left_out_line(doc: Mapping[str, Any]) -> str:
+def left_out_line(doc: Brief) -> str:
     """The footer that says how many stories the topic filter left out (empty when none).
 
     Readers' words only: how an operator finds out why (``brief replay --projection scores``)
     is the run report's to say (``tasks/steps/report.py``), never a reader's."""
-    n = (doc.get("left_out") or {}).get("off_topic", 0)
+    n = doc.left_out.off_topic
     if not n:
         return ""
     stories = "story" if n == 1 else "stories"
-    return LABELS[doc["language"]]["left_out"].format(n=n, stories=stories, topic=doc.get("topic", "AI"))
+    return LABELS[doc.language]["left_out"].format(n=n, stories=stories, topic=doc.topic)

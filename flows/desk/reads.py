@@ -7,6 +7,7 @@ from datetime import date
 
 import polars as pl
 
+from storage.brief import Brief
 from storage.errors import InputError
 from storage.payloads import BriefPublished
 from storage.projections import materialize
@@ -45,7 +46,7 @@ def latest_day(store: ParquetEventStore) -> date | None:
     return None
 
 
-def document(store: ParquetEventStore, day: date, version: int | None = None) -> dict:
+def document(store: ParquetEventStore, day: date, version: int | None = None) -> Brief:
     """The brief readers got: the current version, or a given one (its own copy)."""
     briefs = store.tree.briefs
     path = briefs.current(day) if version is None else briefs.version(day, version)

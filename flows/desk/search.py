@@ -72,17 +72,17 @@ def _briefs(store: ParquetEventStore, words: list[str], days: list[date]) -> lis
             doc = document(store, day)
         except InputError:
             continue
-        for item in doc["items"]:
-            facts = " ".join(f["text"] for f in item.get("facts", []))
-            if _holds_all(words, item["title"], item.get("translated_title"), item["summary"], facts):
+        for item in doc.items:
+            facts = " ".join(f.text for f in item.facts)
+            if _holds_all(words, item.title, item.translated_title, item.summary, facts):
                 found.append(
                     {
                         "day": day,
-                        "version": doc["version"],
-                        "story_id": item["story_id"],
-                        "title": item["title"],
-                        "summary": item["summary"],
-                        "correction": item.get("correction"),
+                        "version": doc.version,
+                        "story_id": item.story_id,
+                        "title": item.title,
+                        "summary": item.summary,
+                        "correction": item.correction,
                     }
                 )
     return found

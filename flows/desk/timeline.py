@@ -16,6 +16,7 @@ from typing import cast
 import polars as pl
 
 from flows.desk.reads import document
+from storage.brief import Item, Retracted
 from storage.errors import InputError
 from storage.payloads import (
     ArticleCorrected,
@@ -59,8 +60,8 @@ class Day:
     follow_up_of: str | None
     score: dict | None = None
     versions: list[int] = field(default_factory=list)  # the published versions that held it
-    item: dict | None = None  # the item as the current brief has it (None: not in it)
-    retracted: dict | None = None
+    item: Item | None = None  # the item as the current brief has it (None: not in it)
+    retracted: Retracted | None = None
 
 
 @dataclass
@@ -78,7 +79,7 @@ class Timeline:
         """The story's headline: its item in the latest brief that held it, else its first article's."""
         for d in reversed(self.days):
             if d.item is not None:
-                return str(d.item["title"])
+                return d.item.title
         return next((str(a["title"]) for a in self.articles if a.get("title")), self.story_id)
 
 
@@ -182,8 +183,8 @@ def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], publis
             current = document(store, d.day)
         except InputError:  # the files gone (a purge): the log still says it was there
             continue
-        d.item = next((i for i in current["items"] if i["story_id"] == story_id), None)
-        d.retracted = next((r for r in current.get("retracted", []) if r["story_id"] == story_id), None)
+        d.item = next((i for i in current.items if i.story_id == story_id), None)
+        d.retracted = next((r for r in current.retracted or [] if r.story_id == story_id), None)
 
 
 def _said(kind: str, p: Payload) -> tuple[str, str]:

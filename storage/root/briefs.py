@@ -13,13 +13,12 @@ the day's locks (``tasks/steps/publish.py`` writes them, ``ops/purge.py`` render
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import date
-from typing import Any
 
+from storage.brief import Brief, read_brief
 from storage.lease import Held
 from storage.root.files import Files
 
@@ -93,11 +92,11 @@ class BriefFiles:
     def exists(self, path: str) -> bool:
         return self.files.exists(path)
 
-    def read(self, path: str) -> dict[str, Any]:
-        """A brief's JSON file as its document (``FileNotFoundError`` when there is none)."""
-        return json.loads(self.files.read(path))  # type: ignore[no-any-return]
+    def read(self, path: str) -> Brief:
+        """A brief's JSON file as its model (``FileNotFoundError`` when there is none)."""
+        return read_brief(self.files.read(path))
 
-    def current_document(self, day: Day) -> dict[str, Any] | None:
+    def current_document(self, day: Day) -> Brief | None:
         """The day's current brief as readers have it, or None when none is published."""
         try:
             return self.read(self.current(day))

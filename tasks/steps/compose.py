@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC
 
+from storage.brief import Brief, Citation, Item, LeftOut, Window
+from storage.payloads import Fact
 from tasks import dedup, factcheck, injection, llm, outlets, write
 from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
@@ -63,13 +65,13 @@ def summarise(
     return write.short_summary(answer.summary.strip())
 
 
-def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], off_topic: int = 0) -> dict:
-    """The brief document (the JSON contract); ``off_topic`` stories were left out by the topic filter."""
+def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], off_topic: int = 0) -> Brief:
+    """The brief (the JSON contract); ``off_topic`` stories were left out by the topic filter."""
     policy = ctx.settings.policy
     decisions = {key: row["answer"] for key, row in answered(ctx).items()}
     rejected: list = []
     translations: list = []  # title.translated events
-    items = []
+    items: list[Item] = []
     for analysis in analyses:
         story: dedup.Story = analysis["story"]
         rep = outcome.items[story.representative]
@@ -77,11 +79,11 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
         for article_id in cited_members(story, outcome):
             m = outcome.items[article_id]
             citations.append(
-                {
-                    "article_id": article_id,
-                    "url": m.url or m.canonical_url,  # the link as the outlet published it
-                    "source": m.source,
-                    "published": m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
+                Citation(
+                    article_id=article_id,
+                    url=m.url or m.canonical_url,  # the link as the outlet published it
+                    source=m.source,
+                    published=m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
                     **outlets.citation_fields(
                         m.kind,
                         m.source,
@@ -90,32 +92,32 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
                         dict(m.evidence),
                         language=ctx.settings.language,
                     ),
-                }
+                )
             )
         translated = translated_title(ctx, analysis["story_id"], rep, translations)
         items.append(
-            {
-                "story_id": analysis["story_id"],
-                "title": rep.title,
-                **write.item_language(rep.language, ctx.settings.language),
-                **({"translated_title": translated} if translated else {}),
-                "category": analysis["category"],
-                "category_confidence": analysis["confidence"],
-                "importance": analysis["importance"],
-                "relevance": analysis["outcome"],
-                "relevance_score": analysis["relevance"],
-                "lead": analysis["lead"],
-                "promotion": analysis.get("promotion", False),
-                "summary": summarise(ctx, analysis["story_id"], outcome, story, rejected),
-                "facts": [
-                    f
+            Item(
+                story_id=analysis["story_id"],
+                title=rep.title,
+                language=write.item_language(rep.language, ctx.settings.language).get("language"),
+                translated_title=translated or None,
+                category=analysis["category"],
+                category_confidence=analysis["confidence"],
+                importance=analysis["importance"],
+                relevance=analysis["outcome"],
+                relevance_score=analysis["relevance"],
+                lead=analysis["lead"],
+                promotion=analysis.get("promotion", False),
+                summary=summarise(ctx, analysis["story_id"], outcome, story, rejected),
+                facts=[
+                    Fact.model_validate(f)
                     for f in factcheck.stated_facts(analysis["facts"], ctx.day)
                     if decisions.get((analysis["story_id"], f"claim:{f['kind']}", f["text"])) != "remove"
                 ],
-                "citations": citations,
-                "follow_up_of": outcome.follow_up_of.get(story.story_id),
-                "flags": injection_flags([outcome.items[a] for a in story.members]),
-            }
+                citations=citations,
+                follow_up_of=outcome.follow_up_of.get(story.story_id),
+                flags=injection_flags([outcome.items[a] for a in story.members]),
+            )
         )
     model = llm_analyst(ctx)
     if model is not None:
@@ -145,13 +147,13 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
     )
     quotas = {c.name: c.quota for c in policy.categories}
     arranged = write.arrange(items, top=policy.top_stories, quotas=quotas, quick_links=policy.quick_links)
-    return {
-        "date": ctx.day.isoformat(),
-        "version": 1,
-        "language": ctx.settings.language,
-        "policy_version": ctx.policy_version,
-        "window": {"start": outcome.window[0].isoformat(), "end": outcome.window[1].isoformat()},
-        "topic": policy.topic.name,
-        "left_out": {"off_topic": off_topic},
-        "items": arranged,
-    }
+    return Brief(
+        date=ctx.day.isoformat(),
+        version=1,
+        language=ctx.settings.language,
+        policy_version=ctx.policy_version,
+        window=Window(start=outcome.window[0].isoformat(), end=outcome.window[1].isoformat()),
+        topic=policy.topic.name,
+        left_out=LeftOut(off_topic=off_topic),
+        items=arranged,
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from storage.brief import Brief, Item
 from storage.errors import InputError
 from storage.events import Event, new_event, utcnow
 from storage.payloads import BriefCorrected, StoryRetracted
@@ -31,8 +32,8 @@ PEOPLE_TYPES = [
 
 @dataclass(frozen=True)
 class EditorActs:
-    corrections: dict[str, dict[str, dict]] = field(default_factory=dict)  # story -> field -> payload
-    retractions: dict[str, dict] = field(default_factory=dict)  # story -> payload
+    corrections: dict[str, dict[str, BriefCorrected]] = field(default_factory=dict)  # story -> field -> act
+    retractions: dict[str, StoryRetracted] = field(default_factory=dict)  # story -> act
     event_ids: dict[str, list[str]] = field(default_factory=dict)  # story -> the acts' events (lineage)
 
 
@@ -44,13 +45,11 @@ def editor_acts(ctx: RunContext) -> EditorActs:
         if row["event_type"] == "story.retracted":
             retracted = payload_of(row, StoryRetracted)
             acts.event_ids.setdefault(retracted.story_id, []).append(row["event_id"])
-            acts.retractions[retracted.story_id] = retracted.model_dump(mode="json")
+            acts.retractions[retracted.story_id] = retracted
         else:
             corrected = payload_of(row, BriefCorrected)
             acts.event_ids.setdefault(corrected.story_id, []).append(row["event_id"])
-            acts.corrections.setdefault(corrected.story_id, {})[corrected.field] = corrected.model_dump(
-                mode="json"
-            )
+            acts.corrections.setdefault(corrected.story_id, {})[corrected.field] = corrected
     return acts
 
 
@@ -73,7 +72,7 @@ def acts_seen(ctx: RunContext) -> frozenset[str]:
     return seen[1] if seen is not None else frozenset()  # type: ignore[return-value]
 
 
-def current_document(ctx: RunContext) -> dict:
+def current_document(ctx: RunContext) -> Brief:
     """The day's current brief, as its readers have it (its JSON file)."""
     document = ctx.store.tree.briefs.current_document(ctx.day)
     if document is None:
@@ -81,13 +80,13 @@ def current_document(ctx: RunContext) -> dict:
     return document
 
 
-def _item(ctx: RunContext, story_id: str) -> dict:
+def _item(ctx: RunContext, story_id: str) -> Item:
     document = current_document(ctx)
-    for item in document["items"]:
-        if item["story_id"] == story_id:
+    for item in document.items:
+        if item.story_id == story_id:
             return item
     raise InputError(
-        f"story {story_id!r} is not in the current brief of {ctx.day} (v{document['version']}); "
+        f"story {story_id!r} is not in the current brief of {ctx.day} (v{document.version}); "
         f"'brief replay --date {ctx.day} --projection briefs' shows its items"
     )
 
@@ -114,10 +113,11 @@ def correct_item(
     if not text:
         raise InputError(f"the new {field_} is empty; give the text readers should see")
     item = _item(ctx, story_id)
-    if item.get(field_) == text:
+    shown = item.title if field_ == "title" else item.summary
+    if shown == text:
         raise InputError(f"the {field_} of {story_id} already reads so; nothing to correct")
     earlier = editor_acts(ctx).corrections.get(story_id, {}).get(field_)
-    previous = earlier["previous"] if earlier else item.get(field_) or ""  # what readers first saw
+    previous = earlier.previous if earlier else shown  # what readers first saw
     payload = {
         "story_id": story_id,
         "field": field_,
@@ -136,5 +136,5 @@ def retract_item(ctx: RunContext, story_id: str, note: str, by: str, via: str | 
     if not text:
         raise InputError("a retraction needs a note saying why; readers see it where the item was")
     item = _item(ctx, story_id)
-    payload = {"story_id": story_id, "title": item["title"], "note": text, "by": by, "via": via}
+    payload = {"story_id": story_id, "title": item.title, "note": text, "by": by, "via": via}
     return [_fact(ctx, "story.retracted", payload, story_id, by)]

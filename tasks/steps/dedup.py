@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -11,8 +10,10 @@ import numpy as np
 import polars as pl
 
 from storage.events import Event
+from storage.payloads import StoryClustered, StoryMerged, StorySplit
 from storage.projections import materialize
 from storage.projections.articles import EVIDENCE_FIELDS
+from storage.typed import payload_of
 from tasks import dedup, editorial, pairs
 from tasks.settings import PolicySettings
 from tasks.steps.context import FOLLOW_UP_DAYS, RunContext
@@ -84,9 +85,9 @@ def briefed_before(ctx: RunContext) -> dict[str, tuple[str, date]]:
     out: dict[str, tuple[str, date]] = {}
     for r in frame.filter(pl.col("event_type") == "story.clustered").iter_rows(named=True):
         if (r["run_id"], r["brief_date"]) in published_runs:
-            payload = json.loads(r["payload"])
-            for member in payload["members"]:
-                out.setdefault(member, (payload["story_id"], r["brief_date"]))
+            story = payload_of(r, StoryClustered)
+            for member in story.members:
+                out.setdefault(member, (story.story_id, r["brief_date"]))
     return out
 
 
@@ -276,13 +277,20 @@ def _not_news(
     )
 
 
+def linked_articles(row: dict) -> list[str]:
+    """The articles a ``story.merged`` or ``story.split`` row names."""
+    if row["event_type"] == "story.merged":
+        return payload_of(row, StoryMerged).article_ids
+    return payload_of(row, StorySplit).article_ids
+
+
 def human_links(ctx: RunContext, days: Sequence[date]) -> tuple[frozenset, frozenset]:
     """Article pairs people said are (``story.merged``) or are not (``story.split``) one story."""
     frame = ctx.store.query(lambda: ctx.store.scan(days, event_types=["story.merged", "story.split"]))
     must: set[frozenset[str]] = set()
     cannot: set[frozenset[str]] = set()
     for row in frame.iter_rows(named=True):
-        ids = json.loads(row["payload"])["article_ids"]
+        ids = linked_articles(row)
         pairs = {frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1 :]}
         (must if row["event_type"] == "story.merged" else cannot).update(pairs)
     return frozenset(must - cannot), frozenset(cannot)
@@ -335,7 +343,7 @@ def link_events(ctx: RunContext, days: Sequence[date]) -> dict[str, list[str]]:
     frame = ctx.store.query(lambda: ctx.store.scan(days, event_types=["story.merged", "story.split"]))
     out: dict[str, list[str]] = {}
     for row in frame.iter_rows(named=True):
-        for article_id in json.loads(row["payload"])["article_ids"]:
+        for article_id in linked_articles(row):
             out.setdefault(article_id, []).append(row["event_id"])
     return out
 

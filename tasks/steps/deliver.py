@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, tzinfo
 
+from storage.brief import Brief
 from storage.errors import InputError
 from storage.payloads import BriefPublished
 from storage.typed import payload_of
@@ -91,7 +92,7 @@ class DeliveryOutcome:
         return rows
 
 
-def current_brief(ctx: RunContext) -> dict:
+def current_brief(ctx: RunContext) -> Brief:
     document = ctx.store.tree.briefs.current_document(ctx.day)
     if document is None:
         raise InputError(f"no brief is published for {ctx.day}; run 'brief run --date {ctx.day}' first")
@@ -122,7 +123,7 @@ def deliver_day(
         # the brief is read under the lock: a deliverer that waited sends what is current when
         # its turn comes, not what was current when it started waiting
         document = current_brief(ctx)
-        version = int(document["version"])
+        version = document.version
         outcome.version = version
         published = published_event(ctx, version)
         state = deliver.fold(ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES))
@@ -136,7 +137,7 @@ def deliver_day(
             )
             ctx.append([approval])
             state = deliver.fold([*ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES)])
-        core = sum(1 for i in document["items"] if i.get("relevance", "core") == "core")
+        core = document.core
         plan = deliver.plan(
             settings,
             state,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from storage.brief import Brief
 from tasks import factcheck, write
 from tasks.steps.compose import compose
 from tasks.steps.context import RunContext
@@ -12,7 +13,7 @@ from tasks.steps.factcheck import check_draft
 
 def written(
     ctx: RunContext, outcome: DedupOutcome, analyses: list[dict], off_topic: int
-) -> tuple[dict, list[factcheck.Finding]]:
+) -> tuple[Brief, list[factcheck.Finding]]:
     """Compose and fact-check the document, then apply the day's corrections and retractions."""
     document, findings = check_draft(ctx, outcome, compose(ctx, outcome, analyses, off_topic))
     acts = editor_acts(ctx)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from storage.brief import Brief
 from tasks import factcheck
 from tasks.steps.answers import answered
 from tasks.steps.context import RunContext
@@ -9,8 +10,8 @@ from tasks.steps.dedup import DedupOutcome
 
 
 def check_draft(
-    ctx: RunContext, outcome: DedupOutcome, document: dict
-) -> tuple[dict, list[factcheck.Finding]]:
+    ctx: RunContext, outcome: DedupOutcome, document: Brief
+) -> tuple[Brief, list[factcheck.Finding]]:
     """Check every item against its sources; record failures; mark (or drop) what failed."""
     decisions = {key: row["answer"] for key, row in answered(ctx).items()}
     findings = [
@@ -33,8 +34,8 @@ def check_draft(
     )
     failed = {f.story_id for f in findings}
     items = []
-    for item in document["items"]:
-        if item["story_id"] in failed and action == "dropped":
+    for item in document.items:
+        if item.story_id in failed and action == "dropped":
             continue
-        items.append({**item, "verified": item["story_id"] not in failed})
-    return {**document, "items": items}, findings
+        items.append(item.model_copy(update={"verified": item.story_id not in failed}))
+    return document.with_items(items), findings

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from storage.brief import Brief
 from storage.lineage import SOURCED
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
@@ -31,7 +32,7 @@ def event_frame(events: pl.DataFrame, run_id: str) -> pd.DataFrame:
     ).to_pandas()
 
 
-def run_gates(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[dict, list]:
+def run_gates(ctx: RunContext, outcome: DedupOutcome, document: Brief) -> tuple[Brief, list]:
     """Great Expectations suites on the day's articles, the brief items and the day's events.
 
     Results are ``validation.completed`` events. A failed blocking suite raises ``GateFailed``
@@ -49,7 +50,7 @@ def run_gates(ctx: RunContext, outcome: DedupOutcome, document: dict) -> tuple[d
     return without_quarantined(outcome, document, results), results
 
 
-def gate_suites(ctx: RunContext, outcome: DedupOutcome, document: dict) -> dict:
+def gate_suites(ctx: RunContext, outcome: DedupOutcome, document: Brief) -> dict:
     """Each suite by name: its mode, its rows, the column naming a row, and its expectations."""
     from storage.registry import REGISTRY
     from validations import gate as gx_gate
@@ -99,21 +100,21 @@ def article_frame(outcome: DedupOutcome, collected: set[str]) -> pd.DataFrame:
     )
 
 
-def item_frame(document: dict) -> pd.DataFrame:
+def item_frame(document: Brief) -> pd.DataFrame:
     """The items suite's rows: the brief's items."""
     import pandas as pd
 
     return pd.DataFrame(
         [
             {
-                "story_id": i["story_id"],
-                "category": i["category"],
-                "category_confidence": i["category_confidence"],
-                "importance": i["importance"],
-                "citations": len(i["citations"]),
-                "title": i["title"],
+                "story_id": i.story_id,
+                "category": i.category,
+                "category_confidence": i.category_confidence,
+                "importance": i.importance,
+                "citations": len(i.citations),
+                "title": i.title,
             }
-            for i in document["items"]
+            for i in document.items
         ],
         columns=["story_id", "category", "category_confidence", "importance", "citations", "title"],
     )
@@ -139,15 +140,15 @@ def validation_event(ctx: RunContext, r: SuiteResult) -> Event:
     )
 
 
-def without_quarantined(outcome: DedupOutcome, document: dict, results: list[SuiteResult]) -> dict:
+def without_quarantined(outcome: DedupOutcome, document: Brief, results: list[SuiteResult]) -> Brief:
     """The document without quarantined items, its citations without quarantined articles, and
     without the items left with no citation."""
     bad_urls = {u for r in results if r.suite == "articles" for u in r.quarantined}
     dropped_articles = {a.article_id for a in outcome.items.values() if str(a.url or None) in bad_urls}
     dropped_items = {s for r in results if r.suite == "items" for s in r.quarantined}
     kept = []
-    for item in document["items"]:
-        citations = [c for c in item["citations"] if c["article_id"] not in dropped_articles]
-        if citations and item["story_id"] not in dropped_items:
-            kept.append({**item, "citations": citations})
-    return {**document, "items": kept}
+    for item in document.items:
+        citations = [c for c in item.citations if c.article_id not in dropped_articles]
+        if citations and item.story_id not in dropped_items:
+            kept.append(item.model_copy(update={"citations": citations}))
+    return document.with_items(kept)

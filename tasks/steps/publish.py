@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
+from storage.brief import Brief, brief_json
 from storage.errors import BriefError
 from storage.lease import Held
 from storage.payloads import BriefPublished
@@ -36,7 +36,7 @@ class BriefWithheld(BriefError):
     """The day's brief is not fit to send (``[delivery] min_core``); the run fails with this."""
 
 
-def withhold_reason(ctx: RunContext, document: dict, fetched: int, failed: list[str]) -> str | None:
+def withhold_reason(ctx: RunContext, document: Brief, fetched: int, failed: list[str]) -> str | None:
     """Why readers must not get this brief, or None: more than half of the ``fetched`` sources
     (those the run tried; a live feed skipped for a past date is not one) ``failed``, or fewer
     than ``min_core`` core stories. An outage makes a thin brief that looks like a quiet day."""
@@ -45,17 +45,13 @@ def withhold_reason(ctx: RunContext, document: dict, fetched: int, failed: list[
         return None
     if fetched and len(failed) * 2 > fetched:
         return f"{len(failed)} of {fetched} sources failed ({', '.join(sorted(failed))})"
-    core = core_stories(document)
+    core = document.core
     if core < least:
         return f"{core} core stor{'y' if core == 1 else 'ies'}, fewer than min_core = {least}"
     return None
 
 
-def core_stories(document: dict) -> int:
-    return sum(1 for i in document["items"] if i.get("relevance", "core") == "core")
-
-
-def item_sources(ctx: RunContext, document: dict) -> list[str]:
+def item_sources(ctx: RunContext, document: Brief) -> list[str]:
     """Lineage of a brief: per item, in the brief's order, the events of this run it was written from
     (its story's analysis, its title's translation, the fact-check's findings). Stories, not
     articles: each analysis names the rest of its chain), then the people's corrections and
@@ -64,19 +60,18 @@ def item_sources(ctx: RunContext, document: dict) -> list[str]:
 
     acts = editor_acts(ctx).event_ids
     sources: list[str] = []
-    for item in document["items"]:
-        story = item["story_id"]
+    for story in document.story_ids:
         sources += ctx.made("story.analyzed", story)[-1:]
         sources += ctx.made("title.translated", story)[-1:]
         sources += ctx.made("factcheck.failed", story)
         sources += acts.get(story, [])
-    for gone in document.get("retracted", []):  # an item a person took out: the retraction names why
-        sources += acts.get(gone["story_id"], [])
+    for gone in document.retracted or []:  # an item a person took out: the retraction names why
+        sources += acts.get(gone.story_id, [])
     return sources
 
 
 def withhold_if_unfit(
-    ctx: RunContext, document: dict, sources: Sequence[SourceOutcome]
+    ctx: RunContext, document: Brief, sources: Sequence[SourceOutcome]
 ) -> BriefWithheld | None:
     """The daily run's decision before it publishes: when the brief is unfit for readers (``withhold_reason``
     over the sources the run tried and those that failed), record ``brief.withheld`` and return the error
@@ -87,7 +82,7 @@ def withhold_if_unfit(
     return withhold(ctx, document, fetched, failed, reason) if reason else None
 
 
-def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], reason: str) -> BriefWithheld:
+def withhold(ctx: RunContext, document: Brief, fetched: int, failed: list[str], reason: str) -> BriefWithheld:
     """Record ``brief.withheld``; the caller raises what this returns (nothing new is published).
 
     A version published before (an earlier run of the day, when the feeds were up) stands.
@@ -99,7 +94,7 @@ def withhold(ctx: RunContext, document: dict, fetched: int, failed: list[str], r
                 {
                     "brief_date": ctx.day.isoformat(),
                     "reason": reason,
-                    "core": core_stories(document),
+                    "core": document.core,
                     "min_core": ctx.settings.delivery.min_core,
                     "sources": fetched,
                     "failed_sources": sorted(failed),
@@ -127,9 +122,9 @@ def day_lock(store: ParquetEventStore, day: date) -> AbstractContextManager[Held
 
 def publish(
     ctx: RunContext,
-    document: dict,
+    document: Brief,
     also_read: Sequence[str] = (),
-    recompose: Callable[[], dict] | None = None,
+    recompose: Callable[[], Brief] | None = None,
 ) -> Published:
     """Write the brief files; a new version whenever the content differs from the current
     version's, earlier versions staying as they were. ``also_read``: events besides the items'
@@ -156,13 +151,13 @@ def publish(
         latest = max((v.version for v in versions), default=0)
         same = any(v.version == latest and v.content_hash == digest for v in versions)
         version = latest if same else latest + 1
-        document = {**document, "version": version}
+        document = document.model_copy(update={"version": version})
         templates = ctx.settings.output.templates
         markdown = render.render_markdown(document, labels, templates)
         rendered = {
             "md": markdown,
             "html": render.render_html(document, labels, templates),
-            "json": json.dumps(render.for_readers(document), ensure_ascii=False, indent=2) + "\n",
+            "json": brief_json(render.for_readers(document)),
         }
         files, version_files = {}, {}
         held.check()  # a lock taken over (on an object store) writes nothing
@@ -181,8 +176,8 @@ def publish(
                         {
                             "brief_date": ctx.day.isoformat(),
                             "version": version,
-                            "items": len(document["items"]),
-                            "stories": [i["story_id"] for i in document["items"]],
+                            "items": len(document.items),
+                            "stories": document.story_ids,
                             "files": files,
                             "content_hash": digest,
                             "version_files": version_files,
@@ -195,7 +190,7 @@ def publish(
             )
     if not same or not briefs.exists(briefs.feed):
         write_feed(ctx, labels)
-    return Published(version, files, not same, markdown, len(document["items"]))
+    return Published(version, files, not same, markdown, len(document.items))
 
 
 def category_labels(ctx: RunContext) -> dict[str, str]:
@@ -233,11 +228,11 @@ def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
             continue
         document = briefs.read(path)
         versions = sorted(by_day[day], key=lambda p: p[0])
-        current = [at for at, p in versions if p.version == document["version"]]
+        current = [at for at, p in versions if p.version == document.version]
         entries.append(
             FeedEntry(
                 date=day,
-                version=document["version"],
+                version=document.version,
                 published_at=_utc(versions[0][0]),
                 updated_at=_utc(current[-1] if current else versions[-1][0]),
                 document=document,

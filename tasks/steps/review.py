@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
+from storage.brief import Brief
 from storage.errors import InputError
 from storage.events import Event, new_event, utcnow
 from storage.projections import materialize
@@ -19,12 +20,12 @@ from tasks.steps.score import Scored
 def raise_questions(
     ctx: RunContext,
     outcome: DedupOutcome,
-    document: dict,
+    document: Brief,
     findings: Sequence[factcheck.Finding],
     scores: Mapping[str, Scored] | None = None,
 ) -> dict:
     """Ask what the run could not settle; apply earlier answers to questions asked before."""
-    titles = {i["story_id"]: i["title"] for i in document["items"]}
+    titles = {i.story_id: i.title for i in document.items}
     policy = ctx.settings.policy
     categories = [c.name for c in ctx.settings.policy.categories]
     questions = [
@@ -32,11 +33,9 @@ def raise_questions(
         for a, b, s in outcome.borderline
     ]
     questions += [
-        review.category_question(
-            i["story_id"], i["title"], i["category"], i["category_confidence"], categories
-        )
-        for i in document["items"]
-        if i["category"] != "other" and i["category_confidence"] < ctx.settings.policy.min_category_confidence
+        review.category_question(i.story_id, i.title, i.category, i.category_confidence, categories)
+        for i in document.items
+        if i.category != "other" and i.category_confidence < ctx.settings.policy.min_category_confidence
     ]
     questions += [
         review.claim_question(f.story_id, titles.get(f.story_id, f.story_id), f.kind, f.claim, f.reason)

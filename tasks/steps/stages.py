@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from storage.brief import Brief
 from tasks import factcheck
 from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.context import RunContext
@@ -30,7 +31,7 @@ class Day:
     scores: dict[str, Scored] = field(default_factory=dict)  # score: each story's relevance, importance
     off_topic: int = 0  # score: stories the topic filter left out
     analyses: list[dict] = field(default_factory=list)  # analyze
-    document: dict | None = None  # factcheck (written and checked), then gate (gated)
+    document: Brief | None = None  # factcheck (written and checked), then gate (gated)
     findings: list[factcheck.Finding] = field(default_factory=list)  # factcheck: claims not found
     asked: dict[str, int] = field(default_factory=dict)  # questions: asked, applied
     gates: list = field(default_factory=list)  # gate: the suites' results
@@ -40,7 +41,7 @@ class Day:
             raise RuntimeError("the dedup stage has not run for this day")
         return self.outcome
 
-    def drafted(self) -> dict:
+    def drafted(self) -> Brief:
         if self.document is None:
             raise RuntimeError("the factcheck stage has not written this day's document")
         return self.document
@@ -74,7 +75,7 @@ def write(ctx: RunContext, day: Day) -> str:
     are theirs: not fact-checked against sources)."""
     day.document, day.findings = written(ctx, day.deduped(), day.analyses, day.off_topic)
     return (
-        f"{len(day.document['items'])} items written, {len(day.findings)} claim(s) not found in their sources"
+        f"{len(day.drafted().items)} items written, {len(day.findings)} claim(s) not found in their sources"
     )
 
 
@@ -115,13 +116,13 @@ def run_stages(ctx: RunContext, stages: Sequence[Stage], day: Day | None = None)
     return day
 
 
-def draft(ctx: RunContext, outcome: DedupOutcome) -> tuple[dict, list[factcheck.Finding], dict[str, Scored]]:
+def draft(ctx: RunContext, outcome: DedupOutcome) -> tuple[Brief, list[factcheck.Finding], dict[str, Scored]]:
     """Score, analyze, compose and fact-check: the day's checked draft from its dedup outcome."""
     day = run_stages(ctx, between("score", "factcheck"), Day(outcome))
     return day.drafted(), day.findings, day.scores
 
 
-def recompose(ctx: RunContext) -> dict:
+def recompose(ctx: RunContext) -> Brief:
     """The day's brief document again from stored facts and answers (no collection): every stage,
     gated; a brief not fit to send is withheld (``BriefWithheld``)."""
     document = run_stages(ctx, STAGES).drafted()

@@ -326,7 +326,7 @@ def test_a_run_composed_before_a_desk_correction_publishes_a_version_with_it(
     steps.raise_questions(ctx, outcome, composed, findings, scores)
     composed, _ = steps.run_gates(ctx, outcome, composed)
 
-    story = composed["items"][0]["story_id"]
+    story = composed.items[0].story_id
     done = post(desk(config), "/today/correct", story=story, field="title", value="Corrected at the desk")
     assert "correction recorded: v2" in done
 

@@ -14,12 +14,16 @@ import os
 import re
 import shutil
 import subprocess
+from datetime import date
 from pathlib import Path
 
 import pytest
 
+from storage.brief import Window
 from tasks.render import render, view
 from tasks.write import arrange
+from tests.factories import brief as make_brief
+from tests.factories import brief_item, citation
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -52,34 +56,25 @@ document.body.dataset.glyphs = JSON.stringify({
 
 def brief(kind: str) -> str:
     """The published page or the email body of an English brief whose first story is Chinese."""
-    story = {
-        "story_id": "st-1",
-        "title": TITLE,
-        "language": "zh",
-        "category": "models",
-        "importance": 0.9,
-        "relevance": "core",
-        "summary": "OpenAI发布了GPT-5.4 mini和nano两款小模型。",
-        "facts": [],
-        "follow_up_of": None,
-        "citations": [
-            {
-                "article_id": "art-1",
-                "url": "https://news.aibase.com/zh/daily/26342#3",
-                "source": "aibase_daily",
-                "published": "2026-03-18T08:00:00+00:00",
-                "kind": "digest",
-                "outlet_label": "aibase #3",
-            }
+    story = brief_item(
+        "st-1",
+        TITLE,
+        language="zh",
+        importance=0.9,
+        summary="OpenAI发布了GPT-5.4 mini和nano两款小模型。",
+        citations=[
+            citation(
+                "art-1",
+                url="https://news.aibase.com/zh/daily/26342#3",
+                source="aibase_daily",
+                published="2026-03-18T08:00:00+00:00",
+                kind="digest",
+                outlet_label="aibase #3",
+            )
         ],
-    }
-    doc = {
-        "date": "2026-03-18",
-        "version": 1,
-        "language": "en",
-        "window": {"start": "2026-03-17T00:00:00+00:00", "end": "2026-03-19T00:00:00+00:00"},
-        "items": arrange([story], top=5, quotas={}, quick_links=5),
-    }
+    )
+    window = Window(start="2026-03-17T00:00:00+00:00", end="2026-03-19T00:00:00+00:00")
+    doc = make_brief(*arrange([story], top=5, quotas={}, quick_links=5), day=date(2026, 3, 18), window=window)
     return render(kind, view(doc, {}))  # type: ignore[arg-type]
 
 

@@ -11,6 +11,7 @@ from datetime import date
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.settings import parse_settings
+from tests.factories import brief, brief_item
 from tests.runs import hashing_run
 
 
@@ -18,31 +19,8 @@ def main(root: str, day: str, name: str, rounds: int) -> None:
     settings = parse_settings({"storage": {"root": root}})
     ctx = hashing_run(ParquetEventStore(root), settings, date.fromisoformat(day), f"publisher-{name}")
     for n in range(rounds):
-        document = {
-            "date": day,
-            "version": 1,
-            "language": "en",
-            "policy_version": "test",
-            "window": {"start": f"{day}T00:00:00+00:00", "end": f"{day}T23:59:59+00:00"},
-            "topic": "AI",
-            "left_out": {"off_topic": 0},
-            "items": [
-                {
-                    "story_id": f"st-{name}-{n}",
-                    "title": f"{name} round {n} " + "x" * 4000,  # big enough that a torn file would show
-                    "category": "models",
-                    "category_confidence": 1.0,
-                    "importance": 0.5,
-                    "relevance": "core",
-                    "summary": "",
-                    "facts": [],
-                    "citations": [],
-                    "follow_up_of": None,
-                    "flags": [],
-                    "section": "top",
-                }
-            ],
-        }
+        title = f"{name} round {n} " + "x" * 4000  # big enough that a torn file would show
+        document = brief(brief_item(f"st-{name}-{n}", title, section="top"), day=date.fromisoformat(day))
         steps.publish(ctx, document)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from storage.brief import Item
 from tasks import steps
 from tasks.render import render, view
 from tasks.settings import load_settings
@@ -84,7 +85,7 @@ def test_papers_repositories_and_hacker_news_only_stories_have_their_sections(da
     # fewer discussions pass the threshold chosen over the labelled blocks, and a core one may lead
     assert sum(i["section"] == "community" for i in items) >= 1
     for item in items:  # a kind's story is a quick link only when its own section is full
-        if item["section"] == "quick_link" and (home := kind_section(item)) is not None:
+        if item["section"] == "quick_link" and (home := kind_section(Item.model_validate(item))) is not None:
             assert sum(i["section"] == home for i in items) == KIND_SECTION_SIZE, item["title"]
     headings = re.findall(r"^## (.+)$", day["files"]["md"], flags=re.MULTILINE)
     kinds_last = [h for h in headings if h != "Quick links"]
@@ -94,7 +95,7 @@ def test_papers_repositories_and_hacker_news_only_stories_have_their_sections(da
 
 def test_the_same_day_in_chinese_has_the_same_sections_under_chinese_headings(day: dict) -> None:
     english = {i["story_id"]: i["section"] for i in day["en"]["items"]}
-    assert {i["story_id"]: i["section"] for i in day["zh"]["items"]} == english
+    assert {i.story_id: i.section for i in day["zh"].items} == english
     context = view(day["zh"], day["zh_labels"])
     headings = [s["heading"] for s in context["sections"]]
     assert headings[0] == "头条" and [h for h in headings if h != "快讯"][-3:] == [
@@ -110,7 +111,7 @@ def test_the_same_day_in_chinese_has_the_same_sections_under_chinese_headings(da
         and "Sources" not in page
         and ">discussion<" not in page
     )
-    labels = [c["outlet_label"] for i in day["zh"]["items"] for c in i["citations"] if "outlet_label" in c]
+    labels = [c.outlet_label for i in day["zh"].items for c in i.citations if c.outlet_label]
     assert any("Hacker News（" in label for label in labels) and any("星" in label for label in labels)
     assert not [label for label in labels if re.search(r"points?\b|stars?\b|upvotes?\b", label)]
 
@@ -128,6 +129,6 @@ def test_each_item_is_marked_with_its_language_where_it_is_not_the_page_s(day: d
     assert not any(
         "language" in i for i in day["en"]["items"] if not re.search(r"[\u4e00-\u9fff]", i["title"])
     )
-    english = [i for i in day["zh"]["items"] if i.get("language") == "en"]
+    english = [i for i in day["zh"].items if i.language == "en"]
     assert len(english) > len(chinese)  # in the Chinese brief, the English items are the marked ones
     assert render("email", view(day["zh"], {})).count('lang="en"') >= len(english)

@@ -43,7 +43,7 @@ def test_a_digest_story_repeated_on_the_next_days_is_in_one_brief_only(
         outcome = steps.dedup_day(ctx)
         document, _, _ = steps.draft(ctx, outcome)
         steps.publish(ctx, document)
-        for url in {c["url"] for item in document["items"] for c in item["citations"]}:
+        for url in {c.url for item in document.items for c in item.citations}:
             cited.setdefault(url, []).append(day)
 
     first = {url for url, days in cited.items() if days[0] == DAYS[0]}

@@ -8,15 +8,16 @@ or a language model might, and the fact-check must say which.
 
 from __future__ import annotations
 
-import copy
 from datetime import date, datetime
 from pathlib import Path
 
 import pytest
 
+from storage.payloads import Fact
 from tasks import analyze, factcheck, llm, write
 from tasks.collect import Fetched, Source, feed_events
 from tasks.dedup import Item
+from tests.factories import brief_item, citation
 from tests.integration.test_factcheck import AIWEB, draft
 
 DISNEY = "https://news.aibase.com/zh/daily/26549#1"  # 曾获迪士尼10亿美元订单 (2026-03-25)
@@ -44,8 +45,9 @@ def aibase(shared_data: Path, day: str) -> dict[str, Item]:
     }
 
 
-def brief_item(report: Item, brief_date: date) -> dict:
-    """The item the offline writer makes of one report."""
+def offline_item(report: Item, brief_date: date) -> dict:
+    """What the offline writer makes of one report: its item's text, facts and citation, as a draft the
+    tests corrupt (``findings`` checks it as the brief's item)."""
     facts = [f.as_payload() for f in analyze.extract_facts(report, brief_date.year)]
     return {
         "story_id": "st-zh",
@@ -56,7 +58,14 @@ def brief_item(report: Item, brief_date: date) -> dict:
     }
 
 
-def findings(item: dict, report: Item, brief_date: date) -> list[tuple[str, str, str]]:
+def findings(draft: dict, report: Item, brief_date: date) -> list[tuple[str, str, str]]:
+    item = brief_item(
+        draft["story_id"],
+        draft["title"],
+        summary=draft["summary"],
+        facts=[Fact.model_validate(f) for f in draft["facts"]],
+        citations=[citation(c["article_id"], url=c["url"]) for c in draft["citations"]],
+    )
     return [
         (f.kind, f.claim, f.reason)
         for f in factcheck.check_item(item, {report.article_id: report}, brief_date)
@@ -88,7 +97,7 @@ def test_the_real_reports_state_what_the_tests_rewrite(reports: dict[str, Item])
 @pytest.mark.parametrize("url", [DISNEY, GEMINI, DOUYIN])
 def test_a_faithful_item_raises_nothing(reports: dict[str, Item], url: str) -> None:
     report = reports[url]
-    item = brief_item(report, DAY)
+    item = offline_item(report, DAY)
     assert findings(item, report, DAY) == []
     assert model_findings(f"{item['title']}。{item['summary']}", report, DAY) == []
 
@@ -104,7 +113,7 @@ def test_a_faithful_item_raises_nothing(reports: dict[str, Item], url: str) -> N
 )
 def test_a_corrupted_amount_is_caught(reports: dict[str, Item], written: str, claim: str) -> None:
     report = reports[DISNEY]
-    item = brief_item(report, DAY)
+    item = offline_item(report, DAY)
     assert [f["text"] for f in item["facts"] if f["kind"] == "amount"] == ["10亿美元"]
     item["summary"] = item["summary"].replace("10亿美元", written)
     assert findings(item, report, DAY) == [("amount", claim, "NOT_IN_SOURCES")]
@@ -114,7 +123,7 @@ def test_a_corrupted_amount_is_caught(reports: dict[str, Item], written: str, cl
 @pytest.mark.parametrize("written", ["$1 billion", "1 billion dollars", "$1B", "10 亿美元"])
 def test_the_same_amount_written_otherwise_is_not_a_finding(reports: dict[str, Item], written: str) -> None:
     report = reports[DISNEY]
-    item = brief_item(report, DAY)
+    item = offline_item(report, DAY)
     item["summary"] = item["summary"].replace("10亿美元", written)
     assert findings(item, report, DAY) == []
     assert model_findings(item["summary"], report, DAY) == []
@@ -122,7 +131,7 @@ def test_the_same_amount_written_otherwise_is_not_a_finding(reports: dict[str, I
 
 def test_an_amount_corrupted_in_the_facts_and_the_text_is_one_finding(reports: dict[str, Item]) -> None:
     report = reports[DISNEY]
-    item = brief_item(report, DAY)
+    item = offline_item(report, DAY)
     [fact] = [f for f in item["facts"] if f["kind"] == "amount"]
     fact.update(text="30亿美元", value="USD 3000000000")
     assert findings(item, report, DAY) == [("amount", "30亿美元", "NOT_IN_SOURCES")]
@@ -135,7 +144,7 @@ def test_an_amount_corrupted_in_the_facts_and_the_text_is_one_finding(reports: d
 )
 def test_a_corrupted_date_is_caught(reports: dict[str, Item], written: str, value: str) -> None:
     report, day = reports[GEMINI], date(2026, 3, 4)
-    item = brief_item(report, day)
+    item = offline_item(report, day)
     assert item["facts"] == []  # 3月9日 is after the brief date: the writer states it only in the text
     item["summary"] = item["summary"].replace("3月9日", written)
     assert findings(item, report, day) == [("date", written, "NOT_IN_SOURCES")]
@@ -146,7 +155,7 @@ def test_a_corrupted_date_is_caught(reports: dict[str, Item], written: str, valu
 @pytest.mark.parametrize("written", ["2026年3月9日", "3月9号", "3月"])
 def test_the_same_date_written_otherwise_is_not_a_finding(reports: dict[str, Item], written: str) -> None:
     report, day = reports[GEMINI], date(2026, 3, 4)
-    item = brief_item(report, day)
+    item = offline_item(report, day)
     item["summary"] = item["summary"].replace("3月9日", written)
     assert findings(item, report, day) == []
     assert model_findings(item["summary"], report, day) == []
@@ -159,7 +168,7 @@ def test_a_count_with_a_chinese_scale_is_checked(
     reports: dict[str, Item], written: str, caught: bool
 ) -> None:
     report = reports[DOUYIN]
-    item = brief_item(report, DAY)
+    item = offline_item(report, DAY)
     item["title"] = item["title"].replace("1.4万个", written)
     expected = [("number", written.removesuffix("个"), "NOT_IN_SOURCES")] if caught else []
     assert findings(item, report, DAY) == expected
@@ -172,9 +181,15 @@ def test_a_real_aibase_brief_passes_and_its_amount_corrupted_is_caught(
     """The pipeline's own draft of 2026-03-25 (aibase and DeepSeek), then one amount changed."""
     document, outcome, day = draft(shared_data, tmp_path, "2026-03-25", list(AIWEB))
     assert factcheck.check_brief(document, outcome.items, day) == []
-    corrupted = copy.deepcopy(document)
-    [item] = [i for i in corrupted["items"] if "10亿美元" in i["summary"]]
-    item["summary"] = item["summary"].replace("10亿美元", "30亿美元")
+    corrupted = document.with_items(
+        [
+            i.model_copy(update={"summary": i.summary.replace("10亿美元", "30亿美元")})
+            if "10亿美元" in i.summary
+            else i
+            for i in document.items
+        ]
+    )
+    assert sum("30亿美元" in i.summary for i in corrupted.items) == 1
     assert [(f.kind, f.claim, f.reason) for f in factcheck.check_brief(corrupted, outcome.items, day)] == [
         ("amount", "USD 3000000000", "NOT_IN_SOURCES")
     ]

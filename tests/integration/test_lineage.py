@@ -111,7 +111,7 @@ def test_a_brief_published_before_lineage_reads_and_trace_says_so(tmp_path: Path
     from storage.errors import InputError
 
     ctx, _, document = sample_run(tmp_path)
-    story = document["items"][0]["story_id"]
+    story = document.items[0].story_id
     old = new_event(  # as runs wrote it before lineage: no sources in its envelope
         "brief.published",
         {

@@ -38,22 +38,23 @@ def test_a_real_hn_day_cites_the_host_and_its_points_and_links_the_discussion(
     scores = steps.score_stories(ctx, outcome)
     doc = steps.compose(ctx, outcome, steps.analyze_stories(ctx, outcome, scores))
 
-    cited = [c for item in doc["items"] for c in item["citations"]]
-    linked = [c for c in cited if c.get("discussion_url")]
+    cited = [c for item in doc.items for c in item.citations]
+    linked = [c for c in cited if c.discussion_url]
     assert linked, "a day of HN best stories cites linked articles"
     for c in linked:
-        host = urlsplit(c["url"]).hostname or ""
-        assert c["kind"] == "community"
-        assert re.fullmatch(r"\S+ · Hacker News \(\d{1,3}(,\d{3})* points?\)", c["outlet_label"])
-        assert host.removeprefix("www.") in c["outlet_label"]
-        assert c["outlet_label"].endswith(f"({c['evidence']['points']:,} points)")
-        assert c["discussion_url"].startswith("https://news.ycombinator.com/item?id=")
-    assert all("hackernews_best_stories" not in c.get("outlet_label", "") for c in cited)
+        host = urlsplit(c.url).hostname or ""
+        label = c.outlet_label or ""
+        assert c.kind == "community"
+        assert re.fullmatch(r"\S+ · Hacker News \(\d{1,3}(,\d{3})* points?\)", label)
+        assert host.removeprefix("www.") in label
+        assert label.endswith(f"({(c.evidence or {})['points']:,} points)")
+        assert (c.discussion_url or "").startswith("https://news.ycombinator.com/item?id=")
+    assert all("hackernews_best_stories" not in (c.outlet_label or "") for c in cited)
 
     first = linked[0]
     markdown = render_markdown(doc, {})
     html = render_html(doc, {})
-    assert f"(<{first['discussion_url']}>)" in markdown
-    assert f'<a href="{first["discussion_url"]}" rel="noopener nofollow">discussion</a>' in html
-    assert first["outlet_label"] in html
+    assert f"(<{first.discussion_url}>)" in markdown
+    assert f'<a href="{first.discussion_url}" rel="noopener nofollow">discussion</a>' in html
+    assert (first.outlet_label or "") in html
     assert "Score:" not in markdown and "Comments:" not in markdown

@@ -6,47 +6,25 @@ import json
 from datetime import date
 from pathlib import Path
 
+from storage.brief import Brief
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.settings import parse_settings
+from tests.factories import brief, brief_item
 from tests.runs import hashing_run
 
 DAY = date(2025, 8, 6)
 
 
-def brief(story: str) -> dict:
-    return {
-        "date": DAY.isoformat(),
-        "version": 1,
-        "language": "en",
-        "policy_version": "test",
-        "window": {"start": "2025-08-04T00:00:00+00:00", "end": "2025-08-06T23:59:59+00:00"},
-        "topic": "AI",
-        "left_out": {"off_topic": 0},
-        "items": [
-            {
-                "story_id": story,
-                "title": f"Story {story}",
-                "category": "models",
-                "category_confidence": 1.0,
-                "importance": 0.5,
-                "relevance": "core",
-                "summary": "",
-                "facts": [],
-                "citations": [],
-                "follow_up_of": None,
-                "flags": [],
-                "section": "top",
-            }
-        ],
-    }
+def story_brief(story: str) -> Brief:
+    return brief(brief_item(story, f"Story {story}", section="top"), day=DAY)
 
 
 def test_content_that_returns_to_an_earlier_version_is_a_new_version_in_the_log(tmp_path: Path) -> None:
     root = str(tmp_path / "store")
     store = ParquetEventStore(root)
     ctx = hashing_run(store, parse_settings({"storage": {"root": root}}), DAY, "r")
-    outcomes = [steps.publish(ctx, brief(story)) for story in ("st-a", "st-b", "st-a", "st-a")]
+    outcomes = [steps.publish(ctx, story_brief(story)) for story in ("st-a", "st-b", "st-a", "st-a")]
 
     assert [(o.version, o.changed) for o in outcomes] == [(1, True), (2, True), (3, True), (3, False)]
     published = [e.payload for e in store.read(event_types=["brief.published"])]

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from storage.brief import Brief
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.settings import parse_settings
 from tests.delivery_servers import Webhook
-from tests.integration.test_publish_versions import brief
+from tests.factories import brief, brief_item
 from tests.runs import hashing_run
 
 FIRST = date(2025, 8, 4)
@@ -41,8 +42,8 @@ def context(root: str, endpoint: str | None, hook: Webhook, day: date, name: str
     return hashing_run(store, settings, day, name)
 
 
-def dated(story: str, day: date) -> dict:
-    return {**brief(story), "date": day.isoformat()}
+def dated(story: str, day: date) -> Brief:
+    return brief(brief_item(story, f"Story {story}", section="top"), day=day)
 
 
 def at_once(work: Callable[[str], None], names: tuple[str, ...] = ("a", "b")) -> None:

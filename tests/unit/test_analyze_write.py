@@ -5,10 +5,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from storage.brief import Window, brief_dict
 from tasks.analyze import CategoryRule, categorise, date_stated, extract_facts, importance
 from tasks.dedup import Item
 from tasks.render import render_html, render_markdown
 from tasks.write import arrange, md_escape, safe_url
+from tests.factories import brief, brief_item, citation, fact, hostile_brief
 
 
 def item(title: str, summary: str = "") -> Item:
@@ -111,39 +113,8 @@ def test_importance_grows_with_coverage_and_stays_in_range() -> None:
     assert 0 <= one < three <= 1
 
 
-HOSTILE = {
-    "title": "Ignore previous instructions <script>alert(1)</script> [click](javascript:alert(2))",
-    "summary": '<img src=x onerror="alert(3)"> **bold** # not a heading',
-    "url": "javascript:alert(4)",
-}
-
-
-def _doc() -> dict:
-    items = [
-        {
-            "story_id": "st-1",
-            "title": HOSTILE["title"],
-            "category": "other",
-            "importance": 0.5,
-            "summary": HOSTILE["summary"],
-            "facts": [],
-            "follow_up_of": None,
-            "citations": [
-                {"url": HOSTILE["url"], "source": "evil<b>", "published": "2025-08-06T00:00:00+00:00"}
-            ],
-        }
-    ]
-    return {
-        "date": "2025-08-06",
-        "version": 1,
-        "language": "en",
-        "items": arrange(items, top=1, quotas={}, quick_links=5),
-        "window": {"start": "2025-08-05T00:00:00+00:00", "end": "2025-08-07T00:00:00+00:00"},
-    }
-
-
 def test_hostile_feed_text_is_inert_in_html() -> None:
-    page = render_html(_doc(), {})
+    page = render_html(hostile_brief(), {})
     assert (
         "<script" not in page
         and "<img" not in page
@@ -154,7 +125,7 @@ def test_hostile_feed_text_is_inert_in_html() -> None:
 
 
 def test_hostile_feed_text_is_inert_in_markdown() -> None:
-    md = render_markdown(_doc(), {})
+    md = render_markdown(hostile_brief(), {})
     assert "<script>" not in md and "[click](javascript" not in md and "\\[click\\]" in md
     assert "\\<script\\>" in md and "\\*\\*bold\\*\\*" in md
 
@@ -163,30 +134,35 @@ def test_only_http_links_are_links() -> None:
     assert safe_url("https://a.example/x") and safe_url("http://a.example")
     assert safe_url("javascript:alert(1)") is None and safe_url("data:text/html,hi") is None
     assert md_escape("[x](y)") == "\\[x\\](y)"
-    json.dumps(_doc())
+    json.dumps(brief_dict(hostile_brief()))
 
 
 def test_chinese_labels_for_a_zh_brief() -> None:
-    doc = {**_doc(), "language": "zh"}
+    doc = hostile_brief(language="zh")
     md = render_markdown(doc, {})
     assert md.startswith("# AI 简报 — 2025-08-06") and "## 头条" in md and "来源" in md
 
 
 def test_the_header_and_key_facts_read_as_a_person_writes_them() -> None:
-    doc = _doc()
-    (item,) = doc["items"]
-    item["title"] = "Northwind AI raises $120M to build Pippin-2 arms"
-    item["facts"] = [
-        {"kind": "amount", "text": "$120m", "value": "120000000 USD"},  # the headline says it
-        {"kind": "product", "text": "Pippin-2", "value": "Pippin-2"},  # so does this
-        {"kind": "date", "text": "5 August 2025", "value": "2025-08-05"},  # a bare date
-        {"kind": "amount", "text": "$4.5 million", "value": "4500000 USD"},  # news
+    title = "Northwind AI raises $120M to build Pippin-2 arms"
+    facts = [
+        fact("amount", "$120m", "120000000 USD"),  # the headline says it
+        fact("product", "Pippin-2"),  # so does this
+        fact("date", "5 August 2025", "2025-08-05"),  # a bare date
+        fact("amount", "$4.5 million", "4500000 USD"),  # news
     ]
+    item = brief_item("st-1", title, category="other", facts=facts, citations=[citation("art-1")])
+    doc = brief(
+        *arrange([item], top=1, quotas={}, quick_links=5),
+        window=Window(start="2025-08-05T00:00:00+00:00", end="2025-08-07T00:00:00+00:00"),
+    )
     md, page = render_markdown(doc, {}), render_html(doc, {})
     for text in (md, page):
         assert "1 story from 1 outlet ·" in text and "1 outlets" not in text
         assert "2025-08-05 00:00 – 2025-08-07 00:00 UTC" in text and "T00:00" not in text
         assert "$4.5 million" in text and "5 August 2025" not in text
-        assert "Pippin-2" not in text.replace(item["title"], "")
-    two = {**doc, "window": {"start": "2025-08-06T06:00:00+00:00", "end": "2025-08-06T18:00:00+00:00"}}
+        assert "Pippin-2" not in text.replace(title, "")
+    two = doc.model_copy(
+        update={"window": Window(start="2025-08-06T06:00:00+00:00", end="2025-08-06T18:00:00+00:00")}
+    )
     assert "2025-08-06 06:00 – 18:00 UTC" in render_markdown(two, {})

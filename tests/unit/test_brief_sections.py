@@ -2,60 +2,56 @@
 
 from __future__ import annotations
 
+from storage.brief import Item
 from tasks.render import view
 from tasks.write import arrange, kind_section
-
-WINDOW = {"start": "2026-03-16T00:00:00+00:00", "end": "2026-03-19T00:00:00+00:00"}
-
-
-def cite(source: str, kind: str | None = None) -> dict:
-    """A citation as compose writes it: a news or lab article has no ``kind``."""
-    c = {
-        "article_id": f"art-{source}",
-        "url": f"https://{source}.example.com/a",
-        "source": source,
-        "published": "2026-03-18T08:00:00+00:00",
-    }
-    return {**c, "kind": kind, "outlet_label": source} if kind else c
+from tests.factories import (
+    SECTIONS_DAY,
+    SECTIONS_WINDOW,
+    brief,
+    kind_citation,
+    sections_brief,
+    story_item,
+)
 
 
-def story(story_id: str, importance: float, *citations: dict, category: str = "models", **extra) -> dict:
-    return {
-        "story_id": story_id,
-        "title": f"Story {story_id}",
-        "category": category,
-        "importance": importance,
-        "relevance": "core",
-        "summary": f"What story {story_id} says.",
-        "facts": [],
-        "follow_up_of": None,
-        "citations": list(citations),
-        **extra,
-    }
-
-
-def sections(out: list[dict]) -> dict[str, str]:
-    return {i["story_id"]: i["section"] for i in out}
+def sections(out: list[Item]) -> dict[str, str | None]:
+    return {i.story_id: i.section for i in out}
 
 
 def test_a_story_s_kinds_give_its_section_unless_a_news_source_reports_it() -> None:
-    assert kind_section(story("p", 1, cite("hf", "papers"))) == "research"
-    assert kind_section(story("pr", 1, cite("hf", "papers"), cite("gh", "repos"))) == "research"
-    assert kind_section(story("r", 1, cite("gh", "repos"), cite("hn", "community"))) == "open_source"
-    assert kind_section(story("h", 1, cite("hn", "community"))) == "community"
-    for reporter in (cite("ars"), cite("labblog"), cite("aibase", "digest")):  # news, lab (no kind), digest
-        assert kind_section(story("x", 1, cite("hn", "community"), cite("hf", "papers"), reporter)) is None
-    assert kind_section(story("old", 1)) is None  # no citations: as before kinds
+    assert kind_section(story_item("p", 1, kind_citation("hf", "papers"))) == "research"
+    assert (
+        kind_section(story_item("pr", 1, kind_citation("hf", "papers"), kind_citation("gh", "repos")))
+        == "research"
+    )
+    assert (
+        kind_section(story_item("r", 1, kind_citation("gh", "repos"), kind_citation("hn", "community")))
+        == "open_source"
+    )
+    assert kind_section(story_item("h", 1, kind_citation("hn", "community"))) == "community"
+    for reporter in (
+        kind_citation("ars"),
+        kind_citation("labblog"),
+        kind_citation("aibase", "digest"),
+    ):  # news, lab (no kind), digest
+        assert (
+            kind_section(
+                story_item("x", 1, kind_citation("hn", "community"), kind_citation("hf", "papers"), reporter)
+            )
+            is None
+        )
+    assert kind_section(story_item("old", 1)) is None  # no citations: as before kinds
 
 
 def test_papers_and_repos_go_to_their_sections_and_only_widely_reported_ones_or_discussions_lead() -> None:
     items = [
-        story("hn", 0.95, cite("hn", "community")),
-        story("paper", 0.9, cite("hf", "papers")),
-        story("repo", 0.8, cite("gh", "repos")),
-        story("hn-news", 0.7, cite("hn", "community"), cite("ars")),
-        story("paper-repo", 0.6, cite("hf", "papers"), cite("gh", "repos")),
-        story("news", 0.3, cite("ars")),
+        story_item("hn", 0.95, kind_citation("hn", "community")),
+        story_item("paper", 0.9, kind_citation("hf", "papers")),
+        story_item("repo", 0.8, kind_citation("gh", "repos")),
+        story_item("hn-news", 0.7, kind_citation("hn", "community"), kind_citation("ars")),
+        story_item("paper-repo", 0.6, kind_citation("hf", "papers"), kind_citation("gh", "repos")),
+        story_item("news", 0.3, kind_citation("ars")),
     ]
     out = arrange(items, top=3, quotas={"models": 5}, quick_links=5)
     assert sections(out) == {
@@ -66,42 +62,29 @@ def test_papers_and_repos_go_to_their_sections_and_only_widely_reported_ones_or_
         "paper": "research",  # more important than the news, but known from one source only
         "repo": "open_source",
     }
-    quieter = [story("hn", 0.2, cite("hn", "community")), *items[1:]]
+    quieter = [story_item("hn", 0.2, kind_citation("hn", "community")), *items[1:]]
     assert sections(arrange(quieter, top=3, quotas={"models": 5}, quick_links=5))["hn"] == "community"
     marked = arrange(
-        [*items, story("mine", 0.1, cite("hf", "papers"), lead=True)], top=1, quotas={}, quick_links=5
+        [*items, story_item("mine", 0.1, kind_citation("hf", "papers"), lead=True)],
+        top=1,
+        quotas={},
+        quick_links=5,
     )
-    assert [i["story_id"] for i in marked if i["section"] == "top"] == ["mine"]  # a person's mark still leads
+    assert [i.story_id for i in marked if i.section == "top"] == ["mine"]  # a person's mark still leads
 
 
 def test_a_kind_section_holds_five_stories_and_the_rest_are_quick_links() -> None:
-    papers = [story(f"p{n}", 1 - n / 10, cite("hf", "papers")) for n in range(7)]
+    papers = [story_item(f"p{n}", 1 - n / 10, kind_citation("hf", "papers")) for n in range(7)]
     out = arrange(papers, top=5, quotas={}, quick_links=15)
-    assert [i["story_id"] for i in out if i["section"] == "research"] == ["p0", "p1", "p2", "p3", "p4"]
-    assert [i["story_id"] for i in out if i["section"] == "quick_link"] == ["p5", "p6"]
-
-
-def _day(language: str = "en") -> dict:
-    items = [
-        story("top", 0.9, cite("ars"), cite("wired")),
-        story("model", 0.6, cite("ars")),
-        story("study", 0.5, cite("wired"), category="research"),
-        story("paper", 0.4, cite("hf", "papers")),
-        story("repo", 0.3, cite("gh", "repos")),
-        story("hn", 0.2, cite("hn", "community")),
-    ]
-    return {
-        "date": "2026-03-18",
-        "version": 1,
-        "language": language,
-        "window": WINDOW,
-        "items": arrange(items, top=1, quotas={"models": 5, "research": 5}, quick_links=5),
-    }
+    assert [i.story_id for i in out if i.section == "research"] == ["p0", "p1", "p2", "p3", "p4"]
+    assert [i.story_id for i in out if i.section == "quick_link"] == ["p5", "p6"]
 
 
 def test_the_sections_read_in_order_and_papers_join_the_research_category() -> None:
     labels = {"models": "Models and releases", "research": "Research"}
-    got = [(s["heading"], [e["title"] for e in s["entries"]]) for s in view(_day(), labels)["sections"]]
+    got = [
+        (s["heading"], [e["title"] for e in s["entries"]]) for s in view(sections_brief(), labels)["sections"]
+    ]
     assert got == [
         ("Top stories", ["Story top"]),
         ("Models and releases", ["Story model"]),
@@ -109,18 +92,19 @@ def test_the_sections_read_in_order_and_papers_join_the_research_category() -> N
         ("Open source", ["Story repo"]),
         ("Community discussion", ["Story hn"]),
     ]
-    zh = view(_day("zh"), {"models": "模型与发布", "research": "研究"})
+    zh = view(sections_brief("zh"), {"models": "模型与发布", "research": "研究"})
     assert [s["heading"] for s in zh["sections"]] == ["头条", "模型与发布", "研究", "开源项目", "社区讨论"]
-    alone = view({**_day(), "items": [i for i in _day()["items"] if i["story_id"] != "study"]}, {})
+    alone = view(
+        sections_brief().with_items([i for i in sections_brief().items if i.story_id != "study"]), {}
+    )
     assert [s["heading"] for s in alone["sections"]][2:4] == ["Research", "Open source"]
 
 
 def test_each_quick_link_is_a_line_of_its_own_in_markdown() -> None:
     from tasks.render import render
 
-    papers = [story(f"p{n}", 1 - n / 10, cite("hf", "papers")) for n in range(8)]
-    doc = {"date": "2026-03-18", "version": 1, "language": "en", "window": WINDOW}
-    doc["items"] = arrange(papers, top=1, quotas={}, quick_links=15)
+    papers = [story_item(f"p{n}", 1 - n / 10, kind_citation("hf", "papers")) for n in range(8)]
+    doc = brief(*arrange(papers, top=1, quotas={}, quick_links=15), day=SECTIONS_DAY, window=SECTIONS_WINDOW)
     text = render("markdown", view(doc, {}))
     quick = text.split("## Quick links\n", 1)[1].strip().splitlines()
     assert [line.split("](")[0] for line in quick] == ["- [Story p5", "- [Story p6", "- [Story p7"], quick

@@ -5,16 +5,18 @@ from __future__ import annotations
 import re
 import string
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from storage.brief import Brief, LeftOut
 from tasks import deliver
 from tasks.channels import Channel
 from tasks.outlets import outlet_label
 from tasks.render import render, view
 from tasks.write import LABELS
-from tests.unit.test_brief_sections import _day, cite, story
+from tests.factories import fact, kind_citation, sections_brief, story_item
 
 
 def test_every_label_has_a_chinese_text_with_the_same_placeholders() -> None:
@@ -28,20 +30,24 @@ def test_every_label_has_a_chinese_text_with_the_same_placeholders() -> None:
         assert fields(chinese) <= fields(english) and fields(english) - fields(chinese) <= {"stories"}, key
 
 
-def _chinese_day() -> dict:
-    doc = _day("zh")
-    for item in doc["items"]:
-        item["title"] = f"新闻{item['story_id']}"
-        item["summary"] = "内容。"
-    doc["items"][0]["follow_up_of"] = "st-earlier"
-    doc["items"][1]["verified"] = False
-    doc["items"][1]["flags"] = ["instructions_to_ai"]
-    doc["items"][1]["facts"] = [{"text": "2026年3月18日"}]
-    doc["items"].append(
-        {**story("quick", 0.1, cite("hn", "community")), "section": "quick_link", "title": "快讯一"}
+def _chinese_day(**fields: Any) -> Brief:
+    doc = sections_brief("zh")
+    items = [i.model_copy(update={"title": f"新闻{i.story_id}", "summary": "内容。"}) for i in doc.items]
+    items[0] = items[0].model_copy(update={"follow_up_of": "st-earlier"})
+    items[1] = items[1].model_copy(
+        update={
+            "verified": False,
+            "flags": ["instructions_to_ai"],
+            "facts": [fact("date", "2026年3月18日", "2026-03-18")],
+        }
     )
-    doc["items"][-2]["citations"][0]["discussion_url"] = "https://news.ycombinator.com/item?id=1"
-    return {**doc, "left_out": {"off_topic": 3}, "topic": "AI"}
+    discussed = kind_citation("hn", "community").model_copy(
+        update={"discussion_url": "https://news.ycombinator.com/item?id=1"}
+    )
+    items[-1] = items[-1].model_copy(update={"citations": [discussed]})
+    quick = story_item("quick", 0.1, kind_citation("hn", "community"), section="quick_link")
+    items.append(quick.model_copy(update={"title": "快讯一"}))
+    return doc.model_copy(update={"items": items, "left_out": LeftOut(off_topic=3), "topic": "AI", **fields})
 
 
 @pytest.mark.parametrize("kind", ["markdown", "html", "text", "email", "entry"])
@@ -64,7 +70,7 @@ def test_a_chinese_brief_says_nothing_in_english(kind: str) -> None:
 
 def test_a_chinese_brief_s_messages_have_chinese_subjects() -> None:
     zone = ZoneInfo("Asia/Shanghai")
-    doc = {**_chinese_day(), "version": 2}
+    doc = _chinese_day(version=2)
     email = Channel(name="email", url="mailto://x")
 
     def subject(send: deliver.Send, **kw) -> str:

@@ -5,13 +5,17 @@ place each: the rules of ``docs/design.md`` that no import contract can state, c
 - no function over 80 lines outside tests and benches, but those named in ``LONG`` with a reason;
 - no ``store.fs`` / ``store.base`` outside ``storage/``: paths under the root are the root's;
 - no payload read by key (``payload["…"]``, ``payload.get(…)``) outside ``storage/`` but in the
-  modules of ``PAYLOAD_READERS`` (each one a debt, listed so that it can only shrink).
+  modules of ``PAYLOAD_READERS`` (each one a debt, listed so that it can only shrink);
+- no brief read by key outside ``storage/brief.py``: a brief crosses modules as ``Brief``, ``Item`` and
+  ``Citation`` and is a dict only in its JSON file (``brief_reads``).
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+from storage.brief import Brief, Citation, Item, Retracted
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("flows", "ops", "tasks", "storage", "validations")
@@ -29,12 +33,7 @@ LONG: dict[str, str] = {
 }
 
 # modules that still read payloads by key (to be moved onto the payload models): it only shrinks
-PAYLOAD_READERS: frozenset[str] = frozenset(
-    {
-        "ops/policy.py",
-        "tasks/steps/dedup.py",
-    }
-)
+PAYLOAD_READERS: frozenset[str] = frozenset()
 
 
 def modules(*packages: str) -> list[Path]:
@@ -102,3 +101,52 @@ def test_payloads_are_read_through_their_models_outside_storage() -> None:
     assert not stale, (
         f"these no longer read payloads by key, take them out of PAYLOAD_READERS: {sorted(stale)}"
     )
+
+
+# a brief's keys; those of BRIEF_ONLY name a brief whatever holds them (no payload or table has them),
+# the others only when read from a name that holds a brief
+BRIEF_KEYS = frozenset(Brief.model_fields) | frozenset(Item.model_fields) | frozenset(Citation.model_fields)
+BRIEF_KEYS |= frozenset(Retracted.model_fields)
+BRIEF_ONLY = frozenset(
+    {"citations", "retracted", "translated_title", "outlet_label", "category_confidence", "relevance_score"}
+)
+BRIEF_NAMES = frozenset(
+    {"brief", "document", "doc", "item", "citation", "older", "newer", "fresh", "current"}
+)
+BRIEF_MODULE = "storage/brief.py"
+
+
+def brief_reads(source: str) -> list[str]:
+    """Where ``source`` reads a brief by key: ``X["k"]`` or ``X.get("k")`` (read, not written) of a key
+    of the brief that only a brief has, or of any of its keys when ``X`` is named as a brief is."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            target, key = node.value, node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            target, key = node.func.value, node.args[0] if node.args else None
+        else:
+            continue
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value in BRIEF_KEYS):
+            continue
+        named = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if key.value in BRIEF_ONLY or named in BRIEF_NAMES:
+            found.append(f"{node.lineno} {named}[{key.value!r}]")
+    return found
+
+
+def test_the_brief_read_check_finds_a_read_by_key() -> None:
+    assert brief_reads('n = len(document["items"])') == ["1 document['items']"]
+    assert brief_reads('urls = [c["url"] for c in i["citations"]]') == ["1 i['citations']"]
+    assert brief_reads('gone = doc.get("retracted", [])') == ["1 doc['retracted']"]
+    assert brief_reads("n = len(document.items)\nlabel = lab['title']") == []
+    assert brief_reads('changed["translated_title"] = None') == []  # a write, as a model_copy's update
+
+
+def test_no_module_outside_the_brief_model_reads_a_brief_by_key() -> None:
+    reads = {
+        name_of(p): found
+        for p in modules("flows", "ops", "tasks", "validations", "storage")
+        if name_of(p) != BRIEF_MODULE and (found := brief_reads(p.read_text()))
+    }
+    assert reads == {}, f"read these briefs through storage/brief.py's models: {reads}"

@@ -13,7 +13,7 @@ from tasks.channels import Channel, DeliverySettings, redact
 from tasks.settings import parse_settings
 from tasks.steps.send import send
 from tests.delivery_servers import free_port
-from tests.unit.test_analyze_write import _doc
+from tests.factories import hostile_brief
 
 ZONE = ZoneInfo("Europe/Amsterdam")
 NOW = datetime(2025, 8, 6, 6, 0, tzinfo=UTC)  # 08:00 in Amsterdam
@@ -131,7 +131,7 @@ def test_plan_with_a_hold_shows_the_review_channel_until_approval_or_deadline() 
 
 
 def test_messages_say_what_they_are() -> None:
-    doc = {**_doc(), "version": 2}
+    doc = hostile_brief(version=2)
     email = Channel(name="email", url="mailto://x")
     update = deliver.compose_message(deliver.Send(email, "update", "direct", previous=1), doc, {}, zone=ZONE)
     assert update.subject == "Updated: AI brief — 2025-08-06 (v2)" and "replaces version 1" in update.body
@@ -153,7 +153,7 @@ def test_messages_say_what_they_are() -> None:
     assert (
         "\n"
         not in deliver.compose_message(
-            deliver.Send(email, "brief", "direct"), {**doc, "items": []}, {}, zone=ZONE
+            deliver.Send(email, "brief", "direct"), doc.with_items([]), {}, zone=ZONE
         ).subject
     )
 

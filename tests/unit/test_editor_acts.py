@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
+from storage.brief import Brief, Item, brief_dict
+from storage.payloads import BriefCorrected, StoryRetracted
 from tasks import versions, write
 from tasks.render import render, view
+from tests.factories import brief, brief_item
 
 
-def item(story: str, title: str, section: str = "top", summary: str = "") -> dict:
-    return {
-        "story_id": story,
-        "title": title,
-        "category": "models",
-        "importance": 0.5,
-        "relevance": "core",
-        "summary": summary,
-        "facts": [],
-        "citations": [],
-        "follow_up_of": None,
-        "section": section,
-    }
+def item(story: str, title: str, section: str = "top", summary: str = "") -> Item:
+    return brief_item(story, title, summary=summary, section=section)
 
 
-def doc(*items: dict) -> dict:
-    return {
-        "date": "2025-08-06",
-        "version": 1,
-        "language": "en",
-        "window": {"start": "2025-08-05T00:00:00+00:00", "end": "2025-08-07T00:00:00+00:00"},
-        "topic": "AI",
-        "left_out": {"off_topic": 0},
-        "items": list(items),
-    }
+def doc(*items: Item) -> Brief:
+    return brief(*items)
 
 
 def test_a_document_nobody_corrected_is_unchanged_so_its_version_stays() -> None:
@@ -46,15 +30,22 @@ def test_a_corrected_headline_shows_with_a_correction_line_and_a_retracted_item_
         original,
         {
             "st-1": {
-                "title": {"value": "Orchard raises $21M", "previous": "Orchard raises $12M", "note": "typo"}
+                "title": BriefCorrected(
+                    story_id="st-1",
+                    field="title",
+                    value="Orchard raises $21M",
+                    previous="Orchard raises $12M",
+                    note="typo",
+                    by="ann",
+                )
             }
         },
-        {"st-2": {"title": "Two", "note": "not news"}},
+        {"st-2": StoryRetracted(story_id="st-2", title="Two", note="not news", by="ann")},
     )
-    assert [i["story_id"] for i in fixed["items"]] == ["st-1"]
-    assert fixed["items"][0]["title"] == "Orchard raises $21M"
-    assert fixed["items"][0]["correction"] == "Correction: the headline read “Orchard raises $12M”. typo"
-    assert fixed["retracted"] == [
+    assert fixed.story_ids == ["st-1"]
+    assert fixed.items[0].title == "Orchard raises $21M"
+    assert fixed.items[0].correction == "Correction: the headline read “Orchard raises $12M”. typo"
+    assert brief_dict(fixed)["retracted"] == [
         {"story_id": "st-2", "title": "Two", "section": "quick_link", "note": "not news"}
     ]
     html = render("html", view(fixed, {}))

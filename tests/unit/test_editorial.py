@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from storage.brief import Item as BriefItem
 from storage.errors import ConfigError
 from tasks import editorial
 from tasks.dedup import Item
 from tasks.settings import TopicSettings
 from tasks.write import arrange
+from tests.factories import brief_item
 
 TOPIC = editorial.TopicEvidence.build(TopicSettings(), ["lab"])
 
@@ -134,15 +136,21 @@ def test_fitted_importance_is_clipped_and_baselines_keep_the_legacy_formula() ->
 
 
 def story(
-    story_id: str, importance: float, relevance: str, lead: bool = False, category: str = "models"
-) -> dict:
-    return {
-        "story_id": story_id,
-        "importance": importance,
-        "relevance": relevance,
-        "lead": lead,
-        "category": category,
-    }
+    story_id: str,
+    importance: float,
+    relevance: str,
+    lead: bool = False,
+    category: str = "models",
+    promotion: bool = False,
+) -> BriefItem:
+    return brief_item(
+        story_id,
+        importance=importance,
+        relevance=relevance,
+        lead=lead,
+        category=category,
+        promotion=promotion,
+    )
 
 
 def test_only_core_stories_lead_and_a_story_marked_to_lead_comes_first() -> None:
@@ -153,12 +161,12 @@ def test_only_core_stories_lead_and_a_story_marked_to_lead_comes_first() -> None
         story("d", 0.1, "core", lead=True),
     ]
     out = arrange(items, top=2, quotas={"models": 5}, quick_links=5)
-    top = [i["story_id"] for i in out if i["section"] == "top"]
+    top = [i.story_id for i in out if i.section == "top"]
     assert top == ["d", "b"]
-    assert {i["story_id"]: i["section"] for i in out}["a"] == "category"  # related: below the top
-    promo = {**story("p", 0.99, "core"), "promotion": True}
+    assert {i.story_id: i.section for i in out}["a"] == "category"  # related: below the top
+    promo = story("p", 0.99, "core", promotion=True)
     out = arrange([promo, *items], top=2, quotas={"models": 5}, quick_links=5)
-    assert "p" not in [i["story_id"] for i in out if i["section"] == "top"]  # a promotion never leads
+    assert "p" not in [i.story_id for i in out if i.section == "top"]  # a promotion never leads
 
 
 def test_the_vocabulary_ships_with_the_model_and_its_digest_is_in_the_policy_version(

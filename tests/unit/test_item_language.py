@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import re
 
+from storage.brief import Brief
 from tasks.render import render, view
 from tasks.write import item_language
-from tests.unit.test_brief_sections import _day, cite, story
+from tests.factories import kind_citation, sections_brief, story_item
 
 
-def _mixed(language: str) -> dict:
+def _mixed(language: str) -> Brief:
     """A brief with one item in the other language, in full and among the quick links."""
     other = "zh" if language == "en" else "en"
-    doc = _day(language)
-    doc["items"][3] = {
-        **doc["items"][3],
-        "title": "论文标题" if other == "zh" else "A paper",
-        "language": other,
-    }
-    quick = {**story("quick", 0.1, cite("ars")), "section": "quick_link", "title": "快讯", "language": other}
-    return {**doc, "items": [*doc["items"], quick]}
+    doc = sections_brief(language)
+    items = list(doc.items)
+    items[3] = items[3].model_copy(
+        update={"title": "论文标题" if other == "zh" else "A paper", "language": other}
+    )
+    quick = story_item("quick", 0.1, kind_citation("ars"), section="quick_link", language=other)
+    return doc.with_items([*items, quick.model_copy(update={"title": "快讯"})])
 
 
 def test_an_item_in_another_language_says_so_in_html_and_email() -> None:
@@ -39,12 +39,12 @@ def test_an_item_in_another_language_says_so_in_html_and_email() -> None:
 def test_chinese_text_names_cjk_fonts_after_the_latin_ones_and_english_pages_are_as_before() -> None:
     cjk = '"Noto Sans CJK SC","PingFang SC","Microsoft YaHei"'
     assert f"font:16px/1.55 system-ui,{cjk},sans-serif;" in render("html", view(_mixed("en"), {}))
-    assert f"font:16px/1.55 system-ui,{cjk},sans-serif;" in render("html", view(_day("zh"), {}))
+    assert f"font:16px/1.55 system-ui,{cjk},sans-serif;" in render("html", view(sections_brief("zh"), {}))
     email = render("email", view(_mixed("en"), {}))
     assert "font-family:Helvetica,Arial,Noto Sans CJK SC,PingFang SC,Microsoft YaHei,sans-serif;" in email
     assert "font-family:Helvetica,Arial,sans-serif;" not in email
     for kind in ("html", "email", "entry"):
-        english = render(kind, view(_day("en"), {}))  # type: ignore[arg-type]
+        english = render(kind, view(sections_brief("en"), {}))  # type: ignore[arg-type]
         assert "CJK" not in english and "lang=" not in english.replace('<html lang="en">', ""), kind
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from storage.brief import Brief, brief_dict
 from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.outlets import citation_fields, outlet_label
@@ -18,7 +19,7 @@ from tests.runs import hashing_run
 HN_DISCUSSION = "https://news.ycombinator.com/item?id=4242"
 
 
-def _brief(tmp_path: Path) -> dict:
+def _brief(tmp_path: Path) -> Brief:
     sources = ["example", "hn", "trending", "aibase", "hfpapers"]
     settings = parse_settings(
         {
@@ -69,15 +70,16 @@ def _brief(tmp_path: Path) -> dict:
 
 
 @pytest.fixture
-def brief(tmp_path: Path) -> dict:
+def brief(tmp_path: Path) -> Brief:
     return _brief(tmp_path)
 
 
-def _citations(doc: dict) -> dict[str, dict]:
-    return {c["article_id"]: c for item in doc["items"] for c in item["citations"]}
+def _citations(doc: Brief) -> dict[str, dict]:
+    """Each citation as the brief's JSON file has it, by article."""
+    return {c["article_id"]: c for item in brief_dict(doc)["items"] for c in item["citations"]}
 
 
-def test_the_json_brief_names_each_kinds_outlet_and_leaves_news_citations_as_they_were(brief: dict) -> None:
+def test_the_json_brief_names_each_kinds_outlet_and_leaves_news_citations_as_they_were(brief: Brief) -> None:
     cited = _citations(brief)
     assert set(cited) == {"art-1", "art-2", "art-3", "art-4"}
     assert set(cited["art-1"]) == {"article_id", "url", "source", "published"}  # news: as before kinds
@@ -91,7 +93,7 @@ def test_the_json_brief_names_each_kinds_outlet_and_leaves_news_citations_as_the
     assert cited["art-4"]["outlet_label"] == "aibase #3"
 
 
-def test_markdown_and_html_show_the_labels_and_the_discussion_as_a_second_link(brief: dict) -> None:
+def test_markdown_and_html_show_the_labels_and_the_discussion_as_a_second_link(brief: Brief) -> None:
     markdown = render_markdown(brief, {})
     assert (
         "[techcrunch.com · Hacker News (643 points)](<https://techcrunch.com/2025/08/06/anthropic-agents/>)"
@@ -109,15 +111,15 @@ def test_markdown_and_html_show_the_labels_and_the_discussion_as_a_second_link(b
         assert "Hacker News (643 points)" in render(kind, view(brief, {}))
 
 
-def test_hostile_outlet_text_and_links_stay_inert(brief: dict) -> None:
-    hostile = dict(brief)
-    item = next(i for i in brief["items"] if any(c.get("discussion_url") for c in i["citations"]))
-    citation = {
-        **item["citations"][0],
-        "outlet_label": "<script>x</script> · [pwn](http://evil)",
-        "discussion_url": "javascript:alert(1)",
-    }
-    hostile["items"] = [{**item, "citations": [citation]}]
+def test_hostile_outlet_text_and_links_stay_inert(brief: Brief) -> None:
+    item = next(i for i in brief.items if any(c.discussion_url for c in i.citations))
+    citation = item.citations[0].model_copy(
+        update={
+            "outlet_label": "<script>x</script> · [pwn](http://evil)",
+            "discussion_url": "javascript:alert(1)",
+        }
+    )
+    hostile = brief.with_items([item.model_copy(update={"citations": [citation]})])
     html = render_html(hostile, {})
     assert "<script>x</script>" not in html and "&lt;script&gt;" in html
     assert "javascript:" not in html

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from storage.brief import Brief, LeftOut
 from storage.events import new_event
 from tasks import deliver
 from tasks.briefs_feed import FeedEntry, atom_feed
@@ -20,20 +21,20 @@ from tasks.render import TEMPLATES, render, view
 from tasks.steps.compose import cited_members
 from tasks.steps.dedup import DedupOutcome
 from tasks.steps.report import RunReport
-from tests.unit.test_analyze_write import _doc
+from tests.factories import hostile_brief
 
 # what an operator types, never what a reader reads
 OPERATOR_HINT = re.compile(r"brief (replay|events|stats|run|deliver|review|approve)|--projection|says why")
 ZONE = ZoneInfo("Europe/Amsterdam")
 
 
-def left_out_doc(language: str) -> dict:
-    return {**_doc(), "language": language, "topic": "AI", "left_out": {"off_topic": 2}}
+def left_outhostile_brief(language: str) -> Brief:
+    return hostile_brief(language=language, topic="AI", left_out=LeftOut(off_topic=2))
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_no_operator_hint_in_any_reader_output(language: str) -> None:
-    doc = left_out_doc(language)
+    doc = left_outhostile_brief(language)
     outputs = {kind: render(kind, view(doc, {})) for kind in TEMPLATES}  # type: ignore[arg-type]
     for fmt in ("html", "markdown", "text"):
         channel = Channel(name="c", url="json://x", format=fmt)

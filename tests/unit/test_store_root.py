@@ -15,9 +15,11 @@ import pyarrow.fs as pafs
 import pytest
 
 from storage import raw
+from storage.brief import brief_json
 from storage.errors import StoreError
 from storage.root import StoreRoot
 from storage.store import ParquetEventStore
+from tests.factories import brief, brief_item
 
 DAY = date(2025, 8, 6)
 
@@ -55,12 +57,13 @@ class TestStoreRootContract:
         assert briefs.current_document(DAY) is None
         assert briefs.versions(DAY) == []
         for number in (2, 10, 1):
-            briefs.write(briefs.version(DAY, number), f'{{"version": {number}}}')
+            briefs.write(briefs.version(DAY, number), brief_json(brief(day=DAY, version=number)))
             briefs.write(briefs.version(DAY, number, "md"), f"# v{number}")
-        briefs.write(briefs.current(DAY), '{"version": 10, "items": []}')
-        assert briefs.current_document(DAY) == {"version": 10, "items": []}
+        current = brief(brief_item("st-1", "One"), day=DAY, version=10)
+        briefs.write(briefs.current(DAY), brief_json(current))
+        assert briefs.current_document(DAY) == current
         assert [n for n, _ in briefs.versions(DAY)] == [1, 2, 10]
-        assert [briefs.read(p)["version"] for _, p in briefs.versions(DAY)] == [1, 2, 10]
+        assert [briefs.read(p).version for _, p in briefs.versions(DAY)] == [1, 2, 10]
         assert briefs.text(briefs.version(DAY, 2, "md")) == "# v2"
 
     def test_the_days_lock_admits_one_holder_at_a_time(self, opener) -> None:  # type: ignore[no-untyped-def]
@@ -168,8 +171,9 @@ def test_a_root_whose_filesystem_cannot_lock_refuses_rather_than_run_unlocked(tm
     with pytest.raises(StoreError, match=r"\(fsspec file\) cannot hold a lock.*s3://"), tree.briefs.lock(DAY):
         ran.append(True)
     assert ran == []
-    tree.briefs.write(tree.briefs.current(DAY), "{}")  # what needs no lock still works
-    assert tree.briefs.current_document(DAY) == {}
+    written = brief(day=DAY)
+    tree.briefs.write(tree.briefs.current(DAY), brief_json(written))  # what needs no lock still works
+    assert tree.briefs.current_document(DAY) == written
 
 
 def test_the_event_stores_root_is_the_configured_one(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import feedparser
@@ -11,7 +11,7 @@ import pytest
 from storage.errors import ConfigError
 from tasks.briefs_feed import FeedEntry, atom_feed
 from tasks.render import TEMPLATES, check_templates, render, view
-from tests.unit.test_analyze_write import _doc
+from tests.factories import hostile_brief
 
 QUESTION = {
     "id": "q-1",
@@ -21,7 +21,7 @@ QUESTION = {
 
 
 def rendered(kind: str, folder: str | None = None) -> str:
-    context = view(_doc(), {}, note="<b>note</b> [n](javascript:alert(7))", questions=[QUESTION])
+    context = view(hostile_brief(), {}, note="<b>note</b> [n](javascript:alert(7))", questions=[QUESTION])
     return render(kind, context, folder)  # type: ignore[arg-type]
 
 
@@ -76,8 +76,8 @@ def test_every_shipped_template_exists() -> None:
 def test_the_feed_of_briefs_is_atom_with_one_entry_per_date_newest_first() -> None:
     first = datetime(2025, 8, 6, 7, 0, tzinfo=UTC)
     later = datetime(2025, 8, 6, 9, 30, tzinfo=UTC)
-    doc2 = {**_doc(), "version": 2}
-    doc_next = {**_doc(), "date": "2025-08-07"}
+    doc2 = hostile_brief(version=2)
+    doc_next = hostile_brief(day=date(2025, 8, 7))
     data = atom_feed(
         [
             FeedEntry("2025-08-06", 2, first, later, doc2),

@@ -8,11 +8,12 @@ from datetime import date
 
 import pytest
 
+from storage.brief import Brief, brief_dict
 from storage.registry import REGISTRY
 from tasks import translate
 from tasks.dedup import Item
 from tasks.render import render, view
-from tests.unit.test_brief_sections import _day, cite, story
+from tests.factories import kind_citation, sections_brief, story_item
 
 DAY = date(2026, 3, 18)
 
@@ -112,21 +113,22 @@ def test_the_event_says_what_was_refused_and_why() -> None:
     ]
 
 
-def _translated_day() -> dict:
-    doc = _day("zh")
-    first = doc["items"][0]
-    first.update(
-        title="Orchard Labs releases Pippin-2", language="en", translated_title="Orchard Labs 发布 Pippin-2"
+def _translated_day() -> Brief:
+    doc = sections_brief("zh")
+    first = doc.items[0].model_copy(
+        update={
+            "title": "Orchard Labs releases Pippin-2",
+            "language": "en",
+            "translated_title": "Orchard Labs 发布 Pippin-2",
+        }
     )
-    quick = {
-        **story("quick", 0.1, cite("ars")),
-        "section": "quick_link",
-        "title": "Northwind raises $120M",
-        "language": "en",
-        "translated_title": "<script>alert(1)</script> [x](javascript:alert(2)) **Northwind**",
-    }
-    doc["items"].append(quick)
-    return doc
+    quick = story_item("quick", 0.1, kind_citation("ars"), section="quick_link", language="en").model_copy(
+        update={
+            "title": "Northwind raises $120M",
+            "translated_title": "<script>alert(1)</script> [x](javascript:alert(2)) **Northwind**",
+        }
+    )
+    return doc.with_items([first, *doc.items[1:], quick])
 
 
 @pytest.mark.parametrize("kind", ["html", "email", "entry"])
@@ -149,18 +151,24 @@ def test_markdown_and_text_show_the_translation_escaped() -> None:
     )
     text = render("text", view(_translated_day(), {}))
     assert "1. Orchard Labs releases Pippin-2 （译文：Orchard Labs 发布 Pippin-2）" in text
-    english = {**_translated_day(), "language": "en"}
-    english["items"][0] = {**english["items"][0], "language": "zh", "title": "月之暗面发布Kimi K2"}
-    english["items"][0]["translated_title"] = "Moonshot releases Kimi K2"
+    day = _translated_day()
+    first = day.items[0].model_copy(
+        update={
+            "language": "zh",
+            "title": "月之暗面发布Kimi K2",
+            "translated_title": "Moonshot releases Kimi K2",
+        }
+    )
+    english = day.model_copy(update={"language": "en", "items": [first, *day.items[1:]]})
     assert "月之暗面发布Kimi K2 (translated: Moonshot releases Kimi K2)" in render("text", view(english, {}))
 
 
 @pytest.mark.parametrize("kind", ["markdown", "html", "text", "email", "entry"])
 def test_without_a_translation_every_format_is_what_it_was(kind: str) -> None:
-    doc = _translated_day()
-    for item in doc["items"]:
-        item.pop("translated_title", None)
+    day = _translated_day()
+    doc = day.with_items([i.model_copy(update={"translated_title": None}) for i in day.items])
     plain = render(kind, view(doc, {}))  # type: ignore[arg-type]
     assert "译文" not in plain and "translated" not in plain
-    with_none = {**doc, "items": [{**i, "translated_title": None} for i in doc["items"]]}
-    assert render(kind, view(with_none, {})) == plain  # type: ignore[arg-type]
+    assert all(
+        "translated_title" not in i for i in brief_dict(doc)["items"]
+    )  # absent from the file, as before

@@ -8,6 +8,7 @@ from fastapi.responses import Response
 from flows.desk import reads
 from flows.desk.web import Day, DeskOf, page, parse_version
 from ops import changes as log
+from storage.brief import Brief
 from storage.errors import InputError
 from tasks import versions
 
@@ -42,7 +43,7 @@ def diff(request: Request, desk: DeskOf, day: Day) -> Response:
 
 
 def causes(
-    found: list[versions.ItemChange], older: dict, newer: dict, window: list[log.Acted]
+    found: list[versions.ItemChange], older: Brief, newer: Brief, window: list[log.Acted]
 ) -> list[tuple[versions.ItemChange, list[log.Acted], bool]]:
     """Each change with the acts between the two versions that caused it: those about its item (on its
     story, or on an article it cites); for an item that only moved, with no act of its own, the acts

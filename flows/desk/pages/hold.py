@@ -26,7 +26,7 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
         day=day.isoformat(),
         hold=desk.settings.delivery.hold,
         held=state.held,
-        current=int(current["version"]) if current is not None else None,
+        current=current.version if current is not None else None,
         approved=state.approved,
         delivered=sorted(state.delivered.values(), key=lambda d: d["at"]),
         pending=acts.pending_update(desk.settings, day),

@@ -32,15 +32,15 @@ def items_asked_about(desk: Desk, day: date, asked: list[dict]) -> dict[str, lis
     """Each question's items in the day's current brief (story id, headline): its story, or the
     stories of the articles it names (a same-story question names two)."""
     try:
-        items = {i["story_id"]: i for i in reads.document(desk.store, day)["items"]}
+        items = {i.story_id: i for i in reads.document(desk.store, day).items}
     except InputError:
         return {}
-    story_of = {c["article_id"]: sid for sid, i in items.items() for c in i["citations"]}
+    story_of = {c.article_id: sid for sid, i in items.items() for c in i.citations}
     out = {}
     for q in asked:
         named = [q["subject"]] if q["subject"] in items else q["subject"].split("|")
         stories = dict.fromkeys(s for s in (n if n in items else story_of.get(n) for n in named) if s)
-        out[q["question_id"]] = [(s, items[s]["title"]) for s in stories]
+        out[q["question_id"]] = [(s, items[s].title) for s in stories]
     return out
 
 

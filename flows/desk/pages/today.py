@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
 
 from fastapi import APIRouter, Request
@@ -11,6 +12,7 @@ from fastapi.responses import Response
 from flows.desk import reads
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page, parse_version
 from ops import acts
+from storage.brief import Item
 from tasks import render
 from tasks.steps.publish import labels_for
 
@@ -27,9 +29,9 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         "today.html.j2",
         day=day.isoformat(),
         brief=render.view(doc, labels_for(desk.settings)),
-        candidates=likely_same(doc["items"]),
-        parts={i["story_id"]: i["citations"] for i in doc["items"]},
-        leads={i["story_id"] for i in doc["items"] if i.get("lead")},
+        candidates=likely_same(doc.items),
+        parts={i.story_id: i.citations for i in doc.items},
+        leads={i.story_id for i in doc.items if i.lead},
         opened=request.query_params.get("open"),
         standing=standing_of(desk, day) if version is None else None,
         current=version is None,
@@ -73,25 +75,25 @@ def split(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     return done(request, "split", outcome, "/today")
 
 
-def likely_same(items: list[dict]) -> dict[str, list[tuple[str, str]]]:
+def likely_same(items: Sequence[Item]) -> dict[str, list[tuple[str, str]]]:
     """For each item, the ``CANDIDATES`` other items most likely to be the same story: most title
     words in common, then the same category, then nearest in the brief."""
 
     def words(title: str) -> set[str]:
         return {w for w in re.findall(r"\w+", title.lower()) if len(w) > 3 or not w.isascii()}
 
-    said = [words(i["title"]) for i in items]
+    said = [words(i.title) for i in items]
     out = {}
     for k, item in enumerate(items):
         ranked = sorted(
             (j for j in range(len(items)) if j != k),
             key=lambda j: (
                 -len(said[k] & said[j]),
-                items[j].get("category") != item.get("category"),
+                items[j].category != item.category,
                 abs(j - k),
             ),
         )
-        out[item["story_id"]] = [(items[j]["story_id"], items[j]["title"]) for j in ranked[:CANDIDATES]]
+        out[item.story_id] = [(items[j].story_id, items[j].title) for j in ranked[:CANDIDATES]]
     return out
 
 
