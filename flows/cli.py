@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.options import ConfigOption, open_store, parse_day, parse_time
+from flows.commands.options import ConfigOption, open_store, parse_day, parse_time, store_of
 from flows.views.console import err, out, styled
 from storage.errors import BriefError, InputError
 
@@ -98,7 +98,7 @@ def review(
 
     settings = load_settings(config)
     wanted = acts.day_of(settings, parse_day(day))
-    open_store(config)  # a missing store is one clear line
+    store_of(settings)  # a missing store is one clear line
     marks = parse_marks(mark or [])
     questions = acts.open_questions(settings, wanted)
     given: list[acts.Answer] = []
@@ -189,9 +189,10 @@ def deliver(
     if moment is not None and not due:
         raise InputError("--now only applies with --due; add --due or drop --now")
     given = parse_day(day)
+    settings = load_settings(config)
     if given is not None:  # before the store is opened: a refused date is one line
-        day_of(load_settings(config), given)
-    settings, _ = open_store(config)
+        day_of(settings, given)
+    store_of(settings)
     if not settings.delivery.channels:
         raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
     if due:

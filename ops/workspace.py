@@ -29,13 +29,18 @@ def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings
     """The settings of ``config`` and their store; a store root that does not exist is refused
     unless ``must_exist`` is false (a command that writes the first events)."""
     settings = load_settings(config)
+    return settings, store_of(settings, must_exist=must_exist)
+
+
+def store_of(settings: Settings, *, must_exist: bool = True) -> ParquetEventStore:
+    """The store of ``settings`` (parsed already); refused as ``open_store`` refuses it."""
     store = settings.storage.event_store()
     if must_exist and not store.tree.exists():
         raise StoreError(
             f"storage root {settings.storage.root!r} does not exist; run 'brief run' first "
             "or fix [storage] root in the config"
         )
-    return settings, store
+    return store
 
 
 def today(settings: Settings) -> date:

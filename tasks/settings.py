@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -462,6 +470,17 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="[retention]: event type -> age (90d) after which brief compact thins it",
     )
+    _file: Path | None = PrivateAttr(default=None)  # the config file they were loaded from
+
+    @property
+    def config_option(self) -> str:
+        """`` --config PATH`` for a command printed for a person to copy: the file these settings
+        were loaded from, as it was named; empty for ``./brief.toml`` (found without the option)."""
+        import shlex
+
+        if self._file is None or self._file.resolve() == Path(DEFAULT_CONFIG).resolve():
+            return ""
+        return f" --config {shlex.quote(str(self._file))}"
 
     @field_validator("retention")
     @classmethod
@@ -658,13 +677,15 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
     try:
         with reading_from(path):
             # the storage root comes from the sources, not from an argument
-            return _checked(lambda: Settings(), lambda: reading.data, str(path))  # type: ignore[call-arg]
+            settings = _checked(lambda: Settings(), lambda: reading.data, str(path))  # type: ignore[call-arg]
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
     finally:
         _READING.reset(token)
+    settings._file = path
+    return settings
 
 
 def parse_settings(data: dict, path: Path | None = None) -> Settings:

@@ -66,7 +66,7 @@ def run(
         log = run_log(plan.settings, plan.day)
         try:
             with run_output(log, lambda line: out.print(line, soft_wrap=True), verbose=verbose):
-                result = daily_brief(day, config)
+                result = daily_brief(day, config, settings=plan.settings)
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise
@@ -104,7 +104,9 @@ def backfill(
     with err.status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"):
         from flows.backfill import backfill as backfill_flow
 
-        outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
+        outcomes = backfill_flow(
+            start, end, config, concurrency, fan_out=fan_out, deliver=deliver, settings=plan.settings
+        )
     show_backfill(out, start, end, outcomes)
     failed = [o["date"] for o in outcomes if o["status"] != "completed"]
     if failed:
