@@ -363,6 +363,16 @@ def main() -> None:
     except typer.Abort:
         err.print("aborted")
         raise SystemExit(130) from None
+    except OSError as exc:
+        if not exc.filename:
+            raise
+        # a path the system refused that no check caught before (a store root is probed first)
+        err.print(
+            f"error: cannot write or read {str(exc.filename)!r} ({exc.strerror or exc}); check that "
+            "the path exists and that you may write there",
+            soft_wrap=True,
+        )
+        raise SystemExit(2) from None
     except Exception as exc:  # usage errors of the bundled click: unknown option, missing value
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             err.print(f"error: {exc.format_message()} (see '{_command_of(exc)} --help')", soft_wrap=True)
