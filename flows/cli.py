@@ -111,7 +111,8 @@ def review(
             return
         given = ask(questions, wanted, out)
     elif questions.height:  # marks given at the command line: nothing is asked meanwhile
-        out.print(f"{questions.height} question(s) still open; 'brief review --date {wanted}' asks them")
+        asks = f"brief review --date {wanted}{settings.config_option}"
+        out.print(f"{questions.height} question(s) still open; '{asks}' asks them")
     if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
@@ -238,7 +239,8 @@ def approve(
     out.print(styled((f"Brief for {wanted}", "bold"), f" (v{delivery.version}) approved:"))
     print_delivery(delivery)
     if delivery.failed:
-        err.print(f"error: {len(delivery.failed)} channel(s) failed; 'brief deliver --date {wanted}' resends")
+        resend = f"brief deliver --date {wanted}{settings.config_option}"
+        err.print(f"error: {len(delivery.failed)} channel(s) failed; '{resend}' resends")
         raise SystemExit(1)
 
 

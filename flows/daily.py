@@ -143,6 +143,7 @@ def deliver_task(ctx: steps.RunContext) -> steps.DeliveryOutcome:
             log.warning(
                 f"delivery to {sent.channel} failed after {sent.attempts} attempt(s): {sent.reason}; "
                 f"resend with: brief deliver --date {ctx.day} --channel {sent.channel}"
+                f"{ctx.settings.config_option}"
             )
     if outcome.waiting:
         log.info(f"{outcome.waiting}")

@@ -70,7 +70,7 @@ def run(
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise
-    show_run(out, err, result, log.shown)
+    show_run(out, err, result, log.shown, plan.settings.config_option)
     if show:
         from rich.markdown import Markdown
 
@@ -111,7 +111,9 @@ def backfill(
     failed = [o["date"] for o in outcomes if o["status"] != "completed"]
     if failed:
         err.print(
-            f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with brief run --date D"
+            f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with "
+            f"brief run --date D{plan.settings.config_option}",
+            soft_wrap=True,  # the command is copied whole
         )
         raise SystemExit(1)
 
@@ -247,4 +249,4 @@ def reparse(
 
     wanted = given_day(day)
     settings, store = open_store(config)
-    show_reparsed(out, err, parse_again(settings, store, wanted))
+    show_reparsed(out, err, parse_again(settings, store, wanted), settings.config_option)
