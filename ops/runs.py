@@ -86,12 +86,14 @@ class ServePlan:
 
     config: str
     prefect_home: Path
+    settings: Settings
 
 
 def plan_serve(config: str | None) -> ServePlan:
     path = str(config_path(config).resolve())
-    workspace.writable(load_settings(path))  # a bad config or root fails here, before the server starts
-    return ServePlan(path, Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect")))
+    settings = load_settings(path)  # a bad config or root fails here, before the server starts
+    workspace.writable(settings)
+    return ServePlan(path, Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect")), settings)
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,7 @@ def serve(
 
     plan = plan_serve(config)
     desk_at = (desk_host, desk_port) if desk else None
-    serve_stack(plan.config, plan.prefect_home, lambda line: out.print(line), port, desk_at)
+    serve_stack(plan.config, plan.prefect_home, lambda line: out.print(line), port, desk_at, plan.settings)
 
 
 def alerts(
