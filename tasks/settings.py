@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -54,6 +54,7 @@ _ISO_639_1_CODES = (
 ISO_639_1 = frozenset(_ISO_639_1_CODES.split())
 
 CONFIG_ENV = "BRIEF_CONFIG"
+T = TypeVar("T", bound=BaseModel)
 ENV_PREFIX = "BRIEF_"  # the only environment variables a config reads (docs/configuration.md)
 DEFAULT_CONFIG = "brief.toml"
 
@@ -600,13 +601,8 @@ def read_policy(path: str, where: str) -> PolicySettings:
             f"{where}: has {tables} but no [policy] table; a candidate policy file needs one "
             "([llm] is accepted beside it)"
         )
-    try:
-        with reading_from(Path(path)):  # its model file is relative to it
-            policy = PolicySettings.model_validate(data.get("policy", data))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        message = "is not a known setting" if first["type"] == "extra_forbidden" else first["msg"]
-        raise ConfigError(f"{where}: policy.{'.'.join(map(str, first['loc']))} {message}") from None
+    with reading_from(Path(path)):  # its model file is relative to it
+        policy = _validated(_PolicyTable, {"policy": data.get("policy", data)}, where).policy
     if policy.shadow is not None:
         raise ConfigError(f"{where}: a candidate policy has no shadow of its own; remove its [policy.shadow]")
     try:
@@ -623,13 +619,31 @@ def read_candidate(path: str, settings: Settings, where: str) -> Settings:
     data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     llm = settings.llm
     if "llm" in data:
-        try:
-            with reading_from(Path(path)):  # its prompt folder is relative to it
-                llm = LLMSettings.model_validate(data["llm"])
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ConfigError(f"{where}: llm.{'.'.join(map(str, first['loc']))} {first['msg']}") from None
+        with reading_from(Path(path)):  # its prompt folder is relative to it
+            llm = _validated(_LLMTable, {"llm": data["llm"]}, where).llm
     return settings.model_copy(update={"policy": policy, "llm": llm})
+
+
+class _PolicyTable(Section):
+    """A candidate file's ``[policy]``, as its mistakes name it."""
+
+    policy: PolicySettings
+
+
+class _LLMTable(Section):
+    """A candidate file's ``[llm]``, as its mistakes name it."""
+
+    llm: LLMSettings
+
+
+def _validated(model: type[T], data: dict, where: str) -> T:
+    """``data`` as ``model``; a ConfigError naming every mistake, one line each, in the file's terms."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        from tasks.config_errors import explain
+
+        raise ConfigError("\n".join(f"{where}: {line}" for line in explain(exc, data, model))) from None
 
 
 def _with_shadow(settings: Settings, where: str) -> Settings:
