@@ -103,7 +103,7 @@ def review(
     questions = acts.open_questions(settings, wanted)
     given: list[acts.Answer] = []
     if answers:
-        given, from_file = answers_from_file(questions, answers, wanted)
+        given, from_file = answers_from_file(questions, answers, wanted, settings.config_option)
         marks = {**from_file, **marks}
     elif not marks:
         if questions.height == 0:
