@@ -1,8 +1,10 @@
-"""Settings: one TOML file (``--config PATH`` or ``BRIEF_CONFIG``), validated by pydantic.
+"""Settings: one TOML file (``--config PATH`` or ``BRIEF_CONFIG``), read by pydantic-settings.
 
 The smallest file that works names a storage root (and, to run a brief, one source);
-everything else has a default. Every error names the field and how to fix it. A relative
-``root`` is taken relative to the config file's folder.
+everything else has a default. ``BRIEF_<KEY>`` environment variables override the file's keys
+(``ENV_PREFIX``; no other variable is read). Every mistake of a file is named at once, in its
+own terms. A relative path in it is the config file's folder's (``tasks/config_paths.py``). A
+command loads it once (``load_settings``) and passes the settings on.
 """
 
 from __future__ import annotations
