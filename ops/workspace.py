@@ -40,6 +40,7 @@ def store_of(settings: Settings, *, must_exist: bool = True) -> ParquetEventStor
     """The store of ``settings`` (parsed already); refused as ``open_store`` refuses it."""
     store = settings.storage.event_store()
     if must_exist and not store.tree.exists():
+        writable(settings)  # a root that could never be made says so, not "run 'brief run' first"
         raise StoreError(
             f"storage root {settings.storage.root!r} does not exist; run 'brief run' first "
             "or fix [storage] root in the config"

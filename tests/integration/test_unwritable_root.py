@@ -98,3 +98,16 @@ def test_export_to_an_unwritable_out_is_one_line(tmp_path: Path) -> None:
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"error: --out {out!r} cannot be written"), done.stderr
         assert not Path(out).parent.exists() or Path(out).parent == regular
+
+
+@pytest.mark.parametrize("command", [["events"], ["review", "--date", "2025-08-06"], ["desk"]])
+def test_a_command_that_reads_names_the_unwritable_root_not_a_first_run(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """'run brief run first' would only lead to the same root refused again."""
+    root = unwritable_roots(tmp_path)[1]
+    config = sample_with_root(tmp_path, root)
+    done = brief(*command, "--config", str(config))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr
+    assert f"storage root {root!r} cannot be written" in done.stderr and "brief run" not in done.stderr
