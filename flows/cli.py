@@ -112,7 +112,7 @@ def review(
         given = ask(questions, wanted, out)
     elif questions.height:  # marks given at the command line: nothing is asked meanwhile
         asks = f"brief review --date {wanted}{settings.config_option}"
-        out.print(f"{questions.height} question(s) still open; '{asks}' asks them")
+        out.print(f"{questions.height} question(s) still open; '{asks}' asks them", soft_wrap=True)
     if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
@@ -240,7 +240,7 @@ def approve(
     print_delivery(delivery)
     if delivery.failed:
         resend = f"brief deliver --date {wanted}{settings.config_option}"
-        err.print(f"error: {len(delivery.failed)} channel(s) failed; '{resend}' resends")
+        err.print(f"error: {len(delivery.failed)} channel(s) failed; '{resend}' resends", soft_wrap=True)
         raise SystemExit(1)
 
 

@@ -49,7 +49,8 @@ def show_run(out: Console, err: Console, result: Mapping[str, Any], log: str, co
         err.print(
             f"warning: delivery to {', '.join(result['delivery_failed'])} failed; "
             f"'brief events --date {result['date']} --type delivery.failed{config}' says why, "
-            f"'brief deliver --date {result['date']}{config}' resends"
+            f"'brief deliver --date {result['date']}{config}' resends",
+            soft_wrap=True,  # the commands are copied whole
         )
 
 
@@ -125,7 +126,8 @@ def show_reparsed(out: Console, err: Console, result: Reparsed, config: str = ""
     out.print(
         f"{day}: {result.fetches} feed bod(ies) parsed again, {result.articles} article(s); "
         f"{result.written} new event(s), {result.skipped} already in the log"
-        + (f"; 'brief run --date {day}{config}' briefs the day from them" if result.written else "")
+        + (f"; 'brief run --date {day}{config}' briefs the day from them" if result.written else ""),
+        soft_wrap=True,
     )
 
 

@@ -104,8 +104,9 @@ def test_readers_get_no_operator_hint(runs: dict) -> None:
         assert not OPERATOR_HINT.search(text), (path, OPERATOR_HINT.search(text))
         if path.suffix != ".json":
             assert "1 story off the topic (AI) left out." in text, path
-    # the run's own output keeps the hint
-    assert f"  1 left out: 'brief replay --date {DAY} --projection scores' says why\n" in runs["first"].stdout
+    # the run's own output keeps the hint, with the config it was given
+    hint = f"brief replay --date {DAY} --projection scores --config {runs['config']}"
+    assert f"  1 left out: '{hint}' says why\n" in runs["first"].stdout
 
 
 def test_a_syndicated_copy_is_not_cited_as_a_second_source(runs: dict) -> None:
