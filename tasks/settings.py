@@ -711,6 +711,18 @@ def parse_settings(data: dict, path: Path | None = None) -> Settings:
         return _checked(lambda: Settings.model_validate(data), lambda: data, str(path) if path else "config")
 
 
+def _variables_behind(exc: ValidationError) -> list[str]:
+    """The ``BRIEF_*`` variables that set a key a mistake of ``exc`` is about (the file may not
+    hold that key at all)."""
+    keys = {str(error["loc"][0]).upper() for error in exc.errors() if error["loc"]}
+    return sorted(
+        name
+        for name in os.environ
+        for key in keys
+        if name.upper() == f"{ENV_PREFIX}{key}" or name.upper().startswith(f"{ENV_PREFIX}{key}__")
+    )
+
+
 def _checked(make: Callable[[], Settings], data: Callable[[], dict], where: str) -> Settings:
     """``make()``'s settings, checked beyond their schema (models, the shadow candidate, templates);
     every mistake one line in the file's own terms (``tasks/config_errors.py``)."""
@@ -719,7 +731,11 @@ def _checked(make: Callable[[], Settings], data: Callable[[], dict], where: str)
     except ValidationError as exc:
         from tasks.config_errors import explain
 
-        raise ConfigError("\n".join(f"{where}: {line}" for line in explain(exc, data(), Settings))) from None
+        lines = [f"{where}: {line}" for line in explain(exc, data(), Settings)]
+        variables = _variables_behind(exc)
+        if variables:
+            lines.append(f"{where}: set in the environment over the file: {', '.join(variables)}")
+        raise ConfigError("\n".join(lines)) from None
     _check_model(settings, where)
     settings = _with_shadow(settings, where)
     if settings.output.templates:

@@ -91,9 +91,10 @@ def test_a_bad_variable_is_named_with_the_files_mistakes(
     with pytest.raises(ConfigError) as refused:
         load_settings(str(config))
     lines = str(refused.value).splitlines()
-    assert len(lines) == 2, lines
+    assert len(lines) == 3, lines
     assert "unknown key 'rooot' in [storage]" in lines[0]
     assert "timezone is wrong: unknown timezone 'Mars/Base'" in lines[1]
+    assert lines[2].endswith("set in the environment over the file: BRIEF_TIMEZONE")  # not in the file
 
 
 def test_each_load_parses_the_file_once(tmp_path: Path) -> None:
