@@ -20,20 +20,20 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_progress_artifact, create_table_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.daily import current_run_id, daily_brief
+from flows.daily import current_run_id, daily_brief, unwalked
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
 from ops.runs import BriefWithheld, date_range
-from tasks.settings import load_settings
+from tasks.settings import Settings, load_settings
 
 PROGRESS_LINE = (
     "brief_backfill"  # a record with this attribute is a date's line (``brief backfill`` prints it)
 )
 
 
-def one_date(day: date, config: str | None, deliver: bool = False) -> dict:
+def one_date(day: date, settings: Settings, config: str | None, deliver: bool = False) -> dict:
     try:
-        result = daily_brief(day.isoformat(), config, deliver=deliver)
+        result = daily_brief(day.isoformat(), config, deliver=deliver, settings=settings)
         return {
             "date": day.isoformat(),
             "status": "completed",
@@ -69,7 +69,7 @@ def left(done: int, total: int, started: float) -> str:
 
 @task(name="collect-archives", cache_policy=NO_CACHE)
 def collect_archives_task(
-    days: list[date], config: str | None, concurrency: int, run_id: str, progress: UUID | None = None
+    days: list[date], settings: Settings, concurrency: int, run_id: str, progress: UUID | None = None
 ) -> int:
     """Every dated archive of every date, ``concurrency`` at a time; returns new events.
 
@@ -80,7 +80,6 @@ def collect_archives_task(
     from tasks.collect import Source
     from tasks.steps import bootstrap, collect_one, open_run
 
-    settings = load_settings(config)
     log = get_run_logger()
     archives = [s.name for s in settings.sources if Source(s.name, s.url).is_archive]
     resources = bootstrap(settings)  # one store and one set of models for every date
@@ -137,6 +136,7 @@ def backfill(
     fan_out: bool = False,
     deployment: str = DEFAULT_DEPLOYMENT,
     deliver: bool = False,
+    settings: Settings | None = None,
 ) -> list[dict]:
     """Briefs for every date from ``start`` to ``end`` (inclusive).
 
@@ -146,9 +146,14 @@ def backfill(
     In this process by default (archives ``concurrency`` at a time, then the dates in order);
     with ``fan_out`` each date is a flow run of the ``deployment`` that any worker of its pool
     runs (``flows/fanout.py`` says how a date waits for the dates before it).
+
+    ``settings``: the config already parsed (``brief backfill``), else ``config`` is parsed here,
+    once: every date of the range runs on these settings. A fanned-out date runs in a worker's
+    process, which parses ``config`` for itself.
     """
     days = date_range(start, end)
-    settings = load_settings(config)  # a bad config fails the backfill at once, not once per date
+    if settings is None:
+        settings = load_settings(config)  # a bad config fails the backfill at once, not once per date
     log = get_run_logger()
     progress: UUID = create_progress_artifact(  # type: ignore[assignment]
         0.0, key="backfill-progress", description=f"backfill {start} .. {end}"
@@ -171,12 +176,12 @@ def backfill(
             key="backfill-summary", table=outcomes, description=f"backfill {start} .. {end}"
         )
         return outcomes
-    new_events = collect_archives_task(days, config, concurrency, current_run_id(), progress)
+    new_events = collect_archives_task(days, unwalked(settings), concurrency, current_run_id(), progress)
     log.info(f"collected the archives of {len(days)} date(s): {new_events} new event(s)")
     outcomes = []
     started = time.perf_counter()
     for done, day in enumerate(days, start=1):
-        outcome = one_date(day, config, deliver)
+        outcome = one_date(day, settings, config, deliver)
         outcomes.append(outcome)
         failed = sum(o["status"] != "completed" for o in outcomes)
         log.info(

@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.options import ConfigOption, open_store, parse_day, parse_time
+from flows.commands.options import ConfigOption, open_store, parse_day, parse_time, store_of
 from flows.views.console import err, out, styled
 from storage.errors import BriefError, InputError
 
@@ -98,12 +98,12 @@ def review(
 
     settings = load_settings(config)
     wanted = acts.day_of(settings, parse_day(day))
-    open_store(config)  # a missing store is one clear line
+    store_of(settings)  # a missing store is one clear line
     marks = parse_marks(mark or [])
     questions = acts.open_questions(settings, wanted)
     given: list[acts.Answer] = []
     if answers:
-        given, from_file = answers_from_file(questions, answers, wanted)
+        given, from_file = answers_from_file(questions, answers, wanted, settings.config_option)
         marks = {**from_file, **marks}
     elif not marks:
         if questions.height == 0:
@@ -111,7 +111,8 @@ def review(
             return
         given = ask(questions, wanted, out)
     elif questions.height:  # marks given at the command line: nothing is asked meanwhile
-        out.print(f"{questions.height} question(s) still open; 'brief review --date {wanted}' asks them")
+        asks = f"brief review --date {wanted}{settings.config_option}"
+        out.print(f"{questions.height} question(s) still open; '{asks}' asks them", soft_wrap=True)
     if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
@@ -195,9 +196,10 @@ def deliver(
     if moment is not None and not due:
         raise InputError("--now only applies with --due; add --due or drop --now")
     given = parse_day(day)
+    settings = load_settings(config)
     if given is not None:  # before the store is opened: a refused date is one line
-        day_of(load_settings(config), given)
-    settings, _ = open_store(config)
+        day_of(settings, given)
+    store_of(settings)
     if not settings.delivery.channels:
         raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
     if due:
@@ -243,7 +245,8 @@ def approve(
     out.print(styled((f"Brief for {wanted}", "bold"), f" (v{delivery.version}) approved:"))
     print_delivery(delivery)
     if delivery.failed:
-        err.print(f"error: {len(delivery.failed)} channel(s) failed; 'brief deliver --date {wanted}' resends")
+        resend = f"brief deliver --date {wanted}{settings.config_option}"
+        err.print(f"error: {len(delivery.failed)} channel(s) failed; '{resend}' resends", soft_wrap=True)
         raise SystemExit(1)
 
 
@@ -370,6 +373,16 @@ def main() -> None:
     except typer.Abort:
         err.print("aborted")
         raise SystemExit(130) from None
+    except OSError as exc:
+        if not exc.filename:
+            raise
+        # a path the system refused that no check caught before (a store root is probed first)
+        err.print(
+            f"error: cannot write or read {str(exc.filename)!r} ({exc.strerror or exc}); check that "
+            "the path exists and that you may write there",
+            soft_wrap=True,
+        )
+        raise SystemExit(2) from None
     except Exception as exc:  # usage errors of the bundled click: unknown option, missing value
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             err.print(f"error: {exc.format_message()} (see '{_command_of(exc)} --help')", soft_wrap=True)

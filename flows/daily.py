@@ -19,7 +19,7 @@ from flows.alerting import alert_safely
 from ops.shadow import Shadow, shadow_day, shadow_of
 from storage.brief import Brief
 from tasks import steps
-from tasks.settings import load_settings
+from tasks.settings import Settings, load_settings
 
 T = TypeVar("T")
 
@@ -110,6 +110,7 @@ def deliver_task(ctx: steps.RunContext) -> steps.DeliveryOutcome:
             log.warning(
                 f"delivery to {sent.channel} failed after {sent.attempts} attempt(s): {sent.reason}; "
                 f"resend with: brief deliver --date {ctx.day} --channel {sent.channel}"
+                f"{ctx.settings.config_option}"
             )
     if outcome.waiting:
         log.info(f"{outcome.waiting}")
@@ -144,20 +145,30 @@ def current_run_id() -> str:
     return str(flow_run.id)
 
 
+def settings_of(flow_run) -> Settings:
+    """The settings a run was given, for its hooks (they run in its process, in its context while
+    it ends); else, a crash seen from outside, its config parsed again."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    same = context is not None and context.flow_run is not None and context.flow_run.id == flow_run.id
+    given = (context.parameters or {}).get("settings") if same and context is not None else None
+    return given if isinstance(given, Settings) else load_settings((flow_run.parameters or {}).get("config"))
+
+
 def on_daily_failure(flow, flow_run, state) -> None:
     """Record ``run.failed``, leave a keyed Markdown artifact that says what failed and how to rerun,
     and send the day's alerts."""
     from ops.failure import explain_failure
 
     params = flow_run.parameters or {}
-    markdown, day = explain_failure(
-        params.get("config"), params.get("date_"), str(flow_run.id), state.message or ""
-    )
+    settings = settings_of(flow_run)
+    markdown, day = explain_failure(settings, params.get("date_"), str(flow_run.id), state.message or "")
     # keyed by the day the run was for (a scheduled run records it when it starts), so each
     # day's failure has its own artifact history in the UI
     key = f"failed-run-{day.isoformat()}" if day else f"failed-run-unresolved-{flow_run.name}"
     create_markdown_artifact(key=key, markdown=markdown, description="Why this run failed")
-    alert_safely(load_settings(params.get("config")), day, get_run_logger().warning, run_id=str(flow_run.id))
+    alert_safely(settings, day, get_run_logger().warning, run_id=str(flow_run.id))
 
 
 def on_daily_crash(flow, flow_run, state) -> None:
@@ -168,8 +179,9 @@ def on_daily_crash(flow, flow_run, state) -> None:
     from ops.failure import record_crash
 
     params = flow_run.parameters or {}
-    day = record_crash(params.get("config"), params.get("date_"), str(flow_run.id), state.message or "")
-    alert_safely(load_settings(params.get("config")), day, get_run_logger().warning, run_id=str(flow_run.id))
+    settings = settings_of(flow_run)
+    day = record_crash(settings, params.get("date_"), str(flow_run.id), state.message or "")
+    alert_safely(settings, day, get_run_logger().warning, run_id=str(flow_run.id))
 
 
 STEP_LINE = "brief_step"  # a log record with this attribute is a step's line (``brief run`` prints it)
@@ -187,6 +199,7 @@ def daily_brief(
     config: str | None = None,
     after_runs: list[str] | None = None,
     deliver: bool = True,
+    settings: Settings | None = None,
 ) -> dict:
     """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone).
 
@@ -194,10 +207,13 @@ def daily_brief(
 
     ``after_runs``: flow run ids of earlier dates of a fanned-out backfill (``flows/fanout.py``);
     after collecting and embedding, the run waits for them to end before it decides anything.
+
+    ``settings``: the config already parsed (``brief run``, a backfill); else ``config`` is parsed
+    here (a deployment's run, in its worker's process).
     """
     from ops.policy import governed_context
 
-    configured = load_settings(config)
+    configured = settings if settings is not None else load_settings(config)
     # the composition root: one store (on S3, one check of the bucket) for the adopted policy and
     # the run, its models and its clock
     resources = steps.bootstrap(configured)

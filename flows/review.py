@@ -47,16 +47,19 @@ def parse_marks(texts: list[str]) -> dict[str, str]:
     return marks
 
 
-def answers_from_file(questions: pl.DataFrame, path: str, day: date) -> tuple[list[Answer], dict[str, str]]:
+def answers_from_file(
+    questions: pl.DataFrame, path: str, day: date, config: str = ""
+) -> tuple[list[Answer], dict[str, str]]:
     """Answers (and marks) from a file, every answer checked against its open question; nothing
-    is written here (``ops.acts.answer`` records them)."""
+    is written here (``ops.acts.answer`` records them). ``config``: `` --config PATH`` for the
+    command a mistake names."""
     given, marks = read_answers(path)
     by_id = {q["question_id"]: q for q in questions.iter_rows(named=True)}
     unknown = sorted(set(given) - set(by_id))
     if unknown:
         raise InputError(
             f"--answers: {unknown[0]!r} is not an open question of {day}; "
-            "'brief events --type confirmation.requested --format jsonl' lists them"
+            f"'brief events --date {day} --type confirmation.requested --format jsonl{config}' lists them"
         )
     for question_id, answer in given.items():
         problem = review.check_answer(by_id[question_id], answer)

@@ -19,11 +19,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from storage.errors import BriefError
+from storage.errors import BriefError, InputError
+
+if TYPE_CHECKING:
+    from tasks.settings import Settings
 
 
 class ServerError(BriefError):
@@ -102,15 +105,17 @@ def start_local_server(
     raise ServerError(f"the Prefect server did not answer within {timeout_s:.0f}s; see {log_path}")
 
 
-def deployments(config_path: str):
-    """The deployments ``brief serve`` runs, scheduled in the configured timezone."""
+def deployments(config_path: str, settings: Settings | None = None):
+    """The deployments ``brief serve`` runs, scheduled in the configured timezone (``settings``: the
+    config already parsed). Each of their runs is given the config's path and parses it in its own
+    process."""
     from prefect.schedules import Cron
 
     from flows.backfill import backfill
     from flows.daily import daily_brief
     from tasks.settings import load_settings
 
-    settings = load_settings(config_path)
+    settings = settings or load_settings(config_path)
     held = []
     delivery = settings.delivery
     coalesced = delivery.update_after > 0 and any(c.updates for c in delivery.readers)
@@ -146,14 +151,14 @@ def deployments(config_path: str):
 HELD_CRON = "*/5 * * * *"  # how often held briefs, crashed runs and a late brief are checked
 
 
-def check_once(config_path: str, say: Callable[[str], None]) -> None:
+def check_once(config_path: str, say: Callable[[str], None], settings: Settings | None = None) -> None:
     """At start: a run that died while nothing watched (the machine restarted) is recorded crashed
     and alerted, and alerts still owed are sent, before the schedules take over."""
     from flows.alerting import check
     from tasks.settings import load_settings
 
     try:
-        outcome = check(load_settings(config_path), say=say)
+        outcome = check(settings or load_settings(config_path), say=say)
     except Exception as exc:  # the deliver-held deployment checks again in five minutes
         say(f"the alert check did not run ({type(exc).__name__}: {exc}); serving anyway")
         return
@@ -174,7 +179,9 @@ class DeskThread:
         self.thread.join(timeout=10)
 
 
-def start_desk(config_path: str, host: str, port: int, timeout_s: float = 30) -> DeskThread:
+def start_desk(
+    config_path: str, host: str, port: int, timeout_s: float = 30, settings: Settings | None = None
+) -> DeskThread:
     """The desk of ``config_path`` on ``host:port`` in a thread; returns once it listens. A port
     that cannot be had is a ServerError (one line)."""
     import uvicorn
@@ -182,7 +189,7 @@ def start_desk(config_path: str, host: str, port: int, timeout_s: float = 30) ->
     from flows.desk.app import bind, create_app
     from tasks.settings import load_settings
 
-    app = create_app(load_settings(config_path), host)
+    app = create_app(settings or load_settings(config_path), host)
     listening = bind(host, port, "--desk-port")  # a taken port: one line, before anything is announced
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, name="desk", daemon=True)
@@ -202,18 +209,22 @@ def serve(
     say: Callable[[str], None],
     port: int | None = None,
     desk: tuple[str, int] | None = None,
+    settings: Settings | None = None,
 ) -> None:
     """Run until interrupted; everything this started is stopped on the way out. ``desk``: the
-    address the editor's desk listens on beside the scheduler (None: no desk).
+    address the editor's desk listens on beside the scheduler (None: no desk). ``settings``: the
+    config already parsed (``brief serve``), else it is parsed here, once.
 
     Prefect reads its settings when first imported, so nothing here imports it before
     PREFECT_API_URL points at the server.
     """
+    from tasks.settings import load_settings
+
+    settings = settings or load_settings(config_path)
     if desk is not None:  # a desk that must not start (no people for a shared address) starts nothing
         from flows.desk.access import access_for
-        from tasks.settings import load_settings
 
-        access_for(load_settings(config_path), desk[0], "")
+        access_for(settings, desk[0], "")
     server = None
     running_desk = None
     if not os.environ.get("PREFECT_API_URL"):
@@ -226,14 +237,17 @@ def serve(
     try:
         from prefect import serve as prefect_serve
 
-        check_once(config_path, say)
+        check_once(config_path, say, settings)
         if desk is not None:
             try:
-                running_desk = start_desk(config_path, *desk)
+                running_desk = start_desk(config_path, *desk, settings=settings)
                 say(f"the editor's desk: {running_desk.url}")
-            except ServerError as exc:  # the schedules matter more than the desk: they still run
+            except (
+                ServerError,
+                InputError,
+            ) as exc:  # the schedules matter more than the desk: they still run
                 say(f"{exc}; serving without it")
-        runner_deployments = deployments(config_path)
+        runner_deployments = deployments(config_path, settings)
         names = ", ".join(d.name for d in runner_deployments)
         say(f"serving deployments: {names} (daily-brief on its schedule); Ctrl-C stops")
         prefect_serve(*runner_deployments, print_starting_message=False)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import shlex
 from datetime import date, timedelta
 
 import polars as pl
 
 from storage.events import new_event, utcnow
-from tasks.settings import load_settings
+from tasks.settings import Settings
 from tasks.steps import latest_day, resolve_day, today
 from tasks.steps.liveness import crashed_event
 
@@ -36,10 +35,9 @@ def run_day(store, settings, date_text: str | None, run_id: str) -> date | None:
     return recorded_day(store, settings, run_id)
 
 
-def record_crash(config: str | None, date_text: str | None, run_id: str, message: str) -> date | None:
+def record_crash(settings: Settings, date_text: str | None, run_id: str, message: str) -> date | None:
     """Record ``run.crashed`` for a run Prefect saw crash (its ``on_crashed`` hook); its brief date,
     or None when the run crashed before it knew its day (nothing is recorded then)."""
-    settings = load_settings(config)
     store = settings.storage.event_store()
     day = run_day(store, settings, date_text, run_id)
     if day is None or day > latest_day(settings):
@@ -50,14 +48,13 @@ def record_crash(config: str | None, date_text: str | None, run_id: str, message
 
 
 def explain_failure(
-    config: str | None, date_text: str | None, run_id: str, message: str
+    settings: Settings, date_text: str | None, run_id: str, message: str
 ) -> tuple[str, date | None]:
     """Record ``run.failed`` for the run; return the Markdown explanation and the run's brief date.
 
     The date is the parameter, else the day the run recorded when it started; None when the run
     failed before it knew its day (then nothing is recorded in the log, which has no day for it).
     """
-    settings = load_settings(config)
     store = settings.storage.event_store()
     day = run_day(store, settings, date_text, run_id)
     match = re.search(r"step '([a-z_-]+)' failed: (.*)", message, re.DOTALL)
@@ -91,7 +88,7 @@ def explain_failure(
             )
         ]
     )
-    rerun = "brief run --date " + day.isoformat() + (f" --config {shlex.quote(config)}" if config else "")
+    rerun = f"brief run --date {day.isoformat()}{settings.config_option}"
     rows = "\n".join(f"| `{t}` | {n} |" for t, n in sorted(written.items())) or "| (none) | 0 |"
     return (
         f"# Daily brief of {day.isoformat()} failed\n\n"

@@ -57,10 +57,14 @@ def check_config(config: str | None) -> tuple[Settings | None, Check]:
 
 
 def check_storage(settings: Settings) -> Check:
-    """The store's root opens (on S3: the bucket exists and answers); how many days it holds."""
+    """The store's root opens (on S3: the bucket exists and answers) and takes a probe file; how many
+    days it holds."""
+    from ops.workspace import writable
+
     try:
         store = settings.storage.event_store()
         days = store.days()
+        writable(settings)
     except (BriefError, OSError) as exc:
         return Check("storage", "fail", str(exc), "fix [storage] root (or the bucket, or its credentials)")
     if not days:

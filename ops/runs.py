@@ -51,13 +51,14 @@ class RunPlan:
 
 
 def plan_run(config: str | None, day: date | None) -> RunPlan:
-    """The run of ``day`` (default today): refused when the config is bad, the day after tomorrow or
-    the config without sources."""
+    """The run of ``day`` (default today): refused when the config is bad, the day after tomorrow,
+    the config without sources or its store root not writable."""
     settings = load_settings(config)
     if day is not None:
         workspace.refuse_future(day, settings, "--date")
     if not settings.sources:
         raise InputError(NO_SOURCES)
+    workspace.writable(settings)
     return RunPlan(settings, day or workspace.today(settings))
 
 
@@ -74,6 +75,7 @@ def plan_backfill(config: str | None, start: str, end: str) -> BackfillPlan:
     days = date_range(start, end)
     settings = load_settings(config)
     workspace.refuse_future(days[-1], settings, "--end")
+    workspace.writable(settings)
     return BackfillPlan(settings, days)
 
 
@@ -84,12 +86,14 @@ class ServePlan:
 
     config: str
     prefect_home: Path
+    settings: Settings
 
 
 def plan_serve(config: str | None) -> ServePlan:
     path = str(config_path(config).resolve())
-    load_settings(path)  # a bad config fails here, before the server starts
-    return ServePlan(path, Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect")))
+    settings = load_settings(path)  # a bad config or root fails here, before the server starts
+    workspace.writable(settings)
+    return ServePlan(path, Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect")), settings)
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ def plan_collect(config: str | None, day: date | None) -> CollectPlan:
     wanted = workspace.brief_day(settings, day)
     if not settings.sources:
         raise InputError(NO_SOURCES)
+    workspace.writable(settings)
     return CollectPlan(settings, store, wanted, f"collect-{wanted.isoformat()}-{workspace.run_tag()}")
 
 

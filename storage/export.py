@@ -113,7 +113,13 @@ def export_events(
     days = [d for d in store.days() if start <= d <= end]
     staging = out.with_name(f".{out.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    try:
+        staging.mkdir(parents=True)
+    except OSError as exc:
+        raise InputError(
+            f"--out {str(out)!r} cannot be written ({exc.strerror or exc}); choose a new folder "
+            "in one you may write"
+        ) from None
     counts: dict[str, dict[str, int]] = {}
     total = 0
     frozen: dict[str, str] = {}  # a regression case's frozen facts: digest -> file in the export

@@ -100,12 +100,13 @@ class Cause:
         quarantined rows)."""
         return "failure" if self.key in FAILED_RUN or self.key.startswith("delivery-failed") else "warning"
 
-    def message(self) -> tuple[str, str]:
-        """The alert's subject and its plain-text body."""
+    def message(self, config_option: str = "") -> tuple[str, str]:
+        """The alert's subject and its plain-text body; ``config_option`` (`` --config PATH``) ends
+        the command that shows more, so that it runs as printed."""
         subject = f"dailybrief alert: {self.summary}"
         body = "\n".join([self.summary, *([""] if self.details else []), *self.details])
         if self.look:
-            body += f"\n\nMore: {self.look}"
+            body += f"\n\nMore: {self.look}{config_option}"
         return " ".join(subject.split())[:200], body
 
 

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from storage.errors import ConfigError
+from tasks.config_paths import OptionalConfigPath
 
 Format = Literal["html", "markdown", "text"]
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -48,7 +49,7 @@ class _Section(BaseModel):
 
 
 class OutputSettings(_Section):
-    templates: str | None = Field(
+    templates: OptionalConfigPath = Field(
         default=None, description="a folder of Jinja2 templates replacing the shipped ones by name"
     )
     base_url: str | None = Field(

@@ -1,31 +1,44 @@
-"""Settings: one TOML file (``--config PATH`` or ``BRIEF_CONFIG``), validated by pydantic.
+"""Settings: one TOML file (``--config PATH`` or ``BRIEF_CONFIG``), read by pydantic-settings.
 
 The smallest file that works names a storage root (and, to run a brief, one source);
-everything else has a default. Every error names the field and how to fix it. A relative
-``root`` is taken relative to the config file's folder.
+everything else has a default. ``BRIEF_<KEY>`` environment variables override the file's keys
+(``ENV_PREFIX``; no other variable is read). Every mistake of a file is named at once, in its
+own terms. A relative path in it is the config file's folder's (``tasks/config_paths.py``). A
+command loads it once (``load_settings``) and passes the settings on.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from storage.errors import ConfigError
 from tasks.alerts import AlertChannel, AlertingSettings
 from tasks.channels import DeliverySettings, OutputSettings, delivery_from_toml, unique_names
+from tasks.config_paths import ConfigPath, FeedUrl, ModelRef, OptionalConfigPath, StoreRoot, reading_from
 from tasks.kinds import FIRST_PARTY, KINDS
 from tasks.vocabulary import vocabulary
 
@@ -44,6 +57,8 @@ _ISO_639_1_CODES = (
 ISO_639_1 = frozenset(_ISO_639_1_CODES.split())
 
 CONFIG_ENV = "BRIEF_CONFIG"
+T = TypeVar("T", bound=BaseModel)
+ENV_PREFIX = "BRIEF_"  # the only environment variables a config reads (docs/configuration.md)
 DEFAULT_CONFIG = "brief.toml"
 
 
@@ -66,7 +81,10 @@ class Section(BaseModel):
 
 
 class StorageSettings(Section):
-    root: str = Field(description="Local folder or pyarrow/fsspec URL that holds events/ and briefs/")
+    root: StoreRoot = Field(
+        description="Local folder (relative: to the config file's folder) or pyarrow/fsspec URL that holds "
+        "events/ and briefs/"
+    )
     append_format: Literal["jsonl", "parquet"] = Field(
         default="jsonl",
         description="What an append writes: zstd JSON-lines segments (fast; compaction makes Parquet) "
@@ -99,7 +117,10 @@ class StorageSettings(Section):
 
 class SourceSettings(Section):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Short unique name, e.g. 'techcrunch'")
-    url: str = Field(description="Feed URL; '{date}' in it makes a dated archive (file:// or http(s)://)")
+    url: FeedUrl = Field(
+        description="Feed URL; '{date}' in it makes a dated archive (file:// or http(s)://; a relative "
+        "file:// path is the config file's folder's)"
+    )
     weight: float = Field(default=1.0, ge=0, le=10)
     kind: str = Field(default="news", description=f"what the feed is: {', '.join(KINDS)}")
     language: str | None = Field(
@@ -218,7 +239,7 @@ class TopicSettings(Section):
 class ShadowSettings(Section):
     """``[policy.shadow]``: a candidate policy that each daily run also decides under, unpublished."""
 
-    candidate: str = Field(
+    candidate: ConfigPath = Field(
         min_length=1,
         description="a candidate policy file (TOML with [policy], as 'brief policy adopt' takes); "
         "relative to the config file",
@@ -247,12 +268,12 @@ class PolicySettings(Section):
     )
     categories: list[CategorySettings] = Field(default_factory=lambda: list(DEFAULT_CATEGORIES))
     topic: TopicSettings = Field(default_factory=TopicSettings)
-    editorial_model: str = Field(
+    editorial_model: ModelRef = Field(
         default="builtin:ai",
         description="fitted relevance and importance weights: 'builtin:<name>' (shipped) or a JSON file "
         "written by 'brief learn'; 'rules' keeps the unfitted keyword ranking of earlier versions",
     )
-    story_model: str = Field(
+    story_model: ModelRef = Field(
         default="rules",
         description="what decides which reports are one story: 'rules' (the cosine thresholds and hand "
         "rules), or a pair model, 'builtin:stories' (shipped, not yet the default: see its card) or a "
@@ -336,7 +357,7 @@ class LLMSettings(Section):
     max_retry_after_s: float = Field(default=30.0, ge=0, description="longest Retry-After honoured")
     price_in_per_1k: float = Field(default=0.0, ge=0, description="price per 1k input tokens (any currency)")
     price_out_per_1k: float = Field(default=0.0, ge=0)
-    prompts: str | None = Field(
+    prompts: OptionalConfigPath = Field(
         default=None, description="a folder of prompt templates replacing the shipped ones"
     )
 
@@ -436,7 +457,18 @@ class DeskSettings(Section):
         return value
 
 
-class Settings(Section):
+class Settings(BaseSettings):
+    """A config file's settings (``load_settings``): its TOML, and any ``BRIEF_<KEY>`` environment
+    variable over it (``BRIEF_STORAGE__ROOT`` for ``[storage] root``; a table or list as JSON)."""
+
+    model_config = SettingsConfigDict(
+        extra="forbid",
+        frozen=True,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        validate_default=False,
+    )
+
     storage: StorageSettings
     timezone: str = "UTC"
     schedule: str = Field(default="0 7 * * *", description="cron of the daily run, in `timezone`")
@@ -453,7 +485,7 @@ class Settings(Section):
     )
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
     desk: DeskSettings = Field(default_factory=DeskSettings)
-    policy_file: str | None = Field(
+    policy_file: OptionalConfigPath = Field(
         default=None,
         description="a policy file (TOML with [policy]) that runs use instead of the adopted policy; "
         "each run says so and records it",
@@ -462,6 +494,17 @@ class Settings(Section):
         default_factory=dict,
         description="[retention]: event type -> age (90d) after which brief compact thins it",
     )
+    _file: Path | None = PrivateAttr(default=None)  # the config file they were loaded from
+
+    @property
+    def config_option(self) -> str:
+        """`` --config PATH`` for a command printed for a person to copy: the file these settings
+        were loaded from, as it was named; empty for ``./brief.toml`` (found without the option)."""
+        import shlex
+
+        if self._file is None or self._file.resolve() == Path(DEFAULT_CONFIG).resolve():
+            return ""
+        return f" --config {shlex.quote(str(self._file))}"
 
     @field_validator("retention")
     @classmethod
@@ -481,6 +524,24 @@ class Settings(Section):
     @classmethod
     def _channel_list(cls, value: object) -> object:
         return delivery_from_toml(value)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """What is given, over ``BRIEF_*`` variables, over the config file being loaded (if any)."""
+        reading = _READING.get()
+        if reading is None:
+            return init_settings, env_settings
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=reading.file)
+        _PARSES[0] += 1
+        reading.data = toml.toml_data
+        return init_settings, env_settings, toml
 
     def policy_version(self) -> str:
         """The policy's version, and the language model's part of the policy when one is configured."""
@@ -523,16 +584,6 @@ class Settings(Section):
         return ZoneInfo(self.timezone)
 
 
-def resolve_model_path(policy: PolicySettings, base: Path) -> PolicySettings:
-    """A relative ``editorial_model`` or ``story_model`` file is relative to the file that names it."""
-    update = {}
-    for field in ("editorial_model", "story_model"):
-        ref = getattr(policy, field)
-        if not (ref == "rules" or ref.startswith("builtin:") or Path(ref).expanduser().is_absolute()):
-            update[field] = os.path.normpath(base / ref)
-    return policy.model_copy(update=update) if update else policy
-
-
 def _is_model(path: str) -> bool:
     """Whether ``path`` holds an editorial model's JSON (not a policy's TOML)."""
     import json
@@ -573,15 +624,10 @@ def read_policy(path: str, where: str) -> PolicySettings:
             f"{where}: has {tables} but no [policy] table; a candidate policy file needs one "
             "([llm] is accepted beside it)"
         )
-    try:
-        policy = PolicySettings.model_validate(data.get("policy", data))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        message = "is not a known setting" if first["type"] == "extra_forbidden" else first["msg"]
-        raise ConfigError(f"{where}: policy.{'.'.join(map(str, first['loc']))} {message}") from None
+    with reading_from(Path(path)):  # its model file is relative to it
+        policy = _validated(_PolicyTable, {"policy": data.get("policy", data)}, where).policy
     if policy.shadow is not None:
         raise ConfigError(f"{where}: a candidate policy has no shadow of its own; remove its [policy.shadow]")
-    policy = resolve_model_path(policy, Path(path).resolve().parent)
     try:
         load_model(policy.editorial_model)
     except ConfigError as exc:
@@ -596,28 +642,40 @@ def read_candidate(path: str, settings: Settings, where: str) -> Settings:
     data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     llm = settings.llm
     if "llm" in data:
-        try:
-            llm = LLMSettings.model_validate(data["llm"])
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ConfigError(f"{where}: llm.{'.'.join(map(str, first['loc']))} {first['msg']}") from None
-        if llm.prompts and not Path(llm.prompts).expanduser().is_absolute():
-            llm = llm.model_copy(update={"prompts": str(Path(path).resolve().parent / llm.prompts)})
+        with reading_from(Path(path)):  # its prompt folder is relative to it
+            llm = _validated(_LLMTable, {"llm": data["llm"]}, where).llm
     return settings.model_copy(update={"policy": policy, "llm": llm})
 
 
-def _with_shadow(settings: Settings, base: Path, where: str) -> Settings:
-    """The shadow candidate's path made absolute (relative to ``base``), and the file read at once:
-    a bad candidate is one clear error when the config is loaded, not in the middle of a run."""
+class _PolicyTable(Section):
+    """A candidate file's ``[policy]``, as its mistakes name it."""
+
+    policy: PolicySettings
+
+
+class _LLMTable(Section):
+    """A candidate file's ``[llm]``, as its mistakes name it."""
+
+    llm: LLMSettings
+
+
+def _validated(model: type[T], data: dict, where: str) -> T:
+    """``data`` as ``model``; a ConfigError naming every mistake, one line each, in the file's terms."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        from tasks.config_errors import explain
+
+        raise ConfigError("\n".join(f"{where}: {line}" for line in explain(exc, data, model))) from None
+
+
+def _with_shadow(settings: Settings, where: str) -> Settings:
+    """The shadow candidate (its path already the config's folder's) read at once: a bad candidate
+    is one clear error when the config is loaded, not in the middle of a run."""
     shadow = settings.policy.shadow
-    if shadow is None:
-        return settings
-    file = shadow.candidate
-    if not Path(file).expanduser().is_absolute():
-        file = os.path.normpath(base / file)
-    read_candidate(file, settings, f"{where}: policy.shadow.candidate {file!r}")
-    policy = settings.policy.model_copy(update={"shadow": shadow.model_copy(update={"candidate": file})})
-    return settings.model_copy(update={"policy": policy})
+    if shadow is not None:
+        read_candidate(shadow.candidate, settings, f"{where}: policy.shadow.candidate {shadow.candidate!r}")
+    return settings
 
 
 def config_path(explicit: str | os.PathLike[str] | None) -> Path:
@@ -630,57 +688,79 @@ def config_path(explicit: str | os.PathLike[str] | None) -> Path:
     return path
 
 
+@dataclass
+class _Reading:
+    """The config file being loaded, and what its TOML source read from it (for the error lines)."""
+
+    file: Path
+    data: dict = field(default_factory=dict)
+
+
+_READING: ContextVar[_Reading | None] = ContextVar("config_reading", default=None)
+_PARSES = [0]
+
+
+def config_parses() -> int:
+    """How many times this process has parsed a config file (each entrypoint parses its one once)."""
+    return _PARSES[0]
+
+
 def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
+    """The settings of the config file (``config_path``): its TOML, then ``BRIEF_*`` environment
+    variables over it (``ENV_PREFIX``); a ConfigError naming every mistake at once."""
     path = config_path(explicit)
+    reading = _Reading(path)
+    token = _READING.set(reading)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with reading_from(path):
+            # the storage root comes from the sources, not from an argument
+            settings = _checked(lambda: Settings(), lambda: reading.data, str(path))  # type: ignore[call-arg]
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
-    return parse_settings(data, path)
+    finally:
+        _READING.reset(token)
+    settings._file = path
+    return settings
 
 
 def parse_settings(data: dict, path: Path | None = None) -> Settings:
-    """``data`` (a parsed config file) as settings; a ConfigError naming every mistake, one line
-    each, in the file's own terms (``tasks/config_errors.py``)."""
-    where = str(path) if path else "config"
+    """``data`` (a config file's tables) as settings, its relative paths ``path``'s folder's (as
+    they are without one); a ConfigError naming every mistake, one line each."""
+    with reading_from(path):
+        return _checked(lambda: Settings.model_validate(data), lambda: data, str(path) if path else "config")
+
+
+def _variables_behind(exc: ValidationError) -> list[str]:
+    """The ``BRIEF_*`` variables that set a key a mistake of ``exc`` is about (the file may not
+    hold that key at all)."""
+    keys = {str(error["loc"][0]).upper() for error in exc.errors() if error["loc"]}
+    return sorted(
+        name
+        for name in os.environ
+        for key in keys
+        if name.upper() == f"{ENV_PREFIX}{key}" or name.upper().startswith(f"{ENV_PREFIX}{key}__")
+    )
+
+
+def _checked(make: Callable[[], Settings], data: Callable[[], dict], where: str) -> Settings:
+    """``make()``'s settings, checked beyond their schema (models, the shadow candidate, templates);
+    every mistake one line in the file's own terms (``tasks/config_errors.py``)."""
     try:
-        settings = Settings.model_validate(data)
+        settings = make()
     except ValidationError as exc:
         from tasks.config_errors import explain
 
-        raise ConfigError("\n".join(f"{where}: {line}" for line in explain(exc, data, Settings))) from None
-    if path is None:
-        _check_model(settings, where)
-        return _with_shadow(settings, Path.cwd(), where)
-    base = path.parent.resolve()
-    settings = settings.model_copy(update={"policy": resolve_model_path(settings.policy, base)})
+        lines = [f"{where}: {line}" for line in explain(exc, data(), Settings)]
+        variables = _variables_behind(exc)
+        if variables:
+            lines.append(f"{where}: set in the environment over the file: {', '.join(variables)}")
+        raise ConfigError("\n".join(lines)) from None
     _check_model(settings, where)
-    settings = _with_shadow(settings, base, where)
-    root = settings.storage.root
-    if "://" not in root and not Path(root).expanduser().is_absolute():
-        settings = settings.model_copy(
-            update={"storage": settings.storage.model_copy(update={"root": os.path.normpath(base / root)})}
-        )
-    llm = settings.llm
-    if llm is not None and llm.prompts and not Path(llm.prompts).expanduser().is_absolute():
-        llm = llm.model_copy(update={"prompts": os.path.normpath(base / llm.prompts)})
-        settings = settings.model_copy(update={"llm": llm})
-    if settings.policy_file and not Path(settings.policy_file).expanduser().is_absolute():
-        settings = settings.model_copy(update={"policy_file": os.path.normpath(base / settings.policy_file)})
-    output = settings.output
-    if output.templates and not Path(output.templates).expanduser().is_absolute():
-        output = output.model_copy(update={"templates": os.path.normpath(base / output.templates)})
-        settings = settings.model_copy(update={"output": output})
-    if output.templates:
+    settings = _with_shadow(settings, where)
+    if settings.output.templates:
         from tasks.render import check_templates
 
-        check_templates(output.templates, where)
-    sources = [
-        s.model_copy(update={"url": "file://" + os.path.normpath(base / s.url[len("file://") :])})
-        if s.url.startswith("file://") and not s.url[len("file://") :].startswith("/")
-        else s
-        for s in settings.sources
-    ]
-    return settings.model_copy(update={"sources": sources})
+        check_templates(settings.output.templates, where)
+    return settings

@@ -63,6 +63,13 @@ def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings
     return opened(config, must_exist=must_exist)
 
 
+def store_of(settings: Settings, *, must_exist: bool = True) -> ParquetEventStore:
+    """The store of settings a command has parsed already (``ops/workspace.py``)."""
+    from ops.workspace import store_of as opened
+
+    return opened(settings, must_exist=must_exist)
+
+
 def person(by: str | None) -> str:
     """``--by``, else who runs the command ($BRIEF_USER, $USER), checked to be a name."""
     from flows.deliver import approver

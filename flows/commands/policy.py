@@ -121,7 +121,7 @@ def learn(
         err.print(f"  {day}: {n} example(s) so far")
 
     learnt = learn_model(settings, store, out_file, first, last, labels, name, progress, stage=err.status)
-    show_learnt(out, learnt, card_text(learnt.fitted.model), out_path)
+    show_learnt(out, learnt, card_text(learnt.fitted.model), out_path, settings.config_option)
 
 
 policy_app = typer.Typer(
@@ -162,7 +162,7 @@ def policy_adopt(
     if verdict in ("don't", "not enough evidence"):
         err.print(
             f"warning: adopted although its evaluation ({adopted.evaluation}) "
-            f"said {verdict!r}; 'brief policy rollback' undoes it",
+            f"said {verdict!r}; 'brief policy rollback{settings.config_option}' undoes it",
             markup=False,
             highlight=False,
         )

@@ -66,11 +66,11 @@ def run(
         log = run_log(plan.settings, plan.day)
         try:
             with run_output(log, above(status, soft_wrap=True), verbose=verbose):
-                result = daily_brief(day, config)
+                result = daily_brief(day, config, settings=plan.settings)
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise
-    show_run(out, err, result, log.shown)
+    show_run(out, err, result, log.shown, plan.settings.config_option)
     if show:
         from rich.markdown import Markdown
 
@@ -121,7 +121,9 @@ def backfill(
         try:
             # a line per date as it ends (its steps' lines would interleave: they are in the log)
             with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE):
-                outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
+                outcomes = backfill_flow(
+                    start, end, config, concurrency, fan_out=fan_out, deliver=deliver, settings=plan.settings
+                )
         except BriefError:
             err.print(f"the backfill's log: {log.shown}")
             raise
@@ -131,7 +133,9 @@ def backfill(
     withheld = [o["date"] for o in outcomes if o["status"] == "withheld"]
     if failed:
         err.print(
-            f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with brief run --date D"
+            f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with "
+            f"brief run --date D{plan.settings.config_option}",
+            soft_wrap=True,  # the command is copied whole
         )
     if withheld:
         err.print(
@@ -161,7 +165,7 @@ def serve(
 
     plan = plan_serve(config)
     desk_at = (desk_host, desk_port) if desk else None
-    serve_stack(plan.config, plan.prefect_home, lambda line: out.print(line), port, desk_at)
+    serve_stack(plan.config, plan.prefect_home, lambda line: out.print(line), port, desk_at, plan.settings)
 
 
 def alerts(
@@ -272,4 +276,4 @@ def reparse(
 
     wanted = given_day(day)
     settings, store = open_store(config)
-    show_reparsed(out, err, parse_again(settings, store, wanted))
+    show_reparsed(out, err, parse_again(settings, store, wanted), settings.config_option)

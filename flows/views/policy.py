@@ -38,15 +38,16 @@ def show_evaluation(out: Console, days: Sequence[date], frame: pl.DataFrame, ver
     out.print("recorded as a policy.evaluated event")
 
 
-def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str) -> None:
-    """The model's card, then what was written and what to do with it (a command to copy, whole)."""
+def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str, config: str = "") -> None:
+    """The model's card, then what was written and what to do with it (a command to copy, whole,
+    with ``config``: `` --config PATH`` unless the config is the default)."""
     out.print(card, markup=False, highlight=False)
     model_path = learnt.model_path
     if learnt.out.suffix == ".toml":
         out.print(
             f"candidate written: {out_path} (model {model_path}), the policy in force with this model; "
-            f"compare it with 'brief evaluate --policy {out_path} --start … --end …', "
-            f"adopt it with 'brief policy adopt {out_path} --reason …'",
+            f"compare it with 'brief evaluate --policy {out_path} --start … --end …{config}', "
+            f"adopt it with 'brief policy adopt {out_path} --reason …{config}'",
             markup=False,
             highlight=False,
             soft_wrap=True,  # a command to copy: not broken over lines

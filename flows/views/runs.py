@@ -24,9 +24,10 @@ if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a com
     from ops.runs import Collected
 
 
-def show_run(out: Console, err: Console, result: Mapping[str, Any], log: str) -> None:
+def show_run(out: Console, err: Console, result: Mapping[str, Any], log: str, config: str = "") -> None:
     """A day's run: its version and items, its files and log, the policy that decided, what was left
-    out or not fetched, and where it was delivered (a failed delivery on stderr, with how to resend)."""
+    out or not fetched, and where it was delivered (a failed delivery on stderr, with how to resend).
+    ``config``: `` --config PATH`` for the commands it prints (empty for the default config)."""
     state = "new version" if result["changed"] else "unchanged"
     out.print(
         styled(
@@ -47,8 +48,9 @@ def show_run(out: Console, err: Console, result: Mapping[str, Any], log: str) ->
     if result["delivery_failed"]:
         err.print(
             f"warning: delivery to {', '.join(result['delivery_failed'])} failed; "
-            f"'brief events --date {result['date']} --type delivery.failed' says why, "
-            f"'brief deliver --date {result['date']}' resends"
+            f"'brief events --date {result['date']} --type delivery.failed{config}' says why, "
+            f"'brief deliver --date {result['date']}{config}' resends",
+            soft_wrap=True,  # the commands are copied whole
         )
 
 
@@ -119,7 +121,7 @@ def alerts_table(days: int, rows: Sequence[Alert]) -> Table:
     return table
 
 
-def show_reparsed(out: Console, err: Console, result: Reparsed) -> None:
+def show_reparsed(out: Console, err: Console, result: Reparsed, config: str = "") -> None:
     """The bodies a day's feeds were parsed again from, and what it appended (or what was missing)."""
     day = result.day
     for why in result.missing:
@@ -127,7 +129,8 @@ def show_reparsed(out: Console, err: Console, result: Reparsed) -> None:
     out.print(
         f"{day}: {result.fetches} feed bod(ies) parsed again, {result.articles} article(s); "
         f"{result.written} new event(s), {result.skipped} already in the log"
-        + (f"; 'brief run --date {day}' briefs the day from them" if result.written else "")
+        + (f"; 'brief run --date {day}{config}' briefs the day from them" if result.written else ""),
+        soft_wrap=True,
     )
 
 

@@ -91,7 +91,7 @@ def raise_alerts(
             if e.event_type == "alert.failed" and not (f := payload_of(e, AlertFailed)).will_retry
         )
         for cause in outcome.causes:
-            subject, body = (redact(text, hidden) for text in cause.message())
+            subject, body = (redact(text, hidden) for text in cause.message(settings.config_option))
             for channel in settings.alerts:
                 key = (cause.key, channel.name)
                 if key in sent or refused[key] >= MAX_REFUSALS:

@@ -111,7 +111,8 @@ class RunReport:
         """Where an operator reads why stories were left out: for the run's output, never for readers."""
         if not self.off_topic:
             return None
-        return f"{self.off_topic} left out: 'brief replay --date {self.ctx.day} --projection scores' says why"
+        replay = f"brief replay --date {self.ctx.day} --projection scores{self.ctx.settings.config_option}"
+        return f"{self.off_topic} left out: '{replay}' says why"
 
     def line(self, name: str) -> str:
         return f"{name:<9} {self.seconds.get(name, 0.0):5.1f} s  {self.details.get(name, '')}".rstrip()
@@ -195,7 +196,8 @@ class RunReport:
                 f"; {self.outcome.news} new articles in {len(self.outcome.stories)} stories, "
                 f"{self.outcome.duplicates} duplicates dropped, {self.off_topic} off-topic stories left out"
                 + (
-                    f" ('brief replay --date {self.ctx.day} --projection scores' says why)"
+                    f" ('brief replay --date {self.ctx.day} --projection scores"
+                    f"{self.ctx.settings.config_option}' says why)"
                     if self.off_topic
                     else ""
                 )

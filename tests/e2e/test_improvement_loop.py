@@ -38,7 +38,8 @@ def test_marks_learnt_evaluated_on_unseen_adopted_used_and_rolled_back(
     marked = first["items"][-1]["story_id"]
     done = brief("review", "--date", "2025-08-06", "--mark", f"{marked}=off-topic", "--config", str(config))
     assert done.returncode == 0, done.stderr
-    assert "question(s) still open; 'brief review --date 2025-08-06' asks them" in done.stdout  # not asked
+    asks = f"brief review --date 2025-08-06 --config {config}"
+    assert f"question(s) still open; '{asks}' asks them" in done.stdout  # not asked
     everything = json.loads((shared_data / "labels" / "relevance-2025-08-05..07.json").read_text())
     early = [lab for lab in everything if set(lab["snapshots"]) <= LEARN_DAYS]
     assert 20 <= len(early) < len(everything)

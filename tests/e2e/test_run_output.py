@@ -69,8 +69,10 @@ def test_a_run_prints_one_line_per_step_and_the_brief(runs: dict) -> None:
     assert re.match(r"^  policy [0-9a-f]{12} from the config \(none adopted\)$", brief_lines[-2]), (
         first.stdout
     )
-    # every line in 80 columns, the steps' too; but paths, which are never broken (copied whole)
-    assert max(len(line) for line in lines if not re.match(r"^  (md|html|json|log) ", line)) <= 80
+    # every line in 80 columns, the steps' too; but paths, which are never broken (copied whole), and
+    # the command that names the config by its path
+    path_lines = r"^  (md|html|json|log) |^  \d+ left out: 'brief replay .* --config "
+    assert max(len(line) for line in lines if not re.match(path_lines, line)) <= 80
     assert not NOISE.search(first.stdout + first.stderr), first.stdout + first.stderr
     assert first.stderr == ""
     # everything else went to the run's log file, under the store root
@@ -104,8 +106,9 @@ def test_readers_get_no_operator_hint(runs: dict) -> None:
         assert not OPERATOR_HINT.search(text), (path, OPERATOR_HINT.search(text))
         if path.suffix != ".json":
             assert "1 story off the topic (AI) left out." in text, path
-    # the run's own output keeps the hint
-    assert f"  1 left out: 'brief replay --date {DAY} --projection scores' says why\n" in runs["first"].stdout
+    # the run's own output keeps the hint, with the config it was given
+    hint = f"brief replay --date {DAY} --projection scores --config {runs['config']}"
+    assert f"  1 left out: '{hint}' says why\n" in runs["first"].stdout
 
 
 def test_a_syndicated_copy_is_not_cited_as_a_second_source(runs: dict) -> None:

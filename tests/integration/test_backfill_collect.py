@@ -20,6 +20,7 @@ def test_collecting_the_archives_of_a_range_opens_the_store_once(
 
     import storage.store.parquet as parquet
     from flows.backfill import collect_archives_task
+    from tasks.settings import load_settings
 
     shutil.copytree(REPO / "samples", tmp_path / "samples")
     config = str(tmp_path / "samples" / "brief.toml")
@@ -32,8 +33,9 @@ def test_collecting_the_archives_of_a_range_opens_the_store_once(
 
     monkeypatch.setattr(parquet, "resolve_filesystem", counting)
     days = [date(2025, 8, 4) + timedelta(days=k) for k in range(4)]  # 4 dates x 2 archives
+    settings = load_settings(config)
     with disable_run_logger():
-        collect_archives_task.fn(days, config, 2, "backfill-test")
+        collect_archives_task.fn(days, settings, 2, "backfill-test")
 
     assert sum(opened.values()) == 1, opened  # was one per job: 8
     store = ParquetEventStore(str(tmp_path / "var" / "sample-store"))

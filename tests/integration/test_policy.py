@@ -149,7 +149,7 @@ def test_adopt_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path: Path) 
     missing = str(tmp_path / "missing.toml")
     cases = [
         (("policy", "adopt", missing, "--reason", "r"), f"FILE {missing!r}: no such file"),
-        (("policy", "adopt", str(tmp_path / "bad.toml"), "--reason", "r"), "policy.top_stories"),
+        (("policy", "adopt", str(tmp_path / "bad.toml"), "--reason", "r"), "[policy] top_stories"),
         (
             ("policy", "adopt", str(tmp_path / "llm.toml"), "--reason", "r"),
             "has [llm] but no [policy] table; a candidate policy file needs one ([llm] is accepted beside it)",

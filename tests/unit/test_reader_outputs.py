@@ -60,11 +60,16 @@ def test_no_operator_hint_in_any_reader_output(language: str) -> None:
 
 
 def test_the_run_output_keeps_the_hint() -> None:
-    report = RunReport(SimpleNamespace(day=date(2025, 8, 6)))  # type: ignore[arg-type]
+    settings = SimpleNamespace(config_option="")  # the default config: no --config to copy
+    report = RunReport(SimpleNamespace(day=date(2025, 8, 6), settings=settings))  # type: ignore[arg-type]
     report.off_topic = 2
     assert report.scored(5, "AI") == "5 stories on AI, 2 left out"
     assert (
         report.left_out_hint() == "2 left out: 'brief replay --date 2025-08-06 --projection scores' says why"
+    )
+    settings.config_option = " --config team.toml"  # another: the command runs as printed
+    assert report.left_out_hint() == (
+        "2 left out: 'brief replay --date 2025-08-06 --projection scores --config team.toml' says why"
     )
     report.off_topic = 0
     assert report.scored(5, "AI") == "5 stories on AI, 0 left out" and report.left_out_hint() is None

@@ -1,0 +1,61 @@
+"""The config is parsed once per command: a backfill of three dates, a run, a review, a delivery;
+the commands they print name that config."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tasks.settings import config_parses
+from tests.cli import brief
+from tests.conftest import REPO
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    config = tmp_path / "samples" / "brief.toml"
+    config.write_text(config.read_text().replace('root = "../var/sample-store"', 'root = "store"'))
+    return config
+
+
+def parses_of(*args: str) -> tuple[int, str]:
+    """How many times ``brief ARGS`` parsed a config file, and what it printed."""
+    before = config_parses()
+    done = brief(*args)
+    return config_parses() - before, done.stdout + done.stderr
+
+
+def test_a_backfill_parses_its_config_once(sample: Path, prefect_harness: None) -> None:
+    """Three dates: one published, one withheld (its feeds failed: the failure hook explains it
+    and sends its alerts), one without archives. It was 3 + 3 parses, and 2 more per failed date."""
+    parses, said = parses_of(
+        "backfill", "--start", "2025-08-05", "--end", "2025-08-07", "--config", str(sample)
+    )
+    assert "2025-08-06" in said and "completed" in said, said
+    assert "failed" in said, said  # 2025-08-07's archives are missing: its hooks ran
+    assert parses == 1, said
+    # the command it prints runs as printed: with the config it was given
+    assert f"rerun them with brief run --date D --config {sample}" in said, said
+
+
+def test_a_run_a_review_and_a_delivery_parse_their_config_once(sample: Path, prefect_harness: None) -> None:
+    run, said = parses_of("run", "--date", "2025-08-06", "--config", str(sample))
+    assert "brief v1" in said, said
+    assert run == 1  # was 2: the command's check, then the flow
+    # the hint it prints names the config, and runs as printed
+    [hint] = re.findall(r"left out: '([^']+)' says why", said)
+    assert hint.endswith(f"--projection scores --config {sample}"), hint
+    replayed = brief(*shlex.split(hint)[1:])
+    assert replayed.returncode == 0 and "off" in replayed.stdout.lower(), replayed.stdout + replayed.stderr
+    nothing = sample.parent / "answers.json"
+    nothing.write_text("{}")
+    review, said = parses_of("review", "--date", "2025-08-06", "--answers", str(nothing), "-c", str(sample))
+    assert "No answers given" in said, said
+    assert review == 1, said  # was 2: the day, then the store
+    deliver, said = parses_of("deliver", "--date", "2025-08-06", "--config", str(sample))
+    assert deliver == 1, said  # was 2
