@@ -164,9 +164,13 @@ def learn_stories(
     for day in days:
         if progress is not None:
             progress(day)
-        found = replay(settings, day, labels.get(day, {}))
-        if _has_pairs(found):
-            stored[day] = found
+        stored[day] = replay(settings, day, labels.get(day, {}))
+    return fit_stored(stored, note)
+
+
+def fit_stored(stored: dict[date, StoredDay], note: str) -> StoryFit | None:
+    """The pair model fitted on the days' labelled pairs and answers (``learn_stories`` after the replay)."""
+    stored = {d: s for d, s in stored.items() if _has_pairs(s)}
     blocks = blocks_of(list(stored))
     if len(blocks) < 2:
         return None
