@@ -5,7 +5,9 @@ facts already in the log, and without people's answers (same-story links, releva
 those are held out and the policy is scored against them, so the figures can move. Figures
 per policy: story-clustering precision / recall / F1 against people's answers
 (``story.merged`` / ``story.split``) and, given a labels folder,
-against the hand-made story labels; category accuracy against corrections; fact-check
+against the hand-made story labels, and same-story pairs against the labelled stories of the days
+the policy's pair model never learnt from (``story_pairs_unseen_*``: a day it was fitted on is
+left out and counted apart); category accuracy against corrections; fact-check
 pass rate; citation coverage (news articles cited by an item); questions raised.
 """
 
@@ -20,9 +22,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from ops import story_learning
 from storage.brief import Brief
 from storage.errors import InputError
 from tasks import analyze, dedup, steps
+from tasks.pairs import load_pair_model
 from tasks.settings import PolicySettings, Settings, read_candidate, read_policy
 from tasks.steps.llm import analyst as llm_analyst
 
@@ -59,6 +63,8 @@ class Tally:
     )
     left_out: int = 0
     human: list[int] = field(default_factory=lambda: [0, 0, 0])  # true, false positives, false negatives
+    unseen_stories: list[int] = field(default_factory=lambda: [0, 0, 0])  # pairs of days the model never saw
+    story_days: list[int] = field(default_factory=lambda: [0, 0])  # labelled days judged, left out as seen
     labels: list[int] = field(default_factory=lambda: [0, 0, 0])
     category_hits: int = 0
     category_total: int = 0
@@ -82,6 +88,8 @@ def evaluate_policy(
     with each person's mark and hand label (``judge``)."""
     trial = settings.model_copy(update={"policy": policy})
     relevance_labels = _relevance_labels(labels)
+    story_labels = story_learning.read_story_labels(labels) if labels is not None else {}
+    seen = story_learning.fitted_days(load_pair_model(policy.story_model))
     marks = _marks(settings, max(days)) if days else {}
     tally = Tally()
     resources = steps.bootstrap(trial)
@@ -107,6 +115,7 @@ def evaluate_policy(
             tally.llm_reused += model.stats.reused
         _count_links(tally, ctx, outcome)
         _count_labels(tally, labels, day, outcome)
+        _count_unseen_stories(tally, story_labels.get(day), day.isoformat() in seen, day, outcome)
         _count_categories(tally, policy, outcome)
         failed = {f.story_id for f in findings}
         tally.items += len(document.items)
@@ -147,6 +156,21 @@ def _count_labels(tally: Tally, labels: Path | None, day: date, outcome: steps.D
         tally.labels[k] += v
 
 
+def _count_unseen_stories(
+    tally: Tally, labels: dict | None, seen: bool, day: date, outcome: steps.DedupOutcome
+) -> None:
+    """Same-story pairs of a labelled day against its labels, when the pair model never learnt from it."""
+    if not labels:
+        return
+    if seen:
+        tally.story_days[1] += 1
+        return
+    judged = story_learning.judge_stored(day, [s.members for s in outcome.stories], outcome.items, labels)
+    for k, v in enumerate((judged.pairs.tp, judged.pairs.fp, judged.pairs.fn)):
+        tally.unseen_stories[k] += v
+    tally.story_days[0] += 1
+
+
 def _count_categories(tally: Tally, policy: PolicySettings, outcome: steps.DedupOutcome) -> None:
     """The policy's category of each story whose category a person corrected, against the correction."""
     rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
@@ -164,6 +188,7 @@ def _count_categories(tally: Tally, policy: PolicySettings, outcome: steps.Dedup
 def _figures(tally: Tally) -> dict[str, float | int | None]:
     hp, hr, hf = _prf(*tally.human)
     lp, lr, lf = _prf(*tally.labels)
+    sp, sr, sf = _prf(*tally.unseen_stories)
     editorial = tally.editorial
     return {
         "human_pairs": sum(tally.human),
@@ -173,6 +198,11 @@ def _figures(tally: Tally) -> dict[str, float | int | None]:
         "label_precision": lp,
         "label_recall": lr,
         "label_f1": lf,
+        "story_pairs_unseen_precision": sp,
+        "story_pairs_unseen_recall": sr,
+        "story_pairs_unseen_f1": sf,
+        "story_days_unseen": tally.story_days[0],
+        "story_days_seen_left_out": tally.story_days[1],
         "category_accuracy": (
             round(tally.category_hits / tally.category_total, 4) if tally.category_total else None
         ),

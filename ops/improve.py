@@ -15,7 +15,7 @@ from typing import Any
 
 from ops import evaluate as evaluation
 from ops import learn as learning
-from ops import regress
+from ops import regress, story_learning
 from ops.policy import Adoption, adopt, adoptions, argument, governing, history
 from ops.runs import date_range
 from ops.workspace import Stage, quietly, today
@@ -104,11 +104,15 @@ def evaluate(
 
 @dataclass(frozen=True)
 class Learnt:
-    """A fitted model written to ``model_path``; with a ``.toml`` ``out``, the candidate policy too."""
+    """A fitted model written to ``model_path``; with a ``.toml`` ``out``, the candidate policy too;
+    the story pair model refitted beside it (``stories_path``) when the days hold labelled stories
+    or people's same-story answers on two blocks of days."""
 
     fitted: learning.Fitted
     out: Path
     model_path: Path
+    stories: story_learning.StoryFit | None = None
+    stories_path: Path | None = None
 
 
 def _learn_days(store: ParquetEventStore, start: date | None, end: date | None) -> list[date]:
@@ -161,15 +165,31 @@ def learn(
                 f"the model in force {settings.policy.editorial_model!r} keeps no training stories to "
                 "refine; give --labels to fit from hand labels"
             )
+    note = f"brief learn over {days[0]} .. {days[-1]}" + (f" with labels from {labels}" if labels else "")
     fitted = learning.fit(
-        examples,
-        name or out.stem,
-        settings.policy.topic.name,
-        settings.embedding.model,
-        note=f"brief learn over {days[0]} .. {days[-1]}" + (f" with labels from {labels}" if labels else ""),
-        base=base,
+        examples, name or out.stem, settings.policy.topic.name, settings.embedding.model, note=note, base=base
     )
-    return Learnt(fitted, out, learning.write(fitted, out, settings, configured))
+    story_labels = story_learning.read_story_labels(Path(labels)) if labels else {}
+    answered = bool(store.read(event_types=["story.merged", "story.split"]))
+    story_days = [d for d in days if answered or d in story_labels]  # a day with neither teaches nothing
+    with stage(f"replaying {len(story_days)} day(s) for labelled stories and same-story answers …"):
+        stories = story_learning.learn_stories(settings, story_days, story_labels, note)
+    stories_path = None
+    if stories is not None:
+        stories_path = write_pair_model(stories, out)
+        policy = settings.policy.model_copy(update={"story_model": stories_path.name})
+        settings = settings.model_copy(update={"policy": policy})
+    return Learnt(fitted, out, learning.write(fitted, out, settings, configured), stories, stories_path)
+
+
+def write_pair_model(stories: story_learning.StoryFit, out: Path) -> Path:
+    """The refitted pair model beside ``out`` (``<name>.pairs.json``), which a candidate policy names."""
+    from storage.atomic import write_text
+
+    path = out.with_name(f"{out.name.removesuffix(out.suffix)}.pairs.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, stories.model.to_json())
+    return path
 
 
 # --- brief policy show --------------------------------------------------------------------

@@ -197,7 +197,7 @@ def day_keys(day: LabelledDay) -> frozenset[str]:
         entry = day.entry[item.article_id]
         if entry is not None:
             out.add(entry.id)
-    return frozenset(out)
+    return frozenset(out - {""})  # an article without a feed link is not told by an empty one
 
 
 # -- fitting -----------------------------------------------------------------------------

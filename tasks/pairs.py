@@ -4,8 +4,10 @@ A pair of articles is described by the features ``FEATURES`` names (the run's ow
 cosines, what the titles and links share, who reported them, when, and what kind of page each
 is); a logistic regression fitted on the labelled pairs (``ops/pairs.py``) gives the probability
 that they report one event. Stories are made by average linkage over those probabilities: two
-groups join while the mean probability of their pairs reaches the model's threshold, so one
-strong link between two events is not enough to chain them. Two stories of one digest entry
+groups join while the mean probability of their pairs reaches the model's threshold and no pair
+across them is under ``FLOOR``, so one strong link between two events is not enough to chain
+them, nor is a group's strength enough to pull in an article the model all but rules out with
+one of its members. Two stories of one digest entry
 are never joined (the only hard constraint: the labels never put them together), and people's
 same-story and two-stories answers win over the model.
 
@@ -62,6 +64,9 @@ FEATURES = (
     "first_party",
     "same_kind",
 )
+# a pair under this probability keeps its two groups apart, however strongly the rest of them link:
+# average linkage alone lets a group of sure pairs pull in an article the model all but rules out
+FLOOR = 0.05
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORDS = re.compile(r"[^\W_]+")
 
@@ -428,14 +433,16 @@ def probability_matrix(
 
 
 def average_linkage(
-    probs: np.ndarray, forbidden: np.ndarray, threshold: float
+    probs: np.ndarray, forbidden: np.ndarray, threshold: float, floor: float = 0.0
 ) -> tuple[list[list[int]], list[tuple[int, int, float]]]:
-    """Groups of indices joined while the mean probability between two groups reaches ``threshold``
-    and no pair across them is forbidden; returns the groups and, per join, its strongest pair."""
+    """Groups of indices joined while the mean probability between two groups reaches ``threshold``,
+    no pair across them is forbidden and none is under ``floor`` (a member the other group's
+    articles all but rule out keeps the groups apart); returns the groups and, per join, its
+    strongest pair."""
     n = len(probs)
     groups: dict[int, list[int]] = {i: [i] for i in range(n)}
     total = probs.astype(float).copy()  # sum of probabilities between two groups
-    blocked = forbidden.copy()
+    blocked = forbidden | (probs < floor)
     size = np.ones(n)
     alive = np.ones(n, dtype=bool)
     joins: list[tuple[int, int, float]] = []
@@ -492,7 +499,7 @@ def cluster(
                 probs[x, y] = probs[y, x] = 1.0
             elif said is False:
                 forbidden[x, y] = forbidden[y, x] = True
-    joined, joins = average_linkage(probs, forbidden, model.threshold)
+    joined, joins = average_linkage(probs, forbidden, model.threshold, FLOOR)
     root = {g: k for k, members in enumerate(joined) for g in members}
     scores: dict[int, list[tuple[str, str, float]]] = {}
     for x, y, p in joins:

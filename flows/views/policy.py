@@ -43,6 +43,29 @@ def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str, config: 
     with ``config``: `` --config PATH`` unless the config is the default)."""
     out.print(card, markup=False, highlight=False)
     model_path = learnt.model_path
+    if learnt.stories is not None and learnt.stories_path is not None:
+        fit = learnt.stories
+        pooled = fit.held_out.get("pooled")
+        out.print(
+            f"story pair model written: {learnt.stories_path} (threshold {fit.model.threshold:.3f}; "
+            f"{fit.model.card['fitted_on']['pairs']} pairs of {len(fit.days)} day(s)"
+            + (
+                f"; blocks left out: pairs P {pooled['precision']:.2f} / R {pooled['recall']:.2f}"
+                if pooled
+                else "; too few blocks of days to judge it on one left out"
+            )
+            + ")",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        out.print(
+            "story pair model kept: fewer than two blocks of days hold labelled stories or "
+            "same-story answers",
+            markup=False,
+            highlight=False,
+        )
     if learnt.out.suffix == ".toml":
         out.print(
             f"candidate written: {out_path} (model {model_path}), the policy in force with this model; "

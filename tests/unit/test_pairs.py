@@ -50,6 +50,16 @@ def test_average_linkage_does_not_chain_two_events_through_one_strong_link() -> 
     assert sorted(sorted(g) for g in groups) == [[0, 1], [2, 3]]
 
 
+def test_a_pair_the_model_all_but_rules_out_keeps_its_groups_apart() -> None:
+    # 0-1 is a sure pair; 2 is very like 0 but the model all but rules out 2 with 1
+    probs = np.array([[0, 0.95, 0.95], [0.95, 0, 0.01], [0.95, 0.01, 0]])
+    none = np.zeros((3, 3), dtype=bool)
+    joined, _ = pairs.average_linkage(probs, none, 0.4)
+    assert sorted(len(g) for g in joined) == [3]  # the mean across (0.48) alone would join them
+    apart, _ = pairs.average_linkage(probs, none, 0.4, floor=pairs.FLOOR)
+    assert sorted(sorted(g) for g in apart) == [[0, 1], [2]]
+
+
 def test_a_forbidden_pair_keeps_its_groups_apart() -> None:
     probs = np.array([[0, 0.9, 0.9], [0.9, 0, 0.9], [0.9, 0.9, 0]])
     forbidden = np.zeros((3, 3), dtype=bool)

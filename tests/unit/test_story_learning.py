@@ -1,0 +1,57 @@
+"""The pair model refitted from people's same-story and two-stories answers alone (no labels):
+each answer is a training pair weighing ``ANSWER_WEIGHT`` labelled pairs, days in blocks of
+consecutive days, and what it learnt joins the pairs people joined and keeps apart the ones they split."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from ops import story_learning
+from ops.story_days import LabelledDay
+from tasks import pairs
+from tasks.embed import HashingEmbedder
+from tests.unit.test_dedup import item
+
+EVENTS = [
+    ("Acme launches Widget {n} robot", "Acme's Widget {n} robot is here"),
+    ("Storms flood the {n}th valley", "The {n}th valley floods after storms"),
+    ("Zeta buys Omega for {n} billion", "Omega sold to Zeta for {n} billion"),
+]
+
+
+def answered_day(day: date, n: int) -> story_learning.StoredDay:
+    """Three events reported twice each; people joined each event's two reports and split the first
+    event's from the others'."""
+    items = []
+    for k, (first, second) in enumerate(EVENTS):
+        items.append(item(f"{day}-{k}a", "techcrunch", first.format(n=n + k)))
+        items.append(item(f"{day}-{k}b", "wired", second.format(n=n + k)))
+    same = frozenset(frozenset((f"{day}-{k}a", f"{day}-{k}b")) for k in range(len(EVENTS)))
+    apart = frozenset(frozenset((f"{day}-0a", f"{day}-{k}{s}")) for k in (1, 2) for s in "ab")
+    vectors = HashingEmbedder().encode([i.text for i in items])
+    labelled = LabelledDay(
+        day.isoformat(), "stored", items, {i.article_id: None for i in items}, vectors=vectors
+    )
+    return story_learning.StoredDay(labelled, same, apart)
+
+
+def test_answers_alone_refit_the_pair_model_and_it_joins_what_people_joined() -> None:
+    days = [date(2025, 8, 1), date(2025, 8, 2), date(2025, 8, 5), date(2025, 8, 9)]
+    stored = {d: answered_day(d, k) for k, d in enumerate(days)}
+    fit = story_learning.fit_stored(stored, "answers only")
+    assert fit is not None
+    on = fit.model.card["fitted_on"]
+    # 3 same-story answers and 4 two-stories answers a day, each five times
+    assert on["pairs"] == 4 * 7 * story_learning.ANSWER_WEIGHT
+    assert on["same_story_pairs"] == 4 * 3 * story_learning.ANSWER_WEIGHT
+    assert on["days"] == [d.isoformat() for d in days]
+    # three blocks (08-01..02, 08-05, 08-09): each left out and judged, and the pool
+    assert sorted(fit.held_out) == ["2025-08-01", "2025-08-05", "2025-08-09", "pooled"]
+    fresh = answered_day(date(2025, 9, 1), 40).labelled
+    stories = sorted(s.members for s in pairs.cluster(fresh.items, fresh.vectors, fit.model).stories)
+    assert stories == sorted(tuple(sorted((f"2025-09-01-{k}a", f"2025-09-01-{k}b"))) for k in range(3))
+
+
+def test_one_block_of_days_is_not_enough_to_choose_a_threshold() -> None:
+    days = [date(2025, 8, 1), date(2025, 8, 2)]
+    assert story_learning.fit_stored({d: answered_day(d, k) for k, d in enumerate(days)}, "one block") is None
