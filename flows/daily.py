@@ -32,21 +32,20 @@ def unwalked(value: T) -> T:
 
 @task(name="collect-source", task_run_name="collect {source_name}", cache_policy=NO_CACHE)
 def collect_source_task(ctx: steps.RunContext, source_name: str) -> steps.SourceOutcome:
-    return steps.collect_one(ctx, source_name)
+    return steps.fetch_one(ctx, source_name)
 
 
 def collect_all(ctx: steps.RunContext) -> list[steps.SourceOutcome]:
-    """One collect task per source, all at once; their counts join the run's once all are done.
+    """One collect task per source, all at once; what they collected is appended in the order of
+    the sources, and their counts join the run's, once all are done.
 
-    Each task works through its own fork of the context (``collect_one``), so the context they
+    Each task works through its own fork of the context (``fetch_one``), so the context they
     share does not change while they run: Prefect walked it as it handed it to each task, and
     a walk that met a dict growing under it failed the run now and then ("dictionary changed
     size during iteration"). ``unwalked`` also spares that walk's time.
     """
     futures = [collect_source_task.submit(unwalked(ctx), s.name) for s in ctx.settings.sources]
-    outcomes = [f.result() for f in futures]
-    steps.absorb(ctx, outcomes)
-    return outcomes
+    return steps.absorb(ctx, [f.result() for f in futures])
 
 
 @task(name="stage", cache_policy=NO_CACHE)

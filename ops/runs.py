@@ -8,18 +8,22 @@ is one line before Prefect starts. Collecting a day's sources outside a run is h
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
 from ops import workspace
 from storage.errors import InputError
+from storage.events import Event
 from storage.payloads import FeedFailed
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
 from tasks.collect import Source
 from tasks.settings import Settings, SourceSettings, config_path, load_settings
 from tasks.steps.collect import collect_kept
+from tasks.steps.hosts import host_slots
 from tasks.steps.publish import BriefWithheld
 
 __all__ = ["BriefWithheld"]  # a withheld brief: the run's outcome, exit 1 at the command line
@@ -128,8 +132,28 @@ class Collected:
 
 def collect_source(plan: CollectPlan, source: SourceSettings) -> Collected:
     """One source of the plan's day fetched, its events appended to the log."""
+    return _appended(plan, source, _fetched(plan, source))
+
+
+def collect_sources(plan: CollectPlan) -> Iterator[Collected]:
+    """Every source of the plan's day fetched at once within its ``[collect]`` limits, each
+    appended to the log, in the order of the sources, as soon as it and those before it are in."""
+    limits = plan.settings.collect
+    sources = plan.settings.sources
+    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), limits.max_fetches))) as pool:
+        fetched = pool.map(lambda source: _fetched(plan, source), sources)
+        for source, events in zip(sources, fetched, strict=True):
+            yield _appended(plan, source, events)
+
+
+def _fetched(plan: CollectPlan, source: SourceSettings) -> list[Event]:
+    limits = plan.settings.collect
+    slots = host_slots(limits.per_host, limits.max_fetches)
     kept = Source(source.name, source.url, source.language, source.kind)
-    events = collect_kept(plan.store, kept, plan.day, plan.run_id)
+    return collect_kept(plan.store, kept, plan.day, plan.run_id, timeout_s=limits.timeout_s, slots=slots)
+
+
+def _appended(plan: CollectPlan, source: SourceSettings, events: list[Event]) -> Collected:
     result = plan.store.append(events)
     failed = [e for e in events if e.event_type == "feed.failed"]
     first = payload_of(failed[0], FeedFailed) if failed else None

@@ -336,6 +336,16 @@ class EmbeddingSettings(Section):
     batch_size: int = Field(default=64, ge=1)
 
 
+class CollectSettings(Section):
+    """How the sources of a run are fetched: all at once, within bounds."""
+
+    per_host: int = Field(default=2, ge=1, le=16, description="fetches of one host (host:port) at once")
+    max_fetches: int = Field(default=16, ge=1, le=64, description="fetches of the whole process at once")
+    timeout_s: float = Field(
+        default=20.0, gt=0, le=300, description="seconds one fetch of a source may take, body included"
+    )
+
+
 LLMTask = Literal["relevance", "importance", "category", "summary", "translate"]
 DEFAULT_LLM_TASKS: tuple[LLMTask, ...] = ("relevance", "summary", "translate")
 
@@ -476,6 +486,7 @@ class Settings(BaseSettings):
     sources: list[SourceSettings] = Field(default_factory=list)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    collect: CollectSettings = Field(default_factory=CollectSettings)
     gates: GateSettings = Field(default_factory=GateSettings)
     llm: LLMSettings | None = None
     output: OutputSettings = Field(default_factory=OutputSettings)

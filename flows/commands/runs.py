@@ -224,15 +224,14 @@ def collect(
     config: ConfigOption = None,
 ) -> None:
     """Collect every configured source for a date into the event log (the first step of a brief)."""
-    from ops.runs import collect_source, plan_collect
+    from ops.runs import collect_sources, plan_collect
 
     plan = plan_collect(config, parse_day(day))
     written = skipped = 0
     with Progress(console=err, transient=True) as progress:
-        bar = progress.add_task("collecting", total=len(plan.settings.sources))
-        for src in plan.settings.sources:
-            progress.update(bar, description=f"collecting {src.name}")
-            got = collect_source(plan, src)
+        count = len(plan.settings.sources)
+        bar = progress.add_task(f"collecting {count} source(s)", total=count)
+        for got in collect_sources(plan):
             written, skipped = written + got.written, skipped + got.skipped
             show_collected(out, got)
             progress.advance(bar)

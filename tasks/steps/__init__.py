@@ -6,7 +6,15 @@ Each step reads what it needs from the event log, decides with the pure function
 
 from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.answers import answered
-from tasks.steps.collect import SourceOutcome, absorb, collect_lookback, collect_one, last_validators
+from tasks.steps.collect import (
+    SourceOutcome,
+    absorb,
+    collect_lookback,
+    collect_one,
+    collect_sources,
+    fetch_one,
+    last_validators,
+)
 from tasks.steps.compose import compose, injection_flags
 from tasks.steps.context import (
     LIVE,
@@ -88,6 +96,7 @@ __all__ = [
     "check_draft",
     "collect_lookback",
     "collect_one",
+    "collect_sources",
     "compose",
     "correct_item",
     "day_lock",
@@ -97,6 +106,7 @@ __all__ = [
     "due_days",
     "editor_acts",
     "embed_window",
+    "fetch_one",
     "follow_ups",
     "human_links",
     "injection_flags",

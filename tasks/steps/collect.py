@@ -3,6 +3,11 @@
 The step's I/O lives here: reading a ``file://`` archive or GETting an http(s) URL with
 retries (backoff and jitter) on retryable failures only, and the clock; ``tasks/collect.py``
 turns what was fetched into events.
+
+The sources of a run are fetched at once (``fetch_one`` each, on threads), within the
+``[collect]`` limits (``tasks/steps/hosts.py``), each fetch within its own timeout; what they
+collected is appended afterwards in the order of the sources (``absorb``), so the log of a
+run does not depend on which source answered first.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import glob
 import random
 import ssl
 import time
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -40,7 +47,9 @@ from tasks.collect import (
     feed_events,
     live_skip_reason,
 )
+from tasks.settings import CollectSettings
 from tasks.steps.context import RunContext, lookback_days
+from tasks.steps.hosts import HostSlots, host_slots
 
 
 @dataclass(frozen=True)
@@ -53,26 +62,71 @@ class SourceOutcome:
     skipped: str | None = None  # why the source was not fetched (a live feed and a date not today, …)
     counts: Mapping[str, int] = field(default_factory=dict)  # events counted, by type (dry runs too)
     days: frozenset[date] = frozenset()  # the days it appended to
+    # what it collected and has not appended yet: one batch per day, the brief date's first
+    batches: tuple[tuple[Event, ...], ...] = ()
 
 
-def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
-    """Collect one source for the run; the outcome says what it counted and which days it wrote.
+def fetch_one(ctx: RunContext, source_name: str) -> SourceOutcome:
+    """Fetch one source for the run and say it as events, appending nothing: ``absorb``
+    appends the outcomes of all the run's sources, in their order, once they are all in.
 
     The collect tasks of a run's sources run at once on one context: each works through a
     ``fork`` of it and leaves the shared context as it was (a dict that changes size while
     another thread iterates it fails that thread: Prefect walked the context it handed to each
-    task, and a run failed now and then with "dictionary changed size during iteration"). The
-    flow adds the outcomes' counts to the run's with ``absorb`` once they are all in.
+    task, and a run failed now and then with "dictionary changed size during iteration").
     """
+    return _collect(ctx.fork(), source_name)
+
+
+def collect_one(ctx: RunContext, source_name: str) -> SourceOutcome:
+    """Fetch one source and append what it said at once (a backfill's archives, whose order
+    in the log is the days'); the outcome says what it counted and which days it wrote."""
     own = ctx.fork()
-    outcome = _collect(own, source_name)
+    outcome = _appended(own, _collect(own, source_name))
     return dataclasses.replace(outcome, counts=dict(own.counts), days=frozenset(own.written_days))
 
 
-def absorb(ctx: RunContext, outcomes: Iterable[SourceOutcome]) -> None:
-    """Add what the sources' tasks counted, and the days they wrote, to the run's context."""
+def absorb(ctx: RunContext, outcomes: Sequence[SourceOutcome]) -> list[SourceOutcome]:
+    """Append what the sources' tasks collected, in the order of the outcomes (the sources'),
+    and add what they counted, and the days they wrote, to the run's context."""
+    done = []
     for outcome in outcomes:
-        ctx.absorb(outcome.counts, outcome.days)
+        if outcome.batches:
+            outcome = _appended(ctx, outcome)
+        else:
+            ctx.absorb(outcome.counts, outcome.days)
+        done.append(outcome)
+    return done
+
+
+def collect_sources(ctx: RunContext) -> list[SourceOutcome]:
+    """Every source of the run fetched at once (``[collect] max_fetches`` threads), then appended
+    in their order: the flow does the same with one task per source."""
+    names = [s.name for s in ctx.settings.sources]
+    with ThreadPoolExecutor(max_workers=min(len(names), ctx.settings.collect.max_fetches) or 1) as pool:
+        outcomes = list(pool.map(lambda name: fetch_one(ctx, name), names))
+    return absorb(ctx, outcomes)
+
+
+def _appended(ctx: RunContext, outcome: SourceOutcome) -> SourceOutcome:
+    """``outcome`` with its batches appended through ``ctx``; a batch of a day before the brief
+    date that failed is left out (that day is not the one being briefed)."""
+    written, counts, days = 0, Counter(outcome.counts), set(outcome.days)
+    for k, batch in enumerate(outcome.batches):
+        if k and any(e.event_type == "feed.failed" for e in batch):
+            continue
+        written += ctx.append(batch)
+        counts.update(e.event_type for e in batch)
+        days.update(e.brief_date for e in batch if ctx.recorder.keeps)
+    new_events = outcome.new_events + written
+    return dataclasses.replace(
+        outcome, new_events=new_events, counts=dict(counts), days=frozenset(days), batches=()
+    )
+
+
+def slots_of(ctx: RunContext) -> HostSlots:
+    """The process's fetch slots for the run's ``[collect]`` limits."""
+    return host_slots(ctx.settings.collect.per_host, ctx.settings.collect.max_fetches)
 
 
 def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
@@ -88,21 +142,22 @@ def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
             subject=src.name,
             producer="collect@1",
         )
-        return SourceOutcome(src.name, 0, ctx.append([skipped]), None, f"skipped: {why}", skipped=why)
+        return SourceOutcome(src.name, 0, 0, None, f"skipped: {why}", skipped=why, batches=((skipped,),))
     # a file has no validators: the log is not searched for them
     validators = last_validators(ctx, source.url_for(ctx.day)) if source.over_http else None
+    limits = {"timeout_s": ctx.settings.collect.timeout_s, "slots": slots_of(ctx)}
     events = collect_kept(
-        ctx.store, source, ctx.day, ctx.run_id, keep=ctx.recorder.keeps, validators=validators
+        ctx.store, source, ctx.day, ctx.run_id, keep=ctx.recorder.keeps, validators=validators, **limits
     )
-    written = ctx.append(events)
+    batches = [tuple(events)]
     if source.is_archive:
-        written += collect_lookback(ctx, source)
+        batches += lookback_batches(ctx, source, **limits)
     failed = [e for e in events if e.event_type == "feed.failed"]
     items = sum(e.event_type == "article.collected" for e in events)
     if failed:
         first = payload_of(failed[0], FeedFailed)
-        return SourceOutcome(src.name, 0, written, first.error, first.message)
-    return SourceOutcome(src.name, items, written)
+        return SourceOutcome(src.name, 0, 0, first.error, first.message, batches=tuple(batches))
+    return SourceOutcome(src.name, items, 0, batches=tuple(batches))
 
 
 def archive_skip(source: Source, day: date) -> str | None:
@@ -125,22 +180,33 @@ def archive_skip(source: Source, day: date) -> str | None:
 
 
 def collect_lookback(ctx: RunContext, source: Source) -> int:
-    """For a dated archive, also the days the lookback window reaches back into, when they exist.
+    """For a dated archive, also the days the lookback window reaches back into, when they
+    exist, appended at once; returns the events written (see ``lookback_batches``)."""
+    written = 0
+    for events in lookback_batches(ctx, source):
+        if not any(e.event_type == "feed.failed" for e in events):
+            written += ctx.append(events)  # counted in the run, and nothing written in a dry run
+    return written
+
+
+def lookback_batches(ctx: RunContext, source: Source, **options: Any) -> list[tuple[Event, ...]]:
+    """For a dated archive, what it says of the days the lookback window reaches back into.
 
     A brief then rests on the same facts whatever order dates are run in: an article of the
     day before is known as the day before's news even if that day was never run. Facts
     already in the log are not written again; a day without an archive file is skipped
-    without a failure (it is not the day being briefed).
+    without a failure (it is not the day being briefed): its batch is a ``feed.failed`` that
+    is not appended.
     """
     days_back = lookback_days(ctx.settings.policy.lookback_hours)
-    written = 0
+    batches = []
     for back in range(1, days_back + 1):
         day = ctx.day - timedelta(days=back)
-        events = collect_kept(ctx.store, source, day, ctx.run_id, keep=ctx.recorder.keeps, retries=1)
-        if any(e.event_type == "feed.failed" for e in events):
-            continue
-        written += ctx.append(events)  # counted in the run, and nothing written in a dry run
-    return written
+        events = collect_kept(
+            ctx.store, source, day, ctx.run_id, keep=ctx.recorder.keeps, retries=1, **options
+        )
+        batches.append(tuple(events))
+    return batches
 
 
 def last_validators(ctx: RunContext, url: str) -> Validators | None:
@@ -184,6 +250,7 @@ def collect_source(
     backoff_s: float = 0.5,
     timeout_s: float = 20.0,
     bodies: dict[str, bytes] | None = None,
+    slots: HostSlots | None = None,
 ) -> list[Event]:
     """Everything one source says for ``day``, as events (never raises for bad input).
 
@@ -193,7 +260,9 @@ def collect_source(
     started = time.perf_counter()
     at = now or utcnow()
     try:
-        fetched = fetch(url, validators=validators, retries=retries, backoff_s=backoff_s, timeout_s=timeout_s)
+        fetched = fetch(
+            url, validators=validators, retries=retries, backoff_s=backoff_s, timeout_s=timeout_s, slots=slots
+        )
     except FetchError as exc:
         return [failed_event(source, day, run_id, at, url, exc)]
     elapsed_ms = (time.perf_counter() - started) * 1000
@@ -223,8 +292,12 @@ def fetch(
     retries: int = 3,
     backoff_s: float = 0.5,
     validators: Validators | None = None,
+    slots: HostSlots | None = None,
 ) -> Fetched:
-    """Read a ``file://`` URL, or GET an http(s) URL with retries on retryable failures only."""
+    """Read a ``file://`` URL, or GET an http(s) URL with retries on retryable failures only.
+
+    Each GET holds one of ``slots`` (default: the default ``[collect]`` limits) for its host
+    while it runs, not while it waits to retry, and takes at most ``timeout_s`` in all."""
     scheme = urlsplit(url).scheme
     if scheme in ("", "file"):
         path = Path(unquote(urlsplit(url).path) if scheme else url)
@@ -239,13 +312,19 @@ def fetch(
     while True:
         attempt += 1
         try:
-            return _get(url, timeout_s, attempt, validators or Validators())
+            with (slots or default_slots()).slot(url):
+                return _get(url, timeout_s, attempt, validators or Validators())
         except FetchError as exc:
             exc.attempts = attempt
             if not exc.retryable or attempt > retries:
                 raise
             delay = getattr(exc, "retry_after", None) or backoff_s * 2 ** (attempt - 1)
             time.sleep(delay + random.uniform(0, backoff_s / 2))
+
+
+def default_slots() -> HostSlots:
+    limits = CollectSettings()
+    return host_slots(limits.per_host, limits.max_fetches)
 
 
 @functools.cache
@@ -261,6 +340,7 @@ def _get(url: str, timeout_s: float, attempt: int, validators: Validators) -> Fe
         headers["If-None-Match"] = validators.etag
     if validators.last_modified:
         headers["If-Modified-Since"] = validators.last_modified
+    deadline = time.monotonic() + timeout_s
     try:
         with (
             httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=5, verify=_tls()) as client,
@@ -281,6 +361,8 @@ def _get(url: str, timeout_s: float, attempt: int, validators: Validators) -> Fe
             chunks, size = [], 0
             for chunk in response.iter_bytes():
                 size += len(chunk)
+                if time.monotonic() > deadline:  # a body that trickles in is as slow as no answer
+                    raise httpx.ReadTimeout(f"the body took over {timeout_s}s")
                 if size > MAX_BYTES:
                     raise FetchError("TOO_LARGE", f"{url} is over {MAX_BYTES} bytes", retryable=False)
                 chunks.append(chunk)

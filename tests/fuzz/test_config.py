@@ -17,6 +17,7 @@ from tasks.alerts import AlertChannel, AlertingSettings
 from tasks.channels import Channel, DeliverySettings, OutputSettings
 from tasks.settings import (
     CategorySettings,
+    CollectSettings,
     EmbeddingSettings,
     GateSettings,
     LLMSettings,
@@ -42,6 +43,7 @@ TABLES: dict[str, Any] = {
     "policy": PolicySettings,
     "policy.topic": TopicSettings,
     "embedding": EmbeddingSettings,
+    "collect": CollectSettings,
     "gates": GateSettings,
     "llm": LLMSettings,
     "output": OutputSettings,

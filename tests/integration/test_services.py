@@ -15,7 +15,15 @@ from ops import browse, workspace
 from ops.compact import compact
 from ops.improve import policy_in_force, replay_regression
 from ops.preflight import check
-from ops.runs import NO_SOURCES, collect_source, plan_backfill, plan_collect, plan_run, plan_serve
+from ops.runs import (
+    NO_SOURCES,
+    collect_source,
+    collect_sources,
+    plan_backfill,
+    plan_collect,
+    plan_run,
+    plan_serve,
+)
 from storage.errors import BriefError, InputError, StoreError
 from tests.cli import brief
 from tests.conftest import REPO
@@ -36,7 +44,7 @@ def test_collect_browse_and_compact_through_the_services(sample: Path) -> None:
         workspace.open_store(str(sample))
     plan = plan_collect(str(sample), DAY)
     assert plan.run_id.startswith("collect-2025-08-06-")
-    got = [collect_source(plan, source) for source in plan.settings.sources]
+    got = list(collect_sources(plan))  # fetched at once, in the order of the sources
     assert [(g.source, g.failure) for g in got] == [("labnotes", None), ("techwire", None)]
     assert sum(g.written for g in got) == 10 and sum(g.items for g in got) == 8
     again = [collect_source(plan_collect(str(sample), DAY), s) for s in plan.settings.sources]
