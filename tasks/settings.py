@@ -590,6 +590,13 @@ class Settings(BaseSettings):
             raise ValueError(f"{value!r} is not a cron line; use five fields, e.g. '0 7 * * *'")
         return value
 
+    def category_labels(self) -> dict[str, str]:
+        """The categories' headings in the brief's language."""
+        return {
+            c.name: (c.label_zh if self.language == "zh" else c.label_en) or c.name
+            for c in self.policy.categories
+        }
+
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)

@@ -199,10 +199,7 @@ def category_labels(ctx: RunContext) -> dict[str, str]:
 
 def labels_for(settings: Settings) -> dict[str, str]:
     """The categories' headings in the brief's language."""
-    return {
-        c.name: (c.label_zh if settings.language == "zh" else c.label_en) or c.name
-        for c in settings.policy.categories
-    }
+    return settings.category_labels()
 
 
 def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:

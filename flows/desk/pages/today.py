@@ -14,7 +14,6 @@ from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page, p
 from ops import acts
 from storage.brief import Item
 from tasks import render
-from tasks.steps.publish import labels_for
 
 router = APIRouter()
 CANDIDATES = 5  # the items offered as "same story as" under each item: the page grows linearly
@@ -28,7 +27,7 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         request,
         "today.html.j2",
         day=day.isoformat(),
-        brief=render.view(doc, labels_for(desk.settings)),
+        brief=render.view(doc, desk.settings.category_labels()),
         candidates=likely_same(doc.items),
         parts={i.story_id: i.citations for i in doc.items},
         leads={i.story_id for i in doc.items if i.lead},
