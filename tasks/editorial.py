@@ -58,6 +58,9 @@ RELEVANCE_FEATURES = (
     "kind_community",
     "kind_papers",
     "kind_digest",
+    # the embedding head's word when a title is all there is to read (a Hacker News entry): a
+    # title says less than an article, so the fit may weigh the head apart there
+    "head_title_only",
 )
 # the features of the models fitted before where the topic sits and the source kind were read
 FIRST_RELEVANCE_FEATURES = RELEVANCE_FEATURES[:11]
@@ -357,8 +360,17 @@ def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict
 
 
 def story_evidence(per_article: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    """A story's evidence: the strongest of its articles, feature by feature."""
-    return {k: max(e.get(k, 0.0) for e in per_article) for k in per_article[0]}
+    """A story's evidence: the strongest of its articles, feature by feature, and what is derived
+    from it (``with_head``)."""
+    strongest = {k: max(e.get(k, 0.0) for e in per_article) for k in per_article[0]}
+    return with_head(strongest, strongest.get("emb_head", 0.0))
+
+
+def with_head(evidence: Mapping[str, float], head: float) -> dict[str, float]:
+    """The story's evidence with its embedding head's value ``head`` (``emb_head``) and the
+    features derived from it: ``head_title_only``, the head's value when the story is a title
+    alone (0 otherwise)."""
+    return {**evidence, "emb_head": head, "head_title_only": round(head * evidence.get("title_only", 0.0), 4)}
 
 
 # -- decisions ---------------------------------------------------------------------------

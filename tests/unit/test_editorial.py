@@ -198,6 +198,17 @@ def test_where_the_topic_sits_in_the_summary_is_read_in_any_language() -> None:
     assert bare["topic_sentences"] == 0.0 and bare["title_only"] == 1.0 and passing["title_only"] == 0.0
 
 
+def test_the_heads_word_on_a_title_alone_is_evidence_of_its_own() -> None:
+    bare = {**evidence(item("Show HN: a new language")), "emb_head": -1.5}
+    article = {**evidence(item("A new language", "It compiles fast. It is free.")), "emb_head": 2.0}
+    assert editorial.story_evidence([bare])["head_title_only"] == -1.5
+    assert editorial.story_evidence([article])["head_title_only"] == 0.0
+    # derived from the story's evidence: a story with an entry that is a title alone carries its strongest head
+    both = editorial.story_evidence([bare, article])
+    assert both["emb_head"] == 2.0 and both["head_title_only"] == 2.0
+    assert editorial.with_head(article, 0.5)["head_title_only"] == 0.0
+
+
 def test_the_source_kind_is_evidence_and_a_news_article_has_none() -> None:
     from dataclasses import replace
 
