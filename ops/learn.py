@@ -360,7 +360,8 @@ def _head_values(train: Sequence[Example], refit_head: bool) -> list[float]:
 def _fit_parts(
     train: Sequence[Example], refit_head: bool, names: Sequence[str] = editorial.RELEVANCE_FEATURES
 ):
-    """The fits on ``train``: embedding heads (or None), on-topic and core LRs, ranker, head values."""
+    """The fits on ``train``: embedding heads (or None), on-topic, core and subject LRs (the subject:
+    core over the features but ``SOURCE_FORM_FEATURES``, what the ranker reads), ranker, head values."""
     from sklearn.linear_model import LogisticRegression, Ridge
 
     weights = np.array([WEIGHT[e.by] for e in train])
@@ -375,7 +376,12 @@ def _fit_parts(
     core = LogisticRegression(C=1.0, max_iter=5000, class_weight="balanced").fit(
         x, y_core, sample_weight=weights
     )
-    p_core = core.predict_proba(x)[:, 1]
+    about = subject_names(names)
+    xs = x[:, [list(names).index(n) for n in about]]
+    subject = LogisticRegression(C=1.0, max_iter=5000, class_weight="balanced").fit(
+        xs, y_core, sample_weight=weights
+    )
+    p_core = subject.predict_proba(xs)[:, 1]
     # every story, off-topic ones at importance 0 too: that is where a promotion's penalty is learnt;
     # a story whose own importance is unknown (only a digest names it) is left out
     ranked = [k for k, e in enumerate(train) if e.importance is not None]
@@ -383,7 +389,12 @@ def _fit_parts(
     xi = _matrix([{**train[k].importance_inputs, "core": float(p_core[k])} for k in ranked], inames)
     yi = np.array([(train[k].importance or 0) / 3 for k in ranked])
     ranker = Ridge(alpha=1.0).fit(xi, yi, sample_weight=weights[ranked])
-    return heads, rel, core, ranker, values
+    return heads, rel, core, subject, ranker, values
+
+
+def subject_names(names: Sequence[str]) -> list[str]:
+    """The relevance features that say what a story is about: ``names`` but the source's form."""
+    return [n for n in names if n not in editorial.SOURCE_FORM_FEATURES]
 
 
 def _declared(e: Example) -> bool:
@@ -484,7 +495,7 @@ def fit(
         )
     kept = base.relevance.features if base and base.relevance else editorial.RELEVANCE_FEATURES
     names = list(features or kept)
-    heads, rel, core, ranker, values = _fit_parts(train, refit_head, names)
+    heads, rel, core, subject, ranker, values = _fit_parts(train, refit_head, names)
     threshold = choose_threshold(train, values, names)
     if heads is not None:
         english = heads.english
@@ -527,6 +538,7 @@ def fit(
         embedding_model=embedding_model,
         relevance=_linear(names, rel.coef_[0], rel.intercept_[0]),
         core=_linear(names, core.coef_[0], core.intercept_[0]),
+        subject=_linear(subject_names(names), subject.coef_[0], subject.intercept_[0]),
         embedding_head=embedding_head,
         multilingual_model=(
             (base.multilingual_model if base else multilingual_model) if multilingual_head else None
@@ -611,7 +623,7 @@ def cross_validate(
         test = [e for e in examples if e.day in block]
         if len({e.relevance != "none" for e in train}) < 2 or len({e.relevance == "core" for e in train}) < 2:
             continue
-        heads, rel, core, _, values = _fit_parts(train, refit_head, names)
+        heads, rel, core, _, _, values = _fit_parts(train, refit_head, names)
         threshold = choose_threshold(train, values, names)
         thresholds.append(threshold)
         for e in test:
@@ -698,7 +710,7 @@ def card_markdown(model: editorial.EditorialModel) -> str:
     ]
     if model.kind == "fitted":
         lines.append(f"- on-topic threshold: {model.threshold:.2f} (chosen over the training blocks)")
-    for part in ("relevance", "core", "importance"):
+    for part in ("relevance", "core", "subject", "importance"):
         linear = getattr(model, part)
         if linear is not None:
             lines.append(
