@@ -75,11 +75,13 @@ def examples(data: Path, cache: Path):
     return found
 
 
-def fit_to(train, out: Path, note: str, features=None) -> Path:
+def fit_to(train, out: Path, note: str, features=None, held_out_figures: bool = False) -> Path:
     from ops import learn
     from tasks.settings import parse_settings
 
-    fitted = learn.fit(train, out.stem, "AI", "all-MiniLM-L6-v2", note, features=features)
+    fitted = learn.fit(
+        train, out.stem, "AI", "all-MiniLM-L6-v2", note, features=features, held_out_figures=held_out_figures
+    )
     settings = parse_settings({"storage": {"root": str(out.parent)}})
     return learn.write(fitted, out, settings, settings)
 
@@ -128,6 +130,7 @@ def main() -> None:
             everything,
             Path(args.write_model).resolve(),
             "fitted on every labelled story of " + ", ".join(d.isoformat() for d in days),
+            held_out_figures=True,
         )
         print(learn.card_text(editorial.load_model(str(out))))
         return

@@ -237,6 +237,32 @@ def first_difference(name: str, ours: bytes, theirs: bytes) -> str:
     return f"\n{name}: {len(a)} events in the tree, {len(b)} in the ref"
 
 
+def item_changes(name: str, ours: bytes, theirs: bytes) -> list[str]:
+    """What a reader sees changed between two JSON briefs: the items that came in, went out or
+    changed section, by title (with the item's importance and relevance in each)."""
+    try:
+        a, b = json.loads(ours), json.loads(theirs)
+    except ValueError:
+        return []
+
+    def items(doc: dict) -> dict[str, dict]:
+        return {i["title"]: i for i in doc.get("items", [])}
+
+    tree, ref = items(a), items(b)
+
+    def said(i: dict) -> str:
+        return f"{i['section']}, {i.get('relevance', '?')}, importance {i.get('importance', 0):.2f}"
+
+    out = [f"- {name}: in    {t[:90]} ({said(i)})" for t, i in tree.items() if t not in ref]
+    out += [f"- {name}: out   {t[:90]} (was {said(i)})" for t, i in ref.items() if t not in tree]
+    out += [
+        f"- {name}: moved {t[:90]} ({ref[t]['section']} -> {i['section']})"
+        for t, i in tree.items()
+        if t in ref and ref[t]["section"] != i["section"]
+    ]
+    return out
+
+
 def sha(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
@@ -252,6 +278,7 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
     same_all = True
     notes: list[str] = []
     notes_apart: list[str] = []
+    changed_items: list[str] = []
     for name in ours:
         a, b = ours[name], theirs[name]
         if a == b:
@@ -268,6 +295,8 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
                 same_all = False
                 if name.endswith(".events"):
                     notes_apart.append(first_difference(name, a, b))
+                if name.endswith(".json"):
+                    changed_items.extend(item_changes(name, a, b))
         print(f"| {name} | {len(a)} | {sha(a)} | {len(b)} | {sha(b)} | {verdict} |")
     if notes:
         print(
@@ -277,6 +306,10 @@ def compare(ours: dict[str, bytes], theirs: dict[str, bytes], ref: str) -> bool:
         )
         for note in notes:
             print(f"- {note}")
+    if changed_items:
+        print("\nItems of the JSON briefs that differ (in / out / moved to another section):")
+        for line in changed_items:
+            print(line)
     for difference in notes_apart:
         print(difference)
     apart = sorted({note.split(": ", 1)[1].split(" ", 1)[0] for note in notes})

@@ -58,7 +58,13 @@ RELEVANCE_FEATURES = (
     "kind_community",
     "kind_papers",
     "kind_digest",
+    # the embedding head's word when a title is all there is to read (a Hacker News entry): a
+    # title says less than an article, so the fit may weigh the head apart there
+    "head_title_only",
 )
+# what reported a story and in what form (a discussion, a title alone, a paper, a digest's line),
+# not what it is about: they keep a story out of the brief, they do not say how much it matters
+SOURCE_FORM_FEATURES = ("title_only", "kind_community", "kind_papers", "kind_digest", "head_title_only")
 # the features of the models fitted before where the topic sits and the source kind were read
 FIRST_RELEVANCE_FEATURES = RELEVANCE_FEATURES[:11]
 IMPORTANCE_FEATURES = (
@@ -131,6 +137,9 @@ class EditorialModel(_Strict):
     multilingual_model: str | None = None
     multilingual_head: EmbeddingHead | None = None
     importance: Linear | None = None
+    # the core weights over what a story is about only (no ``SOURCE_FORM_FEATURES``): the
+    # relevance importance reads; without it (models fitted before it), importance reads ``core``
+    subject: Linear | None = None
     # the on-topic probability a fitted model keeps a story from (chosen when fitted); the cosine
     # to the topic for the ``embedding`` kind
     threshold: float = Field(default=0.5, ge=-1, le=1)
@@ -146,6 +155,10 @@ class EditorialModel(_Strict):
             self.relevance.check(RELEVANCE_FEATURES, "relevance")
             self.core.check(RELEVANCE_FEATURES, "core")
             self.importance.check(IMPORTANCE_FEATURES, "importance")
+            if self.subject is not None:
+                self.subject.check(
+                    [f for f in RELEVANCE_FEATURES if f not in SOURCE_FORM_FEATURES], "subject"
+                )
 
 
 RULES = EditorialModel(name="rules", kind="rules")
@@ -357,8 +370,17 @@ def article_evidence(topic: TopicEvidence, article, topic_cosine: float) -> dict
 
 
 def story_evidence(per_article: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    """A story's evidence: the strongest of its articles, feature by feature."""
-    return {k: max(e.get(k, 0.0) for e in per_article) for k in per_article[0]}
+    """A story's evidence: the strongest of its articles, feature by feature, and what is derived
+    from it (``with_head``)."""
+    strongest = {k: max(e.get(k, 0.0) for e in per_article) for k in per_article[0]}
+    return with_head(strongest, strongest.get("emb_head", 0.0))
+
+
+def with_head(evidence: Mapping[str, float], head: float) -> dict[str, float]:
+    """The story's evidence with its embedding head's value ``head`` (``emb_head``) and the
+    features derived from it: ``head_title_only``, the head's value when the story is a title
+    alone (0 otherwise)."""
+    return {**evidence, "emb_head": head, "head_title_only": round(head * evidence.get("title_only", 0.0), 4)}
 
 
 # -- decisions ---------------------------------------------------------------------------
@@ -374,6 +396,9 @@ class Relevance:
     core: float
     outcome: Outcome
     reasons: tuple[str, ...] = ()
+    # how much the story is about the topic, whatever reported it (``EditorialModel.subject``):
+    # what importance reads; None: ``core``
+    subject: float | None = None
 
 
 def head_value(model: EditorialModel, vector: np.ndarray | None, embedder: str, language: str) -> float:
@@ -416,12 +441,19 @@ def judge(model: EditorialModel, evidence: Mapping[str, float]) -> Relevance:
     assert model.relevance and model.core
     p_rel = _sigmoid(model.relevance.value(evidence) + model.relevance.intercept)
     p_core = _sigmoid(model.core.value(evidence) + model.core.intercept)
+    subject = _sigmoid(model.subject.value(evidence) + model.subject.intercept) if model.subject else p_core
     if evidence.get("on_topic_source") or evidence.get("lab_site"):  # a lab's own post: core, never filtered
-        return Relevance(round(max(p_rel, 0.5), 4), round(max(p_core, 0.5), 4), "core", reasons)
+        return Relevance(
+            round(max(p_rel, 0.5), 4),
+            round(max(p_core, 0.5), 4),
+            "core",
+            reasons,
+            round(max(subject, 0.5), 4),
+        )
     outcome: Outcome = "off-topic"
     if p_rel >= model.threshold:
         outcome = "core" if p_core >= 0.5 else "related"
-    return Relevance(round(p_rel, 4), round(p_core, 4), outcome, reasons)
+    return Relevance(round(p_rel, 4), round(p_core, 4), outcome, reasons, round(subject, 4))
 
 
 def explain(evidence: Mapping[str, float]) -> tuple[str, ...]:
@@ -478,7 +510,9 @@ def importance_features(
     amount = 0.0
     if inputs.largest_amount_usd > 0:
         amount = min(max((math.log10(inputs.largest_amount_usd) - 7) / 3, 0.0), 1.0)  # $10M → 0, $10B → 1
-    core = relevance.core
+    # how much it is about the topic, not in what form it was reported: a discussion's title alone
+    # keeps an AI story out at worst, it does not make one in the brief matter less
+    core = relevance.core if relevance.subject is None else relevance.subject
     return {
         "core": core,
         "outlets": round(math.log2(1 + len(inputs.sources | inputs.earlier_sources)), 4),

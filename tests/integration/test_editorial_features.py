@@ -196,10 +196,10 @@ NOT_AI = [
 
 
 # Known since the refit on 13 days: this thesis title alone scores 0.72 on topic, under the threshold
-# of 0.75 chosen over the labelled blocks (where no title-only Chinese item without a listed word is
+# of 0.74 chosen over the labelled blocks (where no title-only Chinese item without a listed word is
 # labelled); strict, so the day it is kept again these markers have to go.
 THESIS_UNDER_THRESHOLD = pytest.mark.xfail(
-    strict=True, reason="a Chinese thesis title alone scores 0.72 on topic, under the threshold of 0.75"
+    strict=True, reason="a Chinese thesis title alone scores 0.72 on topic, under the threshold of 0.74"
 )
 
 

@@ -44,7 +44,9 @@ def judge_guard_blocks(data: Path, folder: Path, model: str | None = None) -> di
     if model is None:
         examples = [e for feeds in sets for e in examples_of(bases[feeds.name], feeds, labels)]
         train = fold_training(examples, labels, GUARD_BLOCKS.values())
-        fitted = learn.fit(train, "guard", "AI", "all-MiniLM-L6-v2", "without the guard blocks")
+        fitted = learn.fit(
+            train, "guard", "AI", "all-MiniLM-L6-v2", "without the guard blocks", held_out_figures=False
+        )
         settings = parse_settings({"storage": {"root": str(folder)}})
         model = str(learn.write(fitted, folder / "guard.json", settings, settings))
     out: dict = {"model": model}

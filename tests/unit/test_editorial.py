@@ -206,6 +206,17 @@ def test_where_the_topic_sits_in_the_summary_is_read_in_any_language() -> None:
     assert bare["topic_sentences"] == 0.0 and bare["title_only"] == 1.0 and passing["title_only"] == 0.0
 
 
+def test_the_heads_word_on_a_title_alone_is_evidence_of_its_own() -> None:
+    bare = {**evidence(item("Show HN: a new language")), "emb_head": -1.5}
+    article = {**evidence(item("A new language", "It compiles fast. It is free.")), "emb_head": 2.0}
+    assert editorial.story_evidence([bare])["head_title_only"] == -1.5
+    assert editorial.story_evidence([article])["head_title_only"] == 0.0
+    # derived from the story's evidence: a story with an entry that is a title alone carries its strongest head
+    both = editorial.story_evidence([bare, article])
+    assert both["emb_head"] == 2.0 and both["head_title_only"] == 2.0
+    assert editorial.with_head(article, 0.5)["head_title_only"] == 0.0
+
+
 def test_the_source_kind_is_evidence_and_a_news_article_has_none() -> None:
     from dataclasses import replace
 
@@ -229,3 +240,32 @@ def test_a_fitted_model_keeps_a_story_from_its_own_threshold() -> None:
     story = evidence(item("Cockatoos dance"))
     assert editorial.judge(model, story).outcome == "off-topic"
     assert editorial.judge(model.model_copy(update={"threshold": 0.4}), story).outcome == "core"
+
+
+def test_importance_reads_what_a_story_is_about_not_the_form_it_was_reported_in() -> None:
+    from pydantic import ValidationError
+
+    # core weighs against a discussion's title alone; the subject does not read the source's form
+    core = editorial.Linear(features=["kw_title", "title_only"], coef=[2.0, -3.0], intercept=0.0)
+    subject = editorial.Linear(features=["kw_title"], coef=[2.0], intercept=0.0)
+    model = editorial.EditorialModel(
+        name="t",
+        kind="fitted",
+        relevance=core.model_copy(update={"coef": [3.0, 0.0]}),
+        core=core,
+        subject=subject,
+        importance=editorial.Linear(features=["core"], coef=[1.0], intercept=0.0),
+        threshold=0.5,
+    )
+    bare = evidence(item("A new AI model"))  # a title alone: kw_title 1, title_only 1
+    judged = editorial.judge(model, bare)
+    assert judged.core < 0.5 and judged.subject == pytest.approx(0.8808, abs=1e-4)
+    inputs = editorial.ImportanceInputs(sources={"news.ycombinator"})
+    end = datetime(2026, 3, 25, tzinfo=UTC)
+    features = editorial.importance_features(TOPIC, inputs, judged, bare, end, 48)
+    assert features["core"] == judged.subject
+    # a model fitted before the subject was read ranks on its core probability, as it did
+    older = editorial.judge(model.model_copy(update={"subject": None}), bare)
+    assert editorial.importance_features(TOPIC, inputs, older, bare, end, 48)["core"] == older.core
+    with pytest.raises(ValidationError, match="subject"):
+        editorial.EditorialModel.model_validate({**model.model_dump(), "subject": core.model_dump()})
