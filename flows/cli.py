@@ -333,7 +333,7 @@ def desk(
     sock = bind(host, port)  # a busy port is refused before the desk is announced
     shown = f"[{host}]" if ":" in host else host
     out.print(f"The desk of {settings.storage.root} at http://{shown}:{port}/ (Ctrl-C stops)")
-    listen(application, sock)
+    listen(application, sock, settings)
 
 
 def utcnow_tag() -> str:

@@ -186,12 +186,13 @@ def start_desk(
     that cannot be had is a ServerError (one line)."""
     import uvicorn
 
-    from flows.desk.app import bind, create_app
+    from flows.desk.app import bind, create_app, server_config
     from tasks.settings import load_settings
 
-    app = create_app(settings or load_settings(config_path), host)
+    settings = settings or load_settings(config_path)
+    app = create_app(settings, host)
     listening = bind(host, port, "--desk-port")  # a taken port: one line, before anything is announced
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    server = uvicorn.Server(server_config(app, settings))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, name="desk", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout_s

@@ -133,7 +133,8 @@ def record(
     ctx = context(settings, act.day, what if act.via is None else f"{act.via}-{what}")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
-        _check_seen(ctx, act, about)
+        # an approval (answers approve a held brief) is of the whole brief the person saw
+        _check_seen(ctx, act, None if approves and ctx.settings.delivery.hold else about)
         outcome.events = make(ctx)
         if not outcome.events:
             raise InputError(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import socket
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI, Request
@@ -175,11 +176,20 @@ def bind(host: str, port: int, flag: str = "--port") -> socket.socket:
     return sock
 
 
-def listen(app: FastAPI, sock: socket.socket) -> None:
+def server_config(app: FastAPI, settings: Settings) -> Any:
+    """uvicorn's settings for the desk: ``X-Forwarded-For`` is believed only when ``[desk] hosts``
+    names the proxy the desk sits behind (else any local program could name the address that
+    sign-in's limit counts)."""
+    import uvicorn
+
+    return uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=bool(settings.desk.hosts))
+
+
+def listen(app: FastAPI, sock: socket.socket, settings: Settings) -> None:
     """Serve the desk on a socket from :func:`bind` until Ctrl-C."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    server = uvicorn.Server(server_config(app, settings))
     try:
         server.run(sockets=[sock])
     finally:

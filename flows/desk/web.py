@@ -157,6 +157,7 @@ DONE = {
     "answers": "answers recorded",
     "approved": "approved",
     "send": "update sent",
+    "nothing": "nothing to send: every channel has the current version, or the brief waits for approval",
 }
 
 
@@ -225,6 +226,6 @@ def banner(request: Request) -> str | None:
     elif sent:
         said += f"; sent to {', '.join(sent)}"
     pending = params.get("pending", "")
-    if re.fullmatch(r"[0-2]\d:[0-5]\d", pending):  # a time, never words
+    if re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", pending):  # a time, never words
         said += f"; the update to readers goes out at {pending} UTC"
     return said

@@ -76,8 +76,11 @@ def csrf(client, path: str = f"/today?date={DAY}") -> str:
 
 
 def post(client, path: str, **form: str) -> str:
-    """A desk form sent; the page it leads to (an act refused fails the test)."""
-    done = client.post(path, data={"date": DAY, "csrf": csrf(client), **form})
+    """A desk form sent, as the page that carries it has it now (its token, and the version it
+    shows: answers approve what their page showed); the page it leads to (a refusal fails the test)."""
+    page = client.get(f"{path.split('/')[0] or ''}/{path.strip('/').split('/')[0]}?date={DAY}").text
+    fields = dict(re.findall(r'name="(csrf|seen)" value="([^"]*)"', page))
+    done = client.post(path, data={"date": DAY, **fields, **form})
     assert done.status_code == 200, done.text
     return done.text
 

@@ -587,3 +587,53 @@ def test_every_page_fits_a_390_px_phone_screen(config: Path) -> None:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_answers_from_a_page_older_than_the_brief_approve_nothing_and_an_approval_names_its_version(
+    config: Path, hook
+) -> None:
+    """Answering a held brief's questions approves it: the version the questions page showed, never
+    one corrected since by someone else; an approval that names no version is refused."""
+    from flows.deliver import resend
+
+    config.write_text(
+        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    bob, ann = client(config, "bob"), client(config, "ann")
+    asked = bob.get(f"/questions?date={DAY}").text
+    assert seen_of(asked) == "1"
+    today = ann.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    corrected = ann.post(
+        "/today/correct",
+        data={"story": story, "field": "title", "value": "Headline bob never saw", "note": "", "date": DAY}
+        | {"seen": seen_of(today), "csrf": csrf_of(today)},
+    )
+    assert corrected.status_code == 200 and "v2" in corrected.text
+
+    answers = dict(re.findall(r'name="(q:[^"]+)" value="([^"]*)"', asked)) or {
+        name: "" for name in re.findall(r'name="(q:[^"]+)"', asked)
+    }
+    assert answers, asked
+    refused = bob.post("/questions", data={"date": DAY, "seen": "1", "csrf": csrf_of(asked), **answers})
+    assert refused.status_code == 409 and "ann via desk" in refused.text
+    assert store_of(config).read(event_types=["brief.approved", "confirmation.resolved"]) == []
+    assert "/readers" not in [path for path, _ in hook.posts]
+
+    hold_page = ann.get(f"/hold?date={DAY}").text
+    unnamed = ann.post("/hold/approve", data={"date": DAY, "csrf": csrf_of(hold_page)})
+    assert unnamed.status_code == 400 and "names no version" in unnamed.text
+    assert store_of(config).read(event_types=["brief.approved"]) == []
+
+
+def test_x_forwarded_for_is_believed_only_behind_a_configured_proxy(config: Path) -> None:
+    from flows.desk.app import create_app, server_config
+
+    plain = load_settings(str(config))
+    assert server_config(create_app(plain, "127.0.0.1", "ann"), plain).proxy_headers is False
+    config.write_text(config.read_text() + '[desk]\nhosts = ["https://desk.example.org"]\n')
+    proxied = load_settings(str(config))
+    assert server_config(create_app(proxied, "127.0.0.1", "ann"), proxied).proxy_headers is True

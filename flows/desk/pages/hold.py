@@ -12,6 +12,7 @@ from fastapi.responses import RedirectResponse, Response
 from flows.desk import reads
 from flows.desk.web import ActOf, Day, DeskOf, banner, done, page
 from ops import acts
+from storage.errors import InputError
 
 router = APIRouter()
 
@@ -37,6 +38,8 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
 
 @router.post("/hold/approve")
 def approve(request: Request, desk: DeskOf, act: ActOf) -> Response:
+    if act.seen is None:  # what is approved is what the page showed: never "whatever is current"
+        raise InputError("the form names no version of the brief (seen); reload the page")
     return done(request, "approved", acts.approve(desk.settings, act), "/hold")
 
 
@@ -44,6 +47,8 @@ def approve(request: Request, desk: DeskOf, act: ActOf) -> Response:
 def send_now(desk: DeskOf, act: ActOf) -> Response:
     """The pending update sent now, before its window closes."""
     outcome = acts.deliver(desk.settings, act.day, now=True)
-    query: dict[str, Any] = {"date": act.day.isoformat(), "done": "send", "v": outcome.version}
-    query["sent"] = [s.channel for s in outcome.sent if s.ok]
+    sent = [s.channel for s in outcome.sent if s.ok]
+    query: dict[str, Any] = {"date": act.day.isoformat(), "done": "send" if sent else "nothing"}
+    if sent and outcome.version is not None:
+        query |= {"v": outcome.version, "sent": sent}
     return RedirectResponse(f"/hold?{urlencode(query, doseq=True)}", 303)

@@ -18,10 +18,12 @@ router = APIRouter()
 @router.get("/questions")
 def questions(request: Request, desk: DeskOf, day: Day) -> Response:
     asked = reads.open_questions(desk.store, day)
+    current = desk.store.tree.briefs.current_document(day)
     return page(
         request,
         "questions.html.j2",
         day=day.isoformat(),
+        seen=current.version if current is not None else "",  # answers approve what the page showed
         questions=asked,
         about=items_asked_about(desk, day, asked),
         done=banner(request),
@@ -60,4 +62,6 @@ def answer(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
         replies.append(acts.Answer(q["question_id"], given, how))
     if not replies:
         raise InputError("none of these questions is open any more; reload the page")
+    if act.seen is None and desk.store.tree.briefs.current_document(act.day) is not None:
+        raise InputError("the form names no version of the brief (seen); reload the page")
     return done(request, "answers", acts.answer(desk.settings, act, replies), "/questions")
