@@ -8,6 +8,7 @@ and Rich's Markdown (markdown-it, for ``run --show`` only).
 
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import Annotated
 
@@ -59,14 +60,34 @@ def run(
 
     plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
     prefect_defaults()
-    with err.status("starting Prefect and running the daily brief …"):
+    from flows.interrupt import RunInterrupted, interruptible
+    from flows.keptserver import prefect_api
+
+    with (
+        interruptible() as stop,
+        err.status("starting Prefect and running the daily brief …"),
+        prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
+    ):
+        from prefect.exceptions import TerminationSignal
+
         from flows.daily import daily_brief
         from flows.runlog import run_log, run_output
 
+        def step(line: str) -> None:
+            stop.note_step(line)
+            out.print(line, soft_wrap=True)
+
         log = run_log(plan.settings, plan.day)
         try:
-            with run_output(log, lambda line: out.print(line, soft_wrap=True), verbose=verbose):
+            with run_output(log, step, verbose=verbose):
+                for note in notes:
+                    print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config)
+        except (KeyboardInterrupt, TerminationSignal):
+            rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
+            raise RunInterrupted(
+                f"interrupted: the run of {plan.day} stopped before publishing; rerun with {rerun}"
+            ) from None
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise

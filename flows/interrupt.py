@@ -1,0 +1,122 @@
+"""Stopping a run on purpose: Ctrl-C (SIGINT), SIGTERM (a service manager stopping it), or a
+cancellation from the Prefect UI (the flow run's state set to Cancelling).
+
+Each ends the run the same way: Prefect sees the interruption in the flow (a KeyboardInterrupt
+or its TerminationSignal) and calls the flow's ``on_crashed`` hook, which records
+``run.cancelled`` instead of ``run.crashed`` (``how_stopped``) and marks the flow run Cancelled;
+``brief run`` then says one line and exits 130. A cancellation from the UI is turned into the
+same interruption of the main thread by a thread that watches the flow run's state.
+
+What this process learnt of the interruption (who asked, the last step that ended) is kept in
+``STOP``, which the hook reads in the same process.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import logging
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from storage.errors import BriefError
+
+# the messages Prefect gives a flow run crashed by each interruption (prefect.states)
+_BY_MESSAGE = {
+    "Execution was aborted by an interrupt signal.": "SIGINT",
+    "Execution was aborted by a termination signal.": "SIGTERM",
+}
+WATCH_EVERY_S = 1.0  # how often the flow run's state is read for a cancellation from the UI
+
+
+class RunInterrupted(BriefError):
+    """A run stopped on purpose before it ended (the command exits 130)."""
+
+
+@dataclass
+class Stop:
+    """What this process knows of a run's interruption."""
+
+    how: str | None = None  # SIGINT, SIGTERM or prefect-ui, once asked
+    after: str = ""  # the last step that ended
+
+    def note_step(self, line: str) -> None:
+        self.after = line.split(maxsplit=1)[0] if line.strip() else self.after
+
+
+STOP = Stop()
+
+
+def how_stopped(message: str) -> str | None:
+    """How a crashed flow run was stopped on purpose (SIGINT, SIGTERM, prefect-ui), or None when
+    its crash was not an interruption (its process failed in another way)."""
+    if STOP.how is not None:
+        return STOP.how
+    return _BY_MESSAGE.get(message.strip())
+
+
+def mark_cancelled(flow_run_id: Any, message: str) -> None:
+    """Mark the flow run Cancelled in Prefect (the engine has just marked it Crashed)."""
+    from prefect.client.orchestration import get_client
+    from prefect.states import Cancelled
+
+    with get_client(sync_client=True) as client:
+        client.set_flow_run_state(flow_run_id, Cancelled(message=message), force=True)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    if STOP.how is None:
+        STOP.how = signal.Signals(signum).name
+    raise KeyboardInterrupt
+
+
+class _CancellationWatch(logging.Handler):
+    """Starts watching the flow run's state once its first log record names it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        flow_run_id = getattr(record, "flow_run_id", None)
+        if self.thread is None and flow_run_id:
+            self.thread = threading.Thread(
+                target=self.watch, args=(flow_run_id,), name="cancellation-watch", daemon=True
+            )
+            self.thread.start()
+
+    def watch(self, flow_run_id: str) -> None:
+        from prefect.client.orchestration import get_client
+
+        with get_client(sync_client=True) as client:
+            while not self.done.wait(WATCH_EVERY_S):
+                try:
+                    state = client.read_flow_run(flow_run_id).state
+                except Exception:  # the server busy for a moment: ask again
+                    continue
+                if state is not None and (state.is_cancelling() or state.is_cancelled()):
+                    STOP.how = STOP.how or "prefect-ui"
+                    _thread.interrupt_main(signal.SIGINT)
+                    return
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[Stop]:
+    """While a run goes in this process: SIGINT and SIGTERM stop it (Prefect's own SIGTERM handler
+    takes over while the flow runs, to the same end), and a cancellation from the Prefect UI does
+    too. Handlers are put back after."""
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    watch = _CancellationWatch()
+    flow_runs = logging.getLogger("prefect.flow_runs")
+    flow_runs.addHandler(watch)
+    try:
+        yield STOP
+    finally:
+        watch.done.set()
+        flow_runs.removeHandler(watch)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
