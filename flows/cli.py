@@ -354,12 +354,12 @@ def _command_of(exc: Exception) -> str:
 def main() -> None:
     """Console-script entry point: one clear line, and exit code 2 on a user mistake (1 when the
     day's brief was withheld)."""
-    from flows.interrupt import RunInterrupted
+    from flows.interrupt import Interrupted
     from ops.runs import BriefWithheld
 
     try:
         app(standalone_mode=False)
-    except RunInterrupted as exc:
+    except Interrupted as exc:
         err.print(str(exc), soft_wrap=True)
         stop_now(130)
     except KeyboardInterrupt:  # before a run began, or between its steps' commands

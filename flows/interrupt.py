@@ -32,8 +32,8 @@ _BY_MESSAGE = {
 WATCH_EVERY_S = 1.0  # how often the flow run's state is read for a cancellation from the UI
 
 
-class RunInterrupted(BriefError):
-    """A run stopped on purpose before it ended (the command exits 130)."""
+class Interrupted(BriefError):
+    """A command stopped on purpose (Ctrl-C, SIGTERM, the Prefect UI): one line, exit 130."""
 
 
 @dataclass

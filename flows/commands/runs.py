@@ -60,7 +60,7 @@ def run(
 
     plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
     prefect_defaults()
-    from flows.interrupt import RunInterrupted, interruptible
+    from flows.interrupt import Interrupted, interruptible
     from flows.keptserver import prefect_api
 
     with (
@@ -85,7 +85,7 @@ def run(
                 result = daily_brief(day, config)
         except (KeyboardInterrupt, TerminationSignal):
             rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
-            raise RunInterrupted(
+            raise Interrupted(
                 f"interrupted: the run of {plan.day} stopped before publishing; rerun with {rerun}"
             ) from None
         except BriefError:
@@ -133,7 +133,12 @@ def backfill(
 
     plan = plan_backfill(config, start, end)
     prefect_defaults()
-    with err.status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"):
+    from flows.keptserver import prefect_api
+
+    with (
+        err.status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"),
+        prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
+    ):
         from flows.backfill import PROGRESS_LINE
         from flows.backfill import backfill as backfill_flow
         from flows.runlog import run_log, run_output
@@ -142,6 +147,8 @@ def backfill(
         try:
             # a line per date as it ends (its steps' lines would interleave: they are in the log)
             with run_output(log, out.print, verbose=verbose, marker=PROGRESS_LINE):
+                for note in notes:
+                    print(note, file=sys.stderr)  # to the backfill's log (and the screen with --verbose)
                 outcomes = backfill_flow(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
         except BriefError:
             err.print(f"the backfill's log: {log.shown}")
@@ -173,10 +180,27 @@ def serve(
         str, typer.Option("--desk-host", help="The desk's address; any but loopback needs [desk.people].")
     ] = "127.0.0.1",
     desk_port: Annotated[int, typer.Option("--desk-port", help="The desk's port.", min=1, max=65535)] = 8484,
+    stop: Annotated[
+        bool,
+        typer.Option(
+            "--stop",
+            help="Only stop the local Prefect server that brief run and backfill keep between commands.",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Local Prefect server (unless PREFECT_API_URL names one), scheduled deployments and the editor's
     desk; Ctrl-C stops."""
+    if stop:
+        from flows.keptserver import stop_kept
+
+        stopped = stop_kept()
+        out.print(
+            f"stopped the local Prefect server at {stopped.url} (pid {stopped.pid})"
+            if stopped
+            else "no local Prefect server was kept: nothing to stop"
+        )
+        return
     from flows.serve import serve as serve_stack
     from ops.runs import plan_serve
 
