@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import contextvars
 import logging
 import signal
 import threading
@@ -80,12 +81,18 @@ class _CancellationWatch(logging.Handler):
         super().__init__()
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
+        # Prefect's settings of the command (the server it reports to) live in a context
+        # variable, which a new thread does not inherit: the watch runs in a copy of it
+        self.context = contextvars.copy_context()
 
     def emit(self, record: logging.LogRecord) -> None:
         flow_run_id = getattr(record, "flow_run_id", None)
         if self.thread is None and flow_run_id:
             self.thread = threading.Thread(
-                target=self.watch, args=(flow_run_id,), name="cancellation-watch", daemon=True
+                target=self.context.run,
+                args=(self.watch, flow_run_id),
+                name="cancellation-watch",
+                daemon=True,
             )
             self.thread.start()
 
@@ -106,17 +113,25 @@ class _CancellationWatch(logging.Handler):
 
 @contextlib.contextmanager
 def interruptible() -> Iterator[Stop]:
-    """While a run goes in this process: SIGINT and SIGTERM stop it (Prefect's own SIGTERM handler
-    takes over while the flow runs, to the same end), and a cancellation from the Prefect UI does
-    too. Handlers are put back after."""
+    """While a command runs flows in this process: SIGINT and SIGTERM stop it (Prefect's own SIGTERM
+    handler takes over while a flow runs, to the same end). Handlers are put back after."""
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield STOP
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def cancellable() -> Iterator[None]:
+    """While a flow runs in this process: a cancellation from the Prefect UI stops it as Ctrl-C does.
+    Entered once Prefect is imported (its logging set-up replaces the handlers of its loggers)."""
     watch = _CancellationWatch()
     flow_runs = logging.getLogger("prefect.flow_runs")
     flow_runs.addHandler(watch)
     try:
-        yield STOP
+        yield
     finally:
         watch.done.set()
         flow_runs.removeHandler(watch)
-        for s, handler in previous.items():
-            signal.signal(s, handler)

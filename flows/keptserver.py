@@ -6,6 +6,7 @@ ones reuse: no start-up of a temporary server per run (7-9 s of a run of the sam
 runs in its own session, so a Ctrl-C in the terminal never reaches it, under a small watchdog
 process (``python -m flows.keptserver``) that stops it once nobody has used it for the idle time
 (``BRIEF_PREFECT_IDLE_SECONDS``, 900 by default; every command that uses it pushes the deadline).
+``BRIEF_PREFECT_KEEP=0`` keeps none: each command lets Prefect start a temporary server, as before.
 
 Under ``PREFECT_HOME`` (Prefect's home, ``~/.prefect`` by default; its database is the one a
 temporary server used, so earlier runs stay listed in the UI):
@@ -40,6 +41,7 @@ import httpx
 from flows.serve import ServerError, free_port, start_local_server
 
 IDLE_ENV = "BRIEF_PREFECT_IDLE_SECONDS"
+KEEP_ENV = "BRIEF_PREFECT_KEEP"  # "0": a temporary server per command, as Prefect starts one
 DEFAULT_IDLE_S = 900
 STATE, LOCK, USED, LOG = "brief-server.json", "brief-server.lock", "brief-server.used", "brief-server.log"
 START_TIMEOUT_S = 120.0
@@ -227,6 +229,9 @@ def prefect_api(say: Callable[[str], None]) -> Iterator[list[str]]:
     if get_current_settings().api.url:
         yield []
         return
+    if os.environ.get(KEEP_ENV, "1") == "0":
+        yield [f"{KEEP_ENV}=0: this run starts a temporary Prefect server"]
+        return
     home = prefect_home()
     try:
         idle_s = idle_seconds()
@@ -243,12 +248,24 @@ def prefect_api(say: Callable[[str], None]) -> Iterator[list[str]]:
     try:
         with temporary_settings({PREFECT_API_URL: server.api_url}), in_use(home, idle_s):
             how = "started by this command" if server.started else "kept from an earlier command"
-            yield [f"Prefect: the local server at {server.url}, {how} (its log: {server.log})"]
+            try:
+                yield [f"Prefect: the local server at {server.url}, {how} (its log: {server.log})"]
+            finally:
+                _drain()  # now, to this server: at exit Prefect would no longer know where it is
     finally:
         if before is None:
             os.environ.pop("PREFECT_API_URL", None)
         else:
             os.environ["PREFECT_API_URL"] = before
+
+
+def _drain(timeout_s: float = 30) -> None:
+    """Send what Prefect's log and event workers still hold."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    EventsWorker.drain_all(timeout=timeout_s)
+    APILogWorker.drain_all(timeout=timeout_s)
 
 
 # --- the watchdog: ``python -m flows.keptserver HOME PORT IDLE_SECONDS`` -------------------------

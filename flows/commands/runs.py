@@ -60,7 +60,7 @@ def run(
 
     plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
     prefect_defaults()
-    from flows.interrupt import Interrupted, interruptible
+    from flows.interrupt import Interrupted, cancellable, interruptible
     from flows.keptserver import prefect_api
 
     with (
@@ -79,7 +79,7 @@ def run(
 
         log = run_log(plan.settings, plan.day)
         try:
-            with run_output(log, step, verbose=verbose):
+            with run_output(log, step, verbose=verbose), cancellable():
                 for note in notes:
                     print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config)
