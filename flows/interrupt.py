@@ -13,15 +13,15 @@ What this process learnt of the interruption (who asked, the last step that ende
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import contextvars
 import logging
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from storage.errors import BriefError
 
@@ -43,6 +43,11 @@ class Stop:
 
     how: str | None = None  # SIGINT, SIGTERM or prefect-ui, once asked
     after: str = ""  # the last step that ended
+    run_id: str | None = None  # the flow run's, once it has logged
+    # what the command does when the flow has not ended GRACE_S after the interruption (Prefect
+    # waits for the tasks still running, a fetch of a slow feed say): record and exit at once
+    overdue: Callable[[], None] | None = None
+    context: contextvars.Context | None = None  # the command's, where Prefect knows its server
 
     def note_step(self, line: str) -> None:
         self.after = line.split(maxsplit=1)[0] if line.strip() else self.after
@@ -68,10 +73,24 @@ def mark_cancelled(flow_run_id: Any, message: str) -> None:
         client.set_flow_run_state(flow_run_id, Cancelled(message=message), force=True)
 
 
+GRACE_S = 2.0  # an interrupted run whose flow has not ended by then is ended by the command
+
+
 def _on_signal(signum: int, frame: Any) -> None:
+    first = STOP.how is None or not getattr(STOP, "_timer", None)
     if STOP.how is None:
         STOP.how = signal.Signals(signum).name
+    if first and STOP.overdue is not None:
+        timer = threading.Timer(GRACE_S, _overdue)
+        timer.daemon = True
+        timer.start()
+        STOP._timer = timer  # type: ignore[attr-defined]
     raise KeyboardInterrupt
+
+
+def _overdue() -> None:
+    if STOP.overdue is not None:
+        (STOP.context or contextvars.copy_context()).run(STOP.overdue)
 
 
 class _CancellationWatch(logging.Handler):
@@ -88,6 +107,7 @@ class _CancellationWatch(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         flow_run_id = getattr(record, "flow_run_id", None)
         if self.thread is None and flow_run_id:
+            STOP.run_id = str(flow_run_id)
             self.thread = threading.Thread(
                 target=self.context.run,
                 args=(self.watch, flow_run_id),
@@ -102,12 +122,14 @@ class _CancellationWatch(logging.Handler):
         with get_client(sync_client=True) as client:
             while not self.done.wait(WATCH_EVERY_S):
                 try:
-                    state = client.read_flow_run(flow_run_id).state
+                    state = client.read_flow_run(UUID(str(flow_run_id))).state
                 except Exception:  # the server busy for a moment: ask again
                     continue
                 if state is not None and (state.is_cancelling() or state.is_cancelled()):
                     STOP.how = STOP.how or "prefect-ui"
-                    _thread.interrupt_main(signal.SIGINT)
+                    # a real signal, to the main thread: it wakes a wait on a task's result
+                    # (``_thread.interrupt_main`` would only be seen once that wait ended)
+                    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
                     return
 
 
@@ -128,6 +150,7 @@ def cancellable() -> Iterator[None]:
     """While a flow runs in this process: a cancellation from the Prefect UI stops it as Ctrl-C does.
     Entered once Prefect is imported (its logging set-up replaces the handlers of its loggers)."""
     watch = _CancellationWatch()
+    STOP.context = watch.context
     flow_runs = logging.getLogger("prefect.flow_runs")
     flow_runs.addHandler(watch)
     try:

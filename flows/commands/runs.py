@@ -8,6 +8,7 @@ and Rich's Markdown (markdown-it, for ``run --show`` only).
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 from typing import Annotated
@@ -35,6 +36,8 @@ from flows.views.runs import (
     show_run,
 )
 from storage.errors import BriefError
+
+AFTER_PUBLISHING = ("publish", "deliver", "alerts", "compact")  # a run stopped after these has published
 
 
 def run(
@@ -77,6 +80,28 @@ def run(
             stop.note_step(line)
             out.print(line, soft_wrap=True)
 
+        def stopped() -> str:
+            rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
+            when = "after publishing" if stop.after in AFTER_PUBLISHING else "before publishing"
+            return f"interrupted: the run of {plan.day} stopped {when}; rerun with {rerun}"
+
+        def overdue() -> None:  # Prefect still waits for a task: record the stop, and exit now
+            from flows.cli import stop_now
+            from flows.interrupt import mark_cancelled
+            from ops.failure import record_cancel
+
+            if stop.run_id:
+                why = "its tasks had not ended within seconds: the command ended them"
+                with contextlib.suppress(Exception):
+                    record_cancel(
+                        config, plan.day.isoformat(), stop.run_id, stop.how or "SIGINT", stop.after, why
+                    )
+                with contextlib.suppress(Exception):
+                    mark_cancelled(stop.run_id, f"stopped by {stop.how}")
+            err.print(stopped(), soft_wrap=True)
+            stop_now(130)
+
+        stop.overdue = overdue
         log = run_log(plan.settings, plan.day)
         try:
             with run_output(log, step, verbose=verbose), cancellable():
@@ -84,13 +109,12 @@ def run(
                     print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config)
         except (KeyboardInterrupt, TerminationSignal):
-            rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
-            raise Interrupted(
-                f"interrupted: the run of {plan.day} stopped before publishing; rerun with {rerun}"
-            ) from None
+            raise Interrupted(stopped()) from None
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise
+        finally:
+            stop.overdue = None
     show_run(out, err, result, log.shown)
     if show:
         from rich.markdown import Markdown

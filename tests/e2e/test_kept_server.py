@@ -157,7 +157,7 @@ def test_sigterm_stops_a_run_the_same_way_and_keeps_the_published_brief(work: di
 
 
 class SlowFeed(BaseHTTPRequestHandler):
-    """A feed that answers after ``DELAY_S``: a run's collect lasts that long."""
+    """A dated archive that answers after ``DELAY_S``: a run's collect lasts that long."""
 
     DELAY_S = 20.0
 
@@ -182,7 +182,7 @@ def test_a_cancellation_from_the_prefect_ui_ends_the_run_the_same_way(work: dict
     config = tmp_path / "samples" / "brief.toml"
     config.write_text(
         config.read_text().replace('root = "../var/sample-store"', 'root = "store"')
-        + f'\n[[sources]]\nname = "slowwire"\nurl = "http://127.0.0.1:{feed.server_port}/feed.xml"\n'
+        + f'\n[[sources]]\nname = "slowwire"\nurl = "http://127.0.0.1:{feed.server_port}/{{date}}.xml"\n'
     )
     before = set(flow_run_states(server.api_url))
     try:
