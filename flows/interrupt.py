@@ -1,8 +1,8 @@
 """Stopping a run on purpose: Ctrl-C (SIGINT), SIGTERM (a service manager stopping it), or a
 cancellation from the Prefect UI (the flow run's state set to Cancelling).
 
-Each ends the run the same way: Prefect sees the interruption in the flow (a KeyboardInterrupt
-or its TerminationSignal) and calls the flow's ``on_crashed`` hook, which records
+Each ends the run the same way: Prefect sees the interruption in the flow (a KeyboardInterrupt,
+SIGTERM included) and calls the flow's ``on_crashed`` hook, which records
 ``run.cancelled`` instead of ``run.crashed`` (``how_stopped``) and marks the flow run Cancelled;
 ``brief run`` then says one line and exits 130. A cancellation from the UI is turned into the
 same interruption of the main thread by a thread that watches the flow run's state.
@@ -106,6 +106,13 @@ class _CancellationWatch(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         flow_run_id = getattr(record, "flow_run_id", None)
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) is not _on_signal
+        ):
+            # SIGTERM as Ctrl-C, in place of the handler Prefect's engine installs for the flow run
+            # (its TerminationSignal, raised inside a task it is starting, can fail the run instead)
+            signal.signal(signal.SIGTERM, _on_signal)
         if self.thread is None and flow_run_id:
             STOP.run_id = str(flow_run_id)
             self.thread = threading.Thread(

@@ -98,7 +98,7 @@ def run(
                     )
                 with contextlib.suppress(Exception):
                     mark_cancelled(stop.run_id, f"stopped by {stop.how}")
-            err.print(stopped(), soft_wrap=True)
+            print(stopped(), file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
             stop_now(130)
 
         stop.overdue = overdue
