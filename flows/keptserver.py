@@ -173,6 +173,7 @@ def in_use(home: Path, idle_s: float) -> Iterator[None]:
     """While a command uses the server (a backfill may outlast the idle time), it stays: its
     last use is pushed every third of the idle time, and once more at the end."""
     done = threading.Event()
+    touch(home)
 
     def keep() -> None:
         while not done.wait(max(idle_s / 3, 0.5)):
@@ -278,6 +279,7 @@ def watch(home: Path, port: int, idle_s: float) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     server = start_local_server(home, port, timeout_s=START_TIMEOUT_S, services=False, log_path=home / LOG)
+    touch(home)  # unused from now on, not from before its start (which may outlast a short idle time)
     say(f"serving on {server.url} (pid {os.getpid()}); stops after {idle_s:g} s unused")
     try:
         while not stopping.wait(min(max(idle_s / 10, 0.2), 5)):
