@@ -14,6 +14,7 @@ not need.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Annotated
 
@@ -362,10 +363,17 @@ def _command_of(exc: Exception) -> str:
 def main() -> None:
     """Console-script entry point: one clear line, and exit code 2 on a user mistake (1 when the
     day's brief was withheld)."""
+    from flows.interrupt import Interrupted
     from ops.runs import BriefWithheld
 
     try:
         app(standalone_mode=False)
+    except Interrupted as exc:
+        err.print(str(exc), soft_wrap=True)
+        stop_now(130)
+    except KeyboardInterrupt:  # before a run began, or between its steps' commands
+        err.print("interrupted")
+        raise SystemExit(130) from None
     except BriefError as exc:
         err.print(f"error: {exc}", soft_wrap=True)
         # a withheld brief is the run's outcome (exit 1, as a failed date), not a mistake in the input
@@ -388,6 +396,22 @@ def main() -> None:
             err.print(f"error: {exc.format_message()} (see '{_command_of(exc)} --help')", soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
         raise
+
+
+def stop_now(code: int) -> None:
+    """Exit at once: what Prefect still has to send gets two seconds, and tasks still running in
+    other threads (a fetch, a model) are not waited for; all the run keeps is written already."""
+    import os
+
+    if "prefect" in sys.modules:
+        from prefect.events.worker import EventsWorker
+        from prefect.logging.handlers import APILogWorker
+
+        EventsWorker.drain_all(timeout=2)
+        APILogWorker.drain_all(timeout=2)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from prefect.context import get_run_context
 from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
+from flows.interrupt import STOP, how_stopped, mark_cancelled
 from ops.shadow import Shadow, shadow_day, shadow_of
 from storage.brief import Brief
 from tasks import steps
@@ -178,9 +179,26 @@ def on_daily_crash(flow, flow_run, state) -> None:
     from ops.failure import record_crash
 
     params = flow_run.parameters or {}
+    if how_stopped(state.message or "") is not None:  # Ctrl-C, SIGTERM or the UI: stopped on purpose
+        on_daily_cancelled(flow, flow_run, state)
+        return
     settings = settings_of(flow_run)
     day = record_crash(settings, params.get("date_"), str(flow_run.id), state.message or "")
     alert_safely(settings, day, get_run_logger().warning, run_id=str(flow_run.id))
+
+
+def on_daily_cancelled(flow, flow_run, state) -> None:
+    """A run stopped on purpose (Ctrl-C, SIGTERM, a cancellation from the UI): ``run.cancelled``,
+    the flow run marked Cancelled, no alert (someone meant it)."""
+    from ops.failure import record_cancel
+
+    params = flow_run.parameters or {}
+    how = how_stopped(state.message or "") or "prefect-ui"  # Prefect's runner cancelled it
+    record_cancel(
+        settings_of(flow_run), params.get("date_"), str(flow_run.id), how, STOP.after, state.message or ""
+    )
+    if not state.is_cancelled():
+        mark_cancelled(flow_run.id, f"stopped by {how}")
 
 
 STEP_LINE = "brief_step"  # a log record with this attribute is a step's line (``brief run`` prints it)
@@ -192,7 +210,13 @@ def step_logger() -> Callable[[str], None]:
     return lambda line: log.info(line, extra={STEP_LINE: True})
 
 
-@flow(name="daily-brief", log_prints=True, on_failure=[on_daily_failure], on_crashed=[on_daily_crash])
+@flow(
+    name="daily-brief",
+    log_prints=True,
+    on_failure=[on_daily_failure],
+    on_crashed=[on_daily_crash],
+    on_cancellation=[on_daily_cancelled],
+)
 def daily_brief(
     date_: str | None = None,
     config: str | None = None,

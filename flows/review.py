@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from datetime import date
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import polars as pl
 from rich.console import Console
 from rich.text import Text
 
+from flows.interrupt import Interrupted
 from ops.acts import Answer
 from storage.errors import InputError
 from tasks import review
@@ -69,7 +72,8 @@ def answers_from_file(
 
 
 def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
-    """One batch at a time, numbered; Enter takes the default; Ctrl-D stops (answers so far are kept)."""
+    """One batch at a time, numbered; Enter takes the default; Ctrl-D stops (answers so far are kept);
+    Ctrl-C stops and keeps none (Interrupted: answers are recorded together, at the end)."""
     batches = questions.partition_by("batch_id", maintain_order=True)
     total = questions.height
     answers: list[Answer] = []
@@ -80,6 +84,10 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
         ),
         markup=False,
     )
+    # Python's own SIGINT handler again: the one polars installs restarts a read, so Ctrl-C at
+    # the prompt would wait for Enter
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     for k, batch in enumerate(batches, start=1):
         out.print(Text.assemble("\n", (f"Batch {k} of {len(batches)}", "bold")), markup=False)
         rows = list(batch.iter_rows(named=True))
@@ -89,6 +97,11 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
                 answer, by = _ask(out, n, question, numbers)
             except EOFError:
                 return answers
+            except KeyboardInterrupt:
+                raise Interrupted(
+                    f"\ninterrupted: nothing recorded, the {len(answers)} answer(s) given included "
+                    "(Ctrl-D stops and keeps them)"
+                ) from None
             answers.append(Answer(question["question_id"], answer, by))
     return answers
 

@@ -1,7 +1,7 @@
 """What ``brief run`` shows, and where the rest of a run's output goes.
 
 The screen gets one line per step (the records the flow marks with ``STEP_LINE``) and then the
-brief. Everything else a run prints (Prefect's log lines, its temporary server, Great
+brief. Everything else a run prints (Prefect's log lines, its server, Great
 Expectations, the embedding model's loading and progress bars, warnings) goes to the run's log
 file: ``{root}/logs/{date}/run-{UTC time}.log``. On an object store the file is written
 locally and copied there when the run ends. With ``--verbose`` it goes to the screen (stderr)
@@ -131,6 +131,10 @@ def run_output(
 def stop_temporary_server() -> None:
     """Flush the run's logs and events to Prefect's temporary server, when the run started one,
     and stop it now (else it says goodbye on the screen when the process exits)."""
+    if (
+        "prefect.server.api.server" not in sys.modules
+    ):  # no temporary server started (importing it costs seconds)
+        return
     from prefect.server.api.server import SubprocessASGIServer
 
     server = SubprocessASGIServer._instances.get(None)

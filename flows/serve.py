@@ -60,7 +60,11 @@ class LocalServer:
 
 
 def start_local_server(
-    home: Path, port: int | None = None, timeout_s: float = 120, services: bool = True
+    home: Path,
+    port: int | None = None,
+    timeout_s: float = 120,
+    services: bool = True,
+    log_path: Path | None = None,
 ) -> LocalServer:
     """``prefect server start`` on 127.0.0.1 with its own PREFECT_HOME; returns once it answers.
 
@@ -69,7 +73,7 @@ def start_local_server(
     """
     port = port or free_port()
     home.mkdir(parents=True, exist_ok=True)
-    log_path = home / "server.log"
+    log_path = log_path or home / "server.log"
     env = {
         **os.environ,
         "PREFECT_HOME": str(home),
@@ -79,7 +83,7 @@ def start_local_server(
     }
     env.pop("PREFECT_API_URL", None)
     prefect = Path(sys.executable).parent / "prefect"
-    with open(log_path, "wb") as log:
+    with open(log_path, "ab") as log:
         process = subprocess.Popen(
             [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
             + ([] if services else ["--no-services"]),

@@ -10,7 +10,7 @@ import polars as pl
 from storage.events import new_event, utcnow
 from tasks.settings import Settings
 from tasks.steps import latest_day, resolve_day, today
-from tasks.steps.liveness import crashed_event
+from tasks.steps.liveness import cancelled_event, crashed_event
 
 
 def recorded_day(store, settings, run_id: str) -> date | None:
@@ -44,6 +44,20 @@ def record_crash(settings: Settings, date_text: str | None, run_id: str, message
         return None
     how = message.strip().splitlines()[0][:200] if message.strip() else "Prefect marked it crashed"
     store.append([crashed_event(run_id, day, how, message, "hook")])
+    return day
+
+
+def record_cancel(
+    settings: Settings, date_text: str | None, run_id: str, how: str, after: str, message: str
+) -> date | None:
+    """Record ``run.cancelled`` for a run stopped on purpose (``how``: SIGINT, SIGTERM or prefect-ui;
+    ``after``: the last step that ended); its brief date, or None when it stopped before it knew its day
+    (nothing is recorded then: the log has no day for it)."""
+    store = settings.storage.event_store()
+    day = run_day(store, settings, date_text, run_id)
+    if day is None or day > latest_day(settings):
+        return None
+    store.append([cancelled_event(run_id, day, how, after, message)])
     return day
 
 

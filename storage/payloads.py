@@ -295,6 +295,15 @@ class RunCrashed(Payload):
     detected_by: Literal["hook", "check"]  # Prefect's on_crashed hook, or a later check of open runs
 
 
+class RunCancelled(Payload):
+    """A run stopped on purpose before it ended: Ctrl-C, SIGTERM (a service manager stopping it) or a
+    cancellation from the Prefect UI. Who asked is not known; how it was asked is."""
+
+    how: Literal["SIGINT", "SIGTERM", "prefect-ui"]
+    after: str = ""  # the last step that ended before it stopped ("" before the first, or unknown)
+    message: str = ""
+
+
 def _key(*fields: str) -> Any:
     def natural_key(payload: Mapping[str, Any]) -> str:
         return "|".join(str(payload.get(f, "")) for f in fields)
@@ -346,6 +355,8 @@ REGISTRY.register(
 REGISTRY.register("run.failed", {1: RunFailed}, fact=False, natural_key=_key("step", "error"))
 # one per run, whoever notices first (the hook or a check): the id is the day, the run and nothing else
 REGISTRY.register("run.crashed", {1: RunCrashed}, fact=False, natural_key=_key(), hash_payload=False)
+# one per run as well: a run stops once
+REGISTRY.register("run.cancelled", {1: RunCancelled}, fact=False, natural_key=_key(), hash_payload=False)
 
 
 # --- dedup, stories, analysis, briefs --------------------------------------------------

@@ -13,6 +13,9 @@ os.environ.setdefault("PREFECT_HOME", os.path.join(_SESSION_HOME, "prefect"))
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ["GX_ANALYTICS_ENABLED"] = "false"
 os.environ["HF_HUB_OFFLINE"] = "1"
+# a command the tests start as a process lets Prefect start a temporary server, as before: a kept
+# one would outlive the test (tests/e2e/test_kept_server.py turns it on for its own processes)
+os.environ["BRIEF_PREFECT_KEEP"] = "0"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.pop("BRIEF_CONFIG", None)
 # One thread per process for torch and BLAS: the two test processes and the runs they start

@@ -118,6 +118,7 @@ def run_event(
         "run.started": {"flow": "daily-brief"},
         "run.finished": {},
         "run.failed": {"step": "collect", "error": "BOOM", "message": "it broke"},
+        "run.cancelled": {"how": "SIGINT", "after": "collect"},
     }
     return new_event(
         kind,

@@ -82,7 +82,8 @@ def person(by: str | None) -> str:
 
 
 def prefect_defaults() -> None:
-    """Before Prefect is imported: no analytics, and a temporary server (started when
-    PREFECT_API_URL names none) gets 90 s to come up on a busy machine instead of 20."""
+    """Before Prefect is imported: no analytics, and a temporary server (started when PREFECT_API_URL
+    names none and no server can be kept, ``flows/keptserver.py``) gets 90 s to come up on a busy
+    machine instead of 20."""
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")

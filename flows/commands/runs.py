@@ -8,6 +8,8 @@ and Rich's Markdown (markdown-it, for ``run --show`` only).
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 import sys
 from typing import Annotated
 
@@ -35,6 +37,8 @@ from flows.views.runs import (
 )
 from storage.errors import BriefError
 
+AFTER_PUBLISHING = ("publish", "deliver", "alerts", "compact")  # a run stopped after these has published
+
 
 def run(
     day: Annotated[
@@ -59,17 +63,65 @@ def run(
 
     plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
     prefect_defaults()
-    with screen_status("starting Prefect and running the daily brief …") as status:
+    from flows.interrupt import Interrupted, cancellable, interruptible
+    from flows.keptserver import prefect_api
+
+    with (
+        interruptible() as stop,
+        screen_status("starting Prefect and running the daily brief …") as status,
+        prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
+    ):
+        from prefect.exceptions import TerminationSignal
+
         from flows.daily import daily_brief
         from flows.runlog import run_log, run_output
 
+        above_spinner = above(status, soft_wrap=True)
+
+        def step(line: str) -> None:
+            stop.note_step(line)
+            above_spinner(line)
+
+        def stopped() -> str:
+            rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
+            when = "after publishing" if stop.after in AFTER_PUBLISHING else "before publishing"
+            return f"interrupted: the run of {plan.day} stopped {when}; rerun with {rerun}"
+
+        def overdue() -> None:  # Prefect still waits for a task: record the stop, and exit now
+            from flows.cli import stop_now
+            from flows.interrupt import mark_cancelled
+            from ops.failure import record_cancel
+
+            if stop.run_id:
+                why = "its tasks had not ended within seconds: the command ended them"
+                with contextlib.suppress(Exception):
+                    record_cancel(
+                        plan.settings,
+                        plan.day.isoformat(),
+                        stop.run_id,
+                        stop.how or "SIGINT",
+                        stop.after,
+                        why,
+                    )
+                with contextlib.suppress(Exception):
+                    mark_cancelled(stop.run_id, f"stopped by {stop.how}")
+            print(stopped(), file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
+            stop_now(130)
+
+        stop.overdue = overdue
         log = run_log(plan.settings, plan.day)
         try:
-            with run_output(log, above(status, soft_wrap=True), verbose=verbose):
+            with run_output(log, step, verbose=verbose), cancellable():
+                for note in notes:
+                    print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config, settings=plan.settings)
+        except (KeyboardInterrupt, TerminationSignal):
+            raise Interrupted(stopped()) from None
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise
+        finally:
+            stop.overdue = None
     show_run(out, err, result, log.shown, plan.settings.config_option)
     if show:
         from rich.markdown import Markdown
@@ -112,7 +164,12 @@ def backfill(
 
     plan = plan_backfill(config, start, end)
     prefect_defaults()
-    with screen_status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …") as status:
+    from flows.keptserver import prefect_api
+
+    with (
+        screen_status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …") as status,
+        prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
+    ):
         from flows.backfill import PROGRESS_LINE
         from flows.backfill import backfill as backfill_flow
         from flows.runlog import run_log, run_output
@@ -121,6 +178,8 @@ def backfill(
         try:
             # a line per date as it ends (its steps' lines would interleave: they are in the log)
             with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE):
+                for note in notes:
+                    print(note, file=sys.stderr)  # to the backfill's log (and the screen with --verbose)
                 outcomes = backfill_flow(
                     start, end, config, concurrency, fan_out=fan_out, deliver=deliver, settings=plan.settings
                 )
@@ -156,10 +215,27 @@ def serve(
         str, typer.Option("--desk-host", help="The desk's address; any but loopback needs [desk.people].")
     ] = "127.0.0.1",
     desk_port: Annotated[int, typer.Option("--desk-port", help="The desk's port.", min=1, max=65535)] = 8484,
+    stop: Annotated[
+        bool,
+        typer.Option(
+            "--stop",
+            help="Only stop the local Prefect server that brief run and backfill keep between commands.",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Local Prefect server (unless PREFECT_API_URL names one), scheduled deployments and the editor's
     desk; Ctrl-C stops."""
+    if stop:
+        from flows.keptserver import stop_kept
+
+        stopped = stop_kept()
+        out.print(
+            f"stopped the local Prefect server at {stopped.url} (pid {stopped.pid})"
+            if stopped
+            else "no local Prefect server was kept: nothing to stop"
+        )
+        return
     from flows.serve import serve as serve_stack
     from ops.runs import plan_serve
 

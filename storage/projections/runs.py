@@ -13,6 +13,7 @@ _STATUS = {
     "run.finished": "completed",
     "run.failed": "failed",
     "run.crashed": "crashed",
+    "run.cancelled": "cancelled",
 }
 
 
@@ -80,7 +81,7 @@ class RunsProjection:
             .agg(pl.col("event_type").last().alias("_last"), pl.col("payload").last().alias("_payload"))
             .with_columns(
                 pl.col("_last").replace_strict(_STATUS, default="running").alias("status"),
-                pl.when(pl.col("_last").is_in(["run.failed", "run.crashed"]))
+                pl.when(pl.col("_last").is_in(["run.failed", "run.crashed", "run.cancelled"]))
                 .then(pl.col("_payload").str.json_path_match("$.message"))
                 .alias("error"),
                 pl.when(pl.col("_last") == "run.finished")

@@ -21,7 +21,7 @@ from storage.payloads import RunStarted
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
 
-ENDED = ("run.finished", "run.failed", "run.crashed")
+ENDED = ("run.finished", "run.failed", "run.crashed", "run.cancelled")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,19 @@ def crashed_event(
     return new_event(
         "run.crashed",
         {"how": how, "message": message[:2000], "detected_by": detected_by},
+        brief_date=day,
+        run_id=run_id,
+        subject_id=run_id,
+        produced_by="flow.daily@1",
+        occurred_at=utcnow(),
+    )
+
+
+def cancelled_event(run_id: str, day: date, how: str, after: str, message: str) -> Event:
+    """``run.cancelled`` for a run stopped on purpose (Ctrl-C, SIGTERM, the Prefect UI); one per run."""
+    return new_event(
+        "run.cancelled",
+        {"how": how, "after": after, "message": message[:2000]},
         brief_date=day,
         run_id=run_id,
         subject_id=run_id,

@@ -94,6 +94,24 @@ def test_runs_status_counts_and_errors() -> None:
     assert runs["bad"]["status"] == "failed" and runs["bad"]["error"] == "feed techcrunch: HTTP 500"
 
 
+def test_a_cancelled_run_is_ended_cancelled_not_running() -> None:
+    from tasks.steps.liveness import open_runs
+
+    store = InMemoryEventStore()
+    store.append(
+        [
+            run_event("run.started", "stopped", at=T0),
+            run_event("run.cancelled", "stopped", at=T0 + timedelta(seconds=3), message="interrupt"),
+            run_event("run.started", "going", at=T0 + timedelta(minutes=1)),
+        ]
+    )
+    runs = {r["run_id"]: r for r in materialize(store, "runs").iter_rows(named=True)}
+    assert runs["stopped"]["status"] == "cancelled" and runs["stopped"]["error"] == "interrupt"
+    assert runs["going"]["status"] == "running"
+    # the check of open runs (which records a vanished process crashed) looks only at the one still going
+    assert [r.run_id for r in open_runs(store, [DAY])] == ["going"]  # type: ignore[arg-type]
+
+
 def test_projection_schemas_are_stable() -> None:
     store = InMemoryEventStore()
     store.append([collected(1), run_event("run.started", "r")])

@@ -1,0 +1,319 @@
+"""The local Prefect server ``brief`` keeps between commands.
+
+When ``PREFECT_API_URL`` names no server, a command that runs a flow (``brief run``, ``backfill``,
+``review``, ``deliver``) reports to a local server that the first such command starts and the next
+ones reuse: no start-up of a temporary server per run (7-9 s of a run of the sample). The server
+runs in its own session, so a Ctrl-C in the terminal never reaches it, under a small watchdog
+process (``python -m flows.keptserver``) that stops it once nobody has used it for the idle time
+(``BRIEF_PREFECT_IDLE_SECONDS``, 900 by default; every command that uses it pushes the deadline).
+``BRIEF_PREFECT_KEEP=0`` keeps none: each command lets Prefect start a temporary server, as before.
+
+Under ``PREFECT_HOME`` (Prefect's home, ``~/.prefect`` by default; its database is the one a
+temporary server used, so earlier runs stay listed in the UI):
+
+- ``brief-server.json``: the port, the watchdog's pid and the home of the running server;
+- ``brief-server.lock``: taken while a command finds or starts the server, so two commands
+  started at once end up on one server;
+- ``brief-server.used``: its modification time is the last use;
+- ``brief-server.log``: the server's and the watchdog's output.
+
+``brief serve --stop`` stops it now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import httpx
+
+from flows.serve import ServerError, free_port, start_local_server
+
+IDLE_ENV = "BRIEF_PREFECT_IDLE_SECONDS"
+KEEP_ENV = "BRIEF_PREFECT_KEEP"  # "0": a temporary server per command, as Prefect starts one
+DEFAULT_IDLE_S = 900
+STATE, LOCK, USED, LOG = "brief-server.json", "brief-server.lock", "brief-server.used", "brief-server.log"
+START_TIMEOUT_S = 120.0
+STOP_HINT = "brief serve --stop"
+
+
+@dataclass(frozen=True)
+class KeptServer:
+    port: int
+    pid: int  # the watchdog's: it stops the server when it ends
+    home: str
+    log: str
+    started: bool = False  # this command started it (else it was running already)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.url}/api"
+
+    def line(self, idle_s: float) -> str:
+        """What ``brief`` says once, when it starts the server."""
+        return (
+            f"a local Prefect server is kept for later commands at {self.url} (stops after "
+            f"{idle_s / 60:g} min unused; '{STOP_HINT}' stops it now; its log: {self.log})"
+        )
+
+
+def prefect_home() -> Path:
+    return Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
+
+
+def idle_seconds() -> float:
+    text = os.environ.get(IDLE_ENV, "")
+    try:
+        return float(text) if text else DEFAULT_IDLE_S
+    except ValueError:
+        raise ServerError(f"{IDLE_ENV}={text!r} is not a number of seconds") from None
+
+
+@contextlib.contextmanager
+def _locked(home: Path) -> Iterator[None]:
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def recorded(home: Path) -> KeptServer | None:
+    """The server the state file names, whether or not it still answers."""
+    try:
+        data = json.loads((home / STATE).read_text())
+        return KeptServer(int(data["port"]), int(data["pid"]), str(data["home"]), str(data["log"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def answers(server: KeptServer) -> bool:
+    """The watchdog is alive and the server says it is healthy."""
+    try:
+        os.kill(server.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # another user's process took the pid
+    try:
+        return httpx.get(f"{server.api_url}/health", timeout=3).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def touch(home: Path) -> None:
+    """A use of the server: its idle deadline starts again."""
+    (home / USED).touch()
+
+
+def kept_server(home: Path | None = None, timeout_s: float = START_TIMEOUT_S) -> KeptServer:
+    """The kept server, started when none answers (the lock makes two commands share one).
+    A ServerError when it cannot be started."""
+    home = home or prefect_home()
+    idle_s = idle_seconds()
+    with _locked(home):
+        running = recorded(home)
+        if running is not None and answers(running):
+            touch(home)
+            return running
+        (home / STATE).unlink(missing_ok=True)
+        touch(home)
+        return _start(home, idle_s, timeout_s)
+
+
+def _start(home: Path, idle_s: float, timeout_s: float) -> KeptServer:
+    port = free_port()
+    log = home / LOG
+    with open(log, "ab") as out:
+        watchdog = subprocess.Popen(
+            [sys.executable, "-m", "flows.keptserver", str(home), str(port), str(idle_s)],
+            cwd=Path(__file__).resolve().parents[1],
+            env={k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a terminal's Ctrl-C goes to its foreground group, not here
+        )
+    server = KeptServer(port, watchdog.pid, str(home), str(log), started=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if watchdog.poll() is not None:
+            raise ServerError(
+                f"the local Prefect server exited at start (code {watchdog.returncode}); see {log}"
+            )
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{server.api_url}/health", timeout=2).status_code == 200:
+                state = {k: v for k, v in asdict(server).items() if k != "started"}
+                (home / STATE).write_text(json.dumps(state))
+                return server
+        time.sleep(0.3)
+    _stop_process(watchdog.pid)
+    raise ServerError(f"the local Prefect server did not answer within {timeout_s:.0f}s; see {log}")
+
+
+@contextlib.contextmanager
+def in_use(home: Path, idle_s: float) -> Iterator[None]:
+    """While a command uses the server (a backfill may outlast the idle time), it stays: its
+    last use is pushed every third of the idle time, and once more at the end."""
+    done = threading.Event()
+    touch(home)
+
+    def keep() -> None:
+        while not done.wait(max(idle_s / 3, 0.5)):
+            with contextlib.suppress(OSError):
+                touch(home)
+
+    thread = threading.Thread(target=keep, name="prefect-server-in-use", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        with contextlib.suppress(OSError):
+            touch(home)
+
+
+def stop_kept(home: Path | None = None, timeout_s: float = 30) -> KeptServer | None:
+    """Stop the kept server now; the one stopped, or None when none ran."""
+    home = home or prefect_home()
+    with _locked(home):
+        running = recorded(home)
+        if running is None:
+            return None
+        _stop_process(running.pid, timeout_s)
+        (home / STATE).unlink(missing_ok=True)
+        return running
+
+
+def _stop_process(pid: int, timeout_s: float = 30) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our own child: reap it
+                return
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def prefect_api(say: Callable[[str], None]) -> Iterator[list[str]]:
+    """While a command runs flows: Prefect's API, as configured when it names a server, else the
+    kept server (``say`` tells, once, that it was started and how to stop it), else, when none can
+    be started, a temporary server of Prefect's own, as before. Yields what the command's log
+    should say of it."""
+    from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
+
+    if get_current_settings().api.url:
+        yield []
+        return
+    if os.environ.get(KEEP_ENV, "1") == "0":
+        yield [f"{KEEP_ENV}=0: this run starts a temporary Prefect server"]
+        return
+    home = prefect_home()
+    try:
+        idle_s = idle_seconds()
+        server: KeptServer | None = kept_server(home)
+    except (ServerError, OSError) as exc:
+        server, why = None, f"{exc}"
+    if server is None:
+        yield [f"no local Prefect server could be kept ({why}); this run starts a temporary one"]
+        return
+    if server.started:
+        say(server.line(idle_s))
+    before = os.environ.get("PREFECT_API_URL")
+    os.environ["PREFECT_API_URL"] = server.api_url  # for processes the command starts
+    try:
+        with temporary_settings({PREFECT_API_URL: server.api_url}), in_use(home, idle_s):
+            how = "started by this command" if server.started else "kept from an earlier command"
+            try:
+                yield [f"Prefect: the local server at {server.url}, {how} (its log: {server.log})"]
+            finally:
+                _drain()  # now, to this server: at exit Prefect would no longer know where it is
+    finally:
+        if before is None:
+            os.environ.pop("PREFECT_API_URL", None)
+        else:
+            os.environ["PREFECT_API_URL"] = before
+
+
+def _drain(timeout_s: float = 30) -> None:
+    """Send what Prefect's log and event workers still hold."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    EventsWorker.drain_all(timeout=timeout_s)
+    APILogWorker.drain_all(timeout=timeout_s)
+
+
+# --- the watchdog: ``python -m flows.keptserver HOME PORT IDLE_SECONDS`` -------------------------
+
+
+def watch(home: Path, port: int, idle_s: float) -> None:
+    """Start the server, then stop it once unused for ``idle_s`` (or on SIGTERM); forget it on the way out."""
+    say = _say
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    server = start_local_server(home, port, timeout_s=START_TIMEOUT_S, services=False, log_path=home / LOG)
+    touch(home)  # unused from now on, not from before its start (which may outlast a short idle time)
+    say(f"serving on {server.url} (pid {os.getpid()}); stops after {idle_s:g} s unused")
+    try:
+        while not stopping.wait(min(max(idle_s / 10, 0.2), 5)):
+            if server.process.poll() is not None:
+                say(f"the server exited (code {server.process.returncode})")
+                return
+            try:
+                unused = time.time() - (home / USED).stat().st_mtime
+            except OSError:
+                unused = idle_s + 1
+            if unused > idle_s:
+                say(f"unused for {unused:.0f} s: stopping")
+                return
+        say("asked to stop")
+    finally:
+        server.stop()
+        kept = recorded(home)
+        if kept is not None and kept.pid == os.getpid():
+            (home / STATE).unlink(missing_ok=True)
+        say("stopped")
+
+
+def _say(line: str) -> None:
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} brief-server: {line}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m flows.keptserver")
+    parser.add_argument("home", type=Path)
+    parser.add_argument("port", type=int)
+    parser.add_argument("idle_seconds", type=float)
+    args = parser.parse_args(argv)
+    watch(args.home, args.port, args.idle_seconds)
+
+
+if __name__ == "__main__":
+    main()
