@@ -101,8 +101,9 @@ def collect(table: str, ports: str, root: str, per_host: int, max_fetches: int) 
     """One collection of every source of the table into a new store; prints its figures as JSON."""
     from storage.store import ParquetEventStore
     from tasks import steps
-    from tasks.embed import CachedEmbedder, HashingEmbedder
+    from tasks.embed import HashingEmbedder
     from tasks.settings import parse_settings
+    from tasks.steps.context import Models
 
     plan, where = json.loads(Path(table).read_text()), json.loads(ports)
     settings = parse_settings(
@@ -114,7 +115,8 @@ def collect(table: str, ports: str, root: str, per_host: int, max_fetches: int) 
     )
     day = steps.today(settings)  # live feeds (no {date} in their URL) are fetched for today only
     store = ParquetEventStore(root)
-    ctx = steps.RunContext(store, settings, day, "bench-collect", CachedEmbedder(HashingEmbedder(), None))
+    resources = steps.Resources(store, Models(HashingEmbedder()))
+    ctx = steps.open_run(resources, settings, day, "bench-collect")
     before = rss_mb()
     started, cpu = time.perf_counter(), time.process_time()
     outcomes = steps.collect_sources(ctx)

@@ -22,8 +22,8 @@ import pytest
 
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.embed import CachedEmbedder, HashingEmbedder
 from tasks.settings import parse_settings
+from tests.runs import hashing_run
 
 DAY = date(2025, 8, 6)
 HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
@@ -115,9 +115,7 @@ def context(root: Path, sources: list[tuple[str, str]], **collect: object) -> st
             "collect": collect,
         }
     )
-    return steps.RunContext(
-        ParquetEventStore(str(root)), settings, DAY, "run-bounded", CachedEmbedder(HashingEmbedder(), None)
-    )
+    return hashing_run(ParquetEventStore(str(root)), settings, DAY, "run-bounded")
 
 
 def test_no_host_gets_more_than_its_limit_and_the_process_no_more_than_its_cap(
