@@ -14,7 +14,6 @@ not need.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Annotated
 
@@ -337,12 +336,6 @@ def desk(
     listen(application, sock, settings)
 
 
-def utcnow_tag() -> str:
-    from storage.events import utcnow
-
-    return utcnow().strftime("%Y%m%dT%H%M%S%f")
-
-
 register(runs.alerts, runs.collect, runs.check, log.compact)
 app.add_typer(log.export_app, name="export")
 register(policy.evaluate, policy.learn)
@@ -363,7 +356,7 @@ def _command_of(exc: Exception) -> str:
 def main() -> None:
     """Console-script entry point: one clear line, and exit code 2 on a user mistake (1 when the
     day's brief was withheld)."""
-    from flows.interrupt import Interrupted
+    from flows.interrupt import Interrupted, stop_now
     from ops.runs import BriefWithheld
 
     try:
@@ -396,22 +389,6 @@ def main() -> None:
             err.print(f"error: {exc.format_message()} (see '{_command_of(exc)} --help')", soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
         raise
-
-
-def stop_now(code: int) -> None:
-    """Exit at once: what Prefect still has to send gets two seconds, and tasks still running in
-    other threads (a fetch, a model) are not waited for; all the run keeps is written already."""
-    import os
-
-    if "prefect" in sys.modules:
-        from prefect.events.worker import EventsWorker
-        from prefect.logging.handlers import APILogWorker
-
-        EventsWorker.drain_all(timeout=2)
-        APILogWorker.drain_all(timeout=2)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -27,15 +27,8 @@ from storage.brief import Brief
 from storage.errors import InputError
 from tasks import analyze, dedup, steps
 from tasks.pairs import load_pair_model
-from tasks.settings import PolicySettings, Settings, read_candidate, read_policy
+from tasks.settings import PolicySettings, Settings, read_candidate
 from tasks.steps.llm import analyst as llm_analyst
-
-
-def load_policy(path: str) -> PolicySettings:
-    """A candidate policy: a TOML file with a ``[policy]`` table (the config's schema); a relative
-    ``editorial_model`` is the file's, and a bad model file is one clear error before anything is
-    replayed."""
-    return read_policy(path, f"--policy {path!r}")
 
 
 def candidate_settings(path: str, settings: Settings, where: str | None = None) -> Settings:

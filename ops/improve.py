@@ -325,13 +325,3 @@ def freeze_case(
 class KeptCases:
     made: list[Event]
     refused: list[str] = field(default_factory=list)  # why a correction made no case
-
-
-def keep_corrections(
-    configured: Settings, store: ParquetEventStore, day: date, run_id: str, by: str
-) -> KeptCases:
-    """The corrections a run of a command just recorded (``run_id``), as regression cases."""
-    made = [e for e in store.read([day], event_types=list(regress.CORRECTIONS)) if e.run_id == run_id]
-    refused: list[str] = []
-    found = regress.cases_of_corrections(configured, store, made, by, refused)
-    return KeptCases(found, refused)

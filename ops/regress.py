@@ -10,8 +10,8 @@ story's representative), so a replay finds it whatever story ids another cluster
 Freezing copies the events a replay of that day reads (``FROZEN_TYPES`` over the days a run of it
 reads, and the earlier briefs it may repeat or continue) into one content-addressed file under the
 root (``storage/blobs.py``): cases of one day frozen with nothing new between them share it, and a
-replay needs none of the day's partitions. Replaying a day is the run's own dedup and draft steps
-over those events in memory (``RunContext.dry_run``), with people's marks and same-story answers
+replay needs none of the day's partitions. Replaying a day is the run's own stages, dedup to
+factcheck, over those events in memory (a ``Dry`` recorder), with people's marks and same-story answers
 held out as ``brief evaluate`` holds them out: a case made from a correction is then a real test.
 """
 

@@ -24,7 +24,6 @@ import numpy as np
 
 from ops import pairs as fitting
 from ops.story_days import Entry, LabelledDay
-from storage.errors import InputError
 from tasks import dedup, pairs, steps
 from tasks.settings import Settings
 from tasks.steps.dedup import multilingual_vectors
@@ -214,8 +213,3 @@ def judge_stored(
     news = [items[a] for s in stories for a in s]
     entry = {i.article_id: _entry_of(labels, i.url) for i in news}
     return fitting.judge(LabelledDay(day.isoformat(), "stored", news, entry), stories)
-
-
-def check_folder(folder: Path) -> None:
-    if not folder.is_dir():
-        raise InputError(f"--labels {str(folder)!r} is not a folder")

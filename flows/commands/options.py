@@ -72,7 +72,7 @@ def store_of(settings: Settings, *, must_exist: bool = True) -> ParquetEventStor
 
 def person(by: str | None) -> str:
     """``--by``, else who runs the command ($BRIEF_USER, $USER), checked to be a name."""
-    from flows.deliver import approver
+    from ops.acts import approver
     from tasks.settings import PERSON_NAME
 
     who = by or approver()

@@ -32,7 +32,6 @@ from flows.views.policy import (
     show_evaluation,
     show_frozen,
     show_in_force,
-    show_kept,
     show_learnt,
     show_regression,
 )
@@ -40,8 +39,7 @@ from flows.views.runs import show_purged
 from storage.errors import InputError
 
 if TYPE_CHECKING:
-    from storage.store import ParquetEventStore
-    from tasks.settings import Settings
+    pass
 
 
 def evaluate(
@@ -299,15 +297,6 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
     show_regression(out, done)
     if done.faults:
         raise SystemExit(1)
-
-
-def regress_corrections(
-    settings: Settings, store: ParquetEventStore, day: date, run_id: str, by: str
-) -> None:
-    """``--as-case``: the corrections a command just recorded (its run id), as regression cases."""
-    from ops.improve import keep_corrections
-
-    show_kept(out, err, day, keep_corrections(settings, store, day, run_id, by))
 
 
 # -- data you can take back: purge (ops/purge.py) ---------------------------------------------

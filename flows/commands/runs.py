@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import Progress
@@ -82,33 +82,7 @@ def run(
             stop.note_step(line)
             above_spinner(line)
 
-        def stopped() -> str:
-            rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
-            when = "after publishing" if stop.after in AFTER_PUBLISHING else "before publishing"
-            return f"interrupted: the run of {plan.day} stopped {when}; rerun with {rerun}"
-
-        def overdue() -> None:  # Prefect still waits for a task: record the stop, and exit now
-            from flows.cli import stop_now
-            from flows.interrupt import mark_cancelled
-            from ops.failure import record_cancel
-
-            if stop.run_id:
-                why = "its tasks had not ended within seconds: the command ended them"
-                with contextlib.suppress(Exception):
-                    record_cancel(
-                        plan.settings,
-                        plan.day.isoformat(),
-                        stop.run_id,
-                        stop.how or "SIGINT",
-                        stop.after,
-                        why,
-                    )
-                with contextlib.suppress(Exception):
-                    mark_cancelled(stop.run_id, f"stopped by {stop.how}")
-            print(stopped(), file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
-            stop_now(130)
-
-        stop.overdue = overdue
+        stop.overdue = lambda: ended_overdue(plan, stop, stopped_line(plan, config, stop))
         log = run_log(plan.settings, plan.day)
         try:
             with run_output(log, step, verbose=verbose), cancellable():
@@ -116,7 +90,7 @@ def run(
                     print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config, settings=plan.settings)
         except (KeyboardInterrupt, TerminationSignal):
-            raise Interrupted(stopped()) from None
+            raise Interrupted(stopped_line(plan, config, stop)) from None
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise
@@ -129,6 +103,28 @@ def run(
         from ops.workspace import brief_text
 
         out.print(Markdown(brief_text(plan.settings, result["files"]["md"])))
+
+
+def stopped_line(plan: Any, config: str | None, stop: Any) -> str:
+    """What an interrupted run says: when it stopped, and the command that runs it again."""
+    rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
+    when = "after publishing" if stop.after in AFTER_PUBLISHING else "before publishing"
+    return f"interrupted: the run of {plan.day} stopped {when}; rerun with {rerun}"
+
+
+def ended_overdue(plan: Any, stop: Any, line: str) -> None:
+    """Prefect still waits for a task after the interruption: record the stop, and exit now."""
+    from flows.interrupt import mark_cancelled, stop_now
+    from ops.failure import record_cancel
+
+    if stop.run_id:
+        why = "its tasks had not ended within seconds: the command ended them"
+        with contextlib.suppress(Exception):
+            record_cancel(plan.settings, str(plan.day), stop.run_id, stop.how or "SIGINT", stop.after, why)
+        with contextlib.suppress(Exception):
+            mark_cancelled(stop.run_id, f"stopped by {stop.how}")
+    print(line, file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
+    stop_now(130)
 
 
 def backfill(

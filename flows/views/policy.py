@@ -17,7 +17,7 @@ from flows.views.text import WIDTH, wrap
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     import polars as pl
 
-    from ops.improve import FrozenCase, InForce, KeptCases, Learnt, RegressionRun
+    from ops.improve import FrozenCase, InForce, Learnt, RegressionRun
     from ops.policy import Adoption
     from storage.events import Event
 
@@ -251,14 +251,3 @@ def show_regression(out: Console, run: RegressionRun) -> None:
     )
     if run.gate.broken:
         out.print(case_table("broken by the candidate", [describe(r) for r in run.gate.broken]))
-
-
-def show_kept(out: Console, err: Console, day: date, kept: KeptCases) -> None:
-    """The regression cases ``--as-case`` kept, and why a correction made none."""
-    for why in kept.refused:
-        err.print(f"not kept as a regression case: {why}", soft_wrap=True)
-    for case in kept.made:
-        p = case.payload
-        out.print(f"kept as regression case {p['case_id']}: {day} {p['story_id']} expected {_expected(case)}")
-    if not kept.made and not kept.refused:
-        out.print("no mark or same-story answer to keep as a regression case")
