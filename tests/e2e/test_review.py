@@ -204,3 +204,56 @@ def test_an_answer_outside_the_candidates_is_refused() -> None:
 
     q = review.same_story_question("a", "A", "b", "B", 0.5)
     assert review.check_answer(q.payload("b1"), "maybe") == "'maybe' is not one of no, yes"
+
+
+def test_ctrl_c_at_the_review_prompt_stops_at_once_with_130_and_records_nothing(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """At a real terminal: the first answer typed, then Ctrl-C at the second prompt: the command ends
+    within seconds (it does not wait for Enter), exit 130, one line, and no answer is recorded."""
+    import signal
+
+    from flows.daily import daily_brief
+
+    config = setup(tmp_path)
+    daily_brief(DAY, str(config))
+    before = len(store_of(config).read())
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: brief review at a terminal
+        os.chdir(REPO)
+        os.execv(
+            sys.executable,
+            [sys.executable, "-m", "flows.cli", "review", "--date", DAY, "--config", str(config)],
+        )
+    screen, prompts, pressed = b"", 0, None
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if pressed is not None and time.monotonic() - pressed > 10:
+            os.kill(pid, signal.SIGKILL)  # still waiting for Enter: the failure this test is about
+            break
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            screen += chunk
+        if pressed is None and b"answer [" in screen.rsplit(b"\n", 1)[-1]:
+            prompts += 1
+            if prompts == 1:
+                os.write(fd, b"\n")  # the first answer: its default
+                screen += b"<typed>\n"
+            else:
+                time.sleep(0.5)  # at the prompt, waiting for a line
+                os.kill(pid, signal.SIGINT)  # what the terminal sends for Ctrl-C
+                pressed = time.monotonic()
+    _, status = os.waitpid(pid, 0)
+    ended = time.monotonic()
+    text = screen.decode(errors="replace")
+    assert pressed is not None, text[-2000:]
+    assert os.waitstatus_to_exitcode(status) == 130, text[-2000:]
+    assert ended - pressed < 5, ended - pressed
+    assert "interrupted: nothing recorded" in text and "Traceback" not in text
+    assert len(store_of(config).read()) == before  # no answer, no version
