@@ -21,6 +21,7 @@ from urllib.parse import parse_qs
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
 from flows.desk import updates
@@ -135,6 +136,15 @@ def answer_errors(app: FastAPI) -> None:
     async def failure(request: Request, exc: Exception) -> Response:
         # outside every middleware (Starlette's ServerErrorMiddleware): the headers are added here
         return _finish(_text(500, "failed: the desk met an error it did not expect; it is in the desk's log"))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def no_such(request: Request, exc: StarletteHTTPException) -> Response:
+        # a page that is not there, a method a page does not take: one line, as every refusal
+        said = {
+            404: f"not found: the desk has no page {request.url.path[:100]}",
+            405: f"refused: this page does not take {request.method}; use the page's form",
+        }
+        return _finish(_text(exc.status_code, said.get(exc.status_code, f"refused: {exc.detail}")))
 
     @app.exception_handler(StaleAct)
     async def changed_meanwhile(request: Request, exc: StaleAct) -> Response:

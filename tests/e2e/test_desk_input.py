@@ -177,6 +177,8 @@ def test_every_refusal_and_a_failure_carry_the_security_headers(tmp_path: Path) 
             assert name in answer.headers, (status, name)
         assert answer.headers["x-frame-options"] == "DENY"
     assert answers[400].text == "refused: the Content-Length header is not a number\n"
+    assert answers[404].text == "not found: the desk has no page /nowhere\n"  # one line, not JSON
+    assert answers[405].text.startswith("refused: this page does not take GET")
     assert "Traceback" not in answers[500].text
 
 
