@@ -360,7 +360,11 @@ def main() -> None:
     from ops.runs import BriefWithheld
 
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        if code == 130:  # typer turns a Ctrl-C it meets into this code, returned, not raised
+            err.print("interrupted: nothing was started, or what was is stopped; run the command again")
+        if isinstance(code, int) and code:
+            raise SystemExit(code)
     except Interrupted as exc:
         err.print(str(exc), soft_wrap=True)
         stop_now(130)

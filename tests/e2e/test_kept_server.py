@@ -264,3 +264,33 @@ def test_a_server_in_use_outlives_its_idle_time(tmp_path: Path, monkeypatch: pyt
         assert not answers(server) and recorded(home) is None
     finally:
         stop_kept(home)
+
+
+def test_ctrl_c_before_the_run_begins_is_130_and_one_line_not_a_silent_success(tmp_path: Path) -> None:
+    """Pressed while the command still starts its server (or imports): nothing began, and the
+    command says so and ends 130, as a script must see it (it ended 0 without a word)."""
+    folder = tmp_path / "early"
+    shutil.copytree(REPO / "samples", folder / "samples")
+    config = folder / "samples" / "brief.toml"
+    config.write_text(config.read_text().replace('root = "../var/sample-store"', 'root = "store"'))
+    home = folder / "prefect-home"
+    started = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "run", "--config", str(config), "--date", DAY],
+        cwd=REPO,
+        env=env_for(home, BRIEF_PREFECT_IDLE_SECONDS="5"),  # the server it began stops soon, unused
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (home / "brief-server.log").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)  # the command is starting its server: the run has not begun
+        started.send_signal(signal.SIGINT)
+        out, err = started.communicate(timeout=30)
+    finally:
+        started.kill()
+        stop_kept(home)
+    assert started.returncode == 130, (out, err)
+    assert err.strip().startswith("interrupted") and err.strip().count("\n") == 0, err
+    assert "Traceback" not in err and not (folder / "samples" / "store" / "briefs").exists()
