@@ -66,7 +66,9 @@ def check_storage(settings: Settings) -> Check:
         days = store.days()
         writable(settings)
     except (BriefError, OSError) as exc:
-        return Check("storage", "fail", str(exc), "fix [storage] root (or the bucket, or its credentials)")
+        said = str(exc)  # the store's own refusals name [storage] root and how to fix it already
+        fix = "" if "[storage] root" in said else "fix [storage] root (or the bucket, or its credentials)"
+        return Check("storage", "fail", said, fix)
     if not days:
         return Check("storage", "ok", f"{settings.storage.root}: empty; the first run fills it")
     return Check("storage", "ok", f"{settings.storage.root}: {len(days)} day(s), the last {days[-1]}")

@@ -98,7 +98,8 @@ def show_checks(out: Console, err: Console, title: str, checks: Sequence[Check])
     for c in checks:
         if c.status != "ok":
             word = "error" if c.status == "fail" else "warning"
-            err.print(f"{word}: {c.what}: {c.detail}; {c.fix}", soft_wrap=True)
+            said = f"{c.detail}; {c.fix}" if c.fix else c.detail  # a detail that says the fix, once
+            err.print(f"{word}: {c.what}: {said}", soft_wrap=True)
 
 
 def alerts_jsonl(rows: Sequence[Alert]) -> Iterator[str]:

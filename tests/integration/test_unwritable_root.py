@@ -35,6 +35,8 @@ def test_check_finds_an_unwritable_root(tmp_path: Path, which: int) -> None:
     assert "cannot be written" in done.stdout and "[storage] root" in done.stdout, done.stdout
     assert "FAIL" in storage, storage
     assert "Traceback" not in done.stdout + done.stderr
+    said = next(line for line in done.stderr.splitlines() if line.startswith("error: storage"))
+    assert said.count("[storage] root") == 1, said  # how to fix it, said once
 
 
 @pytest.mark.parametrize(
