@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import sys
+import time
 from typing import Annotated, Any
 
 import typer
@@ -61,6 +62,7 @@ def run(
     (under the store root, in logs/DATE/), and to the screen as well with --verbose."""
     from ops.runs import plan_run
 
+    began = time.perf_counter()
     plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
     prefect_defaults()
     from flows.interrupt import Interrupted, cancellable, interruptible
@@ -96,7 +98,7 @@ def run(
             raise
         finally:
             stop.overdue = None
-    show_run(out, err, result, log.shown, plan.settings.config_option)
+    show_run(out, err, result, log.shown, plan.settings.config_option, time.perf_counter() - began)
     if show:
         from rich.markdown import Markdown
 

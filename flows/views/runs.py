@@ -24,15 +24,26 @@ if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a com
     from ops.runs import Collected
 
 
-def show_run(out: Console, err: Console, result: Mapping[str, Any], log: str, config: str = "") -> None:
+def show_run(
+    out: Console,
+    err: Console,
+    result: Mapping[str, Any],
+    log: str,
+    config: str = "",
+    wall: float | None = None,
+) -> None:
     """A day's run: its version and items, its files and log, the policy that decided, what was left
     out or not fetched, and where it was delivered (a failed delivery on stderr, with how to resend).
-    ``config``: `` --config PATH`` for the commands it prints (empty for the default config)."""
+    ``config``: `` --config PATH`` for the commands it prints (empty for the default config);
+    ``wall``: the command's own time, said beside the steps' when Prefect and loading took more."""
     state = "new version" if result["changed"] else "unchanged"
+    took = f"{result['seconds']:.1f} s"
+    if wall is not None and wall - result["seconds"] >= 1:
+        took += f" ({wall:.1f} s in all)"  # the steps', then the command's: Prefect, loading models
     out.print(
         styled(
             (f"Brief for {result['date']}", "bold"),
-            f" (v{result['version']}, {state}): {result['items']} items in {result['seconds']:.1f} s",
+            f" (v{result['version']}, {state}): {result['items']} items in {took}",
         )
     )
     for ext, path in [*result["files"].items(), ("log", log)]:
