@@ -64,6 +64,14 @@ def how_stopped(message: str) -> str | None:
     return _BY_MESSAGE.get(message.strip())
 
 
+def cancelled_from_outside(stop: Stop) -> bool:
+    """Whether a flow run seen Cancelling or Cancelled was cancelled from outside (the Prefect UI)
+    and must be interrupted. Not when the run is stopping already (Ctrl-C, SIGTERM): its hook marks
+    it Cancelled, and a second interruption would land in the command's unwinding, which then
+    ends with a line that says nothing of the run."""
+    return stop.how is None
+
+
 def mark_cancelled(flow_run_id: Any, message: str) -> None:
     """Mark the flow run Cancelled in Prefect (the engine has just marked it Crashed)."""
     from prefect.client.orchestration import get_client
@@ -133,7 +141,9 @@ class _CancellationWatch(logging.Handler):
                 except Exception:  # the server busy for a moment: ask again
                     continue
                 if state is not None and (state.is_cancelling() or state.is_cancelled()):
-                    STOP.how = STOP.how or "prefect-ui"
+                    if not cancelled_from_outside(STOP):
+                        return
+                    STOP.how = "prefect-ui"
                     # a real signal, to the main thread: it wakes a wait on a task's result
                     # (``_thread.interrupt_main`` would only be seen once that wait ended)
                     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
