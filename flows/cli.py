@@ -110,9 +110,6 @@ def review(
             out.print(f"No open questions for {wanted}.")
             return
         given = ask(questions, wanted, out)
-    elif questions.height:  # marks given at the command line: nothing is asked meanwhile
-        asks = f"brief review --date {wanted}{settings.config_option}"
-        out.print(f"{questions.height} question(s) still open; '{asks}' asks them", soft_wrap=True)
     if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
@@ -125,10 +122,29 @@ def review(
     out.print(
         f"{len(given) + len(marks)} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}"
     )
+    if marks:
+        print_settled(outcome, {a.question_id for a in given})
+    if marks and not answers:  # marks given at the command line: nothing was asked meanwhile
+        still = acts.open_questions(settings, wanted).height
+        if still:
+            asks = f"brief review --date {wanted}{settings.config_option}"
+            out.print(f"{still} question(s) still open; '{asks}' asks them", soft_wrap=True)
     if outcome.delivery is not None:
         print_delivery(outcome.delivery)
     if as_case:
         print_cases(outcome)
+
+
+def print_settled(outcome, asked: set[str]) -> None:
+    """The open questions a mark answered: the question, the story and the answer the mark gave."""
+    for e in outcome.events:
+        if e.event_type == "confirmation.resolved" and e.payload["question_id"] not in asked:
+            p = e.payload
+            out.print(
+                f"question {p['question_id']} (is {p['subject']} on the topic?) answered "
+                f"'{p['answer']}' by the mark",
+                soft_wrap=True,
+            )
 
 
 def print_cases(outcome) -> None:

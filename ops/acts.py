@@ -177,13 +177,18 @@ def mark(settings: Settings, act: Act, marks: Mapping[str, str]) -> Outcome:
     return record(settings, act, "mark", lambda ctx: _marks(ctx, act, marks), about=list(marks))
 
 
-def _marks(ctx: steps.RunContext, act: Act, marks: Mapping[str, str]) -> list[Event]:
+def _marks(
+    ctx: steps.RunContext, act: Act, marks: Mapping[str, str], answered: Sequence[str] = ()
+) -> list[Event]:
+    """The marks, and the answers they give to the day's open questions asking whether a marked
+    story is on the topic (but those ``answered`` in the same act)."""
     reason = "marked at the desk" if act.via == "desk" else "marked in review"
-    return [
+    marked = [
         e
         for story, given in marks.items()
         for e in steps.mark_story(ctx, story, given, act.who, reason, via=act.via)
     ]
+    return marked + steps.settle_relevance(ctx, marked, act.who, act.via, answered)
 
 
 def same_story(settings: Settings, act: Act, stories: Sequence[str]) -> Outcome:
@@ -260,7 +265,7 @@ def answer_events(
     ctx: steps.RunContext, act: Act, answers: Sequence[Answer], marks: Mapping[str, str] | None = None
 ) -> list[Event]:
     """The events of a review batch, every answer and mark checked against the log first."""
-    marking = _marks(ctx, act, marks or {})
+    marking = _marks(ctx, act, marks or {}, [a.question_id for a in answers])
     asked = {q["question_id"]: q for q in steps.open_questions(ctx).iter_rows(named=True)}
     gone = [a.question_id for a in answers if a.question_id not in asked]
     if gone:

@@ -254,6 +254,46 @@ def settle_same_story(
     return settled
 
 
+def settle_relevance(
+    ctx: RunContext, marks: Sequence[Event], person: str, via: str | None, answered: Sequence[str] = ()
+) -> list[Event]:
+    """The day's open relevance questions a person's marks settled: a question asking whether a story
+    is on the topic is answered with the mark given to that story (``marks``: ``article.corrected``
+    events of the field ``relevance``), as a fact citing the mark; the questions ``answered`` in the
+    same act keep their own answer. The answer implies nothing more: the mark says it."""
+    given = {
+        e.subject_id: (e.payload["value"], e.event_id)
+        for e in marks
+        if e.event_type == "article.corrected" and e.payload.get("field") == "relevance"
+    }
+    if not given:
+        return []
+    stories = materialize(ctx.store, "stories", days=[ctx.day])
+    story_of = dict(zip(stories["representative"], stories["story_id"], strict=True))
+    by_story = {story_of.get(article, article): mark for article, mark in given.items()}
+    settled = []
+    for q in open_questions(ctx).iter_rows(named=True):
+        if q["field"] != "relevance" or q["question_id"] in answered or q["subject"] not in by_story:
+            continue
+        mark, cause = by_story[q["subject"]]
+        payload = {
+            "question_id": q["question_id"],
+            "subject": q["subject"],
+            "field": q["field"],
+            "value": q["value"],
+            "answer": mark,
+            "by": "human",
+            "person": person,
+            "via": via,
+        }
+        settled.append(
+            ctx.emit(
+                "confirmation.resolved", payload, subject=q["subject"], producer="review@1", sources=[cause]
+            )
+        )
+    return settled
+
+
 def two_stories(
     ctx: RunContext, story: str, apart: Sequence[str], person: str, via: str | None = None
 ) -> list[Event]:

@@ -11,6 +11,7 @@ import select
 import shutil
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -257,3 +258,80 @@ def test_ctrl_c_at_the_review_prompt_stops_at_once_with_130_and_records_nothing(
     assert ended - pressed < 5, ended - pressed
     assert "interrupted: nothing recorded" in text and "Traceback" not in text
     assert len(store_of(config).read()) == before  # no answer, no version
+
+
+def sample_config(tmp_path: Path) -> Path:
+    """The sample's own config on a copy of its feeds: the TinyEval note's relevance (0.50) is asked."""
+    shutil.copytree(REPO / "samples" / "feeds", tmp_path / "feeds")
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        (REPO / "samples" / "brief.toml").read_text().replace('"../var/sample-store"', '"store"')
+    )
+    return config
+
+
+def test_a_mark_answers_the_open_question_about_the_story_it_marks(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """`--mark STORY=related` closes the day's open question "is STORY on the topic?" with the answer
+    the mark gives, citing the mark; the other questions stay open and the command says how many."""
+    from flows.daily import daily_brief
+
+    config = sample_config(tmp_path)
+    daily_brief(DAY, str(config))
+    asked = [q for q in questions(config) if q["field"] == "relevance"]
+    tiny = next(q for q in asked if "TinyEval" in q["prompt"])
+    assert len(asked) == 2, [q["prompt"] for q in asked]
+
+    link = "https://labnotes.example/2025/08/tinyeval"
+    done = cli("review", "--date", DAY, "--config", str(config), "--mark", f"{link}=related")
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"question {tiny['question_id']}" in done.stdout and "answered 'related' by the mark" in done.stdout
+    )
+    assert "1 question(s) still open" in done.stdout
+
+    store = store_of(config)
+    [resolved] = store.read(event_types=["confirmation.resolved"])
+    [marked] = [e for e in store.read(event_types=["article.corrected"]) if e.payload["field"] == "relevance"]
+    assert resolved.payload["question_id"] == tiny["question_id"]
+    assert (resolved.payload["answer"], resolved.payload["by"]) == ("related", "human")
+    assert resolved.source_event_ids == (marked.event_id,)
+    still = materialize(store, "questions", days=[date.fromisoformat(DAY)]).filter(pl.col("status") == "open")
+    assert still.height == 1 and tiny["question_id"] not in still["question_id"].to_list()
+
+
+def test_an_answer_given_with_a_mark_keeps_its_own_answer(tmp_path: Path, prefect_harness: None) -> None:
+    """A file that answers the question and marks its story: the question keeps the answer given."""
+    from flows.daily import daily_brief
+
+    config = sample_config(tmp_path)
+    daily_brief(DAY, str(config))
+    tiny = next(q for q in questions(config) if "TinyEval" in q["prompt"])
+    answers = tmp_path / "answers.json"
+    answers.write_text(
+        json.dumps(
+            {tiny["question_id"]: "core", "marks": {"https://labnotes.example/2025/08/tinyeval": "lead"}}
+        )
+    )
+    done = cli("review", "--date", DAY, "--config", str(config), "--answers", str(answers))
+    assert done.returncode == 0, done.stderr
+    resolved = store_of(config).read(event_types=["confirmation.resolved"])
+    assert [(e.payload["question_id"], e.payload["answer"]) for e in resolved] == [
+        (tiny["question_id"], "core")
+    ]
+
+
+def test_a_bad_mark_is_one_line_on_stderr_and_nothing_on_stdout(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    from flows.daily import daily_brief
+
+    config = sample_config(tmp_path)
+    daily_brief(DAY, str(config))
+    link = "https://labnotes.example/2025/08/tinyeval"
+    done = cli("review", "--date", DAY, "--config", str(config), "--mark", f"{link}=bogus")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip() == "error: mark 'bogus' is not one of core, related, off-topic, lead"
+    assert store_of(config).read(event_types=["article.corrected", "confirmation.resolved"]) == []
