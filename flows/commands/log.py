@@ -81,7 +81,7 @@ def replay(
         + (f" as of {moment.isoformat()}" if moment else "")
         + f": {frame.height} row(s)"
     )
-    out.print(projection_view(frame, projection, title))
+    out.print(projection_view(frame, projection, title, out.width))
 
 
 def trace(

@@ -202,7 +202,7 @@ def runs_view(rows: Sequence[Mapping[str, Any]], title: str) -> RenderableType:
 
 
 DISPLAY_COLUMNS = {
-    "articles": ["published_at", "source", "title", "language", "corrections"],
+    "articles": ["article_id", "published_at", "source", "title", "language", "corrections"],
     "seen": ["kind", "key", "first_brief_date", "last_brief_date"],
     "runs": ["run_id", "flow", "status", "started_at", "duration_s", "events", "error"],
     "stories": ["story_id", "first_brief_date", "last_brief_date", "articles", "follow_up_of"],
@@ -210,28 +210,56 @@ DISPLAY_COLUMNS = {
     "briefs": ["date", "version", "items", "published_at", "markdown"],
     "scores": ["story_id", "title", "outcome", "relevance", "importance", "reasons", "marked_by"],
 }
+CELL_AT_MOST = 90  # a cell longer is cut, with "…" (--format jsonl gives it whole)
 
 
-def projection_view(frame, projection: str, title: str) -> RenderableType:
+def projection_view(frame, projection: str, title: str, width: int = 80) -> RenderableType:
     """A projection of a day: questions, scores and runs as entries, any other as a table of its main
-    columns (an id or a date whole, other cells folded, and cut at 90 characters)."""
+    columns (``cells_view``)."""
     if projection == "questions":
         return questions_view(list(frame.iter_rows(named=True)), title)
     if projection == "scores":
         return scores_view(list(frame.iter_rows(named=True)), title)
     if projection == "runs":
         return runs_view(list(frame.iter_rows(named=True)), title)
-    table = Table(title=title)
     columns = [c for c in DISPLAY_COLUMNS.get(projection, frame.columns) if c in frame.columns]
-    for column in columns:
-        if column.endswith("_id") or column.endswith("date"):  # an id or a date is copied whole
-            widest = max((len(str(v)) for v in frame[column].to_list() if v is not None), default=0)
-            table.add_column(column, no_wrap=True, min_width=min(max(widest, len(column)), 22))
-        else:
-            table.add_column(column, overflow="fold")
-    for row in frame.select(columns).iter_rows():
-        table.add_row(*["" if v is None else str(v)[:90] for v in row])
-    return table
+    rows = [[_cell(v) for v in row] for row in frame.select(columns).iter_rows()]
+    return cells_view(title, columns, rows, width)
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else " ".join(str(value).split())
+    return text if len(text) <= CELL_AT_MOST else text[: CELL_AT_MOST - 1] + "…"
+
+
+def cells_view(
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], width: int
+) -> RenderableType:
+    """A table whose every column is as wide as its longest word (or header), so that a cell wraps
+    only between words; when those widths do not fit in ``width``, each row is an entry instead (its
+    first cell, then a line per other column), which never breaks a word either."""
+    headers = [column.replace("_", " ") for column in columns]  # a header wraps between its words
+    widest = [
+        max(len(word) for word in [*header.split(), *(w for row in rows for w in row[k].split())])
+        for k, header in enumerate(headers)
+    ]
+    room = width - 3 * len(columns) - 1  # a cell's padding and border, and the last border
+    if sum(widest) <= room:
+        wide = [max([len(header), *(len(row[k]) for row in rows)]) for k, header in enumerate(headers)]
+        while sum(wide) > room:  # the widest column that can still narrow gives a cell
+            k = max((k for k in range(len(wide)) if wide[k] > widest[k]), key=lambda k: wide[k])
+            wide[k] -= 1
+        table = Table(title=title)
+        for header, cells in zip(headers, wide, strict=True):
+            table.add_column(header, width=cells, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        return table
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    for row in rows:
+        facts = [Text(f"{header}: {cell}") for header, cell in zip(headers[1:], row[1:], strict=True) if cell]
+        parts += [Text(""), Text(row[0], style="bold"), Padding(Group(*facts), (0, 0, 0, INDENT))]
+    return Group(*parts)
 
 
 def shadow_jsonl(comparison) -> str:

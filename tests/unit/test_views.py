@@ -122,3 +122,56 @@ def test_questions_show_the_whole_prompt_wrapped_at_words() -> None:
     assert "answer: yes (by human)" in text
     flowed = " ".join(line.strip() for line in lines if line.startswith("  "))
     assert prompt in flowed  # whole, and no word broken across lines
+
+
+def words_whole(lines: list[str], cells: list[str]) -> list[str]:
+    """The words of ``cells`` that no line shows whole (a line's words split at spaces and borders)."""
+    import re
+
+    seen = {w.rstrip(":") for line in lines for w in re.split(r"[\s│┃]+", line) if w}
+    return [w for cell in cells for w in cell.split() if w not in seen]
+
+
+def test_a_projection_table_breaks_no_word_in_80_columns() -> None:
+    """The stories of a day (long headers of one word each), a day's briefs (a long path beside a
+    time) and its articles (an id, a time, a title): at 80 columns no word of a header or a cell is
+    cut, whether they fit in a table or become entries."""
+    from flows.views.log import projection_view
+
+    stories = pl.DataFrame(
+        {
+            "story_id": ["st-127d51cf355733cc", "st-fdba15762e441a0e"],
+            "first_brief_date": ["2025-08-06"] * 2,
+            "last_brief_date": ["2025-08-06"] * 2,
+            "articles": [1, 3],
+            "follow_up_of": [None, "st-1d93f8cee4a71c05"],
+        }
+    )
+    briefs = pl.DataFrame(
+        {
+            "date": ["2025-08-06"],
+            "version": [2],
+            "items": [3],
+            "published_at": ["2026-12-03 16:26:59.843080+00:00"],
+            "markdown": ["/home/someone/dailybrief/var/sample-store/briefs/2025-08-06/v2.md"],
+        }
+    )
+    articles = pl.DataFrame(
+        {
+            "article_id": ["art-11d34e091b52996bae74"],
+            "published_at": ["2025-08-06 06:10:00+00:00"],
+            "source": ["techwire"],
+            "title": ["City of Brightwater pilots AI triage in its emergency line"],
+            "language": ["en"],
+            "corrections": [0],
+        }
+    )
+    for name, frame in [("stories", stories), ("briefs", briefs), ("articles", articles)]:
+        for width in (80, 120):
+            lines = shown(projection_view(frame, name, f"{name} of 2025-08-06", width), width)
+            fits(lines, width)
+            cells = [str(v) for row in frame.iter_rows() for v in row if v is not None]
+            headers = [c.replace("_", " ") for c in frame.columns[1:]]  # an entry is headed by its first cell
+            assert not words_whole(lines, cells + headers), (name, width, "\n".join(lines))
+    table = shown(projection_view(articles, "articles", "articles", 120), 120)
+    assert "art-11d34e091b52996bae74" in "\n".join(table)  # the id a purge takes, in the table
