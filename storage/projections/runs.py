@@ -1,4 +1,9 @@
-"""``runs``: one row per run: flow, day, status, timings, and how many events of each type."""
+"""``runs``: one row per run: flow, day, status, timings, and how many events of each type.
+
+A flow run (``brief run``, a backfill's dates) records its life: started, then finished, failed,
+crashed or cancelled. A command's act (an answer, a mark, a correction, a purge, an evaluation)
+records its events in one append, all or none, under a run id that names it (``review-…``): it is
+``recorded``. A flow run none of whose life is in the days folded is ``unknown``."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ _STATUS = {
     "run.crashed": "crashed",
     "run.cancelled": "cancelled",
 }
+
+FLOW_RUN_ID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
 
 class RunsProjection:
@@ -95,7 +102,12 @@ class RunsProjection:
             .with_columns(
                 # the day a run was for is its run.started's (collecting the lookback writes earlier days)
                 pl.coalesce("run_date", "brief_date").alias("brief_date"),
-                pl.col("status").fill_null("unknown"),
+                # a command's own record (an answer, a mark, a purge, an evaluation: "review-2025…")
+                # writes its events at once or not at all; a flow run's id is a UUID
+                pl.when(pl.col("status").is_null() & ~pl.col("run_id").str.contains(FLOW_RUN_ID))
+                .then(pl.lit("recorded"))
+                .otherwise(pl.col("status").fill_null("unknown"))
+                .alias("status"),
                 ((pl.col("last_event_at") - pl.col("started_at")).dt.total_milliseconds() / 1000).alias(
                     "duration_s"
                 ),

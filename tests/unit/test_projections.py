@@ -94,6 +94,24 @@ def test_runs_status_counts_and_errors() -> None:
     assert runs["bad"]["status"] == "failed" and runs["bad"]["error"] == "feed techcrunch: HTTP 500"
 
 
+def test_a_commands_act_is_recorded_and_a_flow_run_without_its_life_unknown() -> None:
+    """An answer or a mark (run id ``review-…``) writes its events at once: it is ``recorded``, not
+    ``unknown``; a flow run (a UUID) whose start and end are in no day folded stays ``unknown``."""
+    flow_run = "3ccf926e-2ddd-4e29-8e74-22a6af588328"
+    store = InMemoryEventStore()
+    store.append(
+        [
+            run_event("run.started", "ok", at=T0),
+            corrected(1, "relevance", "off-topic"),
+            collected(2, run_id=flow_run, at=T0 + timedelta(seconds=2)),
+        ]
+    )
+    runs = {r["run_id"]: r for r in materialize(store, "runs").iter_rows(named=True)}
+    assert runs["review"]["status"] == "recorded" and runs["review"]["flow"] is None
+    assert runs[flow_run]["status"] == "unknown"
+    assert runs["ok"]["status"] == "running"
+
+
 def test_a_cancelled_run_is_ended_cancelled_not_running() -> None:
     from tasks.steps.liveness import open_runs
 
