@@ -30,6 +30,26 @@ def events(
     return store.query(scan)
 
 
+def version_published(store: ParquetEventStore, day: date, version: int) -> datetime:
+    """When version ``version`` of the day's brief was published (``--as-of vN``)."""
+    from storage.payloads import BriefPublished
+    from storage.typed import payload_of
+
+    for event in store.read(days=[day], event_types=["brief.published"]):
+        if payload_of(event, BriefPublished).version == version:
+            return event.occurred_at
+    raise InputError(
+        f"--as-of v{version}: no version {version} of the brief of {day}; "
+        f"'brief replay --date {day} --projection briefs' lists them"
+    )
+
+
+def first_recorded(store: ParquetEventStore, day: date) -> datetime | None:
+    """When the first event of ``day`` was written."""
+    times = store.query(lambda: store.scan([day]).select(pl.col("occurred_at").min()))
+    return times.item() if times.height else None
+
+
 def check_projection(name: str) -> None:
     get_projection(name)
 

@@ -7,6 +7,7 @@ pyarrow, which ``brief --help`` does not need.
 
 from __future__ import annotations
 
+import re
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -57,7 +58,14 @@ def events(
 
 def replay(
     day: Annotated[str, typer.Option("--date", help="Brief date whose events to fold (YYYY-MM-DD).")],
-    as_of: Annotated[str | None, typer.Option("--as-of", help="Only events up to this UTC time.")] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="Only events written up to this UTC time, or up to when version N of the brief was "
+            "published (vN).",
+        ),
+    ] = None,
     projection: Annotated[
         str, typer.Option("--projection", help="articles, seen, runs, stories, questions, briefs or scores.")
     ] = "articles",
@@ -69,9 +77,12 @@ def replay(
     from ops import browse
 
     wanted = given_day(day)
-    moment = parse_time(as_of)
+    version = re.fullmatch(r"v([1-9][0-9]{0,5})", as_of or "")
+    moment = None if version else parse_time(as_of)
     browse.check_projection(projection)
     _, store = open_store(config)
+    if version:
+        moment = browse.version_published(store, wanted, int(version.group(1)))
     frame = browse.projection(store, projection, wanted, moment)
     if fmt is Format.jsonl:
         sys.stdout.writelines(frame_jsonl(frame))
@@ -79,9 +90,18 @@ def replay(
     title = (
         f"{projection} of {day}"
         + (f" as of {moment.isoformat()}" if moment else "")
+        + (f" (v{version.group(1)} published)" if version else "")
         + f": {frame.height} row(s)"
     )
     out.print(projection_view(frame, projection, title, out.width))
+    first = browse.first_recorded(store, wanted) if moment and frame.height == 0 else None
+    if moment and first and first > moment:
+        out.print(
+            f"Nothing of {day} was written by then: its first event was written at "
+            f"{first:%Y-%m-%d %H:%M:%S} UTC. --as-of is when events were written, not the brief date; "
+            f"'--as-of v1' is when its brief's first version was published.",
+            soft_wrap=False,
+        )
 
 
 def trace(

@@ -300,6 +300,21 @@ def test_a_mark_answers_the_open_question_about_the_story_it_marks(
     still = materialize(store, "questions", days=[date.fromisoformat(DAY)]).filter(pl.col("status") == "open")
     assert still.height == 1 and tiny["question_id"] not in still["question_id"].to_list()
 
+    # the day as it stood when v1 was published: one version, the question still open
+    def replay(projection: str, as_of: str) -> Completed:
+        return cli(
+            "replay", "--config", str(config), "--date", DAY, "--projection", projection, "--as-of", as_of
+        )
+
+    versions = replay("briefs", "v1")
+    assert versions.returncode == 0 and "(v1 published): 1 row(s)" in versions.stdout, versions.stdout
+    then = replay("questions", "v1").stdout
+    assert f"{tiny['question_id']}  confirmation  open" in then, then
+    assert replay("briefs", "v3").stderr.strip().startswith("error: --as-of v3: no version 3 of the brief")
+    # a time before anything of the day was written says so, and when its first event was
+    before = replay("briefs", "2025-08-06T18:00:00Z")
+    assert ": 0 row(s)" in before.stdout and "Nothing of 2025-08-06 was written by then" in before.stdout
+
 
 def test_an_answer_given_with_a_mark_keeps_its_own_answer(tmp_path: Path, prefect_harness: None) -> None:
     """A file that answers the question and marks its story: the question keeps the answer given."""
