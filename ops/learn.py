@@ -568,6 +568,8 @@ def fit(
             "on_topic": sum(e.relevance != "none" for e in train),
             "core": sum(e.relevance == "core" for e in train),
             "base_model": base.name if base else None,
+            "label_days": sorted({e.day.isoformat() for e in train if e.by == "label"}),
+            "people_days": sorted({e.day.isoformat() for e in train if e.by == "human"}),
             # what it saw: 'brief evaluate' scores it only on other marks and labels
             "judgements": judgements,
             "judgements_digest": judgements_digest(judgements),
@@ -721,6 +723,30 @@ def card_markdown(model: editorial.EditorialModel) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fitted_on_lines(on: dict) -> list[str]:
+    """Where a model's stories came from: the hand labels (and whose they were when it refines the
+    model in force, which brings its own along), and people's answers, each with its days."""
+
+    def days(key: str) -> str:
+        named = on.get(key)
+        if not named:
+            return ""
+        return f" of {named[0]}" if len(named) == 1 else f" of {len(named)} days, {named[0]} .. {named[-1]}"
+
+    labels, people, base = on.get("from_labels", 0), on.get("from_people", 0), on.get("base_model")
+    lines = []
+    if labels:
+        whose = (
+            f": the labels the model in force, {base!r}, was fitted on, kept so that a few answers move its "
+            "weights without losing what it learnt"
+            if base
+            else ""
+        )
+        lines.append(f"{labels} from hand labels{days('label_days')}{whose}")
+    lines.append(f"{people} from people's answers and marks{days('people_days')}")
+    return lines
+
+
 def card_text(model: editorial.EditorialModel) -> str:
     card = model.card
     on = card.get("fitted_on", {})
@@ -729,8 +755,8 @@ def card_text(model: editorial.EditorialModel) -> str:
         f"model {model.name} ({model.kind}) for the topic {model.topic!r}, embedding {model.embedding_model}"
         + (f", multilingual {model.multilingual_model}" if model.multilingual_model else ""),
         f"fitted on {on.get('stories', 0)} stories of {len(on.get('days', []))} day(s) "
-        f"({on.get('from_labels', 0)} from labels, {on.get('from_people', 0)} from people's answers; "
-        f"{on.get('on_topic', 0)} on topic, {on.get('core', 0)} core) with {card.get('library', '')}",
+        f"({on.get('on_topic', 0)} on topic, {on.get('core', 0)} core) with {card.get('library', '')}:",
+        *[f"  {line}" for line in fitted_on_lines(on)],
         f"judgements seen: {len(on.get('judgements', []))} (digest {on.get('judgements_digest', '-')})",
     ]
     if "precision" in cv:

@@ -127,3 +127,36 @@ def test_a_fitted_model_carries_its_threshold_and_its_card_the_blocks_left_out()
     assert 0.2 <= fitted.model.threshold <= 0.8
     figures = fitted.model.card["leave_one_block_out"]
     assert figures["blocks"] == 3 and figures["stories"] == len(train) and figures["precision"] > 0.8
+
+
+def test_a_cards_summary_says_where_its_stories_came_from_and_their_days() -> None:
+    """`brief learn` prints which stories are hand labels (of which days, and that the model in force
+    brought them when the candidate refines it) and which are people's answers."""
+    from ops.learn import card_text, fit
+
+    rng = np.random.default_rng(5)
+    train = [
+        story(day, "core" if k % 3 == 0 else "none", float(k % 3 == 0) + rng.normal(0, 0.4))
+        for day in (1, 5, 9)
+        for k in range(20)
+    ]
+    fitted = fit(train, "t", "AI", "none", features=["kw_title", "emb_head"])
+    on = fitted.model.card["fitted_on"]
+    assert on["label_days"] == ["2026-03-01", "2026-03-05", "2026-03-09"] and on["people_days"] == []
+    text = card_text(fitted.model)
+    assert "60 from hand labels of 3 days, 2026-03-01 .. 2026-03-09\n" in text, text
+    assert "0 from people's answers and marks" in text
+
+    refined = fitted.model.model_copy(
+        update={
+            "card": {
+                **fitted.model.card,
+                "fitted_on": {**on, "from_people": 1, "people_days": ["2025-08-06"], "base_model": "ai"},
+            }
+        }
+    )
+    text = card_text(refined)
+    assert (
+        "60 from hand labels of 3 days, 2026-03-01 .. 2026-03-09: the labels the model in force, 'ai'" in text
+    )
+    assert "1 from people's answers and marks of 2025-08-06" in text
