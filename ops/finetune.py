@@ -35,6 +35,7 @@ from storage.brief import read_brief
 from storage.errors import InputError, StoreError
 from storage.payloads import (
     ArticlePurged,
+    BriefCorrected,
     BriefPublished,
     ConfirmationResolved,
     Fact,
@@ -337,6 +338,7 @@ def _summaries(
     store: EventStore, events: pl.DataFrame, articles: dict, representative: dict
 ) -> Iterator[Example]:
     published = events.filter(pl.col("event_type") == "brief.published")
+    corrected = _corrected(events)
     for r in _latest(published, ["brief_date"]).iter_rows(named=True):
         files = payload_of(r, BriefPublished).files
         brief = read_brief(_read_published(store, files["json"]))
@@ -345,17 +347,34 @@ def _summaries(
             if rep is None or rep[0] not in articles:
                 continue
             article = articles[rep[0]]
-            machine = {"title": item.title, "summary": item.summary}
+            shown = {"title": item.title, "summary": item.summary}
+            fixes = corrected.get((item.story_id, r["brief_date"]), {})
+            # what the pipeline wrote (the text readers first saw), and a person's correction of it
+            machine = {k: fixes[k][1] if k in fixes else v for k, v in shown.items()}
+            human = {k: fixes[k][0] if k in fixes else v for k, v in shown.items()} if fixes else None
             yield Example(
                 "summarize",
                 item.story_id,
                 str(r["brief_date"]),
                 _article_input(article),
                 machine,
-                None,
-                [r["event_id"], rep[1]],
+                human,
+                [r["event_id"], rep[1], *(fixes[k][2] for k in sorted(fixes))],
                 r["policy_version"],
             )
+
+
+def _corrected(events: pl.DataFrame) -> dict[tuple[str, date], dict[str, tuple[str, str, str]]]:
+    """People's corrections of items (``brief.corrected``): per story and brief date, per field, the
+    latest text, the text readers first saw and the correction's event id."""
+    found: dict[tuple[str, date], dict[str, tuple[str, str, str]]] = {}
+    rows = events.filter(pl.col("event_type") == "brief.corrected").sort("occurred_at", "seq")
+    for r in rows.iter_rows(named=True):
+        fix = payload_of(r, BriefCorrected)
+        fields = found.setdefault((fix.story_id, r["brief_date"]), {})
+        first = fields[fix.field][1] if fix.field in fields else fix.previous
+        fields[fix.field] = (fix.value, first, r["event_id"])
+    return found
 
 
 def _pairs(events: pl.DataFrame, articles: dict) -> Iterator[Example]:
@@ -415,6 +434,7 @@ def build(store: EventStore, task: str, fmt: str, out: Path, start: date, end: d
             continue  # a human-labelled record of a subject wins over a machine-only one
         merged[key] = example
     records: list[dict[str, Any]] = []
+    uncorrected = 0
     for example in merged.values():
         user = json.dumps({"task": task, "input": example.input}, ensure_ascii=False, sort_keys=True)
         prompt = example.messages or [
@@ -431,6 +451,7 @@ def build(store: EventStore, task: str, fmt: str, out: Path, start: date, end: d
             }
         else:
             if example.human is None or example.human == example.machine:
+                uncorrected += 1
                 continue
             record = {
                 "input": {"messages": prompt},
@@ -456,9 +477,36 @@ def build(store: EventStore, task: str, fmt: str, out: Path, start: date, end: d
         records.append(record)
     write_text(out, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
     card = dataset_card(task, fmt, records, start, end)
+    card["examples"], card["uncorrected"] = len(merged), uncorrected
     write_text(out.with_suffix(".card.json"), json.dumps(card, indent=2) + "\n")
     write_text(out.with_suffix(".card.md"), card_markdown(card))
     return card
+
+
+# what makes a preference pair of each task: a person's word that differs from the pipeline's
+PREFERRED_BY = {
+    "classify": "a category corrected (an answer to a category question in 'brief review')",
+    "extract": "a claim removed (an answer to a claim question in 'brief review')",
+    "summarize": "a headline or summary corrected ('brief correct STORY --summary TEXT', or the desk)",
+    "dedup": "a same-story answer ('brief review', or the desk's same story / two stories)",
+    "relevance": "a mark that differs from the model's call ('brief review --mark STORY=MARK')",
+    "llm": "a mark, a corrected category, or a model summary the fact-check removed",
+}
+
+
+def why_empty(card: dict[str, Any]) -> str | None:
+    """Why a dataset has no record, in one line (None when it has some)."""
+    if card["records"]:
+        return None
+    span = f"{card['range'][0]} .. {card['range'][1]}"
+    if not card.get("examples"):
+        return f"nothing to learn from: no {card['task']} decision in {span}"
+    if card["format"] == "preference":
+        return (
+            f"no pair: none of the {card['examples']} {card['task']} decision(s) of {span} was corrected "
+            f"by a person; a pair needs {PREFERRED_BY[card['task']]}"
+        )
+    return None
 
 
 def dataset_card(task: str, fmt: str, records: list[dict], start: date, end: date) -> dict[str, Any]:

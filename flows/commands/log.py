@@ -255,7 +255,7 @@ def export_finetune_command(
     config: ConfigOption = None,
 ) -> None:
     """A fine-tuning dataset from machine outputs and human corrections (corrections win)."""
-    from ops.finetune import build
+    from ops.finetune import build, why_empty
 
     first, last = parse_day(start, "--start"), parse_day(end, "--end")
     _, store = open_store(config)
@@ -264,3 +264,6 @@ def export_finetune_command(
         raise InputError("the event log is empty; run 'brief run' first")
     card = build(store, task, fmt, Path(out_path), first or days[0], last or days[-1])
     out.print(f"{card['records']} record(s) ({card['human_labelled']} human-labelled) -> {out_path}")
+    why = why_empty(card)
+    if why:
+        out.print(why, soft_wrap=True)
