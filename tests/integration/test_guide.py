@@ -334,3 +334,22 @@ def test_every_file_the_guide_names_exists() -> None:
                 if not (list(REPO.glob(name)) if "*" in name else (REPO / name).exists()):
                     missing.append(f"{path.relative_to(REPO)}:{n}: {name}")
     assert not missing, "the guide names files that do not exist:\n" + "\n".join(missing)
+
+
+def test_the_readme_says_how_to_reach_brief_before_its_first_command() -> None:
+    """`make run` leaves ``brief`` in .venv/bin: the README says to activate it (or call it there)
+    before it shows a ``brief`` command, and ``make run`` says so when it ends."""
+    import subprocess
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first = min(readme.index(f"\nbrief {word}") for word in ("run", "events", "check"))
+    assert "source .venv/bin/activate" in readme[:first] and "BRIEF_CONFIG" in readme[:first]
+    printed = subprocess.run(
+        ["make", "-n", "run"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin"},
+    ).stdout
+    assert "source .venv/bin/activate" in printed and "export BRIEF_CONFIG=samples/brief.toml" in printed
