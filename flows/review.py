@@ -95,7 +95,8 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
         for n, question in enumerate(rows, start=1):
             try:
                 answer, by = _ask(out, n, question, numbers)
-            except EOFError:
+            except EOFError:  # Ctrl-D, or the end of piped input: the next line starts on its own
+                out.print()
                 return answers
             except KeyboardInterrupt:
                 raise Interrupted(

@@ -300,6 +300,10 @@ def test_a_mark_answers_the_open_question_about_the_story_it_marks(
     still = materialize(store, "questions", days=[date.fromisoformat(DAY)]).filter(pl.col("status") == "open")
     assert still.height == 1 and tiny["question_id"] not in still["question_id"].to_list()
 
+    # the question left, asked at the end of piped input: the closing line starts on its own
+    piped = brief("review", "--date", DAY, "--config", str(config), input="", env={"COLUMNS": "200"})
+    assert piped.returncode == 0 and "answer [off-topic]: \nNo answers given" in piped.stdout, piped.stdout
+
     # the day as it stood when v1 was published: one version, the question still open
     def replay(projection: str, as_of: str) -> Completed:
         return cli(
