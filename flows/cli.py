@@ -92,7 +92,7 @@ def review(
     config: ConfigOption = None,
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
-    from flows.review import answers_from_file, ask, parse_marks
+    from flows.review import answers_from_file, ask, parse_marks, print_cases, print_settled
     from ops import acts
     from tasks.settings import load_settings
 
@@ -123,7 +123,7 @@ def review(
         f"{len(given) + len(marks)} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}"
     )
     if marks:
-        print_settled(outcome, {a.question_id for a in given})
+        print_settled(out, outcome, {a.question_id for a in given})
     if marks and not answers:  # marks given at the command line: nothing was asked meanwhile
         still = acts.open_questions(settings, wanted).height
         if still:
@@ -132,33 +132,7 @@ def review(
     if outcome.delivery is not None:
         print_delivery(outcome.delivery)
     if as_case:
-        print_cases(outcome)
-
-
-def print_settled(outcome, asked: set[str]) -> None:
-    """The open questions a mark answered: the question, the story and the answer the mark gave."""
-    for e in outcome.events:
-        if e.event_type == "confirmation.resolved" and e.payload["question_id"] not in asked:
-            p = e.payload
-            out.print(
-                f"question {p['question_id']} (is {p['subject']} on the topic?) answered "
-                f"'{p['answer']}' by the mark",
-                soft_wrap=True,
-            )
-
-
-def print_cases(outcome) -> None:
-    """``--as-case``: the regression cases an act kept, and why any was not."""
-    for why in outcome.refused:
-        err.print(f"not kept as a regression case: {why}", soft_wrap=True)
-    for case in outcome.cases:
-        p = case.payload
-        expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
-        out.print(
-            f"kept as regression case {p['case_id']}: {outcome.day} {p['story_id']} expected {expected}"
-        )
-    if not outcome.cases and not outcome.refused:
-        out.print("no mark or same-story answer to keep as a regression case")
+        print_cases(out, err, outcome)
 
 
 def print_delivery(outcome) -> None:

@@ -156,3 +156,33 @@ def interpret(question: dict, reply: str, numbers: dict[str, int] | None = None)
     if problem is not None:
         raise InputError(problem)
     return reply, "human"
+
+
+def print_settled(out: Console, outcome, asked: set[str]) -> None:
+    """The open questions a mark answered: the question, the story and the answer the mark gave."""
+    from storage.payloads import ConfirmationResolved
+    from storage.typed import payload_of
+
+    answers = [
+        payload_of(e, ConfirmationResolved) for e in outcome.events if e.event_type == "confirmation.resolved"
+    ]
+    for a in answers:
+        if a.question_id not in asked:
+            out.print(
+                f"question {a.question_id} (is {a.subject} on the topic?) answered '{a.answer}' by the mark",
+                soft_wrap=True,
+            )
+
+
+def print_cases(out: Console, err: Console, outcome) -> None:
+    """``--as-case``: the regression cases an act kept, and why any was not."""
+    for why in outcome.refused:
+        err.print(f"not kept as a regression case: {why}", soft_wrap=True)
+    for case in outcome.cases:
+        p = case.payload
+        expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
+        out.print(
+            f"kept as regression case {p['case_id']}: {outcome.day} {p['story_id']} expected {expected}"
+        )
+    if not outcome.cases and not outcome.refused:
+        out.print("no mark or same-story answer to keep as a regression case")

@@ -261,10 +261,12 @@ def settle_relevance(
     is on the topic is answered with the mark given to that story (``marks``: ``article.corrected``
     events of the field ``relevance``), as a fact citing the mark; the questions ``answered`` in the
     same act keep their own answer. The answer implies nothing more: the mark says it."""
+    from storage.payloads import ArticleCorrected
+    from storage.typed import payload_of
+
+    corrections = [(e, payload_of(e, ArticleCorrected)) for e in marks if e.event_type == "article.corrected"]
     given = {
-        e.subject_id: (e.payload["value"], e.event_id)
-        for e in marks
-        if e.event_type == "article.corrected" and e.payload.get("field") == "relevance"
+        c.article_id: (c.value, e.event_id) for e, c in corrections if c.field == "relevance" and c.value
     }
     if not given:
         return []
