@@ -55,6 +55,7 @@ FEATURES = (
     "same_outlet",
     "cosine_same_outlet",
     "rare_title_same_outlet",
+    "outlet_series_words",  # title words both share that only their outlet uses, in 3+ of its titles
     "own_story",
     "days_apart",
     "digest",
@@ -67,6 +68,8 @@ FEATURES = (
 # a pair under this probability keeps its two groups apart, however strongly the rest of them link:
 # average linkage alone lets a group of sure pairs pull in an article the model all but rules out
 FLOOR = 0.05
+# an outlet's word in this many of its titles, and in no other outlet's, marks a recurring series
+SERIES_TITLES = 3
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORDS = re.compile(r"[^\W_]+")
 
@@ -188,9 +191,11 @@ def pair_features(
     cosine_english: float,
     multilingual: float | None,
     rare: tuple[float, float] = (0.0, 0.0),
+    series: int = 0,
 ) -> list[float]:
     """One row of ``FEATURES`` for a pair of articles (their evidence computed once each; ``rare``:
-    the cosines of their titles' and texts' words weighted by rarity among the items compared)."""
+    the cosines of their titles' and texts' words weighted by rarity among the items compared;
+    ``series``: how many of the title words they share are ``series_words`` of their outlet)."""
     non_english = dedup.is_non_english(a) or dedup.is_non_english(b)
     cosine = multilingual if non_english and multilingual is not None else cosine_english
     repository = ea.project is not None or eb.project is not None
@@ -223,6 +228,7 @@ def pair_features(
         float(same_outlet),
         cosine * same_outlet,
         rare[0] * same_outlet,
+        float(min(series, 2)),
         float(ea.own_story or eb.own_story),
         min(hours, 3.0),
         float("digest" in kinds),
@@ -264,6 +270,23 @@ def _idf_cosines(bags: list[frozenset[str]]) -> np.ndarray:
     matrix *= np.log((len(bags) + 1) / (df + 1)) + 1.0
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     return matrix @ matrix.T
+
+
+def series_words(items: Sequence[dedup.Item]) -> list[frozenset[str]]:
+    """Per item, its title's words that only its outlet uses among ``items``, in at least
+    ``SERIES_TITLES`` of that outlet's titles: the words of an outlet's recurring pages (its own
+    events, its coupon or deals pages), which two of its pages share whatever each is about."""
+    found = [dedup.evidence(i) for i in items]
+    words = [title_words(i.title) for i in items]
+    uses: dict[str, dict[str, int]] = {}
+    for e, bag in zip(found, words, strict=True):
+        for word in bag:
+            per_outlet = uses.setdefault(word, {})
+            per_outlet[e.outlet] = per_outlet.get(e.outlet, 0) + 1
+    return [
+        frozenset(w for w in bag if len(uses[w]) == 1 and uses[w][e.outlet] >= SERIES_TITLES)
+        for e, bag in zip(found, words, strict=True)
+    ]
 
 
 def _codes(values: Sequence[str]) -> np.ndarray:
@@ -432,6 +455,7 @@ def feature_rows(
         same_outlet,
         cosine * same_outlet,
         titles[left, right] * same_outlet,
+        np.minimum(_shared(series_words(items))[left, right], 2),
         x_own | y_own,
         _days_apart(p),
         *_kind_columns(p),
