@@ -55,6 +55,7 @@ FEATURES = (
     "same_outlet",
     "cosine_same_outlet",
     "rare_title_same_outlet",
+    "outlet_series_words",  # title words both share that only their outlet uses, in 3+ of its titles
     "own_story",
     "days_apart",
     "digest",
@@ -67,6 +68,8 @@ FEATURES = (
 # a pair under this probability keeps its two groups apart, however strongly the rest of them link:
 # average linkage alone lets a group of sure pairs pull in an article the model all but rules out
 FLOOR = 0.05
+# an outlet's word in this many of its titles, and in no other outlet's, marks a recurring series
+SERIES_TITLES = 3
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORDS = re.compile(r"[^\W_]+")
 
@@ -188,9 +191,11 @@ def pair_features(
     cosine_english: float,
     multilingual: float | None,
     rare: tuple[float, float] = (0.0, 0.0),
+    series: int = 0,
 ) -> list[float]:
     """One row of ``FEATURES`` for a pair of articles (their evidence computed once each; ``rare``:
-    the cosines of their titles' and texts' words weighted by rarity among the items compared)."""
+    the cosines of their titles' and texts' words weighted by rarity among the items compared;
+    ``series``: how many of the title words they share are ``series_words`` of their outlet)."""
     non_english = dedup.is_non_english(a) or dedup.is_non_english(b)
     cosine = multilingual if non_english and multilingual is not None else cosine_english
     repository = ea.project is not None or eb.project is not None
@@ -223,6 +228,7 @@ def pair_features(
         float(same_outlet),
         cosine * same_outlet,
         rare[0] * same_outlet,
+        float(min(series, 2)),
         float(ea.own_story or eb.own_story),
         min(hours, 3.0),
         float("digest" in kinds),
@@ -266,6 +272,151 @@ def _idf_cosines(bags: list[frozenset[str]]) -> np.ndarray:
     return matrix @ matrix.T
 
 
+def series_words(items: Sequence[dedup.Item]) -> list[frozenset[str]]:
+    """Per item, its title's words that only its outlet uses among ``items``, in at least
+    ``SERIES_TITLES`` of that outlet's titles: the words of an outlet's recurring pages (its own
+    events, its coupon or deals pages), which two of its pages share whatever each is about."""
+    found = [dedup.evidence(i) for i in items]
+    words = [title_words(i.title) for i in items]
+    uses: dict[str, dict[str, int]] = {}
+    for e, bag in zip(found, words, strict=True):
+        for word in bag:
+            per_outlet = uses.setdefault(word, {})
+            per_outlet[e.outlet] = per_outlet.get(e.outlet, 0) + 1
+    return [
+        frozenset(w for w in bag if len(uses[w]) == 1 and uses[w][e.outlet] >= SERIES_TITLES)
+        for e, bag in zip(found, words, strict=True)
+    ]
+
+
+def _codes(values: Sequence[str]) -> np.ndarray:
+    """One integer per distinct value: equal values, equal codes."""
+    seen: dict[str, int] = {}
+    return np.array([seen.setdefault(v, len(seen)) for v in values], dtype=int)
+
+
+def _shared(xs: Sequence[frozenset], ys: Sequence[frozenset] | None = None) -> np.ndarray:
+    """How many members each x has in common with each y (0/1 matrices, multiplied)."""
+    ys = xs if ys is None else ys
+    vocabulary: dict = {}
+    for bag in (*xs, *ys):
+        for member in bag:
+            vocabulary.setdefault(member, len(vocabulary))
+    a, b = np.zeros((len(xs), len(vocabulary) or 1)), np.zeros((len(ys), len(vocabulary) or 1))
+    for row, bag in enumerate(xs):
+        a[row, [vocabulary[m] for m in bag]] = 1.0
+    for row, bag in enumerate(ys):
+        b[row, [vocabulary[m] for m in bag]] = 1.0
+    return a @ b.T
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """The pairs whose features are computed: ``left[k]`` and ``right[k]`` index the k-th pair's items."""
+
+    items: Sequence[dedup.Item]
+    found: list[dedup.Evidence]
+    left: np.ndarray
+    right: np.ndarray
+
+    def both(self, values: Sequence[bool] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        flags = np.asarray(values, dtype=bool)
+        return flags[self.left], flags[self.right]
+
+    def equal(self, values: Sequence[str]) -> np.ndarray:
+        codes = _codes(values)
+        return codes[self.left] == codes[self.right]
+
+
+def _cosine_columns(
+    p: _Pairs, english: np.ndarray, multilingual: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the run's cosine, the English model's, whether either text is not English) per pair."""
+    x, y = p.both([dedup.is_non_english(i) for i in p.items])
+    non_english = x | y
+    cosine_english = english[p.left, p.right]
+    if multilingual is None:
+        return cosine_english, cosine_english, non_english
+    return np.where(non_english, multilingual[p.left, p.right], cosine_english), cosine_english, non_english
+
+
+def _title_overlap(p: _Pairs) -> np.ndarray:
+    """Jaccard of the titles' words."""
+    words = [title_words(i.title) for i in p.items]
+    common = _shared(words)[p.left, p.right]
+    sizes = np.array([len(w) for w in words], dtype=float)
+    union = sizes[p.left] + sizes[p.right] - common
+    return np.divide(common, union, out=np.zeros(len(p.left)), where=union > 0)
+
+
+def _name_columns(p: _Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(shared names, shared versions, distinct names, unmatched names) per pair."""
+    found, left, right = p.found, p.left, p.right
+    names_shared = _shared([e.names for e in found])[left, right]
+    versions_in_text = _shared([e.versions for e in found], [e.text_versions for e in found])
+    versions_shared = versions_in_text[left, right] + versions_in_text[right, left]
+    # x's title names and versions y's text never mentions
+    unmatched = np.array([[len(e.versions)] * len(found) for e in found], dtype=float) - versions_in_text
+    for x, e in enumerate(found):
+        for name in e.names:
+            unmatched[x] += [name not in f.folded for f in found]
+    distinct = (unmatched[left, right] > 0) & (unmatched[right, left] > 0)
+    fewest = np.minimum(np.minimum(unmatched[left, right], unmatched[right, left]), 3)
+    return np.minimum(names_shared, 3), np.minimum(versions_shared, 2), distinct, fewest
+
+
+def _organisation_conflict(p: _Pairs, non_english: np.ndarray) -> np.ndarray:
+    """``dedup.organisation_conflict`` per pair: without case when either text is not English."""
+    found, left, right = p.found, p.left, p.right
+    title_orgs = [e.title_orgs for e in found]
+    cased = _shared(title_orgs, [e.text_orgs for e in found])
+    lowered = [frozenset(o.lower() for o in t) for t in title_orgs]
+    caseblind = _shared(lowered, [e.caseblind_orgs for e in found])
+    count_cased = np.array([len(t) for t in title_orgs], dtype=float)
+    count_lowered = np.array([len(t) for t in lowered], dtype=float)
+    conflict_cased = (count_cased[left] > cased[left, right]) | (count_cased[right] > cased[right, left])
+    conflict_caseblind = (count_lowered[left] > caseblind[left, right]) | (
+        count_lowered[right] > caseblind[right, left]
+    )
+    return np.where(non_english, conflict_caseblind, conflict_cased)
+
+
+def _page_columns(p: _Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(same link, same title in two sources, a repository and its project's page, a repository the
+    other never names) per pair."""
+    items, found, left, right = p.items, p.found, p.left, p.right
+    same_link = np.zeros(len(left), dtype=bool)
+    for k in np.flatnonzero(p.equal([e.link[0] for e in found])):
+        same_link[k] = dedup.same_link(found[int(left[k])], found[int(right[k])])
+    has_key, _ = p.both([bool(e.title_key) for e in found])
+    same_title = has_key & p.equal([e.title_key for e in found]) & ~p.equal([i.source for i in items])
+    x_repository, y_repository = p.both([e.project is not None for e in found])
+    same_project = np.zeros(len(left), dtype=bool)
+    unnamed = np.zeros(len(left), dtype=bool)
+    for k in np.flatnonzero(x_repository | y_repository):
+        x, y = int(left[k]), int(right[k])
+        same_project[k] = dedup.same_project(items[x], items[y], found[x], found[y])
+        unnamed[k] = dedup.unnamed_repository(items[x], items[y], found[x], found[y])
+    return same_link, same_title, same_project, unnamed
+
+
+def _days_apart(p: _Pairs) -> np.ndarray:
+    """Days between the two publications, at most 3 (1 when either has no date)."""
+    stamps = np.array([i.published_at.timestamp() if i.published_at else np.nan for i in p.items])
+    apart = np.abs(stamps[p.left] - stamps[p.right]) / 86400
+    return np.where(np.isnan(apart), 1.0, np.minimum(apart, 3.0))
+
+
+def _kind_columns(p: _Pairs) -> list[np.ndarray]:
+    """Whether either is a digest, a community link, a repository, a paper, a lab's page; one kind."""
+    kinds = [i.kind for i in p.items]
+    out = []
+    for kind in ("digest", "community", "repos", "papers", "lab"):
+        x, y = p.both([k == kind for k in kinds])
+        out.append(x | y)
+    return [*out, p.equal(kinds)]
+
+
 def feature_rows(
     items: Sequence[dedup.Item],
     english: np.ndarray,
@@ -278,126 +429,36 @@ def feature_rows(
     features compare become 0/1 matrices whose products count what two articles share."""
     if not index_pairs:
         return np.zeros((0, len(FEATURES)))
-    found = [dedup.evidence(i) for i in items]
-    left = np.fromiter((x for x, _ in index_pairs), dtype=int, count=len(index_pairs))
-    right = np.fromiter((y for _, y in index_pairs), dtype=int, count=len(index_pairs))
+    p = _Pairs(
+        items,
+        [dedup.evidence(i) for i in items],
+        np.fromiter((x for x, _ in index_pairs), dtype=int, count=len(index_pairs)),
+        np.fromiter((y for _, y in index_pairs), dtype=int, count=len(index_pairs)),
+    )
+    left, right = p.left, p.right
     titles, texts = rare_words(items)
-
-    def flags(values: Sequence[bool]) -> np.ndarray:
-        return np.asarray(values, dtype=bool)
-
-    def codes(values: Sequence[str]) -> np.ndarray:
-        """One integer per distinct value: equal values, equal codes."""
-        seen: dict[str, int] = {}
-        return np.array([seen.setdefault(v, len(seen)) for v in values], dtype=int)
-
-    def shared(xs: Sequence[frozenset], ys: Sequence[frozenset] | None = None) -> np.ndarray:
-        """How many members each x has in common with each y (0/1 matrices, multiplied)."""
-        ys = xs if ys is None else ys
-        vocabulary: dict = {}
-        for bag in (*xs, *ys):
-            for member in bag:
-                vocabulary.setdefault(member, len(vocabulary))
-        a, b = np.zeros((len(xs), len(vocabulary) or 1)), np.zeros((len(ys), len(vocabulary) or 1))
-        for row, bag in enumerate(xs):
-            a[row, [vocabulary[m] for m in bag]] = 1.0
-        for row, bag in enumerate(ys):
-            b[row, [vocabulary[m] for m in bag]] = 1.0
-        return a @ b.T
-
-    non_english = flags([dedup.is_non_english(i) for i in items])
-    pair_non_english = non_english[left] | non_english[right]
-    cosine_english = english[left, right]
-    cosine = (
-        cosine_english
-        if multilingual is None
-        else np.where(pair_non_english, multilingual[left, right], cosine_english)
-    )
-    words = [title_words(i.title) for i in items]
-    common = shared(words)
-    sizes = np.array([len(w) for w in words], dtype=float)
-    union = sizes[left] + sizes[right] - common[left, right]
-    overlap = np.divide(common[left, right], union, out=np.zeros(len(left)), where=union > 0)
-    names_shared = shared([e.names for e in found])[left, right]
-    versions_in_text = shared([e.versions for e in found], [e.text_versions for e in found])
-    versions_shared = versions_in_text[left, right] + versions_in_text[right, left]
-    # x's title names and versions y's text never mentions
-    unmatched = np.array([[len(e.versions)] * len(items) for e in found], dtype=float) - versions_in_text
-    for x, e in enumerate(found):
-        for name in e.names:
-            unmatched[x] += [name not in f.folded for f in found]
-    distinct = (unmatched[left, right] > 0) & (unmatched[right, left] > 0)
-    title_orgs = [e.title_orgs for e in found]
-    cased = shared(title_orgs, [e.text_orgs for e in found])
-    lowered = [frozenset(o.lower() for o in t) for t in title_orgs]
-    caseblind = shared(lowered, [e.caseblind_orgs for e in found])
-    count_cased = np.array([len(t) for t in title_orgs], dtype=float)
-    count_lowered = np.array([len(t) for t in lowered], dtype=float)
-    conflict_cased = (count_cased[left] > cased[left, right]) | (count_cased[right] > cased[right, left])
-    conflict_caseblind = (count_lowered[left] > caseblind[left, right]) | (
-        count_lowered[right] > caseblind[right, left]
-    )
-    conflict = np.where(pair_non_english, conflict_caseblind, conflict_cased)
-    where = codes([e.link[0] for e in found])
-    same_link = np.zeros(len(left), dtype=bool)
-    for k in np.flatnonzero(where[left] == where[right]):
-        same_link[k] = dedup.same_link(found[int(left[k])], found[int(right[k])])
-    keys = [e.title_key for e in found]
-    has_key = flags([bool(k) for k in keys])
-    sources = codes([i.source for i in items])
-    title_codes = codes(keys)
-    same_title = has_key[left] & (title_codes[left] == title_codes[right]) & (sources[left] != sources[right])
-    repository = flags([e.project is not None for e in found])
-    either_repository = repository[left] | repository[right]
-    same_project = np.zeros(len(left), dtype=bool)
-    unnamed = np.zeros(len(left), dtype=bool)
-    for k in np.flatnonzero(either_repository):
-        x, y = int(left[k]), int(right[k])
-        same_project[k] = dedup.same_project(items[x], items[y], found[x], found[y])
-        unnamed[k] = dedup.unnamed_repository(items[x], items[y], found[x], found[y])
-    outlets = codes([e.outlet for e in found])
-    same_outlet = outlets[left] == outlets[right]
-    own = flags([e.own_story for e in found])
-    stamps = np.array([i.published_at.timestamp() if i.published_at else np.nan for i in items])
-    apart = np.abs(stamps[left] - stamps[right]) / 86400
-    apart = np.where(np.isnan(apart), 1.0, np.minimum(apart, 3.0))
-    kinds = [i.kind for i in items]
-
-    def either(kind: str) -> np.ndarray:
-        is_kind = flags([k == kind for k in kinds])
-        return is_kind[left] | is_kind[right]
-
-    kind_codes = codes(kinds)
-    same_kind = kind_codes[left] == kind_codes[right]
+    cosine, cosine_english, non_english = _cosine_columns(p, english, multilingual)
+    same_outlet = p.equal([e.outlet for e in p.found])
+    x_own, y_own = p.both([e.own_story for e in p.found])
     columns = [
         cosine,
         cosine_english,
         cosine * cosine,
-        pair_non_english,
-        cosine * pair_non_english,
-        overlap,
+        non_english,
+        cosine * non_english,
+        _title_overlap(p),
         titles[left, right],
         texts[left, right],
-        np.minimum(names_shared, 3),
-        np.minimum(versions_shared, 2),
-        distinct,
-        np.minimum(np.minimum(unmatched[left, right], unmatched[right, left]), 3),
-        conflict,
-        same_link,
-        same_title,
-        same_project,
-        unnamed,
+        *_name_columns(p),
+        _organisation_conflict(p, non_english),
+        *_page_columns(p),
         same_outlet,
         cosine * same_outlet,
         titles[left, right] * same_outlet,
-        own[left] | own[right],
-        apart,
-        either("digest"),
-        either("community"),
-        either("repos"),
-        either("papers"),
-        either("lab"),
-        same_kind,
+        np.minimum(_shared(series_words(items))[left, right], 2),
+        x_own | y_own,
+        _days_apart(p),
+        *_kind_columns(p),
     ]
     return np.column_stack([np.asarray(c, dtype=float) for c in columns])
 

@@ -143,9 +143,29 @@ def test_the_features_of_all_pairs_at_once_are_those_of_each_pair() -> None:
     at_once = pairs.feature_rows(items, cosines, cosines * 0.9, index_pairs)
     titles, texts = pairs.rare_words(items)
     found = [dedup.evidence(i) for i in items]
+    series = pairs.series_words(items)
     for row, (x, y) in zip(at_once, index_pairs, strict=True):
         one = pairs.pair_features(
             items[x], items[y], found[x], found[y], float(cosines[x, y]), float(cosines[x, y] * 0.9),
-            (float(titles[x, y]), float(texts[x, y])),
+            (float(titles[x, y]), float(texts[x, y])), len(series[x] & series[y]),
         )  # fmt: skip
         assert np.allclose(row, one), (x, y)
+
+
+def test_an_outlets_recurring_words_mark_two_of_its_pages_as_a_series() -> None:
+    items = [
+        item("a", "techcrunch", "Last chance for Disrupt passes: save before Friday"),
+        item("b", "techcrunch", "Meet the founders on the Disrupt stage in Boston"),
+        item("c", "techcrunch", "Disrupt passes go up at midnight"),
+        item("d", "techcrunch", "Samsung unveils a thinner foldable in Boston"),
+        item("e", "wired", "Samsung's thinner foldable, hands-on"),
+        item("f", "wired", "The Boston robot that folds laundry"),
+    ]
+    series = pairs.series_words(items)
+    # "disrupt": three of one outlet's titles, no other outlet's; "boston" and "samsung" are not its own
+    assert series[0] == series[1] == {"disrupt"} and "passes" not in series[0]
+    assert series[3] == series[4] == series[5] == frozenset()
+    vectors = HashingEmbedder().encode([i.text for i in items])
+    rows = pairs.feature_rows(items, vectors @ vectors.T, None, [(0, 1), (0, 2), (3, 4), (1, 3)])
+    column = rows[:, pairs.FEATURES.index("outlet_series_words")]
+    assert column.tolist() == [1.0, 1.0, 0.0, 0.0]
