@@ -10,7 +10,7 @@ import shutil
 import socket
 import threading
 import time
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -694,6 +694,21 @@ def test_sources_show_last_good_fetch_new_articles_a_day_as_a_chart_and_failures
     assert "HTTP_STATUS" in rows["techwire"] and "(3 attempt(s))" in rows["techwire"]
     assert "&lt;b onmouseover=alert(1)&gt;upstream&lt;/b&gt;" in rows["techwire"]
     assert "<script" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
+    # the chart's axis names its first, middle and last days; at the latest day there is no later
+    day = date.fromisoformat(DAY)
+    named = [(day - timedelta(days=k)).strftime("%m-%d") for k in (13, 6, 0)]
+    for row in rows.values():
+        assert re.findall(r'<g class="axis"[^>]*>(?:<text [^>]*>([\d-]+)</text>)+', row) != []
+        assert re.findall(r"<text [^>]*>([\d-]+)</text>", row) == named
+    assert (
+        'class="later"' not in page.text and f'href="/sources?date={day - timedelta(days=14)}"' in page.text
+    )
+    earlier = client(config).get("/sources", params={"date": str(day - timedelta(days=20))}).text
+    assert re.search(r'<a href="/sources\?date=([\d-]+)" class="later">later', earlier).group(1) == str(
+        day - timedelta(days=6)
+    )
+    nearer = client(config).get("/sources", params={"date": str(day - timedelta(days=3))}).text
+    assert f'<a href="/sources?date={DAY}" class="later">' in nearer  # never past the latest day
 
 
 def test_runs_show_status_counts_and_seconds_per_step_and_a_failed_run_links_to_prefect(config: Path) -> None:
