@@ -195,6 +195,7 @@ def said_line(
     pending: datetime | None = None,
     cases: int | None = None,
     refused: int = 0,
+    held: bool = False,
 ) -> str:
     """The line after an act: its words (``DONE``), the version it made, the channels it reached (of
     the configured ones) and when the update it left pending goes out."""
@@ -212,7 +213,8 @@ def said_line(
     elif reached:
         said += f"; sent to {', '.join(reached)}"
     if pending is not None:
-        said += f"; the update to readers goes out at {pending:%H:%M} UTC"
+        whom = "the review copy to the editors" if held else "the update to readers"
+        said += f"; {whom} goes out at {pending:%H:%M} UTC"
     return said
 
 
@@ -236,6 +238,7 @@ def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Respo
         pending=pending,
         cases=len(outcome.cases) if request.state.form.get("as_case") else None,
         refused=len(outcome.refused),
+        held=outcome.held,
     )
     return answered(request, what, line, then, {"date": outcome.day.isoformat()})
 

@@ -699,3 +699,52 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
     # nothing to undo: one line, nothing written
     refused = act("/today/restore", expect=400, story=story)
     assert "no retraction to undo" in refused.text and current(config)["version"] == 5
+
+
+def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(config: Path, hook) -> None:
+    from flows.deliver import resend
+    from storage.events import utcnow
+    from tests.cli import brief
+
+    config.write_text(
+        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\nbackoff_s = 0.05\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nbackoff_s = 0.05\n'
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert [p for p, _ in hook.posts] == ["/editors"]  # held: v1 to the editors at once
+    desk = client(config, "ann")
+    story, other = [i["story_id"] for i in current(config)["items"]][:2]
+    start = utcnow()
+    for path, form in (
+        ("/today/correct", {"story": story, "field": "title", "value": "Held, fixed once", "note": ""}),
+        ("/today/mark", {"story": other, "mark": "related"}),
+        ("/today/correct", {"story": story, "field": "title", "value": "Held, fixed twice", "note": ""}),
+    ):  # three acts while held, within the window: the editors get nothing more yet
+        page = desk.get(f"/today?date={DAY}").text
+        done = desk.post(path, data={**form, "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)})
+        assert done.status_code == 200 and "the review copy to the editors goes out at" in done.text, (
+            done.text
+        )
+    assert current(config)["version"] == 4 and [p for p, _ in hook.posts] == ["/editors"]
+    assert "A review copy to the editors is pending" in desk.get(f"/today?date={DAY}").text
+    assert "A review copy is pending" in desk.get(f"/hold?date={DAY}").text
+
+    def due(minutes: int) -> None:
+        moment = (start + timedelta(minutes=minutes)).isoformat()
+        done = brief("deliver", "--due", "--now", moment, "--config", str(config))
+        assert done.returncode == 0, done.stderr
+
+    due(5)
+    assert [p for p, _ in hook.posts] == ["/editors"]
+    due(11)  # the window closed: one review copy, of the version current then, for the three acts
+    assert [p for p, _ in hook.posts] == ["/editors", "/editors"]
+    assert "Held, fixed twice" in hook.posts[1][1]["message"]
+    reviewed = [
+        e.payload["version"]
+        for e in store_of(config).read(event_types=["brief.delivered"])
+        if e.payload["kind"] == "review"
+    ]
+    assert reviewed == [1, 4]
+    due(30)
+    assert len(hook.posts) == 2  # nothing twice, and the readers still wait for an approval
