@@ -301,20 +301,25 @@ def correct(
 @app.command()
 def retract(
     story: StoryArgument,
-    note: Annotated[str, typer.Option("--note", help="Why; readers see it where the item was.")],
+    note: Annotated[
+        str,
+        typer.Option("--note", help="Why; readers see it where the item was (with --undo: why it is back)."),
+    ] = "",
+    undo: Annotated[
+        bool, typer.Option("--undo", help="Undo the item's retraction: a new version holds it again.")
+    ] = False,
     day: Annotated[
         str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
     ] = None,
     by: ByOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Retract an item: a new version leaves it out and shows the note in its place."""
+    """Retract an item: a new version leaves it out and shows the note in its place (--undo: back)."""
     from ops import acts
 
     who = by or acts.approver()
-    _editor_act(
-        config, day, lambda settings, wanted: acts.retract(settings, acts.Act(wanted, who), story, note)
-    )
+    act = acts.restore if undo else acts.retract
+    _editor_act(config, day, lambda settings, wanted: act(settings, acts.Act(wanted, who), story, note))
 
 
 @app.command()
