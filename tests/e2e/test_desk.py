@@ -411,6 +411,19 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             assert shown == "A summary, from the stale tab."
             stale.close()
 
+            # the retraction undone (an event of its own): the item comes back, its panel open
+            page.goto(f"{base}/today?date={DAY}")
+            undo = page.locator(f'div.retracted-item[data-retracted="{retracted}"]')
+            undo.locator("input[name=note]").fill("the outlet stands by it")
+            undo.locator("button.undo").click()
+            page.wait_for_url(re.compile(r"\?.*done=restored(&|$)"))
+            said = page.locator(".done[role=status]").inner_text()
+            versions["undone"] = int(re.search(r"retraction undone: v(\d+)", said).group(1))
+            keep()
+            back = page.locator(f'section.item[data-story="{retracted}"]')
+            assert back.count() == 1 and back.locator("details.actions[open]").count() == 1
+            assert page.locator("p.retracted").count() == 0
+
             # the other pages, each reached and drawn without a script error
             page.goto(f"{base}/history")
             assert page.locator(f'a[href="/today?date={DAY}&version=1"]').count() >= 1
@@ -453,6 +466,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
         "late correction": 6,
         "first tab": 7,
         "stale tab, on purpose": 8,
+        "undone": 9,
     }
     # the events carry the person's name
     store = store_of(config)
@@ -474,6 +488,12 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     assert said[0]["value"] == f"A headline, corrected {HOSTILE}"
     [gone] = [e.payload for e in store.read(event_types=["story.retracted"])]
     assert (gone["story_id"], gone["by"], gone["via"]) == (retracted, "ann", "desk")
+    [back] = store.read(event_types=["story.restored"])
+    assert (back.payload["story_id"], back.payload["by"], back.payload["note"]) == (
+        retracted,
+        "ann",
+        "the outlet stands by it",
+    )
     [approved] = [e.payload for e in store.read(event_types=["brief.approved"])]
     assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 2)
 
@@ -499,7 +519,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     assert len(hook.posts) == 4  # nothing is sent twice
 
     # the earlier versions are intact
-    assert sorted(kept) == sorted(f"v{n}.json" for n in range(1, 9))
+    assert sorted(kept) == sorted(f"v{n}.json" for n in range(1, 10))
     assert all((folder / name).read_bytes() == content for name, content in kept.items())
     assert "A headline, corrected" not in kept["v3.json"].decode()
     assert json.loads(kept["v1.json"])["version"] == 1
