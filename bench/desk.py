@@ -113,10 +113,7 @@ def sized_todays(settings, folder: Path, sizes: tuple[int, ...]) -> tuple[object
     days = {}
     for k, n in enumerate(sizes):
         day = latest + timedelta(days=k + 1)
-        items = [
-            item.model_copy(update={"number": j + 1 if item.number is not None else None, "lead": j == 0})
-            for j, item in enumerate(pool[:n])
-        ]
+        items = [item.model_copy(update={"lead": j == 0}) for j, item in enumerate(pool[:n])]
         document = template.model_copy(update={"items": items, "date": day.isoformat(), "retracted": None})
         text = brief_json(document)
         briefs.write(briefs.current(day), text)
@@ -150,7 +147,7 @@ def in_chromium(app, paths: list[str], runs: int) -> dict[str, dict[str, list[fl
     out: dict[str, dict[str, list[float]]] = {}
     timing = (
         "(() => { const n = performance.getEntriesByType('navigation')[0];"
-        " return [n.domContentLoadedEventEnd, n.loadEventEnd]; })()"
+        " return [n.responseEnd, n.domContentLoadedEventEnd, n.loadEventEnd]; })()"
     )
     try:
         with sync_playwright() as pw:
@@ -159,11 +156,12 @@ def in_chromium(app, paths: list[str], runs: int) -> dict[str, dict[str, list[fl
             for path in paths:
                 url = f"http://127.0.0.1:{port}{path}"
                 page.goto(url, wait_until="load")  # warm-up
-                got: dict[str, list[float]] = {"dcl": [], "load": []}
+                got: dict[str, list[float]] = {"response": [], "dcl": [], "load": []}
                 for _ in range(runs):
                     page.goto("about:blank")
                     page.goto(url, wait_until="load")
-                    dcl, load = page.evaluate(timing)
+                    response, dcl, load = page.evaluate(timing)
+                    got["response"].append(response)
                     got["dcl"].append(dcl)
                     got["load"].append(load)
                 out[path] = got
@@ -201,10 +199,10 @@ def sizes_table(settings, sizes: tuple[int, ...], runs: int, browser_runs: int |
         f" 127.0.0.1, {browser_runs or 0} loads after a warm-up, from navigation start.\n"
     )
     print(
-        "| items | bytes | bytes per item | server p50 ms | server p95 ms "
+        "| items | bytes | bytes per item | server p50 ms | server p95 ms | response end p50 ms "
         "| DOMContentLoaded p50 ms | DOMContentLoaded p95 ms | load p50 ms |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     worst = 0.0
     sizes_seen = {}
     for n, path in paths.items():
@@ -221,11 +219,13 @@ def sizes_table(settings, sizes: tuple[int, ...], runs: int, browser_runs: int |
             times.append((time.perf_counter() - t0) * 1000)
         worst = max(worst, percentile95(times))
         seen = browser.get(path)
-        browsed = (
-            f"{statistics.median(seen['dcl']):.0f} | {percentile95(seen['dcl']):.0f} | {statistics.median(seen['load']):.0f}"
-            if seen
-            else "– | – | –"
-        )
+        browsed = "– | – | – | –"
+        if seen:
+            median = {k: statistics.median(v) for k, v in seen.items()}
+            browsed = (
+                f"{median['response']:.0f} | {median['dcl']:.0f} | {percentile95(seen['dcl']):.0f}"
+                f" | {median['load']:.0f}"
+            )
         print(
             f"| {n} | {size} | {size / n:.0f} | {statistics.median(times):.0f} | {percentile95(times):.0f} | {browsed} |"
         )
@@ -352,6 +352,7 @@ def main() -> None:
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="Today's item counts to measure")
     parser.add_argument("--browser-runs", type=int, default=15)
     parser.add_argument("--no-browser", action="store_true", help="leave Chromium out")
+    parser.add_argument("--sizes-only", action="store_true", help="measure only Today by its number of items")
     parser.add_argument(
         "--correct",
         action="store_true",
@@ -374,6 +375,12 @@ def main() -> None:
     settings = load_settings(config)
     desk = TestClient(create_app(settings, "127.0.0.1", "bench"), base_url="http://127.0.0.1:8484")
     store = settings.storage.event_store()
+    sizes = tuple(int(n) for n in args.sizes.split(",") if n)
+    browser_runs = None if args.no_browser else args.browser_runs
+    if args.sizes_only:
+        worst = sizes_table(settings, sizes, args.runs, browser_runs)
+        print(f"\nserver p95 {worst:.0f} ms; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        return
     if (args.correct or not args.config) and not any(p.startswith("/diff") for p in pages(settings, ())):
         second_version(desk, settings)
     days = store.days()
@@ -404,7 +411,6 @@ def main() -> None:
     items = today.count('class="item"')
     size = len(today.encode())
     print(f"\nToday of {day}: {size} bytes for {items} items ({size / max(items, 1):.0f} bytes per item)")
-    sizes = tuple(int(n) for n in args.sizes.split(",") if n)
     if sizes:
         worst = max(
             worst, sizes_table(settings, sizes, args.runs, None if args.no_browser else args.browser_runs)

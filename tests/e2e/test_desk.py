@@ -72,6 +72,14 @@ def test_the_http_rules_csrf_headers_cookies_and_escaping(config: Path) -> None:
     cookie = page.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
     assert "<script>" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
+    # Today waits for no script (its load is its HTML and the stylesheet); the one script is the
+    # Questions page's; the desk's own static files may be kept by the browser, pages never
+    assert "<script" not in page.text and "no-store" in page.headers["cache-control"]
+    assert '<script src="/static/desk.js" defer></script>' in desk.get(f"/questions?date={DAY}").text
+    for name in ("desk.css", "desk.js"):
+        static = desk.get(f"/static/{name}")
+        assert static.status_code == 200 and static.headers["cache-control"] == "max-age=600"
+        assert static.headers["content-security-policy"] == csp
     story = stories_of(page.text)[0]
     store = store_of(config)
     before = len(list(store.read()))
