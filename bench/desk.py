@@ -21,8 +21,8 @@ per item: each item's Edit panel repeats per item).
 Then Today at 10, 40 and 80 items (``--sizes``): briefs made of the month's own items (each story
 once, newest day first) in a store of their own beside the month's, so a page's size and time are
 those of its items. For each: its bytes and bytes per item (linear: the same per item at every
-size), the server's p50 and p95 in process, and, in Debian's Chromium over HTTP from a real uvicorn
-server on 127.0.0.1 (``--browser-runs`` loads after a warm-up), the time from navigation start to
+size), the server's p50 and p95 in process, and, in Debian's Chromium over HTTP from the desk served
+by uvicorn in a process of its own on 127.0.0.1 (``--browser-runs`` loads after a warm-up), the time from navigation start to
 DOMContentLoaded and to load (median and p95). ``--no-browser`` leaves the browser out.
 """
 
@@ -122,14 +122,24 @@ def sized_todays(settings, folder: Path, sizes: tuple[int, ...]) -> tuple[object
     return sized, days
 
 
-def in_chromium(app, paths: list[str], runs: int) -> dict[str, dict[str, list[float]]]:
-    """Each page loaded ``runs`` times in Debian's Chromium (after one warm-up) from a uvicorn server
-    on 127.0.0.1: milliseconds from navigation start to DOMContentLoaded and to load."""
+SERVE = """
+import sys, uvicorn
+from flows.desk.app import create_app
+from tasks.settings import load_settings
+uvicorn.run(create_app(load_settings(sys.argv[1]), "127.0.0.1", "bench", flush_every=None),
+            host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"""
+
+
+def in_chromium(config: Path, paths: list[str], runs: int) -> dict[str, dict[str, list[float]]]:
+    """Each page loaded ``runs`` times in Debian's Chromium (after one warm-up) from the desk served by
+    uvicorn in a process of its own on 127.0.0.1, as ``brief desk`` serves it: milliseconds from
+    navigation start to the response's end, to DOMContentLoaded and to load."""
     import shutil
     import socket
-    import threading
+    import subprocess
 
-    import uvicorn
+    import httpx
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -138,12 +148,14 @@ def in_chromium(app, paths: list[str], runs: int) -> dict[str, dict[str, list[fl
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
+    server = subprocess.Popen([sys.executable, "-c", SERVE, str(config), str(port)], cwd=REPO)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/static/desk.css", timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
     out: dict[str, dict[str, list[float]]] = {}
     timing = (
         "(() => { const n = performance.getEntriesByType('navigation')[0];"
@@ -167,8 +179,8 @@ def in_chromium(app, paths: list[str], runs: int) -> dict[str, dict[str, list[fl
                 out[path] = got
             browser.close()
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        server.terminate()
+        server.wait(timeout=10)
     return out
 
 
@@ -188,15 +200,17 @@ def sizes_table(settings, sizes: tuple[int, ...], runs: int, browser_runs: int |
 
     folder = Path(tempfile.mkdtemp(prefix="bench-desk-sizes-"))
     sized, days = sized_todays(settings, folder, sizes)
+    config = folder / "brief.toml"
     app = create_app(sized, "127.0.0.1", "bench", flush_every=None)
     desk = TestClient(app, base_url="http://127.0.0.1:8484")
     paths = {n: f"/today?date={day}" for n, day in days.items()}
-    browser = in_chromium(app, list(paths.values()), browser_runs) if browser_runs else {}
+    browser = in_chromium(config, list(paths.values()), browser_runs) if browser_runs else {}
     print("\n## Today by its number of items\n")
     print(
         "The month's own items, each story once, in briefs of 10, 40 and 80 items. Server: in process,"
-        f" {runs} times after a warm-up. Browser: Debian's Chromium at 1000 px over HTTP from uvicorn on"
-        f" 127.0.0.1, {browser_runs or 0} loads after a warm-up, from navigation start.\n"
+        f" {runs} times after a warm-up. Browser: Debian's Chromium at 1000 px over HTTP from the desk"
+        f" served by uvicorn in a process of its own on 127.0.0.1, {browser_runs or 0} loads after a"
+        " warm-up, from navigation start.\n"
     )
     print(
         "| items | bytes | bytes per item | server p50 ms | server p95 ms | response end p50 ms "
