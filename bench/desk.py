@@ -17,6 +17,13 @@ of the latest day by correcting its lead's headline at the desk), Runs, the stor
 a search over the whole range for a few names, and Sources. Prints one Markdown table of p50, p95
 and max milliseconds per page, then the size of the latest day's Today page (bytes, items, bytes
 per item: each item's Edit panel repeats per item).
+
+Then Today at 10, 40 and 80 items (``--sizes``): briefs made of the month's own items (each story
+once, newest day first) in a store of their own beside the month's, so a page's size and time are
+those of its items. For each: its bytes and bytes per item (linear: the same per item at every
+size), the server's p50 and p95 in process, and, in Debian's Chromium over HTTP from the desk served
+by uvicorn in a process of its own on 127.0.0.1 (``--browser-runs`` loads after a warm-up), the time from navigation start to
+DOMContentLoaded and to load (median and p95). ``--no-browser`` leaves the browser out.
 """
 
 from __future__ import annotations
@@ -70,6 +77,178 @@ def pages(settings, searches: tuple[str, ...]) -> list[str]:
     out.append(f"/story?id={lead}")
     out += [f"/search?q={q.replace(' ', '+')}&start={days[0]}&end={days[-1]}" for q in searches]
     return out
+
+
+SIZES = (10, 40, 80)
+
+
+def sized_todays(settings, folder: Path, sizes: tuple[int, ...]) -> tuple[object, dict[int, str]]:
+    """Briefs of ``sizes`` items made of the month's own items (each story once, newest day first),
+    each published as a day of a store of its own in ``folder``; its settings and each size's day."""
+    from datetime import timedelta
+
+    from flows.desk import reads
+    from storage.brief import brief_json
+    from tasks.settings import load_settings
+
+    store = settings.storage.event_store()
+    latest = reads.latest_day(store)
+    template = reads.document(store, latest)
+    pool, seen = [], set()
+    for day in sorted(store.days(), reverse=True):
+        try:
+            document = reads.document(store, day)
+        except Exception:  # a day without a brief (withheld)
+            continue
+        for item in document.items:
+            if item.story_id not in seen:
+                seen.add(item.story_id)
+                pool.append(item)
+    if len(pool) < max(sizes):
+        raise SystemExit(f"the month holds {len(pool)} distinct items, fewer than {max(sizes)}")
+    config = folder / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n')
+    sized = load_settings(str(config))
+    briefs = sized.storage.event_store().tree.briefs
+    days = {}
+    for k, n in enumerate(sizes):
+        day = latest + timedelta(days=k + 1)
+        items = [item.model_copy(update={"lead": j == 0}) for j, item in enumerate(pool[:n])]
+        document = template.model_copy(update={"items": items, "date": day.isoformat(), "retracted": None})
+        text = brief_json(document)
+        briefs.write(briefs.current(day), text)
+        briefs.write(briefs.version(day, document.version), text)
+        days[n] = day.isoformat()
+    return sized, days
+
+
+SERVE = """
+import sys, uvicorn
+from flows.desk.app import create_app
+from tasks.settings import load_settings
+uvicorn.run(create_app(load_settings(sys.argv[1]), "127.0.0.1", "bench", flush_every=None),
+            host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"""
+
+
+def in_chromium(config: Path, paths: list[str], runs: int) -> dict[str, dict[str, list[float]]]:
+    """Each page loaded ``runs`` times in Debian's Chromium (after one warm-up) from the desk served by
+    uvicorn in a process of its own on 127.0.0.1, as ``brief desk`` serves it: milliseconds from
+    navigation start to the response's end, to DOMContentLoaded and to load."""
+    import shutil
+    import socket
+    import subprocess
+
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        raise SystemExit("no chromium on PATH (Debian's package); or pass --no-browser")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-c", SERVE, str(config), str(port)], cwd=REPO)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/static/desk.css", timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    out: dict[str, dict[str, list[float]]] = {}
+    timing = (
+        "(() => { const n = performance.getEntriesByType('navigation')[0];"
+        " return [n.responseEnd, n.domContentLoadedEventEnd, n.loadEventEnd]; })()"
+    )
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1000, "height": 760})
+            for path in paths:
+                url = f"http://127.0.0.1:{port}{path}"
+                page.goto(url, wait_until="load")  # warm-up
+                got: dict[str, list[float]] = {"response": [], "dcl": [], "load": []}
+                for _ in range(runs):
+                    page.goto("about:blank")
+                    page.goto(url, wait_until="load")
+                    response, dcl, load = page.evaluate(timing)
+                    got["response"].append(response)
+                    got["dcl"].append(dcl)
+                    got["load"].append(load)
+                out[path] = got
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return out
+
+
+def percentile95(times: list[float]) -> float:
+    ordered = sorted(times)
+    return ordered[max(0, round(0.95 * len(ordered)) - 1)]
+
+
+def sizes_table(settings, sizes: tuple[int, ...], runs: int, browser_runs: int | None) -> float:
+    """Today at each of ``sizes`` items: bytes, bytes per item, server and browser times. Returns
+    the worst server p95."""
+    import tempfile
+
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-desk-sizes-"))
+    sized, days = sized_todays(settings, folder, sizes)
+    config = folder / "brief.toml"
+    app = create_app(sized, "127.0.0.1", "bench", flush_every=None)
+    desk = TestClient(app, base_url="http://127.0.0.1:8484")
+    paths = {n: f"/today?date={day}" for n, day in days.items()}
+    browser = in_chromium(config, list(paths.values()), browser_runs) if browser_runs else {}
+    print("\n## Today by its number of items\n")
+    print(
+        "The month's own items, each story once, in briefs of 10, 40 and 80 items. Server: in process,"
+        f" {runs} times after a warm-up. Browser: Debian's Chromium at 1000 px over HTTP from the desk"
+        f" served by uvicorn in a process of its own on 127.0.0.1, {browser_runs or 0} loads after a"
+        " warm-up, from navigation start.\n"
+    )
+    print(
+        "| items | bytes | bytes per item | server p50 ms | server p95 ms | response end p50 ms "
+        "| DOMContentLoaded p50 ms | DOMContentLoaded p95 ms | load p50 ms |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    worst = 0.0
+    sizes_seen = {}
+    for n, path in paths.items():
+        first = desk.get(path)
+        shown_items = first.text.count('class="item"')
+        if first.status_code != 200 or shown_items != n:
+            raise SystemExit(f"{path}: HTTP {first.status_code}, {shown_items} items shown of {n}")
+        size = len(first.content)
+        sizes_seen[n] = size
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            desk.get(path)
+            times.append((time.perf_counter() - t0) * 1000)
+        worst = max(worst, percentile95(times))
+        seen = browser.get(path)
+        browsed = "– | – | – | –"
+        if seen:
+            median = {k: statistics.median(v) for k, v in seen.items()}
+            browsed = (
+                f"{median['response']:.0f} | {median['dcl']:.0f} | {percentile95(seen['dcl']):.0f}"
+                f" | {median['load']:.0f}"
+            )
+        print(
+            f"| {n} | {size} | {size / n:.0f} | {statistics.median(times):.0f} | {percentile95(times):.0f} | {browsed} |"
+        )
+    low, high = min(sizes_seen), max(sizes_seen)
+    print(
+        f"\nEach item past {low} adds {(sizes_seen[high] - sizes_seen[low]) / (high - low):.0f} bytes"
+        f" ({low} -> {high} items)."
+    )
+    return worst
 
 
 def reads_latest(settings):
@@ -184,6 +363,10 @@ def main() -> None:
     parser.add_argument("--real-days", help="a folder for the tests' three real days (built there once)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="Today's item counts to measure")
+    parser.add_argument("--browser-runs", type=int, default=15)
+    parser.add_argument("--no-browser", action="store_true", help="leave Chromium out")
+    parser.add_argument("--sizes-only", action="store_true", help="measure only Today by its number of items")
     parser.add_argument(
         "--correct",
         action="store_true",
@@ -206,6 +389,12 @@ def main() -> None:
     settings = load_settings(config)
     desk = TestClient(create_app(settings, "127.0.0.1", "bench"), base_url="http://127.0.0.1:8484")
     store = settings.storage.event_store()
+    sizes = tuple(int(n) for n in args.sizes.split(",") if n)
+    browser_runs = None if args.no_browser else args.browser_runs
+    if args.sizes_only:
+        worst = sizes_table(settings, sizes, args.runs, browser_runs)
+        print(f"\nserver p95 {worst:.0f} ms; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        return
     if (args.correct or not args.config) and not any(p.startswith("/diff") for p in pages(settings, ())):
         second_version(desk, settings)
     days = store.days()
@@ -236,6 +425,10 @@ def main() -> None:
     items = today.count('class="item"')
     size = len(today.encode())
     print(f"\nToday of {day}: {size} bytes for {items} items ({size / max(items, 1):.0f} bytes per item)")
+    if sizes:
+        worst = max(
+            worst, sizes_table(settings, sizes, args.runs, None if args.no_browser else args.browser_runs)
+        )
     load = os.getloadavg()[0]
     print(f"\nworst p95: {worst:.0f} ms (load average {load:.1f} on {os.cpu_count()} cores as it ended)")
 

@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.options import ConfigOption, open_store, parse_day, parse_time, store_of
+from flows.commands.options import ByOption, ConfigOption, open_store, parse_day, parse_time, store_of
 from flows.views.console import err, out, styled
 from storage.errors import BriefError, InputError
 
@@ -256,10 +256,10 @@ def _editor_act(config: str | None, day: str | None, act) -> None:
         print_delivery(outcome.delivery)
 
 
-StoryArgument = Annotated[
-    str, typer.Argument(help="The item's story id (the story_id of the brief's JSON file).")
+StoryArgument = Annotated[str, typer.Argument(help="The item's story id (its story_id in the brief's JSON).")]
+ActDay = Annotated[
+    str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
 ]
-ByOption = Annotated[str | None, typer.Option("--by", help="Who (default: $BRIEF_USER or $USER).")]
 
 
 @app.command()
@@ -268,9 +268,7 @@ def correct(
     title: Annotated[str | None, typer.Option("--title", help="The headline readers should see.")] = None,
     summary: Annotated[str | None, typer.Option("--summary", help="The summary readers should see.")] = None,
     note: Annotated[str, typer.Option("--note", help="What was wrong, shown in the correction line.")] = "",
-    day: Annotated[
-        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
-    ] = None,
+    day: ActDay = None,
     by: ByOption = None,
     config: ConfigOption = None,
 ) -> None:
@@ -291,20 +289,22 @@ def correct(
 @app.command()
 def retract(
     story: StoryArgument,
-    note: Annotated[str, typer.Option("--note", help="Why; readers see it where the item was.")],
-    day: Annotated[
-        str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
-    ] = None,
+    note: Annotated[
+        str, typer.Option("--note", help="Why, shown where it was (--undo: why it is back).")
+    ] = "",
+    undo: Annotated[
+        bool, typer.Option("--undo", help="Undo its retraction: a new version holds it again.")
+    ] = False,
+    day: ActDay = None,
     by: ByOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Retract an item: a new version leaves it out and shows the note in its place."""
+    """Retract an item: a new version leaves it out and shows the note in its place (--undo: back)."""
     from ops import acts
 
     who = by or acts.approver()
-    _editor_act(
-        config, day, lambda settings, wanted: acts.retract(settings, acts.Act(wanted, who), story, note)
-    )
+    act = acts.restore if undo else acts.retract
+    _editor_act(config, day, lambda settings, wanted: act(settings, acts.Act(wanted, who), story, note))
 
 
 @app.command()

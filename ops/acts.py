@@ -1,6 +1,6 @@
 """The editor's acts on a day's brief, one function each, for every entrypoint that offers them.
 
-Mark, same story, two stories, correct, retract, answer (a review batch), approve and deliver:
+Mark, same story, two stories, correct, retract (and undo it), answer (a review batch), approve and deliver:
 ``brief review`` / ``correct`` / ``retract`` / ``approve`` / ``deliver``, the desk's forms and the
 ``deliver-held`` flow parse what a person gave, call one of these and show its ``Outcome``.
 
@@ -250,6 +250,18 @@ def retract(settings: Settings, act: Act, story: str, note: str) -> Outcome:
         lambda ctx: steps.retract_item(ctx, story, note, act.who, act.via),
         about=[story],
         urgent=True,
+    )
+
+
+def restore(settings: Settings, act: Act, story: str, note: str = "") -> Outcome:
+    """Undo the retraction of ``story``: it comes back in the next version (the retraction and its
+    undoing both stay in the log)."""
+    return record(
+        settings,
+        act,
+        "restore",
+        lambda ctx: steps.restore_item(ctx, story, note, act.who, act.via),
+        about=[story],
     )
 
 

@@ -27,6 +27,7 @@ ACT_TYPES = (
     "article.corrected",
     "brief.corrected",
     "story.retracted",
+    "story.restored",
     "brief.approved",
     "story.merged",
     "story.split",

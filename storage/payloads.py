@@ -154,7 +154,7 @@ class Via(Payload):
         return {k: v for k, v in data.items() if not (k in OMITTED_WHEN_NONE and v is None)}
 
 
-OMITTED_WHEN_NONE = frozenset({"via", "person"})
+OMITTED_WHEN_NONE = frozenset({"via", "person", "follows"})
 
 
 class ArticleCorrectedV2(ArticleCorrected, Via):
@@ -944,6 +944,24 @@ class StoryRetracted(Via):
     by: str
 
 
+class StoryRetractedV2(StoryRetracted):
+    """v2: ``follows``, the undo (a ``story.restored`` event's id) a retraction made again after its
+    item came back follows: that retraction is a fact of its own, not the first one again. Written
+    only when set, so a first retraction keeps the payload, and the id, it had in v1."""
+
+    follows: str | None = None
+
+
+class StoryRestored(Via):
+    """A person's undoing of a retraction (``retraction``: its event id): the item comes back in the
+    next version; the retraction stays in the log, and the history shows both."""
+
+    story_id: str
+    retraction: str
+    note: str = ""
+    by: str
+
+
 REGISTRY.register(
     "brief.delivered",
     {1: BriefDelivered},
@@ -968,7 +986,14 @@ REGISTRY.register(
     hash_payload=False,
 )
 REGISTRY.register("brief.corrected", {1: BriefCorrected}, fact=True, natural_key=_key("story_id", "field"))
-REGISTRY.register("story.retracted", {1: StoryRetracted}, fact=True, natural_key=_key("story_id"))
+REGISTRY.register(
+    "story.retracted",
+    {1: StoryRetracted, 2: StoryRetractedV2},
+    upcasters={1: upcast_v1_same},
+    fact=True,
+    natural_key=_key("story_id"),
+)
+REGISTRY.register("story.restored", {1: StoryRestored}, fact=True, natural_key=_key("story_id", "retraction"))
 
 
 # --- alerts ---------------------------------------------------------------------------

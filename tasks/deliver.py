@@ -36,6 +36,10 @@ class DayState:
     def versions_sent(self, channel: str) -> list[int]:
         return sorted({v for (c, v, k) in self.delivered if c == channel and k != "review"})
 
+    def versions_reviewed(self, channel: str) -> list[int]:
+        """The versions ``channel`` got as a review copy while the brief was held."""
+        return sorted({v for (c, v, k) in self.delivered if c == channel and k == "review"})
+
 
 def fold(events: Iterable[Event]) -> DayState:
     delivered: dict[tuple[str, int, str], Mapping[str, Any]] = {}
@@ -89,7 +93,8 @@ def plan(
 
     An update waits for its window (``update_due``: ``published`` says when each version was first
     published) unless ``urgent`` (a retraction, "send now"): a channel gets one update for every
-    version published within it, the one current when it closes."""
+    version published within it, the one current when it closes. So does the review channel while
+    the brief is held: the first held version at once, then one review copy per window."""
     sends: list[Send] = []
     pending: datetime | None = None
     skipped: list[tuple[str, str]] = []
@@ -109,7 +114,16 @@ def plan(
             waiting = f"held for review: readers get it after 'brief approve'{at}"
             review = settings.channel(settings.review_channel or "")
             if only in (None, review.name) and (review.name, version, "review") not in state.delivered:
-                sends.append(Send(review, "review", "direct"))
+                asked = state.versions_reviewed(review.name)
+                due = update_due(settings, published or {}, max(asked), now) if asked else None
+                if due is not None and now < due and not urgent:
+                    pending = due
+                    at = f"{due.astimezone(zone):%H:%M %Z}"
+                    skipped.append(
+                        (review.name, f"review copy pending: the version current at {at} goes out then")
+                    )
+                else:
+                    sends.append(Send(review, "review", "direct"))
     for channel in settings.readers:
         if only not in (None, channel.name):
             continue

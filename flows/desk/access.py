@@ -10,7 +10,7 @@
   ``SameSite=Strict``, ``Secure`` when ``[desk] tls``) with a key made when the desk starts:
   restarting it signs everyone out. A session holds its id, its person and when it ends; signing
   out records its id as revoked on the server until the cookie would have expired, so a copy of
-  the old cookie writes nothing.
+  the old cookie writes nothing; so does signing in again: a person has one session, the latest.
 - **CSRF**: every form carries a token signed over the session's id (itsdangerous, its own salt);
   a POST without the right one is refused with 403 before anything is read from the store.
 """
@@ -79,6 +79,7 @@ class Access:
     tls: bool = False  # the desk is reached through TLS: its cookie is Secure
     key: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     revoked: dict[str, float] = field(default_factory=dict)  # session id -> when its cookie expires
+    signed_in: dict[str, tuple[str, int]] = field(default_factory=dict)  # person -> (session id, until)
     sign_ins: SignInLimit = field(default_factory=SignInLimit)
 
     @property
@@ -109,14 +110,28 @@ class Access:
         session.clear()
         session.update(sid=secrets.token_urlsafe(16), until=int(time.time()) + SESSION_SECONDS, person=person)
 
+    def sign_in(self, session: Session, person: str) -> None:
+        """A new session for ``person``, who gave their token; the session they signed in with before
+        (another browser, a copied cookie) ends: a person has one session, the latest."""
+        earlier = self.signed_in.get(person)
+        if earlier is not None:
+            self._end(*earlier)
+        self.open(session, person)
+        self.signed_in[person] = (session["sid"], session["until"])
+
     def revoke(self, session: Session) -> None:
         """End ``session`` for good: a copy of its cookie is refused from now on."""
         if self.person_of(session) is None:
             return
+        self._end(session["sid"], session["until"])
+        if self.signed_in.get(session["person"], ("",))[0] == session["sid"]:
+            del self.signed_in[session["person"]]
+
+    def _end(self, sid: str, until: int) -> None:
         now = time.time()
-        for old in [s for s, until in self.revoked.items() if until < now]:
+        for old in [s for s, ends in self.revoked.items() if ends < now]:
             del self.revoked[old]  # an expired cookie is refused anyway
-        self.revoked[session["sid"]] = session["until"]
+        self.revoked[sid] = until
 
     def authorised(self, person: str) -> str | None:
         """Who may act: a configured person signed in, or the local person of a loopback desk."""

@@ -21,6 +21,21 @@ from tasks.settings import Settings
 WINDOW_DAYS = 14
 PAD_DAYS = 10  # days before the window read to tell a new article from one a feed serves again
 BAR_W, GAP, CHART_H = 8, 2, 32
+AXIS_H = 11  # the date axis under the bars
+TICKS = (0, WINDOW_DAYS // 2, WINDOW_DAYS - 1)  # the days of the window named on its axis
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A day named on the chart's axis (``MM-DD``), under its bar."""
+
+    day: date
+    x: float
+    anchor: str  # SVG text-anchor: the first day's label starts at its bar, the last ends at it
+
+    @property
+    def label(self) -> str:
+        return f"{self.day:%m-%d}"
 
 
 @dataclass
@@ -133,3 +148,14 @@ def source_health(store: ParquetEventStore, settings: Settings, end: date) -> li
 
 
 CHART_W = WINDOW_DAYS * (BAR_W + GAP)
+
+
+def axis(end: date) -> list[Tick]:
+    """The days the chart's axis names for the window ending ``end``: its first, middle and last."""
+    first = end - timedelta(days=WINDOW_DAYS - 1)
+    ticks = []
+    for k in TICKS:
+        anchor = "start" if k == 0 else "end" if k == WINDOW_DAYS - 1 else "middle"
+        x = k * (BAR_W + GAP) + {"start": 0, "middle": BAR_W / 2, "end": BAR_W}[anchor]
+        ticks.append(Tick(first + timedelta(days=k), x, anchor))
+    return ticks

@@ -26,6 +26,7 @@ from storage.payloads import (
     ConfirmationResolvedV2,
     Payload,
     StoryMergedV2,
+    StoryRestored,
     StoryRetracted,
     StoryScored,
     StorySplitV2,
@@ -46,6 +47,7 @@ DECISIONS = (
     "article.corrected",
     "brief.corrected",
     "story.retracted",
+    "story.restored",
     "confirmation.requested",
     "confirmation.resolved",
 )
@@ -204,6 +206,8 @@ def _said(kind: str, p: Payload) -> tuple[str, str]:
         return f"{p.field} → “{p.value}”" + (f" ({p.note})" if p.note else ""), p.by
     if isinstance(p, StoryRetracted):
         return f"retracted: {p.note}", p.by
+    if isinstance(p, StoryRestored):
+        return "retraction undone: back in the brief" + (f" ({p.note})" if p.note else ""), p.by
     if isinstance(p, ConfirmationRequested):
         return f"asked: {p.prompt}", "the run"
     resolved = cast(ConfirmationResolvedV2, p)

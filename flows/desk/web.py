@@ -5,9 +5,11 @@ query or form parsed in one place."""
 from __future__ import annotations
 
 import functools
-import re
-from dataclasses import dataclass
-from datetime import date
+import secrets
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
@@ -35,6 +37,7 @@ class Desk:
     store: ParquetEventStore
     access: Access
     ui_url: str | None = None
+    said: Said = field(default_factory=lambda: Said())
 
 
 @functools.cache
@@ -146,12 +149,14 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
     return HTMLResponse(html, status_code=status)
 
 
-# what an act's answer may say on the page it returns to: the query names one of these keys and
-# its numbers, never the words (a link someone else made must not put its text in a success banner)
+# what an act's answer may say on the page it returns to: the words are these, and the numbers the
+# desk's own record of the act (``Said``), never the query's (a link someone else made must put
+# neither its text nor its numbers in a success banner)
 DONE = {
     "mark": "mark recorded",
     "correction": "correction recorded",
     "retraction": "retraction recorded",
+    "restored": "retraction undone",
     "same": "same story recorded",
     "split": "two stories recorded",
     "answers": "answers recorded",
@@ -159,24 +164,83 @@ DONE = {
     "send": "update sent",
     "nothing": "nothing to send: every channel has the current version, or the brief waits for approval",
 }
+KEPT_LINES = 2000  # acts' lines the desk remembers (the oldest forgotten first): one a redirect
+
+
+@dataclass
+class Said:
+    """What each act's answer said, kept by the desk for the session that acted: the redirect names
+    a random key to it (``said=``), and the page it returns to shows the line only to that session."""
+
+    lines: OrderedDict[str, tuple[str, str]] = field(default_factory=OrderedDict)  # key -> (sid, line)
+
+    def keep(self, sid: str, line: str) -> str:
+        key = secrets.token_urlsafe(12)
+        self.lines[key] = (sid, line)
+        while len(self.lines) > KEPT_LINES:
+            self.lines.popitem(last=False)
+        return key
+
+    def line(self, sid: object, key: str | None) -> str | None:
+        kept = self.lines.get(key or "")
+        return kept[1] if kept is not None and kept[0] == sid else None
+
+
+def said_line(
+    desk: Desk,
+    what: str,
+    *,
+    version: int | None = None,
+    sent: Sequence[str] = (),
+    pending: datetime | None = None,
+    cases: int | None = None,
+    refused: int = 0,
+    held: bool = False,
+) -> str:
+    """The line after an act: its words (``DONE``), the version it made, the channels it reached (of
+    the configured ones) and when the update it left pending goes out."""
+    said = DONE[what]
+    if cases is not None:
+        said += f", kept as {cases} regression case(s)"
+        if refused:
+            said += f" ({refused} not kept: it contradicts a case in the set)"
+    if version is not None:
+        said += f" v{version}" if what == "approved" else f": v{version}"
+    channels = {c.name for c in desk.settings.delivery.channels}
+    reached = [name for name in sent if name in channels]
+    if what in ("approved", "send"):
+        said += f"; sent to {', '.join(reached) or 'no channel'}"
+    elif reached:
+        said += f"; sent to {', '.join(reached)}"
+    if pending is not None:
+        whom = "the review copy to the editors" if held else "the update to readers"
+        said += f"; {whom} goes out at {pending:%H:%M} UTC"
+    return said
+
+
+def answered(request: Request, what: str, line: str, then: str, query: Mapping[str, str]) -> Response:
+    """Back to ``then`` after an act, its line kept for this session; the query names its key only."""
+    key = the_desk(request).said.keep(request.session["sid"], line)
+    story = request.state.form.get("story", "")
+    where = {**query, "done": what, "said": key} | ({"open": story} if story else {})
+    anchor = f"#{quote(story)}" if story else ""  # back to the item acted on, its panel open
+    return RedirectResponse(f"{then}?{urlencode(where)}{anchor}", status_code=303)
 
 
 def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Response:
     """After an act (``ops.acts``, as the command line's): say what it did on ``then``."""
-    query: dict[str, Any] = {"date": outcome.day.isoformat(), "done": what}
-    if outcome.version is not None:
-        query["v"] = outcome.version
-    if request.state.form.get("as_case"):
-        query |= {"cases": len(outcome.cases), "refused": len(outcome.refused)}
-    if outcome.sent:
-        query["sent"] = list(outcome.sent)
-    if outcome.delivery is not None and outcome.delivery.pending is not None:
-        query["pending"] = f"{outcome.delivery.pending:%H:%M}"
-    story = request.state.form.get("story", "")
-    if story:
-        query["open"] = story
-    anchor = f"#{quote(story)}" if story else ""  # back to the item acted on, its panel open
-    return RedirectResponse(f"{then}?{urlencode(query, doseq=True)}{anchor}", status_code=303)
+    pending = outcome.delivery.pending if outcome.delivery is not None else None
+    line = said_line(
+        the_desk(request),
+        what,
+        version=outcome.version,
+        sent=outcome.sent,
+        pending=pending,
+        cases=len(outcome.cases) if request.state.form.get("as_case") else None,
+        refused=len(outcome.refused),
+        held=outcome.held,
+    )
+    return answered(request, what, line, then, {"date": outcome.day.isoformat()})
 
 
 def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
@@ -199,33 +263,6 @@ def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
 
 
 def banner(request: Request) -> str | None:
-    """The line an act's answer shows, made from ``DONE``, the numbers of the query and the names of
-    configured channels only; None for a key that is not one of the desk's."""
-    params = request.query_params
-    said = DONE.get(params.get("done", ""))
-    if said is None:
-        return None
-    try:
-        version = parse_version(params.get("v"), "v")
-        cases, refused = (
-            parse_version(params.get("cases"), "cases"),
-            parse_version(params.get("refused"), "refused"),
-        )
-    except InputError:
-        return None
-    if cases is not None:
-        said += f", kept as {cases} regression case(s)"
-        if refused:
-            said += f" ({refused} not kept: it contradicts a case in the set)"
-    if version is not None:
-        said += f" v{version}" if said == "approved" else f": v{version}"
-    channels = {c.name for c in the_desk(request).settings.delivery.channels}
-    sent = [name for name in params.getlist("sent") if name in channels]
-    if said.startswith(("approved", "update sent")):
-        said += f"; sent to {', '.join(sent) or 'no channel'}"
-    elif sent:
-        said += f"; sent to {', '.join(sent)}"
-    pending = params.get("pending", "")
-    if re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", pending):  # a time, never words
-        said += f"; the update to readers goes out at {pending} UTC"
-    return said
+    """The line the act this session made said (``said``), from the desk's own record; None for a
+    key the desk did not give this session, whatever the query holds."""
+    return the_desk(request).said.line(request.session.get("sid"), request.query_params.get("said"))

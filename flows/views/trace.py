@@ -152,6 +152,8 @@ def _edited(p: dict, e: Event) -> tuple[str, list[str]]:
     """A person's correction or retraction of the item, which the brief applied."""
     if e.event_type == "story.retracted":
         head, said = f"retracted by {p['by']}", [f"note: {p['note']}"]
+    elif e.event_type == "story.restored":
+        head, said = f"retraction undone by {p['by']}", [f"note: {p['note']}"] if p.get("note") else []
     else:
         head, said = f"{p['field']} corrected by {p['by']}", [f"“{p['previous']}” -> “{p['value']}”"]
         said += [f"note: {p['note']}"] if p.get("note") else []
@@ -189,6 +191,7 @@ _DESCRIBE: dict[str, Callable[[dict, Event], tuple[str, list[str]]]] = {
     "article.corrected": _corrected,
     "brief.corrected": _edited,
     "story.retracted": _edited,
+    "story.restored": _edited,
     "factcheck.failed": _factcheck,
     "llm.called": _llm,
     "title.translated": _translated,

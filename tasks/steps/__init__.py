@@ -35,7 +35,7 @@ from tasks.steps.context import (
     resolve_day,
     today,
 )
-from tasks.steps.corrections import EditorActs, correct_item, editor_acts, retract_item
+from tasks.steps.corrections import EditorActs, correct_item, editor_acts, restore_item, retract_item
 from tasks.steps.dedup import DedupOutcome, briefed_before, dedup_day, embed_window, follow_ups, human_links
 from tasks.steps.deliver import DeliveryOutcome, deliver_day, due_days, updates_due
 from tasks.steps.draft import written
@@ -126,6 +126,7 @@ __all__ = [
     "refuse_future",
     "resolve",
     "resolve_day",
+    "restore_item",
     "retract_item",
     "run_gates",
     "run_stages",

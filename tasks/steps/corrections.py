@@ -2,7 +2,9 @@
 
 ``brief correct``, ``brief retract`` and the editor's desk call these; the next version of the brief
 (``rebrief``) applies them through ``tasks.write.apply_editor_acts``: the item shows the new text
-with a visible correction line, or leaves with its note in its place.
+with a visible correction line, or leaves with its note in its place. A retraction is undone by a
+fact of its own (``story.restored``, naming it): the item comes back in the next version, and a
+retraction made again after that names the undo it follows.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from dataclasses import dataclass, field
 from storage.brief import Brief, Item
 from storage.errors import InputError
 from storage.events import Event, new_event, utcnow
-from storage.payloads import BriefCorrected, StoryRetracted
+from storage.payloads import BriefCorrected, StoryRestored, StoryRetracted
 from storage.typed import payload_of
 from tasks.normalize import plain_line
 from tasks.steps.context import RunContext
 
 FIELDS = ("title", "summary")
-ACT_TYPES = ["brief.corrected", "story.retracted"]
+ACT_TYPES = ["brief.corrected", "story.retracted", "story.restored"]
 # what people record about a day (answers, marks, same-story links, corrections, retractions):
 # each changes what the day's brief is composed into
 PEOPLE_TYPES = [
@@ -33,12 +35,15 @@ PEOPLE_TYPES = [
 @dataclass(frozen=True)
 class EditorActs:
     corrections: dict[str, dict[str, BriefCorrected]] = field(default_factory=dict)  # story -> field -> act
-    retractions: dict[str, StoryRetracted] = field(default_factory=dict)  # story -> act
+    retractions: dict[str, StoryRetracted] = field(default_factory=dict)  # story -> act (standing)
     event_ids: dict[str, list[str]] = field(default_factory=dict)  # story -> the acts' events (lineage)
+    retracted_by: dict[str, str] = field(default_factory=dict)  # story -> its standing retraction's event
+    restored_by: dict[str, str] = field(default_factory=dict)  # story -> the latest undo's event
 
 
 def editor_acts(ctx: RunContext) -> EditorActs:
-    """The day's corrections (the latest per story and field) and retractions, in event order."""
+    """The day's corrections (the latest per story and field) and the retractions that stand (not
+    undone since), in event order."""
     frame = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=ACT_TYPES))
     acts = EditorActs()
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
@@ -46,6 +51,13 @@ def editor_acts(ctx: RunContext) -> EditorActs:
             retracted = payload_of(row, StoryRetracted)
             acts.event_ids.setdefault(retracted.story_id, []).append(row["event_id"])
             acts.retractions[retracted.story_id] = retracted
+            acts.retracted_by[retracted.story_id] = row["event_id"]
+        elif row["event_type"] == "story.restored":
+            restored = payload_of(row, StoryRestored)
+            acts.event_ids.setdefault(restored.story_id, []).append(row["event_id"])
+            acts.restored_by[restored.story_id] = row["event_id"]
+            if acts.retracted_by.get(restored.story_id) == restored.retraction:
+                del acts.retractions[restored.story_id], acts.retracted_by[restored.story_id]
         else:
             corrected = payload_of(row, BriefCorrected)
             acts.event_ids.setdefault(corrected.story_id, []).append(row["event_id"])
@@ -136,5 +148,23 @@ def retract_item(ctx: RunContext, story_id: str, note: str, by: str, via: str | 
     if not text:
         raise InputError("a retraction needs a note saying why; readers see it where the item was")
     item = _item(ctx, story_id)
-    payload = {"story_id": story_id, "title": item.title, "note": text, "by": by, "via": via}
+    follows = editor_acts(ctx).restored_by.get(story_id)  # retracted again after an undo: a new fact
+    payload = {
+        "story_id": story_id,
+        "title": item.title,
+        "note": text,
+        "by": by,
+        "via": via,
+        "follows": follows,
+    }
     return [_fact(ctx, "story.retracted", payload, story_id, by)]
+
+
+def restore_item(ctx: RunContext, story_id: str, note: str, by: str, via: str | None = None) -> list[Event]:
+    """Undo the retraction of an item: it comes back in the next version (the retraction stays in
+    the log). Refused in one line when the story has no retraction standing on the day."""
+    standing = editor_acts(ctx).retracted_by.get(story_id)
+    if standing is None:
+        raise InputError(f"story {story_id!r} is not retracted on {ctx.day}: there is no retraction to undo")
+    payload = {"story_id": story_id, "retraction": standing, "note": plain_line(note), "by": by, "via": via}
+    return [_fact(ctx, "story.restored", payload, story_id, by)]

@@ -294,10 +294,11 @@ def updates_due(
     store, settings: DeliverySettings, now: datetime, days: list[date] | None = None
 ) -> dict[date, datetime]:
     """Days (``days``, else the latest ``DUE_DAYS``) with an update held back by ``update_after`` (a
-    version newer than one a reader channel with updates got), each with when it is due (it may
-    have passed)."""
+    version newer than one a reader channel with updates got; while the brief is held, newer than
+    the review channel's last review copy), each with when it is due (it may have passed)."""
     readers = [c.name for c in settings.readers if c.updates]
-    if not readers or not settings.update_after:
+    review = settings.review_channel if settings.hold else None
+    if not (readers or review) or not settings.update_after:
         return {}
     recent = days if days is not None else sorted(store.days())[-DUE_DAYS:]
     delivered: dict[date, list] = {}
@@ -307,10 +308,15 @@ def updates_due(
     for day, events in sorted(delivered.items()):
         state = deliver.fold(events)
         if state.held is not None and state.approved is None:
-            continue  # held: readers get nothing before an approval or the deadline
+            # held: readers get nothing before an approval or the deadline; the editors a review copy
+            asked = state.versions_reviewed(review) if review else []
+            if not asked:
+                continue
+            sent = asked[-1:]
+        else:
+            sent = [max(v) for v in (state.versions_sent(name) for name in readers) if v]
         published = published_at(store, day)
         newest = max(published, default=0)
-        sent = [max(v) for v in (state.versions_sent(name) for name in readers) if v]
         dues = [deliver.update_due(settings, published, last, now) for last in sent if last < newest]
         if dues:
             out[day] = min(d or now for d in dues)

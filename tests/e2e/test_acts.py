@@ -173,6 +173,24 @@ def test_a_retraction_at_the_command_line_and_at_the_desk_appends_the_same_event
     )
     assert {t for t, _, _ in made} >= {"story.retracted", "brief.published"}
     assert document(by_cli)["retracted"] == document(by_desk)["retracted"] != []
+    # undone at both: each a story.restored naming its own copy's retraction (whose id holds who
+    # retracted it), the rest the same
+    before_cli, before_desk = ids(by_cli), ids(by_desk)
+    cli(by_cli, "retract", story, "--undo", "--note", "it stands")
+    post(desk(by_desk), "/today/restore", story=story, note="it stands")
+    for config, before in ((by_cli, before_cli), (by_desk, before_desk)):
+        [retraction] = store_of(config).read(event_types=["story.retracted"])
+        [undone] = [
+            e for e in store_of(config).read(event_types=["story.restored"]) if e.event_id not in before
+        ]
+        assert (undone.payload["retraction"], undone.payload["note"]) == (retraction.event_id, "it stands")
+    assert {t for t, _, _ in appended(by_cli, before_cli)} == {
+        t for t, _, _ in appended(by_desk, before_desk)
+    }
+    assert document(by_cli)["items"] == document(by_desk)["items"]
+    assert story in [i["story_id"] for i in document(by_desk)["items"]] and not document(by_cli).get(
+        "retracted"
+    )
 
 
 HELD = (

@@ -10,7 +10,7 @@ import shutil
 import socket
 import threading
 import time
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -72,6 +72,14 @@ def test_the_http_rules_csrf_headers_cookies_and_escaping(config: Path) -> None:
     cookie = page.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
     assert "<script>" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
+    # Today waits for no script (its load is its HTML and the stylesheet); the one script is the
+    # Questions page's; the desk's own static files may be kept by the browser, pages never
+    assert "<script" not in page.text and "no-store" in page.headers["cache-control"]
+    assert '<script src="/static/desk.js" defer></script>' in desk.get(f"/questions?date={DAY}").text
+    for name in ("desk.css", "desk.js"):
+        static = desk.get(f"/static/{name}")
+        assert static.status_code == 200 and static.headers["cache-control"] == "max-age=600"
+        assert static.headers["content-security-policy"] == csp
     story = stories_of(page.text)[0]
     store = store_of(config)
     before = len(list(store.read()))
@@ -411,6 +419,19 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             assert shown == "A summary, from the stale tab."
             stale.close()
 
+            # the retraction undone (an event of its own): the item comes back, its panel open
+            page.goto(f"{base}/today?date={DAY}")
+            undo = page.locator(f'div.retracted-item[data-retracted="{retracted}"]')
+            undo.locator("input[name=note]").fill("the outlet stands by it")
+            undo.locator("button.undo").click()
+            page.wait_for_url(re.compile(r"\?.*done=restored(&|$)"))
+            said = page.locator(".done[role=status]").inner_text()
+            versions["undone"] = int(re.search(r"retraction undone: v(\d+)", said).group(1))
+            keep()
+            back = page.locator(f'section.item[data-story="{retracted}"]')
+            assert back.count() == 1 and back.locator("details.actions[open]").count() == 1
+            assert page.locator("p.retracted").count() == 0
+
             # the other pages, each reached and drawn without a script error
             page.goto(f"{base}/history")
             assert page.locator(f'a[href="/today?date={DAY}&version=1"]').count() >= 1
@@ -453,6 +474,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
         "late correction": 6,
         "first tab": 7,
         "stale tab, on purpose": 8,
+        "undone": 9,
     }
     # the events carry the person's name
     store = store_of(config)
@@ -474,6 +496,12 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     assert said[0]["value"] == f"A headline, corrected {HOSTILE}"
     [gone] = [e.payload for e in store.read(event_types=["story.retracted"])]
     assert (gone["story_id"], gone["by"], gone["via"]) == (retracted, "ann", "desk")
+    [back] = store.read(event_types=["story.restored"])
+    assert (back.payload["story_id"], back.payload["by"], back.payload["note"]) == (
+        retracted,
+        "ann",
+        "the outlet stands by it",
+    )
     [approved] = [e.payload for e in store.read(event_types=["brief.approved"])]
     assert (approved["by"], approved["via"], approved["version"]) == ("ann", "desk", 2)
 
@@ -499,7 +527,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     assert len(hook.posts) == 4  # nothing is sent twice
 
     # the earlier versions are intact
-    assert sorted(kept) == sorted(f"v{n}.json" for n in range(1, 9))
+    assert sorted(kept) == sorted(f"v{n}.json" for n in range(1, 10))
     assert all((folder / name).read_bytes() == content for name, content in kept.items())
     assert "A headline, corrected" not in kept["v3.json"].decode()
     assert json.loads(kept["v1.json"])["version"] == 1
@@ -694,6 +722,21 @@ def test_sources_show_last_good_fetch_new_articles_a_day_as_a_chart_and_failures
     assert "HTTP_STATUS" in rows["techwire"] and "(3 attempt(s))" in rows["techwire"]
     assert "&lt;b onmouseover=alert(1)&gt;upstream&lt;/b&gt;" in rows["techwire"]
     assert "<script" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
+    # the chart's axis names its first, middle and last days; at the latest day there is no later
+    day = date.fromisoformat(DAY)
+    named = [(day - timedelta(days=k)).strftime("%m-%d") for k in (13, 6, 0)]
+    for row in rows.values():
+        assert re.findall(r'<g class="axis"[^>]*>(?:<text [^>]*>([\d-]+)</text>)+', row) != []
+        assert re.findall(r"<text [^>]*>([\d-]+)</text>", row) == named
+    assert (
+        'class="later"' not in page.text and f'href="/sources?date={day - timedelta(days=14)}"' in page.text
+    )
+    earlier = client(config).get("/sources", params={"date": str(day - timedelta(days=20))}).text
+    assert re.search(r'<a href="/sources\?date=([\d-]+)" class="later">later', earlier).group(1) == str(
+        day - timedelta(days=6)
+    )
+    nearer = client(config).get("/sources", params={"date": str(day - timedelta(days=3))}).text
+    assert f'<a href="/sources?date={DAY}" class="later">' in nearer  # never past the latest day
 
 
 def test_runs_show_status_counts_and_seconds_per_step_and_a_failed_run_links_to_prefect(config: Path) -> None:

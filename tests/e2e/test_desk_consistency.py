@@ -637,3 +637,114 @@ def test_x_forwarded_for_is_believed_only_behind_a_configured_proxy(config: Path
     config.write_text(config.read_text() + '[desk]\nhosts = ["https://desk.example.org"]\n')
     proxied = load_settings(str(config))
     assert server_config(create_app(proxied, "127.0.0.1", "ann"), proxied).proxy_headers is True
+
+
+def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(config: Path) -> None:
+    desk = client(config, "ann")
+    items = current(config)["items"]
+    story = items[1]["story_id"]
+
+    def act(path: str, expect: int = 200, **form: str):
+        page = desk.get(f"/today?date={DAY}").text
+        answer = desk.post(path, data={"date": DAY, "csrf": csrf_of(page), "seen": seen_of(page), **form})
+        assert answer.status_code == expect, answer.text
+        return answer
+
+    act("/today/retract", story=story, note="the report was withdrawn")  # v2: the item leaves
+    assert story not in [i["story_id"] for i in current(config)["items"]]
+    page = desk.get(f"/today?date={DAY}").text
+    undo = re.search(rf'<div class="retracted-item" id="{story}".*?</div>', page, re.S)
+    assert undo is not None and 'action="/today/restore"' in undo.group(0) and "Undo the retraction" in page
+    back = act("/today/restore", story=story, note="the outlet stands by it")  # v3: it comes back
+    assert "retraction undone: v3" in back.text and f'id="{story}"' in back.text
+    brief = current(config)
+    assert brief["version"] == 3 and story in [i["story_id"] for i in brief["items"]]
+    assert not brief.get("retracted") and "Undo the retraction" not in back.text
+    [item] = [i for i in brief["items"] if i["story_id"] == story]
+    before = next(i for i in items if i["story_id"] == story)
+    assert (item["title"], item["citations"]) == (before["title"], before["citations"])
+
+    store = store_of(config)
+    [retraction] = store.read(event_types=["story.retracted"])
+    [undone] = store.read(event_types=["story.restored"])
+    assert retraction.schema_version == 2 and "follows" not in retraction.payload  # a first one, as in v1
+    assert undone.payload == {
+        "story_id": story,
+        "retraction": retraction.event_id,
+        "note": "the outlet stands by it",
+        "by": "ann",
+        "via": "desk",
+    }
+    # history: the version that brought it back says so, and the diff credits the undo
+    assert "ann: story.restored “the outlet stands by it”" in html.unescape(desk.get("/history").text)
+    diff = desk.get(f"/diff?date={DAY}&a=2&b=3").text
+    added = [
+        row for kind, row in re.findall(r'<tr class="([a-z]+)">(.*?)</tr>', diff, re.S) if kind == "added"
+    ]
+    assert len(added) == 1 and undone.event_id in added[0]
+    assert "retraction undone" in desk.get(f"/story?id={story}").text
+
+    # retracted again (the same note, the same person): a fact of its own, and it leaves again
+    act("/today/retract", story=story, note="the report was withdrawn")  # v4
+    again = [
+        e for e in store_of(config).read(event_types=["story.retracted"]) if e.event_id != retraction.event_id
+    ]
+    assert [e.payload.get("follows") for e in again] == [undone.event_id]
+    assert story not in [i["story_id"] for i in current(config)["items"]]
+    act("/today/restore", story=story)  # v5: undone a second time, naming the second retraction
+    assert [e.payload["retraction"] for e in store_of(config).read(event_types=["story.restored"])][-1] == (
+        again[0].event_id
+    )
+    assert story in [i["story_id"] for i in current(config)["items"]]
+    # nothing to undo: one line, nothing written
+    refused = act("/today/restore", expect=400, story=story)
+    assert "no retraction to undo" in refused.text and current(config)["version"] == 5
+
+
+def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(config: Path, hook) -> None:
+    from flows.deliver import resend
+    from storage.events import utcnow
+    from tests.cli import brief
+
+    config.write_text(
+        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\nbackoff_s = 0.05\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nbackoff_s = 0.05\n'
+    )
+    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    assert [p for p, _ in hook.posts] == ["/editors"]  # held: v1 to the editors at once
+    desk = client(config, "ann")
+    story, other = [i["story_id"] for i in current(config)["items"]][:2]
+    start = utcnow()
+    for path, form in (
+        ("/today/correct", {"story": story, "field": "title", "value": "Held, fixed once", "note": ""}),
+        ("/today/mark", {"story": other, "mark": "related"}),
+        ("/today/correct", {"story": story, "field": "title", "value": "Held, fixed twice", "note": ""}),
+    ):  # three acts while held, within the window: the editors get nothing more yet
+        page = desk.get(f"/today?date={DAY}").text
+        done = desk.post(path, data={**form, "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)})
+        assert done.status_code == 200 and "the review copy to the editors goes out at" in done.text, (
+            done.text
+        )
+    assert current(config)["version"] == 4 and [p for p, _ in hook.posts] == ["/editors"]
+    assert "A review copy to the editors is pending" in desk.get(f"/today?date={DAY}").text
+    assert "A review copy is pending" in desk.get(f"/hold?date={DAY}").text
+
+    def due(minutes: int) -> None:
+        moment = (start + timedelta(minutes=minutes)).isoformat()
+        done = brief("deliver", "--due", "--now", moment, "--config", str(config))
+        assert done.returncode == 0, done.stderr
+
+    due(5)
+    assert [p for p, _ in hook.posts] == ["/editors"]
+    due(11)  # the window closed: one review copy, of the version current then, for the three acts
+    assert [p for p, _ in hook.posts] == ["/editors", "/editors"]
+    assert "Held, fixed twice" in hook.posts[1][1]["message"]
+    reviewed = [
+        e.payload["version"]
+        for e in store_of(config).read(event_types=["brief.delivered"])
+        if e.payload["kind"] == "review"
+    ]
+    assert reviewed == [1, 4]
+    due(30)
+    assert len(hook.posts) == 2  # nothing twice, and the readers still wait for an approval

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -200,13 +201,10 @@ def test_an_acts_banner_is_one_of_the_desks_own_never_the_querys_text(config: Pa
     desk = client(config)
     forged = desk.get("/today", params={"date": DAY, "done": "Your account is locked: call +1 555 0100"})
     assert forged.status_code == 200 and "555 0100" not in forged.text and 'class="done"' not in forged.text
-    said = desk.get(
-        "/today", params={"date": DAY, "done": "mark", "v": "3", "sent": ["readers", "<b>evil</b>"]}
-    ).text
-    banner = re.search(r'<p class="done" role="status">(.*?)</p>', said).group(1)
-    assert banner == "mark recorded: v3"  # no channel of that name is configured: none is named
-    bad_number = desk.get("/today", params={"date": DAY, "done": "mark", "v": "²"}).text
-    assert 'class="done"' not in bad_number
+    # a link with the desk's own key and false numbers: no banner, its numbers are not the desk's
+    crafted = {"date": DAY, "done": "mark", "v": "3", "sent": ["readers", "<b>evil</b>"], "pending": "09:00"}
+    said = desk.get("/today", params=crafted).text
+    assert 'class="done"' not in said
 
     page = desk.get(f"/today?date={DAY}")
     story = stories_of(page.text)[0]
@@ -215,10 +213,19 @@ def test_an_acts_banner_is_one_of_the_desks_own_never_the_querys_text(config: Pa
         data={"story": story, "mark": "core", "date": DAY, "csrf": csrf_of(page.text)},
         follow_redirects=False,
     )
-    # back to the item acted on, its panel open: the story's id as the query's "open" and the anchor
+    # back to the item acted on, its panel open: the story's id as the query's "open" and the anchor;
+    # the query names the desk's key to what the act said, and no number
     location = done.headers["location"]
-    version = re.fullmatch(rf"/today\?date={DAY}&done=mark&v=(\d+)&open=(\S+)#(\S+)", location).group(1)
-    assert f"mark recorded: v{version}" in desk.get(done.headers["location"]).text
+    assert re.fullmatch(rf"/today\?date={DAY}&done=mark&said=[\w-]+&open=(\S+)#(\S+)", location)
+    version = store_of(config).tree.briefs.current_document(date.fromisoformat(DAY)).version
+    banner = re.search(r'<p class="done" role="status">(.*?)</p>', desk.get(location).text).group(1)
+    assert banner == f"mark recorded: v{version}"
+    # the numbers are the desk's record of the act: the query cannot change them
+    altered = desk.get(location.replace("done=mark", "done=mark&v=99&sent=readers&pending=23:00")).text
+    assert f"mark recorded: v{version}</p>" in altered and "v99" not in altered and "23:00" not in altered
+    # the key is this session's: the same link opened by another browser shows nothing
+    other = client(config)
+    assert 'class="done"' not in other.get(location).text
 
 
 def test_control_characters_typed_in_a_correction_never_reach_the_published_brief(config: Path) -> None:

@@ -71,3 +71,42 @@ def test_a_local_person_of_any_name_gets_a_session(tmp_path: Path) -> None:
     assert page.status_code == 200
     csrf = csrf_of(page.text)
     assert desk.post("/signout", data={"csrf": csrf}, follow_redirects=False).status_code == 303
+
+
+def test_signing_in_again_ends_the_persons_earlier_session(tmp_path: Path, monkeypatch) -> None:
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    config = tmp_path / "brief.toml"
+    config.write_text(
+        '[storage]\nroot = "store"\n\n[desk.people]\nann = "DESK_TOKEN_ANN"\nbo = "DESK_TOKEN_BO"\n'
+    )
+    tokens = {"ann": "a-long-random-token-for-ann", "bo": "a-long-random-token-for-bo"}
+    monkeypatch.setenv("DESK_TOKEN_ANN", tokens["ann"])
+    monkeypatch.setenv("DESK_TOKEN_BO", tokens["bo"])
+    app = create_app(load_settings(str(config)), "127.0.0.1", ui_url="http://127.0.0.1:4200")
+
+    def signed_in(name: str) -> TestClient:
+        browser = TestClient(app, base_url=LOCAL)
+        csrf = csrf_of(browser.get("/signin").text)
+        answer = browser.post(
+            "/signin", data={"name": name, "token": tokens[name], "csrf": csrf}, follow_redirects=False
+        )
+        assert answer.status_code == 303 and f">{name} <form" in browser.get("/runs").text
+        return browser
+
+    laptop, bo = signed_in("ann"), signed_in("bo")
+    stolen = laptop.cookies["desk_session"]
+    phone = signed_in("ann")  # ann signs in again elsewhere: her laptop's session ends
+    assert laptop.get("/runs", follow_redirects=False).headers["location"] == "/signin"
+    copy = TestClient(app, base_url=LOCAL)
+    copy.cookies.set("desk_session", stolen)
+    assert copy.get("/runs", follow_redirects=False).status_code == 303  # a copy of it opens nothing
+    assert phone.get("/runs").status_code == 200
+    assert bo.get("/runs").status_code == 200  # another person's session is not touched
+    # signing out of the latest session ends it too, and a new sign-in starts afresh
+    csrf = csrf_of(phone.get("/runs").text)
+    assert phone.post("/signout", data={"csrf": csrf}, follow_redirects=False).status_code == 303
+    assert phone.get("/runs", follow_redirects=False).status_code == 303
+    assert signed_in("ann").get("/runs").status_code == 200

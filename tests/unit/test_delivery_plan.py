@@ -289,3 +289,37 @@ def test_updates_within_the_window_wait_for_it_and_go_out_as_one_with_the_versio
         settings, later, version=5, core=2, now=NOW + timedelta(minutes=35), zone=ZONE, published=published
     )
     assert kinds(again) == [] and again.pending == NOW + timedelta(minutes=40)
+
+
+def test_while_held_the_review_channel_gets_one_copy_per_update_window_not_one_per_act() -> None:
+    settings = channels(hold=True, hold_until="23:00", update_after=10)
+    held = {"until": datetime(2025, 8, 6, 21, 0, tzinfo=UTC).isoformat()}
+    first = deliver.plan(settings, deliver.DayState(), version=1, core=3, now=NOW, zone=ZONE)
+    assert kinds(first) == [("eds", "review")]  # the first held version: at once
+    asked = deliver.DayState(delivered={("eds", 1, "review"): {}}, held=held)
+    published = {1: NOW - timedelta(minutes=30), 2: NOW, 3: NOW + timedelta(minutes=3)}
+
+    def at(minutes: float, version: int = 3, **kw: object) -> deliver.Plan:
+        moment = NOW + timedelta(minutes=minutes)
+        return deliver.plan(
+            settings, asked, version=version, core=3, now=moment, zone=ZONE, published=published, **kw
+        )
+
+    for minutes, version in ((0, 2), (3, 3), (9.9, 3)):  # acts within the window: no copy yet
+        waiting = at(minutes, version)
+        assert kinds(waiting) == [] and waiting.pending == NOW + timedelta(minutes=10) and waiting.waiting
+        assert (
+            "eds",
+            "review copy pending: the version current at 08:10 CEST goes out then",
+        ) in waiting.skipped
+    closed = at(10)  # the window closed: one review copy of the version current then
+    assert kinds(closed) == [("eds", "review")] and closed.pending is None
+    assert kinds(at(1, 2, urgent=True)) == [("eds", "review")]  # a retraction, "send now": at once
+    # approved meanwhile: the readers get the brief, and no review copy is owed any more
+    approved = deliver.DayState(delivered=asked.delivered, held=held, approved={"by": "ann"})
+    released = deliver.plan(
+        settings, approved, version=3, core=3, now=NOW + timedelta(minutes=1), zone=ZONE, published=published
+    )
+    assert (
+        kinds(released) == [("email", "brief"), ("hook", "brief"), ("big", "brief")] and not released.pending
+    )

@@ -96,3 +96,34 @@ def test_a_same_story_answer_keeps_its_payload_and_id_and_the_desk_adds_who_and_
     assert at_desk.event_type == "story.split" and at_desk.schema_version == 2
     assert (at_desk.payload["person"], at_desk.payload["via"]) == ("ann", "desk")
     assert REGISTRY.upcast("story.split", 1, {"article_ids": pair}) == (2, {"article_ids": pair})
+
+
+def test_a_stored_v1_retraction_reads_as_v2_and_a_retraction_after_an_undo_is_a_fact_of_its_own() -> None:
+    from datetime import UTC, date, datetime
+
+    from storage.events import new_event
+    from storage.payloads import StoryRetractedV2
+    from storage.typed import payload_of
+
+    v1 = {"story_id": "st-2", "title": "Two", "note": "not news", "by": "ann"}
+    stored = {"event_type": "story.retracted", "schema_version": 1, "payload": v1}
+    read = payload_of(stored, StoryRetracted)
+    assert isinstance(read, StoryRetractedV2) and read.follows is None and read.note == "not news"
+
+    def retraction(**more: str) -> str:
+        at = datetime(2025, 8, 6, 9, tzinfo=UTC)
+        made = new_event(
+            "story.retracted",
+            {**v1, **more},
+            brief_date=date(2025, 8, 6),
+            run_id="r",
+            subject_id="st-2",
+            produced_by="review@1:ann",
+            occurred_at=at,
+        )
+        return made.event_id
+
+    first = retraction()
+    assert first == retraction()  # recorded twice, one fact
+    assert retraction(follows="undo-1") != first != retraction(follows="undo-2")
+    assert retraction(follows="undo-1") != retraction(follows="undo-2")

@@ -46,15 +46,20 @@ def find(request: Request, desk: DeskOf) -> Response:
 def sources(request: Request, desk: DeskOf, end: End) -> Response:
     from flows.desk import health
 
+    latest = reads.latest_day(desk.store) or date.today()
+    window = timedelta(days=health.WINDOW_DAYS)
     return page(
         request,
         "sources.html.j2",
         end=end.isoformat(),
-        earlier=(end - timedelta(days=health.WINDOW_DAYS)).isoformat(),
+        earlier=(end - window).isoformat(),
+        later=min(end + window, latest).isoformat() if end < latest else None,
         window=health.WINDOW_DAYS,
         sources=health.source_health(desk.store, desk.settings, end),
         chart_w=health.CHART_W,
         chart_h=health.CHART_H,
+        axis_h=health.AXIS_H,
+        ticks=health.axis(end),
         bar_w=health.BAR_W,
     )
 

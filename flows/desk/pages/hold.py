@@ -3,14 +3,11 @@ and "send now"."""
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import urlencode
-
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import ActOf, Day, DeskOf, banner, done, page
+from flows.desk.web import DONE, ActOf, Day, DeskOf, answered, banner, done, page, said_line
 from ops import acts
 from storage.errors import InputError
 
@@ -44,11 +41,10 @@ def approve(request: Request, desk: DeskOf, act: ActOf) -> Response:
 
 
 @router.post("/hold/send")
-def send_now(desk: DeskOf, act: ActOf) -> Response:
+def send_now(request: Request, desk: DeskOf, act: ActOf) -> Response:
     """The pending update sent now, before its window closes."""
     outcome = acts.deliver(desk.settings, act.day, now=True)
     sent = [s.channel for s in outcome.sent if s.ok]
-    query: dict[str, Any] = {"date": act.day.isoformat(), "done": "send" if sent else "nothing"}
-    if sent and outcome.version is not None:
-        query |= {"v": outcome.version, "sent": sent}
-    return RedirectResponse(f"/hold?{urlencode(query, doseq=True)}", 303)
+    what = "send" if sent else "nothing"
+    line = said_line(desk, what, version=outcome.version, sent=sent) if sent else DONE[what]
+    return answered(request, what, line, "/hold", {"date": act.day.isoformat()})

@@ -40,7 +40,8 @@ def signin(request: Request, desk: DeskOf, form: Form) -> Response:
     if not access.check_token(name, form.get("token", "")):
         access.sign_ins.failure(address)
         return page(request, "signin.html.j2", status=401, failed=True)
-    access.open(request.session, name)  # a new session id: none a visitor held before survives
+    # a new session id (none a visitor held before survives); the person's earlier session ends
+    access.sign_in(request.session, name)
     return RedirectResponse("/today", status_code=303)
 
 

@@ -31,6 +31,7 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         candidates=likely_same(doc.items),
         parts={i.story_id: i.citations for i in doc.items},
         leads={i.story_id for i in doc.items if i.lead},
+        retracted_ids=[r.story_id for r in doc.retracted or ()],
         opened=request.query_params.get("open"),
         standing=standing_of(desk, day) if version is None else None,
         current=version is None,
@@ -58,6 +59,13 @@ def correct(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
 def retract(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     outcome = acts.retract(desk.settings, act, form.get("story", ""), form.get("note", ""))
     return done(request, "retraction", outcome, "/today")
+
+
+@router.post("/today/restore")
+def restore(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
+    """Undo a retraction: the item comes back in the next version."""
+    outcome = acts.restore(desk.settings, act, form.get("story", ""), form.get("note", ""))
+    return done(request, "restored", outcome, "/today")
 
 
 @router.post("/today/same")
