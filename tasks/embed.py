@@ -14,7 +14,7 @@ find there is computed again (same model, same vector).
 ``BRIEF_EMBEDDINGS_SHARED`` names a SQLite file that every process on one machine shares
 (the workers of a fanned-out backfill, a test session): a text any of them embedded with a
 model is not embedded again by another, and a process that finds all its texts there never
-loads the model.
+loads the model. ``Remembered`` gives any other embedder (the editorial reader's) the same.
 """
 
 from __future__ import annotations
@@ -232,6 +232,21 @@ class UniversalSentenceEncoder(_RememberingEmbedder):
             vectors = np.asarray(model.encode(texts[start : start + self.batch_size]), dtype=np.float32)  # type: ignore[attr-defined]
             out.append(vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
         return np.concatenate(out)
+
+
+class Remembered(_RememberingEmbedder):
+    """Another embedder (``tasks.embed_multilingual``'s, which loads its own engine) whose vectors are
+    remembered per process and shared per machine as the models above are, under its own name."""
+
+    def __init__(self, inner: Embedder, dimension: int = 384) -> None:
+        super().__init__(inner.name)
+        self.inner, self.dimension = inner, dimension
+
+    def _open(self) -> object:
+        return self.inner
+
+    def _compute(self, model: object, texts: list[str]) -> np.ndarray:
+        return model.encode(texts)  # type: ignore[attr-defined]
 
 
 def embedder(model: str, batch_size: int = 64, setting: str = "embedding.model") -> Embedder:

@@ -243,7 +243,13 @@ SLOWEST_FIRST = (
     # no Prefect server: the other process runs it while the first migrates the server's
     # database (tests/conftest.py's prefect_server), then starts its own from the copy
     "tests/unit/test_properties.py",
+    # the judgement guard: its set-up fits and briefs both guard blocks (about 95 s on CI);
+    # started late, it alone would hold the end of the run
+    "tests/integration/test_judgement_guard.py",
     "tests/e2e/test_backfill.py",
+    "tests/e2e/test_kept_server.py",
+    "tests/integration/test_story_learning.py",
+    "tests/e2e/test_improvement_loop.py",
     "tests/e2e/test_llm.py",
     "tests/e2e/test_object_store.py",
     "tests/e2e/test_daily_brief.py",
@@ -252,6 +258,10 @@ SLOWEST_FIRST = (
     "tests/e2e/test_delivery.py",
     "tests/e2e/test_alerts.py",
     "tests/e2e/test_review.py",
+    # after the judgement guard: the sentence vectors of the labelled days it shares with it are
+    # then found in the run's shared vectors (BRIEF_EMBEDDINGS_SHARED), not computed twice at once
+    "tests/integration/test_story_identity_guard.py",
+    "tests/e2e/test_desk.py",
 )
 
 

@@ -140,11 +140,15 @@ def collect_base(root: Path, feeds: FeedSet) -> Path:
     return root
 
 
-def examples_of(root: Path, feeds: FeedSet, labels):
-    """The labelled stories of ``feeds``' days with their evidence (``ops.learn.collect_examples``)."""
+def examples_of(root: Path, feeds: FeedSet, labels, left_out: Iterable[Block] = ()):
+    """The labelled stories of ``feeds``' days with their evidence (``ops.learn.collect_examples``),
+    but of the days of ``left_out``: no fold that leaves those blocks out learns from them
+    (``training_for``), so they are not replayed."""
     from ops import learn
 
-    return learn.collect_examples(settings_for(root, feeds, "rules"), list(feeds.days), labels)
+    skipped = {d for b in left_out for d in _days(b)}
+    days = [d for d in feeds.days if d not in skipped]
+    return learn.collect_examples(settings_for(root, feeds, "rules"), days, labels)
 
 
 # -- what a fold may learn from ----------------------------------------------------------------

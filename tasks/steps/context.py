@@ -97,8 +97,8 @@ def bootstrap(
     """The composition root: the store (``store``: one already open, shared by many days' runs),
     the embedding models the settings name and the clock, each made once. The vectors are cached
     under the store's root, or in ``caches`` (a replay over frozen events caches in the real root)."""
-    from tasks.embed import embedder
-    from tasks.embed_multilingual import MultilingualEmbedder
+    from tasks.embed import Remembered, embedder
+    from tasks.embed_multilingual import DIMENSIONS, MultilingualEmbedder
 
     chosen = settings.embedding
     run = embedder(chosen.model, chosen.batch_size, "embedding.model")
@@ -108,7 +108,7 @@ def bootstrap(
         multilingual = (
             run if same else embedder(chosen.multilingual, chosen.batch_size, "embedding.multilingual")
         )
-    models = Models(run, multilingual, MultilingualEmbedder())
+    models = Models(run, multilingual, Remembered(MultilingualEmbedder(), DIMENSIONS))
     store = store or settings.storage.event_store()
     return Resources(store, models, clock or SYSTEM_CLOCK, caches or store.tree.caches)
 

@@ -42,8 +42,9 @@ def judge_guard_blocks(data: Path, folder: Path, model: str | None = None) -> di
     sets = feed_sets(data)
     bases = {feeds.name: collect_base(folder / f"base-{feeds.name}", feeds) for feeds in sets}
     if model is None:
-        examples = [e for feeds in sets for e in examples_of(bases[feeds.name], feeds, labels)]
-        train = fold_training(examples, labels, GUARD_BLOCKS.values())
+        left_out = GUARD_BLOCKS.values()
+        examples = [e for feeds in sets for e in examples_of(bases[feeds.name], feeds, labels, left_out)]
+        train = fold_training(examples, labels, left_out)
         fitted = learn.fit(
             train, "guard", "AI", "all-MiniLM-L6-v2", "without the guard blocks", held_out_figures=False
         )

@@ -126,3 +126,21 @@ def test_the_settings_name_the_multilingual_model_or_none(tmp_path: Path) -> Non
     everywhere = {**base, "embedding": {"model": USE_MULTILINGUAL}}
     one = steps.make_context(parse_settings(everywhere), DAY)
     assert one.multilingual is one.embedder
+
+
+def test_the_editorial_readers_vectors_are_shared_on_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's reader (multilingual-e5) is embedded once per machine, as the run's models are: a
+    learn, an evaluation and a replay over other stores of the same days do not compute it again."""
+    from tasks.embed_multilingual import MULTILINGUAL_MODEL, MultilingualEmbedder
+
+    monkeypatch.setenv(SHARED_ENV, str(tmp_path / "vectors.sqlite"))
+    reader = steps.bootstrap(parse_settings({"storage": {"root": str(tmp_path / "store")}})).models.reader
+    assert reader is not None and reader.name == MULTILINGUAL_MODEL
+    vectors = reader.encode(HEADLINES[:3])
+    assert np.allclose(vectors, MultilingualEmbedder().encode(HEADLINES[:3]), atol=1e-6)
+    found = SharedVectors(str(tmp_path / "vectors.sqlite")).get(
+        MULTILINGUAL_MODEL, [text_key(h) for h in HEADLINES[:3]]
+    )
+    assert np.array_equal(np.stack([found[text_key(h)] for h in HEADLINES[:3]]), vectors)

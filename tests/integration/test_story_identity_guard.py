@@ -18,6 +18,7 @@ from ops import pairs as fitting
 from ops.story_days import LabelledDay, load_day, with_vectors
 from tasks.dedup import DedupPolicy
 from tasks.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
+from tasks.pairs import PairModel
 from tests.real_days import BLOCKS, GUARD_BLOCKS, STORY_ONLY_DAYS
 
 GUARD_F1 = 0.90  # issue 31's bar, not reached yet (see test_the_pair_model_reaches_the_issues_bar)
@@ -47,6 +48,12 @@ def held_out() -> tuple[str, ...]:
     return tuple(d for block in GUARD_BLOCKS.values() for d in block)
 
 
+@pytest.fixture(scope="module")
+def fitted(days, held_out) -> PairModel:
+    """The pair model fitted without the guard blocks, once for the module's tests."""
+    return fitting.fit_without(days, groups(), held=held_out)
+
+
 def f1_per_mix(days: dict[str, LabelledDay], stories: fitting.Clusterer) -> dict[str, fitting.Counts]:
     out = {}
     for mix, block in GUARD_BLOCKS.items():
@@ -57,9 +64,8 @@ def f1_per_mix(days: dict[str, LabelledDay], stories: fitting.Clusterer) -> dict
     return out
 
 
-def test_the_pair_model_holds_on_the_blocks_it_never_saw(days, held_out) -> None:
-    model = fitting.fit_without(days, groups(), held=held_out)
-    scores = f1_per_mix(days, fitting.model_stories(model))
+def test_the_pair_model_holds_on_the_blocks_it_never_saw(days, fitted) -> None:
+    scores = f1_per_mix(days, fitting.model_stories(fitted))
     assert all(c.tp + c.fn > 0 for c in scores.values())  # the blocks do hold same-story pairs
     low = {mix: round(c.f1, 3) for mix, c in scores.items() if c.f1 < FLOOR_F1}
     assert not low, f"pair F1 under {FLOOR_F1} on days the model never saw: {low} ({scores})"
@@ -69,12 +75,11 @@ def test_the_pair_model_holds_on_the_blocks_it_never_saw(days, held_out) -> None
     "worse",
     ["threshold 0.05", "rules at near_duplicate 0.3"],
 )
-def test_a_worse_decision_fails_the_guard(days, held_out, worse: str) -> None:
+def test_a_worse_decision_fails_the_guard(days, fitted, worse: str) -> None:
     if worse.startswith("threshold"):
-        model = fitting.fit_without(days, groups(), held=held_out)
         from dataclasses import replace
 
-        stories = fitting.model_stories(replace(model, threshold=0.05))
+        stories = fitting.model_stories(replace(fitted, threshold=0.05))
     else:
         stories = fitting.rule_stories(DedupPolicy(near_duplicate_threshold=0.3))
     scores = f1_per_mix(days, stories)
@@ -84,7 +89,6 @@ def test_a_worse_decision_fails_the_guard(days, held_out, worse: str) -> None:
 @pytest.mark.xfail(
     strict=True, reason="issue 31's bar: pair F1 >= 0.90 on both guard blocks is not reached yet"
 )
-def test_the_pair_model_reaches_the_issues_bar(days, held_out) -> None:
-    model = fitting.fit_without(days, groups(), held=held_out)
-    scores = f1_per_mix(days, fitting.model_stories(model))
+def test_the_pair_model_reaches_the_issues_bar(days, fitted) -> None:
+    scores = f1_per_mix(days, fitting.model_stories(fitted))
     assert min(c.f1 for c in scores.values()) >= GUARD_F1, scores

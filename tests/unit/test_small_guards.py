@@ -182,3 +182,31 @@ def test_a_file_archive_is_collected_without_searching_the_log_for_validators(
     ctx = context(tmp_path, sources=[{"name": "labnotes", "url": f"{feeds}/labnotes/{{date}}.xml"}])
     assert steps.collect_one(ctx, "labnotes").items >= 4
     assert searched == []  # a file sends no ETag and gets no 304: the events are those it gave before
+
+
+def test_a_remembered_embedder_computes_a_text_once_per_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from tasks.embed import SHARED_ENV, HashingEmbedder, Remembered, SharedVectors, text_key
+
+    class Counting(HashingEmbedder):
+        def __init__(self) -> None:
+            self.name, self.texts = f"counting-{tmp_path.name}", []
+
+        def encode(self, texts):
+            self.texts.extend(texts)
+            return super().encode(texts)
+
+    monkeypatch.setenv(SHARED_ENV, str(tmp_path / "vectors.sqlite"))
+    first, second = Counting(), Counting()
+    vectors = Remembered(first).encode(["one", "two", "one"])
+    assert first.texts == ["one", "two"]
+    assert np.array_equal(vectors, HashingEmbedder().encode(["one", "two", "one"]))
+    assert Remembered(second).encode(["two"]).tobytes() == vectors[1].tobytes() and second.texts == []
+    # another process of the machine finds them in the shared file, under the inner model's name
+    found = SharedVectors(str(tmp_path / "vectors.sqlite")).get(
+        first.name, [text_key("one"), text_key("two")]
+    )
+    assert np.array_equal(np.stack([found[text_key("one")], found[text_key("two")]]), vectors[:2])
