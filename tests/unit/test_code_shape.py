@@ -164,7 +164,8 @@ def payload_reads(source: str) -> list[str]:
     """Where ``source`` reads an event's payload by key rather than through its model (``payload_of``,
     ``payload_field``): ``e.payload["k"]`` or ``.get("k")``; the same through a name that holds it
     (``p = e.payload``, a loop over ``[e.payload for e in …]``, a parameter named ``payload``); a
-    payload handed as a dict to another function (``f(e.payload)``, ``f(dict(e.payload))``); and a
+    payload handed as a dict to another function (``f(e.payload)``, ``f(dict(e.payload))``) or copied
+    into one (``{**e.payload, …}``); and a
     scanned frame's payload decoded as JSON (``json_decode``, ``json_path_match``, ``json.loads``)."""
     found = set()
     for scope in _scopes(ast.parse(source)):
@@ -178,7 +179,10 @@ def payload_reads(source: str) -> list[str]:
                 and not _a_payload(node)
                 and any(_a_payload(a) for a in [*node.args, *(k.value for k in node.keywords)])
             )
-            if by_key or handed or _decodes_payloads(node):
+            copied = isinstance(node, ast.Dict) and any(
+                k is None and _a_payload(v) for k, v in zip(node.keys, node.values, strict=True)
+            )
+            if by_key or handed or copied or _decodes_payloads(node):
                 found.add((getattr(node, "lineno", 0), ast.unparse(node)))
     return [f"{line} {code}" for line, code in sorted(found)]
 
@@ -191,6 +195,7 @@ def test_the_payload_read_check_finds_a_read_by_key_and_its_aliases() -> None:
     assert payload_reads("ps = [e.payload for e in es]\nts = [p['title'] for p in ps]") == ["2 p['title']"]
     assert payload_reads("for p in (e.payload for e in es):\n    print(p['url'])") == ["2 p['url']"]
     assert payload_reads("show(dict(e.payload), e)") == ["1 show(dict(e.payload), e)"]
+    assert payload_reads("d = {**e.payload, 'raw': raw}") == ["1 {**e.payload, 'raw': raw}"]
     assert payload_reads('x = pl.col("payload").str.json_path_match("$.id")') == [
         "1 pl.col('payload').str.json_path_match('$.id')"
     ]
