@@ -178,11 +178,9 @@ def print_cases(out: Console, err: Console, outcome) -> None:
     """``--as-case``: the regression cases an act kept, and why any was not."""
     for why in outcome.refused:
         err.print(f"not kept as a regression case: {why}", soft_wrap=True)
+    from flows.views.policy import kept_case_line
+
     for case in outcome.cases:
-        p = case.payload
-        expected = f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
-        out.print(
-            f"kept as regression case {p['case_id']}: {outcome.day} {p['story_id']} expected {expected}"
-        )
+        out.print(kept_case_line(outcome.day, case))
     if not outcome.cases and not outcome.refused:
         out.print("no mark or same-story answer to keep as a regression case")

@@ -465,6 +465,92 @@ def base_examples(model: editorial.EditorialModel) -> list[Example]:
     ]
 
 
+def _require_both_sides(train: Sequence[Example]) -> None:
+    """Refuse to fit on stories all on (or all off) the topic, or all core (or none)."""
+    if len({e.relevance != "none" for e in train}) < 2 or len({e.relevance == "core" for e in train}) < 2:
+        raise InputError(
+            "need labelled examples both on and off the topic, and core and not core, to fit; "
+            "label more stories (--labels) or mark some in 'brief review'"
+        )
+
+
+def _embedding_heads(
+    heads: Heads | None, base: editorial.EditorialModel | None
+) -> tuple[editorial.EmbeddingHead | None, editorial.EmbeddingHead | None]:
+    """The English and multilingual embedding heads the model keeps: the ones just fitted (``heads``),
+    else the base model's."""
+    if heads is None:
+        assert base is not None
+        return base.embedding_head, base.multilingual_head
+    english = heads.english
+    embedding_head = (
+        editorial.EmbeddingHead(
+            coef=[round(float(c), 6) for c in english.coef_[0]],
+            intercept=float(english.intercept_[0]),
+        )
+        if english is not None
+        else None
+    )
+    multilingual_head = (
+        editorial.EmbeddingHead(
+            coef=[round(float(c), 6) for c in heads.multilingual[0]],
+            intercept=float(heads.multilingual[1]),
+        )
+        if heads.multilingual is not None
+        else None
+    )
+    return embedding_head, multilingual_head
+
+
+def _training_rows(train: Sequence[Example], values: Sequence[float]) -> list[editorial.TrainingRow]:
+    """The stories fitted on, as the artefact keeps them: evidence (with the embedding head's value)
+    and labels, no text."""
+    return [
+        editorial.TrainingRow(
+            day=e.day.isoformat(),
+            story_id=e.story_id,
+            evidence={k: round(v, 4) for k, v in editorial.with_head(e.evidence, values[k]).items()},
+            importance_inputs={k: round(v, 4) for k, v in e.importance_inputs.items()},
+            relevance=e.relevance,  # type: ignore[arg-type]
+            importance=e.importance,
+            by=e.by,  # type: ignore[arg-type]
+        )
+        for k, e in enumerate(train)
+    ]
+
+
+def _card(
+    train: Sequence[Example], base: editorial.EditorialModel | None, figures: dict, note: str
+) -> dict[str, Any]:
+    """The model's card: when and on what it was fitted (days, stories, the judgements it saw), its
+    held-out figures, the library and the note."""
+    days = sorted({e.day for e in train})
+    judgements = sorted(
+        {j for e in train for j in e.judgements}
+        | set(base.card.get("fitted_on", {}).get("judgements", []) if base else [])
+    )
+    return {
+        "fitted_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "fitted_on": {
+            "days": [d.isoformat() for d in days],
+            "stories": len(train),
+            "from_labels": sum(e.by == "label" for e in train),
+            "from_people": sum(e.by == "human" for e in train),
+            "on_topic": sum(e.relevance != "none" for e in train),
+            "core": sum(e.relevance == "core" for e in train),
+            "base_model": base.name if base else None,
+            "label_days": sorted({e.day.isoformat() for e in train if e.by == "label"}),
+            "people_days": sorted({e.day.isoformat() for e in train if e.by == "human"}),
+            # what it saw: 'brief evaluate' scores it only on other marks and labels
+            "judgements": judgements,
+            "judgements_digest": judgements_digest(judgements),
+        },
+        "leave_one_block_out": figures,
+        "library": _library(),
+        "note": note,
+    }
+
+
 def fit(
     examples: Sequence[Example],
     name: str,
@@ -488,49 +574,12 @@ def fit(
     """
     refit_head = base is None
     train = [*(base_examples(base) if base else []), *examples]
-    if len({e.relevance != "none" for e in train}) < 2 or len({e.relevance == "core" for e in train}) < 2:
-        raise InputError(
-            "need labelled examples both on and off the topic, and core and not core, to fit; "
-            "label more stories (--labels) or mark some in 'brief review'"
-        )
+    _require_both_sides(train)
     kept = base.relevance.features if base and base.relevance else editorial.RELEVANCE_FEATURES
     names = list(features or kept)
     heads, rel, core, subject, ranker, values = _fit_parts(train, refit_head, names)
     threshold = choose_threshold(train, values, names)
-    if heads is not None:
-        english = heads.english
-        embedding_head = (
-            editorial.EmbeddingHead(
-                coef=[round(float(c), 6) for c in english.coef_[0]],
-                intercept=float(english.intercept_[0]),
-            )
-            if english is not None
-            else None
-        )
-        multilingual_head = (
-            editorial.EmbeddingHead(
-                coef=[round(float(c), 6) for c in heads.multilingual[0]],
-                intercept=float(heads.multilingual[1]),
-            )
-            if heads.multilingual is not None
-            else None
-        )
-    else:
-        assert base is not None
-        embedding_head, multilingual_head = base.embedding_head, base.multilingual_head
-    inames = editorial.IMPORTANCE_FEATURES
-    training = [
-        editorial.TrainingRow(
-            day=e.day.isoformat(),
-            story_id=e.story_id,
-            evidence={k: round(v, 4) for k, v in editorial.with_head(e.evidence, values[k]).items()},
-            importance_inputs={k: round(v, 4) for k, v in e.importance_inputs.items()},
-            relevance=e.relevance,  # type: ignore[arg-type]
-            importance=e.importance,
-            by=e.by,  # type: ignore[arg-type]
-        )
-        for k, e in enumerate(train)
-    ]
+    embedding_head, multilingual_head = _embedding_heads(heads, base)
     model = editorial.EditorialModel(
         name=name,
         kind="fitted",
@@ -544,41 +593,16 @@ def fit(
             (base.multilingual_model if base else multilingual_model) if multilingual_head else None
         ),
         multilingual_head=multilingual_head,
-        importance=_linear(inames, ranker.coef_, ranker.intercept_),
+        importance=_linear(editorial.IMPORTANCE_FEATURES, ranker.coef_, ranker.intercept_),
         threshold=threshold,
-        training=training,
+        training=_training_rows(train, values),
     )
     figures = (
         cross_validate(train, refit_head, names)
         if held_out_figures
         else {"note": "not computed: this fit is itself one fold of a held-out measure"}
     )
-    days = sorted({e.day for e in train})
-    judgements = sorted(
-        {j for e in train for j in e.judgements}
-        | set(base.card.get("fitted_on", {}).get("judgements", []) if base else [])
-    )
-    card = {
-        "fitted_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
-        "fitted_on": {
-            "days": [d.isoformat() for d in days],
-            "stories": len(train),
-            "from_labels": sum(e.by == "label" for e in train),
-            "from_people": sum(e.by == "human" for e in train),
-            "on_topic": sum(e.relevance != "none" for e in train),
-            "core": sum(e.relevance == "core" for e in train),
-            "base_model": base.name if base else None,
-            "label_days": sorted({e.day.isoformat() for e in train if e.by == "label"}),
-            "people_days": sorted({e.day.isoformat() for e in train if e.by == "human"}),
-            # what it saw: 'brief evaluate' scores it only on other marks and labels
-            "judgements": judgements,
-            "judgements_digest": judgements_digest(judgements),
-        },
-        "leave_one_block_out": figures,
-        "library": _library(),
-        "note": note,
-    }
-    return Fitted(model.model_copy(update={"card": card}), figures)
+    return Fitted(model.model_copy(update={"card": _card(train, base, figures, note)}), figures)
 
 
 def label_key(link: str) -> str:

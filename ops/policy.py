@@ -171,7 +171,7 @@ class Held:
     """A policy as ``brief policy diff`` compares it: an adoption's, or the baseline's."""
 
     version: str
-    payload: dict[str, Any]  # ``policy``, ``llm`` and ``artefacts`` at least
+    tables: PolicyTables
 
 
 def find(store: ParquetEventStore, ref: str) -> Event:
@@ -205,18 +205,22 @@ def held(store: ParquetEventStore, ref: str) -> Held:
         first = payload_of(events[0], PolicyAdoptedV2)
         if not first.baseline:
             raise InputError("the first adoption keeps no baseline policy; compare two adoptions instead")
-        return Held(first.previous_version, dict(first.baseline))  # type: ignore[arg-type]
+        return Held(first.previous_version, PolicyTables.model_validate(first.baseline))  # type: ignore[arg-type]
     event = find(store, ref)
-    return Held(payload_of(event, PolicyAdoptedV2).version, dict(event.payload))
+    return Held(payload_of(event, PolicyAdoptedV2).version, tables_of(event))
 
 
 # --- changes --------------------------------------------------------------------------------
 
 
-def flatten(tables: dict[str, Any]) -> dict[str, Any]:
-    """A policy as dotted keys: its settings (categories by name) and its files by digest (``tables``:
-    an adoption's payload or a baseline, read as ``PolicyTables``)."""
-    held = PolicyTables.model_validate(tables)
+def tables_of(adoption: Event) -> PolicyTables:
+    """The policy a ``policy.adopted`` event holds whole, read through its payload model."""
+    adopted = payload_of(adoption, PolicyAdoptedV2)
+    return PolicyTables(policy=adopted.policy, llm=adopted.llm, artefacts=adopted.artefacts)
+
+
+def flatten(held: PolicyTables) -> dict[str, Any]:
+    """A policy as dotted keys: its settings (categories by name) and its files by digest."""
     out: dict[str, Any] = {}
 
     def walk(prefix: str, value: Any) -> None:
@@ -240,8 +244,8 @@ def flatten(tables: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[dict[str, Any]]:
-    """What differs between two policies (payload form), key by key."""
+def changes(before: PolicyTables | None, after: PolicyTables) -> list[dict[str, Any]]:
+    """What differs between two policies, key by key."""
     old = flatten(before) if before is not None else {}
     new = flatten(after)
     return [
@@ -291,7 +295,8 @@ def _adopt(
             f"policy {version} is already the adopted one (since {before.occurred_at:%Y-%m-%d %H:%M} UTC); "
             "nothing to adopt"
         )
-    previous = dict(before.payload) if before is not None else store_policy(settings, store)
+    baseline = store_policy(settings, store) if before is None else None
+    previous = tables_of(before) if before is not None else PolicyTables.model_validate(baseline)
     evaluation = _evaluation(store, version)
     judged = payload_of(evaluation, PolicyEvaluated).verdict if evaluation else None
     verdict = judged.decision if judged else None
@@ -302,8 +307,8 @@ def _adopt(
             **held,
             "previous": before.event_id if before else None,
             "previous_version": before_version if before else settings.policy_version(),
-            "baseline": None if before is not None else previous,
-            "changes": changes(previous, held),
+            "baseline": baseline,
+            "changes": changes(previous, PolicyTables.model_validate(held)),
             "by": by,
             "reason": reason.strip(),
             "source": source,

@@ -19,7 +19,7 @@ from ops import workspace
 from ops.workspace import Stage, quietly
 from storage.errors import BriefError, ConfigError
 from storage.events import Event
-from storage.payloads import FeedFailed
+from storage.payloads import ArticleCollectedV4, FeedFailed
 from storage.typed import payload_of
 from tasks.channels import Channel, Endpoint
 from tasks.collect import Source
@@ -117,7 +117,7 @@ def judge_source(
         if e.event_type == "feed.failed":
             failed = payload_of(e, FeedFailed)
             return Check(what, "fail", f"{failed.error}: {failed.message}", source_fix(failed.error))
-    items = [e.payload for e in events if e.event_type == "article.collected"]
+    items = [payload_of(e, ArticleCollectedV4) for e in events if e.event_type == "article.collected"]
     where = f"archive of {day}" if archive else "live feed, now"
     if not items:
         return Check(
@@ -126,7 +126,7 @@ def judge_source(
             f"{where}: parsed, but it holds no items",
             "open the url in a browser: a feed that stays empty gives the brief nothing",
         )
-    dates = [_utc(datetime.fromisoformat(p["published_at"])) for p in items if p.get("published_at")]
+    dates = [_utc(p.published_at) for p in items if p.published_at]
     newest = max(dates, default=None)
     detail = f"{where}: {len(items)} item(s), " + (
         f"newest {newest:%Y-%m-%d %H:%M} UTC" if newest else "none dated"

@@ -35,10 +35,10 @@ import polars as pl
 from storage.brief import Brief, brief_dict, brief_json
 from storage.errors import InputError, StoreError
 from storage.events import Event, new_event, utcnow
-from storage.payloads import BriefPublished
+from storage.payloads import ArticleCollectedV4, BriefPublished
 from storage.scrub import Needles, scrub_bytes, scrub_events, scrub_file
 from storage.store import ParquetEventStore
-from storage.typed import payload_of
+from storage.typed import payload_field, payload_of
 from tasks.settings import Settings
 
 PRODUCER = "purge@1"
@@ -118,31 +118,39 @@ def _target(article: str | None, source: str | None, reason: str, by: str) -> st
     return f"article:{article}" if article is not None else f"source:{source}"
 
 
-_COLLECTED = pl.Struct(
-    {
-        "article_id": pl.String,
-        "source": pl.String,
-        "url": pl.String,
-        "canonical_url": pl.String,
-        "title": pl.String,
-        "summary": pl.String,
-        "content_hash": pl.String,
-        "discussion_url": pl.String,
-        "field": pl.String,
-        "value": pl.String,
-    }
-)
+# the fields a purge matches on besides ``article_id`` (both types'), each declared by every version
+_COLLECTED = ("source", "url", "canonical_url", "title", "summary", "content_hash")
+_CORRECTED = ("field", "value")
+
+
+def _articles_and_corrections(store: ParquetEventStore) -> pl.DataFrame:
+    """Every ``article.collected`` and ``article.corrected`` with the fields a purge matches on, read as
+    the upcasters give them (``payload_field``); the stored payload kept for what is read by model."""
+    collected = pl.col("event_type") == "article.collected"
+    return store.query(
+        lambda: store.scan(event_types=["article.collected", "article.corrected"]).select(
+            "event_type",
+            "schema_version",
+            "payload",
+            *[
+                pl.when(collected).then(payload_field("article.collected", name)).alias(name)
+                for name in _COLLECTED
+            ],
+            pl.when(collected)
+            .then(payload_field("article.collected", "article_id"))
+            .otherwise(payload_field("article.corrected", "article_id"))
+            .alias("article_id"),
+            *[
+                pl.when(~collected).then(payload_field("article.corrected", name)).alias(name)
+                for name in _CORRECTED
+            ],
+        )
+    )
 
 
 def find(store: ParquetEventStore, article: str | None, source: str | None) -> Found:
     """The articles to take out and what they said; their copies (the same link or text) too."""
-    rows = store.query(
-        lambda: (
-            store.scan(event_types=["article.collected", "article.corrected"])
-            .select("event_type", pl.col("payload").str.json_decode(_COLLECTED).alias("p"))
-            .unnest("p")
-        )
-    )
+    rows = _articles_and_corrections(store)
     collected = rows.filter(pl.col("event_type") == "article.collected").with_columns(
         pl.col("canonical_url").str.split("#").list.first().alias("link")
     )
@@ -172,7 +180,11 @@ def find(store: ParquetEventStore, article: str | None, source: str | None) -> F
         *mine["summary"].to_list(),
         *mine["url"].to_list(),
         *mine["canonical_url"].to_list(),
-        *[u for u in mine["discussion_url"].to_list() if u],
+        *[
+            u
+            for row in mine.iter_rows(named=True)
+            if (u := payload_of(row, ArticleCollectedV4).discussion_url)
+        ],
         *[
             v
             for f, v in zip(corrected["field"], corrected["value"], strict=True)

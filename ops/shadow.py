@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from storage.events import Event, new_event, utcnow
+from storage.payloads import Payload
+from storage.typed import payload_of
 from tasks import editorial
 from tasks.pairs import load_pair_model
 from tasks.settings import Settings, read_candidate
@@ -292,7 +294,7 @@ SHADOW_TYPES = ("shadow.clustered", "shadow.scored")
 def _shadow_event(event: Event, ctx: RunContext, shadow: Shadow) -> Event:
     return new_event(
         _AS_SHADOW[event.event_type],
-        {**event.payload, "live_policy": ctx.policy_version},
+        {**payload_of(event, Payload).model_dump(mode="json"), "live_policy": ctx.policy_version},
         brief_date=event.brief_date,
         run_id=ctx.run_id,
         subject_id=event.subject_id,

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from storage.payloads import ArticleCollectedV4
+from storage.typed import payload_of
 from tasks.collect import Source
 from tasks.dedup import Item, in_window
 from tasks.steps.collect import collect_source
@@ -102,34 +104,36 @@ def _window(day: str) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=3)
 
 
-def _collected(folder: Path, name: str, kind: str, language: str | None, day: str) -> Iterator[dict]:
+def _collected(folder: Path, name: str, kind: str, language: str | None, day: str) -> Iterator[Item]:
     if not (folder / name / f"{day}.xml").is_file():
         return
     source = Source(name, (folder / name).as_uri() + "/{date}.xml", language, kind)
     window = _window(day)
     for event in collect_source(source, date.fromisoformat(day), "labels"):
-        p = event.payload
-        published = datetime.fromisoformat(p["published_at"]) if p.get("published_at") else None
-        if event.event_type == "article.collected" and in_window(published, window):
-            yield {**p, "published": published}
+        if event.event_type != "article.collected":
+            continue
+        article = payload_of(event, ArticleCollectedV4)
+        published = article.published_at.astimezone(UTC) if article.published_at else None
+        if in_window(published, window):
+            yield as_item(article, published)
 
 
-def as_item(p: dict) -> Item:
+def as_item(p: ArticleCollectedV4, published: datetime | None) -> Item:
     return Item(
-        p["article_id"],
-        p["source"],
-        p["title"],
-        p["summary"],
-        p["canonical_url"],
-        p["content_hash"],
-        p["published"],
-        p["language"],
-        p["url"],
-        tuple(p.get("tags") or ()),
-        p.get("kind") or "news",
-        p.get("outlet"),
-        p.get("discussion_url"),
-        tuple(sorted((p.get("evidence") or {}).items())),
+        p.article_id,
+        p.source,
+        p.title,
+        p.summary,
+        p.canonical_url,
+        p.content_hash,
+        published,
+        p.language,
+        p.url,
+        tuple(p.tags),
+        p.kind or "news",
+        p.outlet,
+        p.discussion_url,
+        tuple(sorted(p.evidence.model_dump(exclude_none=True).items())) if p.evidence else (),
     )
 
 
@@ -154,19 +158,19 @@ def load_day(data: Path, day: str) -> LabelledDay:
         )
         items, entry = [], {}
         for name, (kind, language) in sources.items():
-            for p in _collected(folder, name, kind, language, day):
-                link = p["url"].split("#")[0] if kind == "digest" else p["url"]
-                items.append(as_item(p))
-                entry[p["article_id"]] = by_link.get(link)
+            for item in _collected(folder, name, kind, language, day):
+                link = item.url.split("#")[0] if kind == "digest" else item.url
+                items.append(item)
+                entry[item.article_id] = by_link.get(link)
         return LabelledDay(day, mix, items, entry)
     body = json.loads((labels / f"stories-{day}.json").read_text())
     story_of = {link: s["story"] for s in body["stories"] for link in s["items"]}
     items, entry = [], {}
     for name in sorted({i["source"] for i in body["items"]}):
-        for p in _collected(data / "feeds", name, LAB_KINDS.get(name, "news"), None, day):
-            items.append(as_item(p))
-            story = story_of.get(p["url"])
-            entry[p["article_id"]] = None if story is None else Entry(p["url"], story)
+        for item in _collected(data / "feeds", name, LAB_KINDS.get(name, "news"), None, day):
+            items.append(item)
+            story = story_of.get(item.url)
+            entry[item.article_id] = None if story is None else Entry(item.url, story)
     uncertain = frozenset(frozenset((u["a"], u["b"])) for u in body.get("uncertain", []))
     previous = {link["story"]: link["previous_story"] for link in body.get("same_as_previous_day", [])}
     doubtful = frozenset((u["story"], u["previous_story"]) for u in body.get("uncertain_previous_day", []))

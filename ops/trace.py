@@ -36,6 +36,7 @@ class Node:
     event: Event
     sources: tuple[Node, ...] = ()
     shown_above: bool = False
+    raw: Mapping[str, str | None] | str | None = None  # a fetch's kept bytes: where, their size, its link
 
 
 @dataclass(frozen=True)
@@ -96,13 +97,13 @@ def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace
         named = list(dict.fromkeys(i for e in level for i in e.source_event_ids if i not in found))
         load(named)
         level = [found[i] for i in named if i in found]
-    for event_id, event in list(found.items()):
-        if event.event_type == "feed.fetched" and payload_of(event, FeedFetchedV2).body:
-            articles = [e for e in found.values() if event_id in e.source_event_ids]
-            raw = _raw_body(store, event, articles)
-            found[event_id] = event.model_copy(update={"payload": {**event.payload, "raw": raw}})
+    raws = {
+        event_id: _raw_body(store, event, [e for e in found.values() if event_id in e.source_event_ids])
+        for event_id, event in found.items()
+        if event.event_type == "feed.fetched" and payload_of(event, FeedFetchedV2).body
+    }
     shown: set[str] = set()
-    tree = tuple(_node(e, found, shown) for e in heads)
+    tree = tuple(_node(e, found, shown, raws) for e in heads)
     chained = _named(heads, found)
     return Trace(
         day,
@@ -162,11 +163,15 @@ def _story(stories: Sequence[str], wanted: str, day: date, version: int) -> str:
     raise InputError(f"story {wanted!r} is not an item of the brief of {day} (v{version}); {how}")
 
 
-def _node(event: Event, found: Mapping[str, Event], shown: set[str]) -> Node:
+def _node(
+    event: Event, found: Mapping[str, Event], shown: set[str], raws: Mapping[str, Mapping[str, str]]
+) -> Node:
+    raw = raws.get(event.event_id)
     if event.event_id in shown and event.source_event_ids:
-        return Node(event, shown_above=True)
+        return Node(event, shown_above=True, raw=raw)
     shown.add(event.event_id)
-    return Node(event, tuple(_node(found[i], found, shown) for i in event.source_event_ids if i in found))
+    sources = tuple(_node(found[i], found, shown, raws) for i in event.source_event_ids if i in found)
+    return Node(event, sources, raw=raw)
 
 
 def _named(heads: Sequence[Event], found: Mapping[str, Event]) -> set[str]:

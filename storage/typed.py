@@ -10,15 +10,17 @@ other type is refused, so a reader cannot read one event as another.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-import polars as pl
 from pydantic import BaseModel
 
 import storage.payloads  # noqa: F401  (fills the registry)
 from storage.events import Event
 from storage.registry import REGISTRY, EventRegistry
+
+if TYPE_CHECKING:  # loaded by the frames that use ``payload_field``: a view that reads events does not
+    import polars as pl
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -47,5 +49,7 @@ def payload_field(event_type: str, name: str, *keys: str, registry: EventRegistr
     missing = [v for v, model in spec.models.items() if name not in model.model_fields]
     if missing:
         raise KeyError(f"{event_type}: field {name!r} is not in version(s) {missing}; read it by payload_of")
+    import polars as pl
+
     path = "$." + name + "".join(f"['{key}']" for key in keys)
     return pl.col("payload").str.json_path_match(path)

@@ -12,11 +12,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 from storage.brief import Brief
 from storage.events import Event
+from storage.payloads import BriefApprovedV2, BriefDelivered, BriefHeld, DeliveryFailed
+from storage.typed import payload_of
 from tasks.channels import Channel, DeliverySettings
 
 Kind = Literal["brief", "update", "review"]
@@ -25,13 +27,29 @@ DELIVERY_TYPES = ["brief.delivered", "delivery.failed", "brief.held", "brief.app
 
 
 @dataclass(frozen=True)
+class Sent:
+    """A message the log says was delivered, and when."""
+
+    delivery: BriefDelivered
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A held brief's approval, and when it was given."""
+
+    approval: BriefApprovedV2
+    at: datetime
+
+
+@dataclass(frozen=True)
 class DayState:
     """What the log says about a day's deliveries."""
 
-    delivered: Mapping[tuple[str, int, str], Mapping[str, Any]] = field(default_factory=dict)
-    failures: Sequence[Mapping[str, Any]] = ()
-    held: Mapping[str, Any] | None = None
-    approved: Mapping[str, Any] | None = None
+    delivered: Mapping[tuple[str, int, str], Sent] = field(default_factory=dict)
+    failures: Sequence[DeliveryFailed] = ()
+    held: BriefHeld | None = None
+    approved: Approval | None = None
 
     def versions_sent(self, channel: str) -> list[int]:
         return sorted({v for (c, v, k) in self.delivered if c == channel and k != "review"})
@@ -42,19 +60,20 @@ class DayState:
 
 
 def fold(events: Iterable[Event]) -> DayState:
-    delivered: dict[tuple[str, int, str], Mapping[str, Any]] = {}
-    failures: list[Mapping[str, Any]] = []
-    held = approved = None
+    delivered: dict[tuple[str, int, str], Sent] = {}
+    failures: list[DeliveryFailed] = []
+    held: BriefHeld | None = None
+    approved: Approval | None = None
     for e in sorted(events, key=lambda e: (e.occurred_at, e.seq, e.event_id)):
-        p = e.payload
         if e.event_type == "brief.delivered":
-            delivered.setdefault((p["channel"], p["version"], p["kind"]), {**p, "at": e.occurred_at})
+            sent = payload_of(e, BriefDelivered)
+            delivered.setdefault((sent.channel, sent.version, sent.kind), Sent(sent, e.occurred_at))
         elif e.event_type == "delivery.failed":
-            failures.append(p)
+            failures.append(payload_of(e, DeliveryFailed))
         elif e.event_type == "brief.held" and held is None:
-            held = p
+            held = payload_of(e, BriefHeld)
         elif e.event_type == "brief.approved" and approved is None:
-            approved = {**p, "at": e.occurred_at}
+            approved = Approval(payload_of(e, BriefApprovedV2), e.occurred_at)
     return DayState(delivered, failures, held, approved)
 
 
@@ -104,9 +123,9 @@ def plan(
     by = None
     waiting = None
     if settings.hold:
-        until = settings.deadline(now, zone) if state.held is None else when(state.held.get("until"))
+        until = settings.deadline(now, zone) if state.held is None else state.held.until
         if state.approved is not None:
-            released, by = "approved", state.approved["by"]
+            released, by = "approved", state.approved.approval.by
         elif until is not None and now >= until:
             released = "deadline"
         else:
@@ -163,12 +182,6 @@ def update_due(
         return None
     opened = min((at for v, at in published.items() if v > last_sent), default=now)
     return opened + timedelta(minutes=settings.update_after)
-
-
-def when(value: Any) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return value
-    return datetime.fromisoformat(str(value))
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,91 @@ def for_readers(doc: Brief) -> Brief:
     )
 
 
+def _link(url: str) -> Markup | None:
+    """A link a reader may follow (``reader_link``, checked by ``safe_url``), else None."""
+    safe = safe_url(reader_link(url))
+    return Markup(safe) if safe else None
+
+
+def _item_view(number: int, item: Item, page_language: str, lab: Mapping[str, str]) -> dict[str, Any]:
+    """One item as a template sees it: numbered, its citations' links checked, its ``lang`` where it is
+    not the page's."""
+    citations = [
+        {
+            "source": c.outlet_label or c.source,
+            "url": _link(c.url),
+            "published": (c.published or "")[:10],
+            "discussion": _link(c.discussion_url) if c.discussion_url else None,
+        }
+        for c in item.citations
+    ]
+    return {
+        "number": number,
+        "story_id": item.story_id,
+        "lang": item.language if item.language and item.language != page_language else None,
+        "title": item.title,
+        # the title in the page's language, labelled as a translation, beside the original
+        "translated_title": item.translated_title,
+        "translation": lab["translated"].format(title=item.translated_title)
+        if item.translated_title
+        else None,
+        "summary": item.summary,
+        "unverified": item.unverified,
+        "follow_up": bool(item.follow_up_of),
+        "flagged": item.flagged,
+        "facts": shown_facts(item)[:8],
+        "citations": citations,
+        "link": citations[0]
+        if citations
+        else {"source": "", "url": None, "published": "", "discussion": None},
+        "relevance": item.relevance,
+        "correction": item.correction,  # a person's correction, shown under the item
+    }
+
+
+def _groups(
+    doc: Brief, category_labels: Mapping[str, str], lab: Mapping[str, str]
+) -> list[tuple[str, str, list[Item]]]:
+    """The numbered sections' (kind, heading, items) in reading order: the top stories, the categories
+    (the one with the most important story first), then the kinds' sections."""
+    groups: list[tuple[str, str, list[Item]]] = []
+    top = doc.section("top")
+    if top:
+        groups.append(("top", lab["top"], top))
+    categories: dict[str, list[Item]] = {}
+    for item in doc.section("category"):
+        categories.setdefault(item.category, []).append(item)
+    by_kind = {k: doc.section(k) for k in KIND_SECTIONS}
+    if by_kind["research"]:  # the papers join the research category's stories under one heading
+        by_kind["research"] = categories.pop("research", []) + by_kind["research"]
+    for category in sorted(categories, key=lambda c: -max(i.importance for i in categories[c])):
+        groups.append(("category", category_labels.get(category, lab["other"]), categories[category]))
+    for kind, entries in by_kind.items():
+        if entries:
+            # research is headed as the policy's research category is, when it has one
+            heading = category_labels.get(kind, lab[kind]) if kind == "research" else lab[kind]
+            groups.append((kind, heading, entries))
+    return groups
+
+
+def _sections(doc: Brief, category_labels: Mapping[str, str], lab: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The sections in reading order, their items numbered from 1 across them; the quick links last,
+    unnumbered."""
+    sections: list[dict[str, Any]] = []
+    number = 0
+    for kind, heading, entries in _groups(doc, category_labels, lab):
+        views = []
+        for item in entries:
+            number += 1
+            views.append(_item_view(number, item, doc.language, lab))
+        sections.append({"kind": kind, "heading": heading, "entries": views})
+    quick = doc.section("quick_link")
+    if quick:
+        unnumbered = [_item_view(0, i, doc.language, lab) for i in quick]
+        sections.append({"kind": "quick_link", "heading": lab["quick"], "entries": unnumbered})
+    return sections
+
+
 def view(
     doc: Brief,
     category_labels: Mapping[str, str],
@@ -119,80 +204,7 @@ def view(
     Korean text (its font stacks then name CJK fonts)."""
     lab = {**LABELS["en"], **LABELS[doc.language]}
     items = doc.items
-
-    def lang(item: Item) -> str | None:
-        """The item's language where it is not the page's (the ``lang`` of its elements)."""
-        language = item.language
-        return language if language and language != doc.language else None
-
-    def link(url: str) -> Markup | None:
-        safe = safe_url(reader_link(url))
-        return Markup(safe) if safe else None
-
-    def item_view(number: int, item: Item) -> dict[str, Any]:
-        citations = [
-            {
-                "source": c.outlet_label or c.source,
-                "url": link(c.url),
-                "published": (c.published or "")[:10],
-                "discussion": link(c.discussion_url) if c.discussion_url else None,
-            }
-            for c in item.citations
-        ]
-        return {
-            "number": number,
-            "story_id": item.story_id,
-            "lang": lang(item),
-            "title": item.title,
-            # the title in the page's language, labelled as a translation, beside the original
-            "translated_title": item.translated_title,
-            "translation": lab["translated"].format(title=item.translated_title)
-            if item.translated_title
-            else None,
-            "summary": item.summary,
-            "unverified": item.unverified,
-            "follow_up": bool(item.follow_up_of),
-            "flagged": item.flagged,
-            "facts": shown_facts(item)[:8],
-            "citations": citations,
-            "link": citations[0]
-            if citations
-            else {"source": "", "url": None, "published": "", "discussion": None},
-            "relevance": item.relevance,
-            "correction": item.correction,  # a person's correction, shown under the item
-        }
-
-    sections: list[dict[str, Any]] = []
-    number = 0
-
-    def add(kind: str, heading: str, entries: Sequence[Item]) -> None:
-        nonlocal number
-        section: dict[str, Any] = {"kind": kind, "heading": heading, "entries": []}
-        for item in entries:
-            number += 1
-            section["entries"].append(item_view(number, item))
-        sections.append(section)
-
-    top = doc.section("top")
-    if top:
-        add("top", lab["top"], top)
-    categories: dict[str, list[Item]] = {}
-    for item in doc.section("category"):
-        categories.setdefault(item.category, []).append(item)
-    by_kind = {k: doc.section(k) for k in KIND_SECTIONS}
-    if by_kind["research"]:  # the papers join the research category's stories under one heading
-        by_kind["research"] = categories.pop("research", []) + by_kind["research"]
-    for category in sorted(categories, key=lambda c: -max(i.importance for i in categories[c])):
-        add("category", category_labels.get(category, lab["other"]), categories[category])
-    for kind, entries in by_kind.items():
-        if entries:
-            # research is headed as the policy's research category is, when it has one
-            heading = category_labels.get(kind, lab[kind]) if kind == "research" else lab[kind]
-            add(kind, heading, entries)
-    quick = doc.section("quick_link")
-    if quick:
-        sections.append({"kind": "quick_link", "heading": lab["quick"], "entries": []})
-        sections[-1]["entries"] = [item_view(0, i) for i in quick]
+    sections = _sections(doc, category_labels, lab)
     return {
         "title": f"{lab['title']} — {doc.date}",
         "date": doc.date,

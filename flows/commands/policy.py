@@ -228,7 +228,7 @@ def policy_diff(
     _, store = open_store(config)
     first, second = held(store, a), held(store, b)
     out.print(f"{first.version} -> {second.version}:")
-    for line in change_lines(changes(first.payload, second.payload)):
+    for line in change_lines(changes(first.tables, second.tables)):
         out.print(line)
 
 

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 import jinja2
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import TypeAdapter
 
 from flows.desk import reads
 from flows.desk.access import Access
@@ -40,15 +41,25 @@ class Desk:
     said: Said = field(default_factory=lambda: Said())
 
 
+LOGGED_TIME = TypeAdapter(datetime)
+
+
+def logged_time(moment: datetime) -> str:
+    """A time as the log writes it in a payload (ISO 8601, ``Z`` for UTC): a held brief's deadline."""
+    return str(LOGGED_TIME.dump_python(moment, mode="json"))
+
+
 @functools.cache
 def templates() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(HERE / "templates")),
         autoescape=True,  # every template: feed and model text is always escaped
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["logged_time"] = logged_time
+    return env
 
 
 # the days a page may be asked about: every window of days a page reads (a month, two weeks and

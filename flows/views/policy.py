@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from flows.views.text import WIDTH, wrap
+from storage.payloads import PolicyAdopted, PolicyAdoptedV2, PolicyTables, RegressionCaseAdded
+from storage.typed import payload_of
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     import polars as pl
@@ -88,9 +90,6 @@ def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str, config: 
 
 def show_adoption(out: Console, adoption: Adoption) -> None:
     """An adoption (or rollback) as ``adoption_lines`` says it, then what it changed."""
-    from storage.payloads import PolicyAdopted
-    from storage.typed import payload_of
-
     for line in adoption_lines(adoption.event):
         out.print(line)
     out.print("  changes:")
@@ -105,28 +104,24 @@ def show_adoption(out: Console, adoption: Adoption) -> None:
 def adoption_lines(event: Event, width: int = WIDTH) -> list[str]:
     """An adoption as lines for a person, each within ``width`` columns (a long reason or list of
     cases wrapped at words, under a hanging indent)."""
-    p = event.payload
+    p = payload_of(event, PolicyAdoptedV2)
     lines = [
-        f"policy {p['version']} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p['by']}"
-        + (" (a rollback)" if p.get("rollback_of") else ""),
-        f"  why: {p['reason']}",
-        f"  from: {p['source']}",
-        f"  replaces: {p.get('previous_version') or '-'}",
+        f"policy {p.version} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p.by}"
+        + (" (a rollback)" if p.rollback_of else ""),
+        f"  why: {p.reason}",
+        f"  from: {p.source}",
+        f"  replaces: {p.previous_version or '-'}",
         "  evaluation: "
-        + (
-            f"{p['evaluation']} (verdict: {p.get('verdict') or 'none recorded'})"
-            if p.get("evaluation")
-            else "none"
-        ),
+        + (f"{p.evaluation} (verdict: {p.verdict or 'none recorded'})" if p.evaluation else "none"),
         f"  event: {event.event_id} ({event.brief_date})",
     ]
-    check = p.get("regression")
+    check = p.regression
     if check:
-        line = f"  regression: {check['passed_candidate']} of {check['cases']} case(s) kept"
-        if check["broken"]:
-            forced = " (adopted with --force)" if check["forced"] else ""
-            broken = ", ".join(check["broken"])
-            line += f"; broke {len(check['broken'])} the policy before passed: {broken}{forced}"
+        line = f"  regression: {check.passed_candidate} of {check.cases} case(s) kept"
+        if check.broken:
+            forced = " (adopted with --force)" if check.forced else ""
+            broken = ", ".join(check.broken)
+            line += f"; broke {len(check.broken)} the policy before passed: {broken}{forced}"
         lines.insert(-1, line)
     indent = [line[: len(line) - len(line.lstrip())] for line in lines]
     return [out for line, i in zip(lines, indent, strict=True) for out in wrap(line, width, i, i + "    ")]
@@ -146,14 +141,14 @@ def change_lines(found: Sequence[dict[str, Any]], width: int = WIDTH) -> list[st
     return lines or ["  (no change)"]
 
 
-def setting_lines(payload: dict[str, Any], width: int = WIDTH) -> list[str]:
+def setting_lines(tables: PolicyTables, width: int = WIDTH) -> list[str]:
     """A policy's settings and files (``key = value``), wrapped at words within ``width``; a value is
     shown whole."""
     from ops.policy import flatten  # loaded already: the command read the policy with it
 
     return [
         out
-        for key, value in flatten(payload).items()
+        for key, value in flatten(tables).items()
         for out in wrap(f"{key} = {_shown(value)}", width, "    ", "        ")
     ]
 
@@ -161,6 +156,8 @@ def setting_lines(payload: dict[str, Any], width: int = WIDTH) -> list[str]:
 def show_in_force(out: Console, found: InForce, moment: datetime | None) -> None:
     """The adoption in force: who adopted it, why, on which evaluation; a pinned file's note; its
     settings and files."""
+    from ops.policy import tables_of  # loaded already: the command read the adoption with it
+
     if found.adoption is None:
         when = f" at {moment.isoformat()}" if moment else ""
         out.print(f"no policy adopted{when}: runs use the config's [policy] ({found.config_version})")
@@ -171,7 +168,7 @@ def show_in_force(out: Console, found: InForce, moment: datetime | None) -> None
         for line in wrap(f"note: {found.pinned}", WIDTH, "  ", "      "):
             out.print(line)
     out.print("  settings:")
-    for line in setting_lines(dict(found.adoption.payload)):
+    for line in setting_lines(tables_of(found.adoption)):
         out.print(line)
 
 
@@ -181,15 +178,15 @@ def history_table(events: Sequence[Event]) -> Table:
     for column in ("#", "adopted (UTC)", "version", "by", "reason", "evaluation", "changes"):
         table.add_column(column, overflow="fold")
     for n, e in enumerate(events, 1):
-        p = e.payload
+        p = payload_of(e, PolicyAdoptedV2)
         table.add_row(
             str(n),
             f"{e.occurred_at:%Y-%m-%d %H:%M}",
-            p["version"] + (" (rollback)" if p.get("rollback_of") else ""),
-            p["by"],
-            p["reason"],
-            (p.get("verdict") or "recorded") if p.get("evaluation") else "none",
-            str(len(p["changes"])),
+            p.version + (" (rollback)" if p.rollback_of else ""),
+            p.by,
+            p.reason,
+            (p.verdict or "recorded") if p.evaluation else "none",
+            str(len(p.changes)),
         )
     return table
 
@@ -211,21 +208,25 @@ def case_table(title: str, rows: list[dict[str, str]]) -> Table:
     return table
 
 
-def _expected(case: Event) -> str:
-    p = case.payload
-    return f"{p['expect']}:{p['other_story_id']}" if p["other_story_id"] else p["expect"]
+def expected(case: RegressionCaseAdded) -> str:
+    """What a regression case expects, with the other story of a ``same-as`` / ``not-same``."""
+    return f"{case.expect}:{case.other_story_id}" if case.other_story_id else case.expect
+
+
+def kept_case_line(day: date, case: Event) -> str:
+    """A regression case an act kept (``--as-case``), in one line."""
+    p = payload_of(case, RegressionCaseAdded)
+    return f"kept as regression case {p.case_id}: {day} {p.story_id} expected {expected(p)}"
 
 
 def show_frozen(out: Console, day: date, frozen: FrozenCase) -> None:
     """A case added (or found in the set), its frozen facts, and whether the policy in force passes it."""
     from ops.regress import describe
 
-    p = frozen.event.payload
+    p = payload_of(frozen.event, RegressionCaseAdded)
     what = "added" if frozen.written else "already in the set (nothing new written)"
-    out.print(f"case {p['case_id']} {what}: {day} {p['story_id']} expected {_expected(frozen.event)}")
-    out.print(
-        f"  frozen: {p['facts']['events']} event(s) of {p['facts']['first_day']} .. {p['facts']['last_day']}"
-    )
+    out.print(f"case {p.case_id} {what}: {day} {p.story_id} expected {expected(p)}")
+    out.print(f"  frozen: {p.facts.events} event(s) of {p.facts.first_day} .. {p.facts.last_day}")
     verdict = "passes" if frozen.result.passed else "FAILS"
     out.print(f"  the policy in force ({frozen.version}) {verdict}: {describe(frozen.result)['got']}")
 

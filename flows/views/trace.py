@@ -8,6 +8,23 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from flows.views.text import WIDTH, cells, chunks, wrap
+from storage.payloads import (
+    ArticleCollectedV4,
+    ArticleCorrectedV2,
+    BriefCorrected,
+    BriefPublished,
+    DuplicateDetected,
+    FactcheckFailed,
+    FeedFetchedV2,
+    LLMCalled,
+    StoryAnalyzed,
+    StoryClustered,
+    StoryRestored,
+    StoryRetracted,
+    StoryScored,
+    TitleTranslated,
+)
+from storage.typed import payload_of
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     from ops.trace import Node, Trace
@@ -38,9 +55,6 @@ def render(chain: Trace, width: int = WIDTH) -> list[str]:
 
 
 def _item_title(chain: Trace) -> str:
-    from storage.payloads import StoryScored
-    from storage.typed import payload_of
-
     for node in _walk(chain.sources):
         if node.event.event_type == "story.scored":
             return payload_of(node.event, StoryScored).title
@@ -55,7 +69,7 @@ def _walk(nodes: Iterable[Node]) -> Iterable[Node]:
 
 def _tree(node: Node, prefix: str, last: bool, width: int) -> list[str]:
     branch, carry = ("└─ ", "   ") if last else ("├─ ", "│  ")
-    head, details = describe(node.event)
+    head, details = describe(node.event, node.raw)
     head = f"{node.event.event_type}  {head}".rstrip()
     tail = f" {_short(node.event.event_id)}"
     shown = _indent(prefix, width)
@@ -82,56 +96,62 @@ def _indent(prefix: str, width: int) -> Callable[[str], str]:
     return lambda text: "┆  " + text[levels * step :]
 
 
-def describe(event: Event) -> tuple[str, list[str]]:
-    """What an event says, in a few words on its line and a few lines under it."""
+def describe(event: Event, raw: Mapping[str, Any] | str | None = None) -> tuple[str, list[str]]:
+    """What an event says, in a few words on its line and a few lines under it (``raw``: where a
+    fetch's bytes are kept, when the trace found them)."""
+    if event.event_type == "feed.fetched":
+        return _fetched(event, raw)
     explain = _DESCRIBE.get(event.event_type)
     if explain is None:
         return _when(event), [f"{event.subject_id} · {event.produced_by}"]
-    return explain(dict(event.payload), event)
+    return explain(event)
 
 
-def _published(p: dict, e: Event) -> tuple[str, list[str]]:
-    return f"v{p['version']} · {p['items']} items · {_when(e)}", []
+def _published(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, BriefPublished)
+    return f"v{p.version} · {p.items} items · {_when(e)}", []
 
 
-def _analyzed(p: dict, e: Event) -> tuple[str, list[str]]:
-    facts = p.get("facts") or []
-    head = f"{p['category']} ({p['confidence']:.2f}) · {len(facts)} fact(s)"
-    named = ", ".join(f"{f['kind']} {f['text']}" for f in facts[:4])
-    return head, [f"facts: {named}" + (" …" if len(facts) > 4 else "")] if named else []
+def _analyzed(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, StoryAnalyzed)
+    head = f"{p.category} ({p.confidence:.2f}) · {len(p.facts)} fact(s)"
+    named = ", ".join(f"{f.kind} {f.text}" for f in p.facts[:4])
+    return head, [f"facts: {named}" + (" …" if len(p.facts) > 4 else "")] if named else []
 
 
-def _scored(p: dict, e: Event) -> tuple[str, list[str]]:
-    head = f"{p['outcome']} · relevance {p['relevance']:.2f} · importance {p['importance']:.2f}"
-    details = [f"editorial model {p['model']}" + (" · marked by a person" if p.get("marked_by") else "")]
-    details += [f"why: {r}" for r in (p.get("reasons") or [])[:2]]
+def _scored(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, StoryScored)
+    head = f"{p.outcome} · relevance {p.relevance:.2f} · importance {p.importance:.2f}"
+    details = [f"editorial model {p.model}" + (" · marked by a person" if p.marked_by else "")]
+    details += [f"why: {r}" for r in p.reasons[:2]]
     return head, details
 
 
-def _clustered(p: dict, e: Event) -> tuple[str, list[str]]:
-    head = f"{len(p['members'])} article(s)"
-    details = [f"representative {p['representative']}"]
-    if p.get("follow_up_of"):
-        details.append(f"continues story {p['follow_up_of']}")
+def _clustered(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, StoryClustered)
+    head = f"{len(p.members)} article(s)"
+    details = [f"representative {p.representative}"]
+    if p.follow_up_of:
+        details.append(f"continues story {p.follow_up_of}")
     return head, details
 
 
-def _collected(p: dict, e: Event) -> tuple[str, list[str]]:
-    outlet = p.get("outlet") or p["source"]
-    head = outlet + (f" via {p['source']}" if outlet != p["source"] else "")
-    published = (p.get("published_at") or "")[:16].replace("T", " ")
-    when = f"published {published} UTC" if published else "no publish time"
-    return head, [f"“{p['title']}”", f"{when} · language {p.get('language') or 'und'}", _url(p["url"])]
+def _collected(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, ArticleCollectedV4)
+    outlet = p.outlet or p.source
+    head = outlet + (f" via {p.source}" if outlet != p.source else "")
+    when = f"published {p.published_at:%Y-%m-%d %H:%M} UTC" if p.published_at else "no publish time"
+    return head, [f"“{p.title}”", f"{when} · language {p.language or 'und'}", _url(p.url)]
 
 
-def _fetched(p: dict, e: Event) -> tuple[str, list[str]]:
-    head = f"{p['source']} · HTTP {p['status']} · {p.get('bytes', 0):,} bytes"
+def _fetched(e: Event, raw: Mapping[str, Any] | str | None) -> tuple[str, list[str]]:
+    p = payload_of(e, FeedFetchedV2)
+    head = f"{p.source} · HTTP {p.status} · {p.bytes:,} bytes"
     details = [
-        f"fetched {_when(e)}" + (" · not modified (304)" if p.get("not_modified") else ""),
-        _url(p["url"]),
-        f"content hash {p['content_hash']} · {p.get('items', 0)} entries",
+        f"fetched {_when(e)}" + (" · not modified (304)" if p.not_modified else ""),
+        _url(p.url),
+        f"content hash {p.content_hash} · {p.items} entries",
     ]
-    raw = p.get("raw")
     details.append(f"raw body: {_raw(raw)}" if raw else "raw body: not kept (the hash names the bytes)")
     return head, details
 
@@ -143,51 +163,59 @@ def _raw(raw: Any) -> str:
     return str(raw)
 
 
-def _corrected(p: dict, e: Event) -> tuple[str, list[str]]:
-    who = p.get("by") or "someone"
-    return f"{p['field']} = {p['value']} · by {who}", [p["reason"]] if p.get("reason") else []
+def _corrected(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, ArticleCorrectedV2)
+    who = p.by or "someone"
+    return f"{p.field} = {p.value} · by {who}", [p.reason] if p.reason else []
 
 
-def _edited(p: dict, e: Event) -> tuple[str, list[str]]:
+def _edited(e: Event) -> tuple[str, list[str]]:
     """A person's correction or retraction of the item, which the brief applied."""
     if e.event_type == "story.retracted":
-        head, said = f"retracted by {p['by']}", [f"note: {p['note']}"]
+        retracted = payload_of(e, StoryRetracted)
+        head, said, via = f"retracted by {retracted.by}", [f"note: {retracted.note}"], retracted.via
     elif e.event_type == "story.restored":
-        head, said = f"retraction undone by {p['by']}", [f"note: {p['note']}"] if p.get("note") else []
+        restored = payload_of(e, StoryRestored)
+        head, via = f"retraction undone by {restored.by}", restored.via
+        said = [f"note: {restored.note}"] if restored.note else []
     else:
-        head, said = f"{p['field']} corrected by {p['by']}", [f"“{p['previous']}” -> “{p['value']}”"]
-        said += [f"note: {p['note']}"] if p.get("note") else []
-    return head + (f" at the {p['via']}" if p.get("via") else "") + f" · {_when(e)}", said
+        corrected = payload_of(e, BriefCorrected)
+        head = f"{corrected.field} corrected by {corrected.by}"
+        said = [f"“{corrected.previous}” -> “{corrected.value}”"]
+        said += [f"note: {corrected.note}"] if corrected.note else []
+        via = corrected.via
+    return head + (f" at the {via}" if via else "") + f" · {_when(e)}", said
 
 
-def _factcheck(p: dict, e: Event) -> tuple[str, list[str]]:
-    return f"{p['kind']} · {p['reason']} · {p['action']}", [f"claim: “{p['claim']}”"]
+def _factcheck(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, FactcheckFailed)
+    return f"{p.kind} · {p.reason} · {p.action}", [f"claim: “{p.claim}”"]
 
 
-def _llm(p: dict, e: Event) -> tuple[str, list[str]]:
-    answered = (
-        "answered" if p.get("output") is not None else (p.get("error") or p.get("invalid") or "no answer")
-    )
-    head = f"{p['task']} · {p['model']} · {answered}"
-    return head, [f"{p['tokens_in']} tokens in, {p['tokens_out']} out · {_when(e)}"]
+def _llm(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, LLMCalled)
+    answered = "answered" if p.output is not None else (p.error or p.invalid or "no answer")
+    head = f"{p.task} · {p.model} · {answered}"
+    return head, [f"{p.tokens_in} tokens in, {p.tokens_out} out · {_when(e)}"]
 
 
-def _translated(p: dict, e: Event) -> tuple[str, list[str]]:
-    shown = "shown" if p["accepted"] else "not shown"
-    return f"{p['source_language']} -> {p['language']} · {shown}", [f"“{p['translation']}”"]
+def _translated(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, TitleTranslated)
+    shown = "shown" if p.accepted else "not shown"
+    return f"{p.source_language} -> {p.language} · {shown}", [f"“{p.translation}”"]
 
 
-def _duplicate(p: dict, e: Event) -> tuple[str, list[str]]:
-    return f"{p['reason']} · of {p['duplicate_of']}", []
+def _duplicate(e: Event) -> tuple[str, list[str]]:
+    p = payload_of(e, DuplicateDetected)
+    return f"{p.reason} · of {p.duplicate_of}", []
 
 
-_DESCRIBE: dict[str, Callable[[dict, Event], tuple[str, list[str]]]] = {
+_DESCRIBE: dict[str, Callable[[Event], tuple[str, list[str]]]] = {
     "brief.published": _published,
     "story.analyzed": _analyzed,
     "story.scored": _scored,
     "story.clustered": _clustered,
     "article.collected": _collected,
-    "feed.fetched": _fetched,
     "article.corrected": _corrected,
     "brief.corrected": _edited,
     "story.retracted": _edited,

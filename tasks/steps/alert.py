@@ -170,19 +170,19 @@ def recent_alerts(settings: Settings, days: int, now: datetime | None = None) ->
     wanted = [today + timedelta(days=1) - timedelta(days=k) for k in range(days + 1)]
     rows = []
     for e in store.read(days=wanted, event_types=["alert.sent", "alert.failed"]):
-        p = e.payload
-        if e.event_type == "alert.failed" and p["will_retry"]:
+        said = payload_of(e, AlertSent) if e.event_type == "alert.sent" else payload_of(e, AlertFailed)
+        if isinstance(said, AlertFailed) and said.will_retry:
             continue  # the attempt after it says how it ended
         rows.append(
             {
                 "at": e.occurred_at.astimezone(settings.zone),
                 "date": e.brief_date,
-                "cause": p["cause"],
-                "channel": p["channel"],
-                "status": "sent" if e.event_type == "alert.sent" else "FAILED",
-                "what": p["subject"].removeprefix("dailybrief alert: ")
-                if e.event_type == "alert.sent"
-                else p["reason"],
+                "cause": said.cause,
+                "channel": said.channel,
+                "status": "sent" if isinstance(said, AlertSent) else "FAILED",
+                "what": said.subject.removeprefix("dailybrief alert: ")
+                if isinstance(said, AlertSent)
+                else said.reason,
             }
         )
     return sorted(rows, key=lambda r: r["at"], reverse=True)

@@ -65,60 +65,72 @@ def summarise(
     return write.short_summary(answer.summary.strip())
 
 
-def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], off_topic: int = 0) -> Brief:
-    """The brief (the JSON contract); ``off_topic`` stories were left out by the topic filter."""
-    policy = ctx.settings.policy
-    decisions = {key: row["answer"] for key, row in answered(ctx).items()}
-    rejected: list = []
-    translations: list = []  # title.translated events
-    items: list[Item] = []
-    for analysis in analyses:
-        story: dedup.Story = analysis["story"]
-        rep = outcome.items[story.representative]
-        citations = []
-        for article_id in cited_members(story, outcome):
-            m = outcome.items[article_id]
-            citations.append(
-                Citation(
-                    article_id=article_id,
-                    url=m.url or m.canonical_url,  # the link as the outlet published it
-                    source=m.source,
-                    published=m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
-                    **outlets.citation_fields(
-                        m.kind,
-                        m.source,
-                        m.outlet,
-                        m.discussion_url,
-                        dict(m.evidence),
-                        language=ctx.settings.language,
-                    ),
-                )
-            )
-        translated = translated_title(ctx, analysis["story_id"], rep, translations)
-        items.append(
-            Item(
-                story_id=analysis["story_id"],
-                title=rep.title,
-                language=write.item_language(rep.language, ctx.settings.language).get("language"),
-                translated_title=translated or None,
-                category=analysis["category"],
-                category_confidence=analysis["confidence"],
-                importance=analysis["importance"],
-                relevance=analysis["outcome"],
-                relevance_score=analysis["relevance"],
-                lead=analysis["lead"],
-                promotion=analysis.get("promotion", False),
-                summary=summarise(ctx, analysis["story_id"], outcome, story, rejected),
-                facts=[
-                    Fact.model_validate(f)
-                    for f in factcheck.stated_facts(analysis["facts"], ctx.day)
-                    if decisions.get((analysis["story_id"], f"claim:{f['kind']}", f["text"])) != "remove"
-                ],
-                citations=citations,
-                follow_up_of=outcome.follow_up_of.get(story.story_id),
-                flags=injection_flags([outcome.items[a] for a in story.members]),
+def item_citations(ctx: RunContext, story: dedup.Story, outcome: DedupOutcome) -> list[Citation]:
+    """The item's citations: each cited article's link as its outlet published it, its source and
+    publish time, and what its kind says of it (``outlets.citation_fields``)."""
+    out = []
+    for article_id in cited_members(story, outcome):
+        m = outcome.items[article_id]
+        out.append(
+            Citation(
+                article_id=article_id,
+                url=m.url or m.canonical_url,  # the link as the outlet published it
+                source=m.source,
+                published=m.published_at.astimezone(UTC).isoformat() if m.published_at else None,
+                **outlets.citation_fields(
+                    m.kind,
+                    m.source,
+                    m.outlet,
+                    m.discussion_url,
+                    dict(m.evidence),
+                    language=ctx.settings.language,
+                ),
             )
         )
+    return out
+
+
+def brief_item(
+    ctx: RunContext,
+    analysis: dict,
+    outcome: DedupOutcome,
+    decisions: dict,
+    rejected: list,
+    translations: list,
+) -> Item:
+    """One story's item: its representative's title (and its translation), the analysis's category,
+    importance and relevance, the summary, the facts people did not remove, its citations."""
+    story: dedup.Story = analysis["story"]
+    rep = outcome.items[story.representative]
+    cited = item_citations(ctx, story, outcome)
+    translated = translated_title(ctx, analysis["story_id"], rep, translations)
+    return Item(
+        story_id=analysis["story_id"],
+        title=rep.title,
+        language=write.item_language(rep.language, ctx.settings.language).get("language"),
+        translated_title=translated or None,
+        category=analysis["category"],
+        category_confidence=analysis["confidence"],
+        importance=analysis["importance"],
+        relevance=analysis["outcome"],
+        relevance_score=analysis["relevance"],
+        lead=analysis["lead"],
+        promotion=analysis.get("promotion", False),
+        summary=summarise(ctx, analysis["story_id"], outcome, story, rejected),
+        facts=[
+            Fact.model_validate(f)
+            for f in factcheck.stated_facts(analysis["facts"], ctx.day)
+            if decisions.get((analysis["story_id"], f"claim:{f['kind']}", f["text"])) != "remove"
+        ],
+        citations=cited,
+        follow_up_of=outcome.follow_up_of.get(story.story_id),
+        flags=injection_flags([outcome.items[a] for a in story.members]),
+    )
+
+
+def record_model_text(ctx: RunContext, rejected: list, translations: list) -> None:
+    """The language model's calls for the summaries and titles, then the titles' translations and a
+    ``factcheck.failed`` for each summary refused for a claim its sources do not hold."""
     model = llm_analyst(ctx)
     if model is not None:
         model.flush()  # the summaries' and titles' calls, before the findings about them
@@ -145,6 +157,16 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
             for story_id, sources, f in rejected
         ]
     )
+
+
+def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], off_topic: int = 0) -> Brief:
+    """The brief (the JSON contract); ``off_topic`` stories were left out by the topic filter."""
+    policy = ctx.settings.policy
+    decisions = {key: row["answer"] for key, row in answered(ctx).items()}
+    rejected: list = []
+    translations: list = []  # title.translated events
+    items = [brief_item(ctx, a, outcome, decisions, rejected, translations) for a in analyses]
+    record_model_text(ctx, rejected, translations)
     quotas = {c.name: c.quota for c in policy.categories}
     arranged = write.arrange(items, top=policy.top_stories, quotas=quotas, quick_links=policy.quick_links)
     return Brief(

@@ -284,7 +284,7 @@ def due_days(store, now: datetime) -> list[date]:
     due = []
     for day, events in sorted(by_day.items()):
         state = deliver.fold(events)
-        until = deliver.when(state.held.get("until")) if state.held else None
+        until = state.held.until if state.held else None
         if state.approved is None and until is not None and until <= now:
             due.append(day)
     return due

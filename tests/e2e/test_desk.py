@@ -593,6 +593,8 @@ def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Pa
     desk = client(config)
     page = desk.get(f"/hold?date={DAY}")
     assert 'class="deadline"' in page.text and "Approve v1 as ann" in page.text
+    [held] = [e.payload for e in store_of(config).read(event_types=["brief.held"])]
+    assert f'<b class="deadline">{held["until"]}</b>' in page.text  # the deadline as the log writes it
     seen = re.search(r'name="seen" value="(\d+)"', page.text).group(1)  # the version it shows
     done = desk.post("/hold/approve", data={"date": DAY, "seen": seen, "csrf": csrf_of(page.text)})
     assert done.status_code == 200 and "approved v1; sent to readers" in done.text

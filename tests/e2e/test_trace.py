@@ -101,7 +101,8 @@ def test_brief_trace_prints_the_chain_in_80_columns(days: Path) -> None:
         assert f"{fetch.payload['bytes']:,} bytes" in text
         # and its raw bytes, kept under the root: still the bytes fetched, the article's link in them
         assert fetch.payload["body"] == f"raw/date={fetch.brief_date}/{fetch.payload['content_hash']}.zst"
-        raw = fetch.payload["raw"]
+        raw = article.sources[0].raw  # the trace's reading of them, beside the fetch's payload
+        assert isinstance(raw, dict)
         assert raw["kept at"] in text and raw["check"] == "the bytes fetched", raw
         assert raw["size"] == f"{fetch.payload['bytes']:,} bytes" and raw["item"].startswith("link at byte")
     assert "raw body: kept at: raw/date=" in text

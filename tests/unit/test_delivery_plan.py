@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from storage.errors import ConfigError
+from storage.payloads import BriefApprovedV2, BriefDelivered, BriefHeld
 from tasks import deliver
 from tasks.channels import Channel, DeliverySettings, redact
 from tasks.settings import parse_settings
@@ -89,8 +90,22 @@ def channels(**hold: object) -> DeliverySettings:
     )
 
 
-def sent(version: int, *pairs: tuple[str, str]) -> deliver.DayState:
-    return deliver.DayState(delivered={(c, version, k): {} for c, k in pairs})
+def delivery(channel: str, version: int, kind: deliver.Kind) -> deliver.Sent:
+    said = BriefDelivered(
+        brief_date="2025-08-06",
+        channel=channel,
+        version=version,
+        kind=kind,
+        target="json://z",
+        format="text",
+        subject=f"v{version}",
+        attempts=1,
+    )
+    return deliver.Sent(said, NOW)
+
+
+def sent(version: int, *pairs: tuple[str, deliver.Kind]) -> deliver.DayState:
+    return deliver.DayState(delivered={(c, version, k): delivery(c, version, k) for c, k in pairs})
 
 
 def kinds(plan: deliver.Plan) -> list[tuple[str, str]]:
@@ -116,13 +131,16 @@ def test_plan_with_a_hold_shows_the_review_channel_until_approval_or_deadline() 
     first = deliver.plan(settings, deliver.DayState(), version=1, core=3, now=NOW, zone=ZONE)
     assert first.hold_now and kinds(first) == [("eds", "review")] and first.waiting
     assert first.until == datetime(2025, 8, 6, 6, 30, tzinfo=UTC)
-    held = {"until": first.until.isoformat()}
-    state = deliver.DayState(delivered={("eds", 1, "review"): {}}, held=held)
+    held = BriefHeld(brief_date="2025-08-06", version=1, review_channel="eds", until=first.until)
+    state = deliver.DayState(delivered=sent(1, ("eds", "review")).delivered, held=held)
     again = deliver.plan(settings, state, version=1, core=3, now=NOW, zone=ZONE)
     assert not again.hold_now and kinds(again) == []  # asked once per version
     v2 = deliver.plan(settings, state, version=2, core=3, now=NOW, zone=ZONE)
     assert kinds(v2) == [("eds", "review")]
-    approved = deliver.DayState(delivered=state.delivered, held=held, approved={"by": "ann"})
+    approval = BriefApprovedV2(brief_date="2025-08-06", version=1, by="ann", via="approve")
+    approved = deliver.DayState(
+        delivered=state.delivered, held=held, approved=deliver.Approval(approval, NOW)
+    )
     released = deliver.plan(settings, approved, version=1, core=3, now=NOW, zone=ZONE)
     assert kinds(released) == [("email", "brief"), ("hook", "brief"), ("big", "brief")]
     assert {s.released for s in released.sends} == {"approved"} and released.sends[0].by == "ann"
@@ -293,10 +311,11 @@ def test_updates_within_the_window_wait_for_it_and_go_out_as_one_with_the_versio
 
 def test_while_held_the_review_channel_gets_one_copy_per_update_window_not_one_per_act() -> None:
     settings = channels(hold=True, hold_until="23:00", update_after=10)
-    held = {"until": datetime(2025, 8, 6, 21, 0, tzinfo=UTC).isoformat()}
+    until = datetime(2025, 8, 6, 21, 0, tzinfo=UTC)
+    held = BriefHeld(brief_date="2025-08-06", version=1, review_channel="eds", until=until)
     first = deliver.plan(settings, deliver.DayState(), version=1, core=3, now=NOW, zone=ZONE)
     assert kinds(first) == [("eds", "review")]  # the first held version: at once
-    asked = deliver.DayState(delivered={("eds", 1, "review"): {}}, held=held)
+    asked = deliver.DayState(delivered=sent(1, ("eds", "review")).delivered, held=held)
     published = {1: NOW - timedelta(minutes=30), 2: NOW, 3: NOW + timedelta(minutes=3)}
 
     def at(minutes: float, version: int = 3, **kw: object) -> deliver.Plan:
@@ -316,7 +335,10 @@ def test_while_held_the_review_channel_gets_one_copy_per_update_window_not_one_p
     assert kinds(closed) == [("eds", "review")] and closed.pending is None
     assert kinds(at(1, 2, urgent=True)) == [("eds", "review")]  # a retraction, "send now": at once
     # approved meanwhile: the readers get the brief, and no review copy is owed any more
-    approved = deliver.DayState(delivered=asked.delivered, held=held, approved={"by": "ann"})
+    approval = BriefApprovedV2(brief_date="2025-08-06", version=3, by="ann", via="approve")
+    approved = deliver.DayState(
+        delivered=asked.delivered, held=held, approved=deliver.Approval(approval, NOW)
+    )
     released = deliver.plan(
         settings, approved, version=3, core=3, now=NOW + timedelta(minutes=1), zone=ZONE, published=published
     )

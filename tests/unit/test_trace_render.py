@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime
 from flows.views.trace import render
 from ops.trace import Node, Trace
 from storage.events import Event
+from storage.registry import REGISTRY
 
 AT = datetime(2025, 8, 6, 7, 0, tzinfo=UTC)
 
@@ -17,7 +18,7 @@ def event(n: int, event_type: str, payload: dict, sources: tuple[str, ...] = ())
     return Event(
         event_id=f"{n:032x}",
         event_type=event_type,
-        schema_version=1,
+        schema_version=REGISTRY.spec(event_type).latest_version,
         occurred_at=AT,
         brief_date=date(2025, 8, 6),
         run_id="run-1",
@@ -28,7 +29,7 @@ def event(n: int, event_type: str, payload: dict, sources: tuple[str, ...] = ())
     )
 
 
-def fetch(raw: object) -> Event:
+def fetch() -> Event:
     payload = {
         "source": "aibase",
         "url": "https://www.aibase.com/" + "zh/daily/" * 12 + "feed.xml",
@@ -37,18 +38,21 @@ def fetch(raw: object) -> Event:
         "items": 20,
         "bytes": 19102,
     }
-    return event(3, "feed.fetched", payload | ({"raw": raw} if raw else {}))
+    return event(3, "feed.fetched", payload)
 
 
-def chain(fetched: Event) -> Trace:
+def chain(fetched: Event, raw: object = None) -> Trace:
     title = "MiniMax发布M2.7模型，" * 6
     collected = event(
         2,
         "article.collected",
         {
+            "article_id": "art-0001",
             "source": "aibase",
             "title": title,
             "url": "https://news.aibase.com/zh/" + "x" * 150,
+            "canonical_url": "https://news.aibase.com/zh/" + "x" * 150,
+            "content_hash": "c0ffee01",
             "published_at": "2025-08-06T05:00:00+00:00",
             "language": "zh",
         },
@@ -66,7 +70,7 @@ def chain(fetched: Event) -> Trace:
             "content_hash": "c0ffee",
         },
     )
-    return Trace(date(2025, 8, 6), "st-1", 1, published, (Node(collected, (Node(fetched),)),))
+    return Trace(date(2025, 8, 6), "st-1", 1, published, (Node(collected, (Node(fetched, raw=raw),)),))
 
 
 def cells(line: str) -> int:
@@ -74,7 +78,7 @@ def cells(line: str) -> int:
 
 
 def test_lines_keep_to_80_columns_and_links_stay_whole() -> None:
-    lines = render(chain(fetch(None)))
+    lines = render(chain(fetch()))
     assert max(map(cells, lines)) <= 80, max(lines, key=cells)
     link = "".join(line.lstrip("│├└─ ") for line in lines if "xxxx" in line or "news.aibase" in line)
     assert link == "https://news.aibase.com/zh/" + "x" * 150
@@ -83,16 +87,17 @@ def test_lines_keep_to_80_columns_and_links_stay_whole() -> None:
 
 
 def test_a_fetch_that_kept_its_raw_body_names_it() -> None:
-    shown = "\n".join(render(chain(fetch("raw/5ec1fee1d551bf96e968769c0cd09031.xml"))))
+    shown = "\n".join(render(chain(fetch(), "raw/5ec1fee1d551bf96e968769c0cd09031.xml")))
     assert "raw body: raw/5ec1fee1d551bf96e968769c0cd09031.xml" in shown
     shown = "\n".join(
-        render(chain(fetch({"digest": "5ec1fee1", "path": "raw/5ec1fee1.xml.zst", "media": None})))
+        render(chain(fetch(), {"digest": "5ec1fee1", "path": "raw/5ec1fee1.xml.zst", "media": None}))
     )
     assert "raw body: digest: 5ec1fee1 · path: raw/5ec1fee1.xml.zst" in shown
 
 
 def clustered(n: int, sources: tuple[Node, ...]) -> Node:
     payload = {
+        "story_id": f"st-{100 + n:04d}",
         "members": [f"art-{k:04d}" for k in range(3)],
         "representative": "art-0000 " + "(the article the story is named after, by its id) " * 2,
         "follow_up_of": f"st-{n:04d}",
@@ -103,7 +108,7 @@ def clustered(n: int, sources: tuple[Node, ...]) -> Node:
 def test_every_line_keeps_to_80_columns_at_any_depth() -> None:
     """A tree deeper than 80 columns can indent (a story continued day after day) still prints in 80:
     its outer levels are dropped in steps, the sentences wrapped between words, links whole."""
-    fetched = fetch(None)
+    fetched = fetch()
     root = chain(fetched).sources[0]  # article.collected over its fetch, with wide glyphs and a link
     node = root
     for n in range(40):

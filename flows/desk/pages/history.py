@@ -38,7 +38,7 @@ def diff(request: Request, desk: DeskOf, day: Day) -> Response:
         b=b,
         changes=causes(versions.diff(older, newer), older, newer, window),
         published={n: p.at.strftime("%Y-%m-%d %H:%M UTC") for n, p in published.items()},
-        delivered=sorted(reads.delivery_state(store, day).delivered.values(), key=lambda d: d["at"]),
+        delivered=sorted(reads.delivery_state(store, day).delivered.values(), key=lambda d: d.at),
     )
 
 
