@@ -20,9 +20,10 @@ from typing import Annotated
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.options import ConfigOption, open_store, parse_day, parse_time, store_of
+from flows.commands.options import ConfigOption, open_store, parse_time, store_of
 from flows.views.console import err, out, styled
 from storage.errors import BriefError, InputError
+from tasks.dates import parse_date
 
 app = typer.Typer(
     name="brief",
@@ -97,7 +98,7 @@ def review(
     from tasks.settings import load_settings
 
     settings = load_settings(config)
-    wanted = acts.day_of(settings, parse_day(day))
+    wanted = acts.day_of(settings, parse_date(day))
     store_of(settings)  # a missing store is one clear line
     marks = parse_marks(mark or [])
     questions = acts.open_questions(settings, wanted)
@@ -195,7 +196,7 @@ def deliver(
     moment = parse_time(now, "--now")
     if moment is not None and not due:
         raise InputError("--now only applies with --due; add --due or drop --now")
-    given = parse_day(day)
+    given = parse_date(day)
     settings = load_settings(config)
     if given is not None:  # before the store is opened: a refused date is one line
         day_of(settings, given)
@@ -237,7 +238,7 @@ def approve(
     from ops import acts
 
     settings, _ = open_store(config)
-    wanted = acts.day_of(settings, parse_day(day), future=True)
+    wanted = acts.day_of(settings, parse_date(day), future=True)
     with err.status(f"approving the brief of {wanted} …"):
         outcome = acts.approve(settings, acts.Act(wanted, by or acts.approver()))
     delivery = outcome.delivery
@@ -256,7 +257,7 @@ def _editor_act(config: str | None, day: str | None, act) -> None:
     from ops.acts import day_of
 
     settings, _ = open_store(config)
-    wanted = day_of(settings, parse_day(day))
+    wanted = day_of(settings, parse_date(day))
     with err.status("re-rendering the brief …"):
         outcome = act(settings, wanted)
     published = outcome.published

@@ -352,13 +352,13 @@ def rerender_briefs(
     version before it was made from (for the items it keeps) and the day's tombstone."""
     from ops.policy import governing
     from tasks import steps
-    from tasks.steps.publish import labels_for, publish, write_feed
+    from tasks.steps.publish import publish, write_feed
 
     settings = governing(settings, store).settings
     tombstones = tombstones or {}
 
     briefs = store.tree.briefs
-    labels = labels_for(settings)
+    labels = settings.category_labels()
     done = []
     ctx = None
     for day in days:

@@ -21,6 +21,7 @@ from storage.payloads import FeedFailed
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
 from tasks.collect import Source
+from tasks.dates import given_day
 from tasks.settings import Settings, SourceSettings, config_path, load_settings
 from tasks.steps.collect import collect_kept
 from tasks.steps.hosts import host_slots
@@ -34,10 +35,7 @@ NO_SOURCES = "the config has no [[sources]]; add one with name = â€¦ and url = â
 
 def date_range(start: str, end: str) -> list[date]:
     """Every date from ``start`` to ``end``, inclusive, at most ``MAX_DAYS`` of them."""
-    try:
-        first, last = date.fromisoformat(start), date.fromisoformat(end)
-    except ValueError:
-        raise InputError(f"--start {start!r} / --end {end!r}: use YYYY-MM-DD dates") from None
+    first, last = given_day(start, "--start"), given_day(end, "--end")
     if last < first:
         raise InputError(f"--end {end} is before --start {start}; give the earlier date first")
     days = (last - first).days + 1

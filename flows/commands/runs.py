@@ -12,7 +12,7 @@ import contextlib
 import shlex
 import sys
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import Progress
@@ -20,9 +20,7 @@ from rich.progress import Progress
 from flows.commands.options import (
     ConfigOption,
     Format,
-    given_day,
     open_store,
-    parse_day,
     parse_time,
     prefect_defaults,
 )
@@ -37,6 +35,11 @@ from flows.views.runs import (
     show_run,
 )
 from storage.errors import BriefError
+from tasks.dates import given_day, parse_date
+
+if TYPE_CHECKING:
+    from flows.interrupt import Stop
+    from ops.runs import RunPlan
 
 AFTER_PUBLISHING = ("publish", "deliver", "alerts", "compact")  # a run stopped after these has published
 
@@ -63,7 +66,7 @@ def run(
     from ops.runs import plan_run
 
     began = time.perf_counter()
-    plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
+    plan = plan_run(config, parse_date(day))  # a bad config fails here, before Prefect starts
     prefect_defaults()
     from flows.interrupt import Interrupted, cancellable, interruptible
     from flows.keptserver import prefect_api
@@ -107,14 +110,14 @@ def run(
         out.print(Markdown(brief_text(plan.settings, result["files"]["md"])))
 
 
-def stopped_line(plan: Any, config: str | None, stop: Any) -> str:
+def stopped_line(plan: RunPlan, config: str | None, stop: Stop) -> str:
     """What an interrupted run says: when it stopped, and the command that runs it again."""
     rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
     when = "after publishing" if stop.after in AFTER_PUBLISHING else "before publishing"
     return f"interrupted: the run of {plan.day} stopped {when}; rerun with {rerun}"
 
 
-def ended_overdue(plan: Any, stop: Any, line: str) -> None:
+def ended_overdue(plan: RunPlan, stop: Stop, line: str) -> None:
     """Prefect still waits for a task after the interruption: record the stop, and exit now."""
     from flows.interrupt import mark_cancelled, stop_now
     from ops.failure import record_cancel
@@ -300,7 +303,7 @@ def collect(
     """Collect every configured source for a date into the event log (the first step of a brief)."""
     from ops.runs import collect_sources, plan_collect
 
-    plan = plan_collect(config, parse_day(day))
+    plan = plan_collect(config, parse_date(day))
     written = skipped = 0
     with Progress(console=err, transient=True) as progress:
         count = len(plan.settings.sources)
@@ -328,7 +331,7 @@ def check(
     """Pre-flight: the config, the store, every source fetched once, every channel; exit 1 on a failure."""
     from ops.preflight import check as preflight
 
-    given = parse_day(day)
+    given = parse_date(day)
     report = preflight(config, given, send_test=send_test, stage=err.status)
     show_checks(out, err, "brief check" + (f" of {given}" if given else ""), report.checks)
     if report.settings is None:

@@ -9,8 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import DeskOf, End, page, parse_date
+from flows.desk.web import DeskOf, End, page
 from storage.errors import InputError
+from tasks.dates import parse_date
 
 router = APIRouter()
 
@@ -32,8 +33,8 @@ def find(request: Request, desk: DeskOf) -> Response:
 
     q = request.query_params.get("q", "").strip()
     latest = reads.latest_day(desk.store) or date.today()
-    end = parse_date(request.query_params.get("end"), "end") or latest
-    start = parse_date(request.query_params.get("start"), "start") or end - timedelta(days=30)
+    end = parse_date(request.query_params.get("end") or None, "end") or latest
+    start = parse_date(request.query_params.get("start") or None, "start") or end - timedelta(days=30)
     t0 = time.perf_counter()
     results = search(desk.store, q, start, end) if q else None
     ms = (time.perf_counter() - t0) * 1000
