@@ -159,10 +159,12 @@ def check_once(config_path: str, say: Callable[[str], None], settings: Settings 
     """At start: a run that died while nothing watched (the machine restarted) is recorded crashed
     and alerted, and alerts still owed are sent, before the schedules take over."""
     from flows.alerting import check
+    from ops.workspace import resources_of
     from tasks.settings import load_settings
 
     try:
-        outcome = check(settings or load_settings(config_path), say=say)
+        settings = settings or load_settings(config_path)
+        outcome = check(settings, resources_of(settings, must_exist=False), say=say)
     except Exception as exc:  # the deliver-held deployment checks again in five minutes
         say(f"the alert check did not run ({type(exc).__name__}: {exc}); serving anyway")
         return

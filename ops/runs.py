@@ -20,6 +20,7 @@ from storage.events import Event
 from storage.payloads import FeedFailed
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
+from tasks import steps
 from tasks.collect import Source
 from tasks.dates import given_day
 from tasks.settings import Settings, SourceSettings, config_path, load_settings
@@ -52,16 +53,16 @@ class RunPlan:
     day: date
 
 
-def plan_run(config: str | None, day: date | None) -> RunPlan:
-    """The run of ``day`` (default today): refused when the config is bad, the day after tomorrow,
-    the config without sources or its store root not writable."""
+def plan_run(config: str | None, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK) -> RunPlan:
+    """The run of ``day`` (default today by ``clock``): refused when the config is bad, the day after
+    tomorrow, the config without sources or its store root not writable."""
     settings = load_settings(config)
     if day is not None:
-        workspace.refuse_future(day, settings, "--date")
+        workspace.refuse_future(day, settings, "--date", clock)
     if not settings.sources:
         raise InputError(NO_SOURCES)
     workspace.writable(settings)
-    return RunPlan(settings, day or workspace.today(settings))
+    return RunPlan(settings, day or workspace.today(settings, clock))
 
 
 @dataclass(frozen=True)
@@ -72,11 +73,14 @@ class BackfillPlan:
     days: list[date]
 
 
-def plan_backfill(config: str | None, start: str, end: str) -> BackfillPlan:
-    """The dates of ``start`` .. ``end``, refused when the range is not one or ends after tomorrow."""
+def plan_backfill(
+    config: str | None, start: str, end: str, clock: steps.Clock = steps.SYSTEM_CLOCK
+) -> BackfillPlan:
+    """The dates of ``start`` .. ``end``, refused when the range is not one or ends after tomorrow
+    by ``clock``."""
     days = date_range(start, end)
     settings = load_settings(config)
-    workspace.refuse_future(days[-1], settings, "--end")
+    workspace.refuse_future(days[-1], settings, "--end", clock)
     workspace.writable(settings)
     return BackfillPlan(settings, days)
 
@@ -108,9 +112,11 @@ class CollectPlan:
     run_id: str
 
 
-def plan_collect(config: str | None, day: date | None) -> CollectPlan:
+def plan_collect(
+    config: str | None, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK
+) -> CollectPlan:
     settings, store = workspace.open_store(config, must_exist=False)
-    wanted = workspace.brief_day(settings, day)
+    wanted = workspace.brief_day(settings, day, "--date", clock)
     if not settings.sources:
         raise InputError(NO_SOURCES)
     workspace.writable(settings)

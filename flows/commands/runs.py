@@ -121,11 +121,14 @@ def ended_overdue(plan: RunPlan, stop: Stop, line: str) -> None:
     """Prefect still waits for a task after the interruption: record the stop, and exit now."""
     from flows.interrupt import mark_cancelled, stop_now
     from ops.failure import record_cancel
+    from ops.workspace import resources_of
 
     if stop.run_id:
         why = "its tasks had not ended within seconds: the command ended them"
         with contextlib.suppress(Exception):
-            record_cancel(plan.settings, str(plan.day), stop.run_id, stop.how or "SIGINT", stop.after, why)
+            resources = resources_of(plan.settings, must_exist=False)
+            how = stop.how or "SIGINT"
+            record_cancel(plan.settings, resources, str(plan.day), stop.run_id, how, stop.after, why)
         with contextlib.suppress(Exception):
             mark_cancelled(stop.run_id, f"stopped by {stop.how}")
     print(line, file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
@@ -266,16 +269,17 @@ def alerts(
 ) -> None:
     """The recent alerts, newest first: what went wrong, sent where (or why not)."""
     from ops.alerts import recent
+    from ops.workspace import open_resources
 
     moment = parse_time(now, "--now")
-    settings, _ = open_store(config, must_exist=not check)
+    settings, resources = open_resources(config, must_exist=not check)
     failed = []
     if check:
         prefect_defaults()
         from flows.alerting import check as check_now
 
         with err.status("checking runs and alerts …"):
-            outcome = check_now(settings, now=moment, say=lambda line: err.print(line))
+            outcome = check_now(settings, resources, now=moment, say=lambda line: err.print(line))
         failed = outcome.failed
         if not settings.alerts:
             err.print("no [[alerts]] in the config: nothing is sent (see 'Alerts' in the guide)")
@@ -283,7 +287,7 @@ def alerts(
             f"checked: {len(outcome.crashed)} crashed run(s) found, {len(outcome.sent)} alert(s) sent, "
             f"{len(failed)} failed"
         )
-    rows = recent(settings, days, moment)
+    rows = recent(settings, resources, days, moment)
     if fmt is Format.jsonl:
         sys.stdout.writelines(alerts_jsonl(rows))
     else:

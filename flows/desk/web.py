@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from flows.desk import reads
 from flows.desk.access import Access
 from ops import acts
+from ops.workspace import Resources, today
 from storage.errors import InputError, StaleAct
 from storage.store import ParquetEventStore
 from tasks.dates import parse_date, shown
@@ -29,13 +30,22 @@ HERE = Path(__file__).parent
 
 @dataclass(frozen=True)
 class Desk:
-    """The desk's resources, made once by ``create_app``: its config, store and people, and the
-    Prefect UI its runs page links to (None: read from Prefect's settings when that page is shown)."""
+    """The desk's resources, made once by ``create_app``: its config, the composition root's
+    resources (the store and the clock every act and page uses), its people, and the Prefect UI its
+    runs page links to (None: read from Prefect's settings when that page is shown)."""
 
     settings: Settings
-    store: ParquetEventStore
+    resources: Resources
     access: Access
     ui_url: str | None = None
+
+    @property
+    def store(self) -> ParquetEventStore:
+        return self.resources.store
+
+    def today(self) -> date:
+        """Today in the configured timezone, by the desk's clock."""
+        return today(self.settings, self.resources.clock)
 
 
 @functools.cache
@@ -83,7 +93,7 @@ Day = Annotated[date, Depends(the_day)]
 def the_end(request: Request, desk: DeskOf) -> date:
     """The last day a window of days shows: the query's ``date``, else the latest brief, else today."""
     given = parse_date(request.query_params.get("date") or None, "date")
-    return given or reads.latest_day(desk.store) or date.today()
+    return given or reads.latest_day(desk.store) or desk.today()
 
 
 End = Annotated[date, Depends(the_end)]

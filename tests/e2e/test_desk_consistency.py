@@ -152,17 +152,21 @@ def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_ag
 
 def test_the_command_line_acts_on_the_current_version_and_ops_refuses_a_stale_one(config: Path) -> None:
     from ops import acts
+    from ops.workspace import resources_of
     from storage.errors import StaleAct
 
     settings = load_settings(str(config))
+    resources = resources_of(settings)
     day = date.fromisoformat(DAY)
     story = current(config)["items"][0]["story_id"]
-    acts.correct(settings, acts.Act(day, "bo"), story, {"title": "From the command line"})
+    acts.correct(settings, resources, acts.Act(day, "bo"), story, {"title": "From the command line"})
     with pytest.raises(StaleAct) as refused:
-        acts.correct(settings, acts.Act(day, "ann", "desk", seen=1), story, {"title": "From v1"})
+        acts.correct(settings, resources, acts.Act(day, "ann", "desk", seen=1), story, {"title": "From v1"})
     assert (refused.value.seen, refused.value.current) == (1, 2)
     assert any("brief.corrected title" in line and "— bo at" in line for line in refused.value.acts)
-    done = acts.correct(settings, acts.Act(day, "ann", "desk", seen=2), story, {"title": "From v2"})
+    done = acts.correct(
+        settings, resources, acts.Act(day, "ann", "desk", seen=2), story, {"title": "From v2"}
+    )
     assert done.version == 3 and current(config)["items"][0]["title"] == "From v2"
 
 
@@ -489,12 +493,14 @@ def test_a_same_story_act_at_the_desk_settles_the_open_question_about_that_pair(
 
 def test_a_two_stories_act_at_the_desk_answers_the_open_question_about_a_pair_it_parts(config: Path) -> None:
     from ops import acts
+    from ops.workspace import resources_of
     from tasks import steps
 
     first, second = [i for i in current(config)["items"] if "Pippin" in i["title"]]
     (own,) = [c["article_id"] for c in second["citations"]]
     # the two joined by a link recorded without answering the question (as an older desk did)
-    ctx = acts.context(load_settings(str(config)), date.fromisoformat(DAY), "test-link")
+    settings = load_settings(str(config))
+    ctx = acts.context(settings, resources_of(settings), date.fromisoformat(DAY), "test-link")
     ctx.store.append(steps.same_story(ctx, [first["story_id"], second["story_id"]], "bo"))
     steps.rebrief(ctx)
     desk = client(config, "ann")

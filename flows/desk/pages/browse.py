@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import date, timedelta
+from datetime import timedelta
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -32,7 +32,7 @@ def find(request: Request, desk: DeskOf) -> Response:
     from flows.desk.search import search
 
     q = request.query_params.get("q", "").strip()
-    latest = reads.latest_day(desk.store) or date.today()
+    latest = reads.latest_day(desk.store) or desk.today()
     end = parse_date(request.query_params.get("end") or None, "end") or latest
     start = parse_date(request.query_params.get("start") or None, "start") or end - timedelta(days=30)
     t0 = time.perf_counter()
