@@ -17,6 +17,7 @@ from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
 from flows.interrupt import STOP, how_stopped, mark_cancelled
+from ops.runs import RunResult
 from ops.shadow import Shadow, shadow_day, shadow_of
 from ops.workspace import Resources, resources_of
 from storage.brief import Brief
@@ -230,8 +231,10 @@ def daily_brief(
     after_runs: list[str] | None = None,
     deliver: bool = True,
     settings: Settings | None = None,
-) -> dict:
-    """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone).
+) -> RunResult:
+    """One day's brief, said as an ``ops.runs.RunResult`` (a frozen dataclass: Prefect persists no
+    flow result here, and would pickle it if it did). ``date_`` is YYYY-MM-DD (default: today in the
+    configured timezone).
 
     ``deliver``: send the brief to the ``[[delivery]]`` channels (a backfill turns it off).
 
@@ -353,19 +356,20 @@ def finish_stage(ctx: steps.RunContext, report: steps.RunReport) -> None:
 
 def run_result(
     ctx: steps.RunContext, report: steps.RunReport, published: steps.Published, policy: str
-) -> dict:
+) -> RunResult:
     """What ``daily_brief`` returns: the version published, its files, what was delivered."""
-    return {
-        "date": ctx.day.isoformat(),
-        "run_id": ctx.run_id,
-        "version": published.version,
-        "files": published.files,
-        "items": published.items,
-        "changed": published.changed,
-        "skipped": {o.source: o.skipped for o in report.sources if o.skipped},
-        "delivered": [s.channel for s in report.delivery.sent if s.ok] if report.delivery else [],
-        "delivery_failed": [s.channel for s in report.delivery.failed] if report.delivery else [],
-        "seconds": round(time.perf_counter() - report.started, 2),
-        "policy": policy,  # which policy the run ran under, as the person running it reads it
-        "left_out": report.left_out_hint(),  # where an operator reads why stories were left out
-    }
+    delivery = report.delivery
+    return RunResult(
+        day=ctx.day,
+        run_id=ctx.run_id,
+        version=published.version,
+        files=published.files,
+        items=published.items,
+        changed=published.changed,
+        skipped={o.source: o.skipped for o in report.sources if o.skipped},
+        delivered=tuple(s.channel for s in delivery.sent if s.ok) if delivery else (),
+        delivery_failed=tuple(s.channel for s in delivery.failed) if delivery else (),
+        seconds=round(time.perf_counter() - report.started, 2),
+        policy=policy,  # which policy the run ran under, as the person running it reads it
+        left_out=report.left_out_hint(),  # where an operator reads why stories were left out
+    )

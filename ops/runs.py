@@ -8,9 +8,9 @@ is one line before Prefect starts. Collecting a day's sources outside a run is h
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -43,6 +43,51 @@ def date_range(start: str, end: str) -> list[date]:
     if days > MAX_DAYS:
         raise InputError(f"{days} days is more than {MAX_DAYS}; backfill a year at a time")
     return [first + timedelta(days=k) for k in range(days)]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a day's run did (``flows/daily.py:daily_brief``): the version it published and its files
+    (extension -> path), its items, whether the version is new, the sources not fetched (name ->
+    why), the channels delivered to and those that failed, its steps' seconds, the policy it ran
+    under and where an operator reads why stories were left out."""
+
+    day: date
+    run_id: str
+    version: int
+    files: Mapping[str, str]
+    items: int
+    changed: bool
+    skipped: Mapping[str, str]
+    delivered: tuple[str, ...]
+    delivery_failed: tuple[str, ...]
+    seconds: float
+    policy: str
+    left_out: str | None = None
+
+    def row(self) -> dict[str, object]:
+        """Its dict form, for a JSON file (the date as YYYY-MM-DD)."""
+        return {"date": self.day.isoformat(), **{k: v for k, v in asdict(self).items() if k != "day"}}
+
+
+@dataclass(frozen=True)
+class DateOutcome:
+    """One date of a backfill: ``completed``, ``failed`` or ``withheld`` (and why, ``error``); the
+    version, items and whether it is new, of a completed one; a fanned-out date's flow run."""
+
+    day: date
+    status: str
+    version: int | None = None
+    items: int = 0
+    changed: bool = False
+    seconds: float | None = None
+    error: str = ""
+    policy: str = ""
+    flow_run_id: str | None = None
+
+    def row(self) -> dict[str, object]:
+        """Its dict form, for a table artifact or a JSON line (the date as YYYY-MM-DD)."""
+        return {"date": self.day.isoformat(), **{k: v for k, v in asdict(self).items() if k != "day"}}
 
 
 @dataclass(frozen=True)

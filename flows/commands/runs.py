@@ -107,7 +107,7 @@ def run(
 
         from ops.workspace import brief_text
 
-        out.print(Markdown(brief_text(plan.settings, result["files"]["md"])))
+        out.print(Markdown(brief_text(plan.settings, result.files["md"])))
 
 
 def stopped_line(plan: RunPlan, config: str | None, stop: Stop) -> str:
@@ -192,8 +192,8 @@ def backfill(
             raise
     show_backfill(out, start, end, outcomes)
     out.print(f"the backfill's log: {log.shown}", soft_wrap=True)  # a path is copied whole
-    failed = [o["date"] for o in outcomes if o["status"] == "failed"]
-    withheld = [o["date"] for o in outcomes if o["status"] == "withheld"]
+    failed = [str(o.day) for o in outcomes if o.status == "failed"]
+    withheld = [str(o.day) for o in outcomes if o.status == "withheld"]
     if failed:
         err.print(
             f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with "

@@ -277,15 +277,15 @@ def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_proces
     # the run's shared cache (``BRIEF_EMBEDDINGS_SHARED``) and never load the model
     local_config = archive_config(tmp_path / "local", feeds, SOURCES)
     one = backfill(START, END, str(local_config))
-    assert [o["status"] for o in one] == ["completed"] * DAYS, one
+    assert [o.status for o in one] == ["completed"] * DAYS, one
 
     before = set().union(*(ran_by(log) for log in stack["logs"]))
     run = _run(stack, "backfill/backfill", {"start": START, "end": END, "config": str(s3_config)})
     assert run.state.is_completed(), run.state
     fanned = json.loads(str(_artifacts(stack, run.id)["backfill-summary"].data))
-    assert [o["status"] for o in fanned] == ["completed"] * DAYS, fanned
-    assert [o["date"] for o in fanned] == [str(d) for d in date_range(START, END)], fanned
-    assert all(o["changed"] and o["version"] == 1 for o in fanned), fanned
+    assert [o.status for o in fanned] == ["completed"] * DAYS, fanned
+    assert [o.day for o in fanned] == date_range(START, END), fanned
+    assert all(o.changed and o.version == 1 for o in fanned), fanned
     # each date ran once, in a flow run of its own, and two workers shared them
     dates = {o["flow_run_id"] for o in fanned}
     ran = [(ran_by(log) - before) & dates for log in stack["logs"]]
@@ -299,7 +299,7 @@ def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_proces
     ]
     assert fact_ids[0] == fact_ids[1] and len(fact_ids[0]) > 300
     assert decisions(s3_store) == decisions(local_store)
-    days = [o["date"] for o in one]
+    days = [str(o.day) for o in one]
     assert documents(s3_store, days) == documents(local_store, days)
 
 
