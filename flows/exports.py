@@ -8,17 +8,16 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from tasks.settings import load_settings
-
 
 @flow(name="export-events")
 def export_events_flow(
     start: str, end: str, out: str, format: str = "parquet", config: str | None = None, redact: bool = False
 ) -> dict:
     """Events of a date range to Parquet, JSONL or CSV with a manifest."""
+    from ops.workspace import open_store
     from storage.export import export_events
 
-    store = load_settings(config).storage.event_store()
+    _, store = open_store(config)
     result = export_events(
         store,
         date.fromisoformat(start),
@@ -43,8 +42,9 @@ def export_finetune_flow(
 ) -> dict:
     """A fine-tuning dataset (chat or preference JSONL) and its dataset card."""
     from ops.finetune import build
+    from ops.workspace import open_store
 
-    store = load_settings(config).storage.event_store()
+    _, store = open_store(config)
     days = store.days()
     card = build(
         store,

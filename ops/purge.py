@@ -361,6 +361,7 @@ def rerender_briefs(
     labels = settings.category_labels()
     done = []
     ctx = None
+    resources = steps.bootstrap(settings, store)  # one for every day re-published
     for day in days:
         versions = briefs.versions(day)
         if not versions:
@@ -380,7 +381,7 @@ def rerender_briefs(
             fresh = without_articles(current, needles)
             new_version = None
             if fresh is not None:
-                ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store)
+                ctx = steps.open_run(resources, settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}")
                 _carry_lineage(ctx, day)
                 published = publish(ctx, fresh, [tombstones[day]] if day in tombstones else [])
                 new_version = published.version if published.changed else None
