@@ -87,8 +87,8 @@ def test_fan_out_gives_up_on_a_date_no_worker_takes_and_says_why(prefect_harness
         poll_s=0.2,
         timeout_s=1.0,
     )
-    assert [o.status for o in outcomes] == ["failed", "failed"], outcomes
-    assert all(o.error.startswith("still scheduled after 1 s: no worker") for o in outcomes), outcomes
+    assert [o["status"] for o in outcomes] == ["failed", "failed"], outcomes
+    assert all(o["error"].startswith("still scheduled after 1 s: no worker") for o in outcomes), outcomes
     assert said[0].startswith("created 2 flow run(s)") and said[-1].endswith("2 failed so far"), said
 
 
