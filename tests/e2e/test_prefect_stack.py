@@ -283,9 +283,9 @@ def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_proces
     run = _run(stack, "backfill/backfill", {"start": START, "end": END, "config": str(s3_config)})
     assert run.state.is_completed(), run.state
     fanned = json.loads(str(_artifacts(stack, run.id)["backfill-summary"].data))
-    assert [o.status for o in fanned] == ["completed"] * DAYS, fanned
-    assert [o.day for o in fanned] == date_range(START, END), fanned
-    assert all(o.changed and o.version == 1 for o in fanned), fanned
+    assert [o["status"] for o in fanned] == ["completed"] * DAYS, fanned
+    assert [o["date"] for o in fanned] == [str(d) for d in date_range(START, END)], fanned
+    assert all(o["changed"] and o["version"] == 1 for o in fanned), fanned
     # each date ran once, in a flow run of its own, and two workers shared them
     dates = {o["flow_run_id"] for o in fanned}
     ran = [(ran_by(log) - before) & dates for log in stack["logs"]]
