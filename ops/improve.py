@@ -18,7 +18,7 @@ from ops import learn as learning
 from ops import regress, story_learning
 from ops.policy import Adoption, adopt, adoptions, argument, governing, history
 from ops.runs import date_range
-from ops.workspace import Stage, quietly, today
+from ops.workspace import SYSTEM_CLOCK, Clock, Stage, quietly, today
 from storage.errors import InputError
 from storage.events import Event
 from storage.store import ParquetEventStore
@@ -289,10 +289,12 @@ def adopt_candidate(
     reason: str,
     force: bool = False,
     stage: Stage = quietly,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> Adoption:
-    """Adopt a candidate policy file once the regression set allows it (or ``force``)."""
+    """Adopt a candidate policy file once the regression set allows it (or ``force``), recorded on
+    today's date by ``clock``."""
     check = gate_adoption(configured, store, file, force, stage)
-    return adopt(configured, store, file, by, reason, today(configured), regression=check)
+    return adopt(configured, store, file, by, reason, today(configured, clock), regression=check)
 
 
 @dataclass(frozen=True)
