@@ -221,13 +221,14 @@ def test_hold_names_the_current_held_version_and_approves_only_the_version_it_sh
     config: Path, hook
 ) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     desk = client(config, "ann")
     hold_page = desk.get(f"/hold?date={DAY}").text
     assert "<b>v1</b> is held" in hold_page and "Approve v1 as ann" in hold_page
@@ -289,11 +290,12 @@ def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last
     config: Path, hook
 ) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
     from storage.events import utcnow
     from tests.cli import brief
 
     coalescing(config, hook, 10)
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     assert readers_got(config) == [(1, "brief")]
     desk = client(config, "ann")
     story, other = [i["story_id"] for i in current(config)["items"]][:2]
@@ -351,9 +353,10 @@ def test_the_desk_sends_the_update_when_its_window_closes_on_its_own_timer(confi
 
     from flows.deliver import resend
     from flows.desk.app import create_app
+    from ops.workspace import open_resources
 
     coalescing(config, hook, 0.1)  # a window of 6 s
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     story = current(config)["items"][0]["story_id"]
     app = create_app(load_settings(str(config)), "127.0.0.1", "ann", flush_every=0.2)
     with TestClient(app, base_url=LOCAL) as desk:  # serving: the timer runs
@@ -373,13 +376,14 @@ def test_after_an_act_the_page_returns_to_the_item_its_panel_open_and_today_says
     config: Path, hook
 ) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     desk = client(config, "ann")
     page = desk.get(f"/today?date={DAY}").text
     status = re.search(r'<p class="meta status">(.*?)</p>', page).group(1)
@@ -601,13 +605,14 @@ def test_answers_from_a_page_older_than_the_brief_approve_nothing_and_an_approva
     """Answering a held brief's questions approves it: the version the questions page showed, never
     one corrected since by someone else; an approval that names no version is refused."""
     from flows.deliver import resend
+    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     bob, ann = client(config, "bob"), client(config, "ann")
     asked = bob.get(f"/questions?date={DAY}").text
     assert seen_of(asked) == "1"
