@@ -92,10 +92,12 @@ class DateOutcome:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A day's run, checked: its settings and its day (the given one, else today)."""
+    """A day's run, checked: its settings, its day (the given one, else today) and the store they
+    name, opened once for the command (its run log, the brief it shows)."""
 
     settings: Settings
     day: date
+    store: ParquetEventStore
 
 
 def plan_run(config: str | None, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK) -> RunPlan:
@@ -106,16 +108,19 @@ def plan_run(config: str | None, day: date | None, clock: steps.Clock = steps.SY
         workspace.refuse_future(day, settings, "--date", clock)
     if not settings.sources:
         raise InputError(NO_SOURCES)
-    workspace.writable(settings)
-    return RunPlan(settings, day or workspace.today(settings, clock))
+    store = settings.storage.event_store()
+    workspace.writable(settings, store)
+    return RunPlan(settings, day or workspace.today(settings, clock), store)
 
 
 @dataclass(frozen=True)
 class BackfillPlan:
-    """A backfill, checked: its settings and every date of its range."""
+    """A backfill, checked: its settings, every date of its range and the store, opened once for
+    the command (its log)."""
 
     settings: Settings
     days: list[date]
+    store: ParquetEventStore
 
 
 def plan_backfill(
@@ -126,8 +131,9 @@ def plan_backfill(
     days = date_range(start, end)
     settings = load_settings(config)
     workspace.refuse_future(days[-1], settings, "--end", clock)
-    workspace.writable(settings)
-    return BackfillPlan(settings, days)
+    store = settings.storage.event_store()
+    workspace.writable(settings, store)
+    return BackfillPlan(settings, days, store)
 
 
 @dataclass(frozen=True)

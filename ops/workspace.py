@@ -134,6 +134,6 @@ def run_tag() -> str:
     return utcnow().strftime("%Y%m%dT%H%M%S%f")
 
 
-def brief_text(settings: Settings, path: str) -> str:
+def brief_text(store: ParquetEventStore, path: str) -> str:
     """A brief file's text (its Markdown, say), by the path a run printed."""
-    return settings.storage.event_store().tree.briefs.text(path)
+    return store.tree.briefs.text(path)

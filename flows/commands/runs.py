@@ -88,7 +88,7 @@ def run(
             above_spinner(line)
 
         stop.overdue = lambda: ended_overdue(plan, stop, stopped_line(plan, config, stop))
-        log = run_log(plan.settings, plan.day)
+        log = run_log(plan.settings, plan.store, plan.day)
         try:
             with run_output(log, step, verbose=verbose), cancellable():
                 for note in notes:
@@ -107,7 +107,7 @@ def run(
 
         from ops.workspace import brief_text
 
-        out.print(Markdown(brief_text(plan.settings, result.files["md"])))
+        out.print(Markdown(brief_text(plan.store, result.files["md"])))
 
 
 def stopped_line(plan: RunPlan, config: str | None, stop: Stop) -> str:
@@ -178,7 +178,7 @@ def backfill(
         from flows.backfill import backfill as backfill_flow
         from flows.runlog import run_log, run_output
 
-        log = run_log(plan.settings, plan.days[0], "backfill")
+        log = run_log(plan.settings, plan.store, plan.days[0], "backfill")
         try:
             # a line per date as it ends (its steps' lines would interleave: they are in the log)
             with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE):
