@@ -59,12 +59,12 @@ def check_config(config: str | None) -> tuple[Settings | None, Check]:
 def check_storage(settings: Settings) -> Check:
     """The store's root opens (on S3: the bucket exists and answers) and takes a probe file; how many
     days it holds."""
-    from ops.workspace import writable
+    from ops.workspace import store_of, writable
 
     try:
-        store = settings.storage.event_store()
+        store = store_of(settings, must_exist=False)
         days = store.days()
-        writable(settings)
+        writable(settings, store)
     except (BriefError, OSError) as exc:
         said = str(exc)  # the store's own refusals name [storage] root and how to fix it already
         fix = "" if "[storage] root" in said else "fix [storage] root (or the bucket, or its credentials)"

@@ -108,7 +108,7 @@ def plan_run(config: str | None, day: date | None, clock: steps.Clock = steps.SY
         workspace.refuse_future(day, settings, "--date", clock)
     if not settings.sources:
         raise InputError(NO_SOURCES)
-    store = settings.storage.event_store()
+    store = workspace.store_of(settings, must_exist=False)
     workspace.writable(settings, store)
     return RunPlan(settings, day or workspace.today(settings, clock), store)
 
@@ -131,7 +131,7 @@ def plan_backfill(
     days = date_range(start, end)
     settings = load_settings(config)
     workspace.refuse_future(days[-1], settings, "--end", clock)
-    store = settings.storage.event_store()
+    store = workspace.store_of(settings, must_exist=False)
     workspace.writable(settings, store)
     return BackfillPlan(settings, days, store)
 
@@ -170,7 +170,7 @@ def plan_collect(
     wanted = workspace.brief_day(settings, day, "--date", clock)
     if not settings.sources:
         raise InputError(NO_SOURCES)
-    workspace.writable(settings)
+    workspace.writable(settings, store)
     return CollectPlan(settings, store, wanted, f"collect-{wanted.isoformat()}-{workspace.run_tag()}")
 
 
