@@ -51,7 +51,15 @@ def child_backfill(config: str, start: str, end: str) -> None:
 
     t0 = time.perf_counter()
     outcomes = backfill(start, end, config, 2)
-    print(json.dumps({"seconds": time.perf_counter() - t0, "outcomes": outcomes, "peak_mb": peak_mb()}))
+    print(
+        json.dumps(
+            {
+                "seconds": time.perf_counter() - t0,
+                "outcomes": [o.row() for o in outcomes],
+                "peak_mb": peak_mb(),
+            }
+        )
+    )
 
 
 def spawn(args: list[str], env: dict) -> dict:

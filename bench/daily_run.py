@@ -43,7 +43,7 @@ def child(config: str, day: str) -> None:
     from tasks.settings import load_settings
 
     store = ParquetEventStore(load_settings(config).storage.root)
-    runs = materialize(store, "runs").filter(lambda_run_id(result["run_id"]))
+    runs = materialize(store, "runs").filter(lambda_run_id(result.run_id))
     steps = json.loads(runs["step_seconds"][0])
     print(
         json.dumps(
@@ -51,8 +51,8 @@ def child(config: str, day: str) -> None:
                 "total": total,
                 "import": import_s,
                 "steps": steps,
-                "flow": result["seconds"],
-                "items": result["items"],
+                "flow": result.seconds,
+                "items": result.items,
                 "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             }
         )

@@ -53,7 +53,15 @@ def child_backfill(config: str, start: str, end: str) -> None:
 
     t0 = time.perf_counter()
     outcomes = backfill(start, end, config, 2)
-    print(json.dumps({"seconds": time.perf_counter() - t0, "outcomes": outcomes, "peak_mb": peak_mb()}))
+    print(
+        json.dumps(
+            {
+                "seconds": time.perf_counter() - t0,
+                "outcomes": [o.row() for o in outcomes],
+                "peak_mb": peak_mb(),
+            }
+        )
+    )
 
 
 def child_run(config: str, day: str) -> None:
@@ -69,14 +77,14 @@ def child_run(config: str, day: str) -> None:
 
     store = ParquetEventStore(load_settings(config).storage.root)
     runs = materialize(store, "runs", days=[date.fromisoformat(day)])
-    steps = json.loads(runs.filter(pl.col("run_id") == result["run_id"])["step_seconds"][0])
+    steps = json.loads(runs.filter(pl.col("run_id") == result.run_id)["step_seconds"][0])
     print(
         json.dumps(
             {
                 "pipeline": sum(steps.values()),
                 "steps": steps,
                 "total": time.perf_counter() - t0,
-                "items": result["items"],
+                "items": result.items,
                 "peak_mb": peak_mb(),
             }
         )

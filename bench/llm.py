@@ -55,10 +55,10 @@ def run(config_path: Path, day: str) -> dict:
     result = daily_brief(day, str(config_path))
     store = load_settings(str(config_path)).storage.event_store()
     the_day = date.fromisoformat(day)
-    runs = materialize(store, "runs", days=[the_day]).filter(pl.col("run_id") == result["run_id"])
+    runs = materialize(store, "runs", days=[the_day]).filter(pl.col("run_id") == result.run_id)
     steps = json.loads(runs["step_seconds"][0])
     calls = [
-        e.payload for e in store.read([the_day], event_types=["llm.called"]) if e.run_id == result["run_id"]
+        e.payload for e in store.read([the_day], event_types=["llm.called"]) if e.run_id == result.run_id
     ]
     return {
         "pipeline": sum(steps.values()),
@@ -66,7 +66,7 @@ def run(config_path: Path, day: str) -> dict:
         "tokens": sum(c["tokens_in"] + c["tokens_out"] for c in calls),
         "cost": sum(c["cost"] for c in calls),
         "model_s": sum(c["latency_ms"] for c in calls) / 1000,
-        "changed": result["changed"],
+        "changed": result.changed,
     }
 
 

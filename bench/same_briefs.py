@@ -78,11 +78,13 @@ def child(configs: str, out: str, tree: str) -> None:
     stores: dict[str, str] = {}
     for day, where, name, store in json.loads(configs):
         result = daily_brief(day, where, deliver=False)
+        # a RunResult; a dict before the run said its result as a dataclass (an older --ref)
+        files = result["files"] if isinstance(result, dict) else result.files
         for ext in FORMATS:
-            shutil.copyfile(result["files"][ext], Path(out) / f"{name}.{ext}")
+            shutil.copyfile(files[ext], Path(out) / f"{name}.{ext}")
         settings = load_settings(where)
         labels = {c.name: c.label_en or c.name for c in settings.policy.categories}
-        context = view(brief_of(Path(result["files"]["json"]).read_text()), labels)
+        context = view(brief_of(Path(files["json"]).read_text()), labels)
         for kind in MESSAGES:
             (Path(out) / f"{name}.{kind}").write_text(render(kind, context))
         stores[store] = settings.storage.root

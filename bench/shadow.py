@@ -76,7 +76,7 @@ def child(config: str, days: list[str]) -> None:
     """Run ``days`` in order on ``config`` in this process; print their run ids."""
     from flows.daily import daily_brief
 
-    print(json.dumps([daily_brief(day, config, deliver=False)["run_id"] for day in days]))
+    print(json.dumps([daily_brief(day, config, deliver=False).run_id for day in days]))
 
 
 def scheduled(mix: str, days: list[str], chosen: dict[str, Path], env: dict[str, str]) -> list[dict]:
@@ -121,7 +121,7 @@ def in_memory(mix: str, days: list[str], chosen: dict[str, Path]) -> list[dict]:
         timed = {}
         for name in order:
             result = daily_brief(day, str(chosen[name]), deliver=False)
-            timed[name] = finished(chosen[name], result["run_id"]) | {"run_id": result["run_id"]}
+            timed[name] = finished(chosen[name], result.run_id) | {"run_id": result.run_id}
         rows.append(row(mix, day, timed, chosen))
     return rows
 

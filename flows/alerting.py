@@ -9,55 +9,45 @@ Prefect marked crashed, are recorded ``run.crashed`` and marked Crashed in Prefe
 stops saying "running"); then yesterday's and today's causes are sent where they are still
 owed, and today's brief is checked against ``[alerting] late_after``.
 
-Nothing here raises into a run: an alert that cannot be checked or sent is logged (and a
-refused send recorded as ``alert.failed``).
+What is decided and sent is the service's (``ops/alerts.py``); here is what only Prefect knows (a
+flow run's state, marking it crashed), and the wrapper that never raises into a run: an alert that
+cannot be checked or sent is logged (and a refused send recorded as ``alert.failed``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from functools import partial
 from typing import TypeVar
 
+from ops import alerts
+from ops.alerts import AlertOutcome, CheckOutcome
+from ops.workspace import Resources
 from tasks.settings import Settings
-from tasks.steps.alert import AlertOutcome, raise_alerts, recent
-from tasks.steps.liveness import OpenRun, crashed_event, open_runs, process_gone
 
 UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 T = TypeVar("T")
-GONE = "its process is gone: killed (SIGKILL, out of memory) or its machine restarted"
 
-
-@dataclass
-class CheckOutcome:
-    crashed: list[tuple[OpenRun, str]] = field(default_factory=list)  # (run, how it ended)
-    alerts: list[AlertOutcome] = field(default_factory=list)
-
-    @property
-    def sent(self) -> list[tuple[str, str]]:
-        return [s for o in self.alerts for s in o.sent]
-
-    @property
-    def failed(self) -> list[tuple[str, str, str]]:
-        return [f for o in self.alerts for f in o.failed]
+__all__ = ["CheckOutcome", "alert_safely", "check"]
 
 
 def alert_safely(
     settings: Settings,
+    resources: Resources,
     day: date | None,
     say: Callable[[str], None],
     *,
     run_id: str | None = None,
     now: datetime | None = None,
 ) -> AlertOutcome | None:
-    """The day's alerts, sent; a failure to check or send them is said, never raised."""
+    """The day's alerts, sent (``ops.alerts.send_day``); a failure to check or send them is said,
+    never raised."""
     if day is None or not settings.alerts:
         return None
     try:
-        outcome = raise_alerts(settings, day, run_id=run_id, now=now)
+        outcome = alerts.send_day(settings, resources, day, run_id=run_id, now=now)
     except Exception as exc:  # the alerts are a side channel: the run's outcome stands
         say(f"alerts of {day} could not be checked: {type(exc).__name__}: {exc}")
         return None
@@ -67,48 +57,22 @@ def alert_safely(
 
 
 def check(
-    settings: Settings, *, now: datetime | None = None, say: Callable[[str], None] = print
+    settings: Settings,
+    resources: Resources,
+    *,
+    now: datetime | None = None,
+    say: Callable[[str], None] = print,
 ) -> CheckOutcome:
-    """Runs killed without a word recorded as crashed; the alerts still owed sent; today's lateness."""
-    from storage.events import utcnow
-
-    moment = now or utcnow()
-    today = moment.astimezone(settings.zone).date()
-    store = settings.storage.event_store()
-    around = [today + timedelta(days=k) for k in (-2, -1, 0, 1)]
-    outcome = CheckOutcome(crashed=sweep_crashed(store, around, say))
-    for run, how in outcome.crashed:
-        say(f"the run {run.run_id} of {run.day} crashed: {how}")
-    days = {today - timedelta(days=1), today}
-    days |= {run.day for run, _ in outcome.crashed if recent(run.day, moment, settings)}
-    for day in sorted(days):
-        outcome.alerts.append(raise_alerts(settings, day, now=moment, late=day == today))
-    return outcome
-
-
-def sweep_crashed(store, days: list[date], say: Callable[[str], None]) -> list[tuple[OpenRun, str]]:
-    """Daily runs of ``days`` with no end in the log whose process is gone, or that Prefect marked
-    crashed: each recorded ``run.crashed`` (and marked Crashed in Prefect when it still says running)."""
-    running = open_runs(store, days)
-    if not running:
-        return []
-    none: dict[str, tuple[str, str]] = {}
-    states = _prefect(lambda: _states([r.run_id for r in running]), none, say)
-    crashed = []
-    for run in running:
-        gone = process_gone(run.process)
-        kind, message = states.get(run.run_id, ("", ""))
-        if gone and run.process:
-            how, text = GONE, f"no process {run.process['pid']} on {run.process['host']}"
-        elif gone is None and kind == "CRASHED":
-            how, text = "Prefect marked it crashed", message
-        else:
-            continue
-        store.append([crashed_event(run.run_id, run.day, how, text, "check")])
-        if kind in ("RUNNING", "PENDING"):
-            _prefect(partial(_mark_crashed, run.run_id, how), None, say)
-        crashed.append((run, how))
-    return crashed
+    """``ops.alerts.check`` with what Prefect knows: the states of the runs the log says are
+    running, and a crashed one marked Crashed in Prefect."""
+    return alerts.check(
+        settings,
+        resources,
+        now=now,
+        states=lambda run_ids: _prefect(lambda: _states(run_ids), {}, say),
+        mark_crashed=lambda run_id, how: _prefect(partial(_mark_crashed, run_id, how), None, say),
+        say=say,
+    )
 
 
 def _prefect(call: Callable[[], T], fallback: T, say: Callable[[str], None]) -> T:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
+from functools import partial
 from uuid import UUID
 
 from prefect import flow, get_run_logger, task
@@ -23,7 +24,8 @@ from prefect.cache_policies import NO_CACHE
 from flows.daily import current_run_id, daily_brief, unwalked
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
-from ops.runs import BriefWithheld, date_range
+from ops.runs import BriefWithheld, DateOutcome, date_range
+from storage.store import ParquetEventStore
 from tasks.settings import Settings, load_settings
 
 PROGRESS_LINE = (
@@ -31,31 +33,24 @@ PROGRESS_LINE = (
 )
 
 
-def one_date(day: date, settings: Settings, config: str | None, deliver: bool = False) -> dict:
+def one_date(day: date, settings: Settings, config: str | None, deliver: bool = False) -> DateOutcome:
     try:
         result = daily_brief(day.isoformat(), config, deliver=deliver, settings=settings)
-        return {
-            "date": day.isoformat(),
-            "status": "completed",
-            "version": result["version"],
-            "items": result["items"],
-            "changed": result["changed"],
-            "seconds": result["seconds"],
-            "error": "",
-            "policy": result.get("policy", ""),
-        }
+        return DateOutcome(
+            day,
+            "completed",
+            version=result.version,
+            items=result.items,
+            changed=result.changed,
+            seconds=result.seconds,
+            policy=result.policy,
+        )
     except Exception as exc:  # one date's failure is that date's outcome, not the backfill's
         cause = getattr(exc, "cause", exc)
         withheld = isinstance(cause, BriefWithheld)  # the run's outcome, as designed: not a crash
-        return {
-            "date": day.isoformat(),
-            "status": "withheld" if withheld else "failed",
-            "version": None,
-            "items": 0,
-            "changed": False,
-            "seconds": None,
-            "error": str(cause if withheld else exc)[:300],
-        }
+        return DateOutcome(
+            day, "withheld" if withheld else "failed", error=str(cause if withheld else exc)[:300]
+        )
 
 
 def left(done: int, total: int, started: float) -> str:
@@ -101,25 +96,29 @@ def collect_archives_task(
     return total
 
 
-def with_versions(settings, outcomes: list[dict]) -> list[dict]:
-    """A fanned-out date's version, items and whether its run published a new version, from the log."""
+def with_versions(store: ParquetEventStore, outcomes: list[dict]) -> list[DateOutcome]:
+    """A fanned-out date's outcome (``flows/fanout.py``) with its version, items and whether its run
+    published a new version, from the log."""
     from storage.payloads import BriefPublished
     from storage.typed import payload_of
 
-    store = settings.storage.event_store()
     out = []
     for o in outcomes:
         day = date.fromisoformat(o["date"])
-        rows = store.query(lambda day=day: store.scan([day], event_types=["brief.published"]))
+        rows = store.query(partial(store.scan, [day], event_types=["brief.published"]))
         published = [(r["run_id"], payload_of(r, BriefPublished)) for r in rows.iter_rows(named=True)]
         latest = max((p for _, p in published), key=lambda p: p.version, default=None)
+        done = latest is not None and o["status"] == "completed"
         out.append(
-            {
-                **o,
-                "version": latest.version if latest and o["status"] == "completed" else None,
-                "items": latest.items if latest and o["status"] == "completed" else 0,
-                "changed": any(run == o["flow_run_id"] for run, _ in published),
-            }
+            DateOutcome(
+                day,
+                o["status"],
+                version=latest.version if done and latest else None,
+                items=latest.items if done and latest else 0,
+                changed=any(run == o["flow_run_id"] for run, _ in published),
+                error=o["error"],
+                flow_run_id=o["flow_run_id"],
+            )
         )
     return out
 
@@ -137,7 +136,7 @@ def backfill(
     deployment: str = DEFAULT_DEPLOYMENT,
     deliver: bool = False,
     settings: Settings | None = None,
-) -> list[dict]:
+) -> list[DateOutcome]:
     """Briefs for every date from ``start`` to ``end`` (inclusive).
 
     Past dates are not delivered to the ``[[delivery]]`` channels unless ``deliver`` (nobody
@@ -171,25 +170,25 @@ def backfill(
             batch=current_run_id(),
             deliver=deliver,
         )
-        outcomes = with_versions(settings, outcomes)
-        create_table_artifact(
-            key="backfill-summary", table=outcomes, description=f"backfill {start} .. {end}"
-        )
-        return outcomes
+        fanned = with_versions(settings.storage.event_store(), outcomes)
+        table = [o.row() for o in fanned]
+        create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
+        return fanned
     new_events = collect_archives_task(days, unwalked(settings), concurrency, current_run_id(), progress)
     log.info(f"collected the archives of {len(days)} date(s): {new_events} new event(s)")
-    outcomes = []
+    dated: list[DateOutcome] = []
     started = time.perf_counter()
     for done, day in enumerate(days, start=1):
         outcome = one_date(day, settings, config, deliver)
-        outcomes.append(outcome)
-        failed = sum(o["status"] != "completed" for o in outcomes)
+        dated.append(outcome)
+        failed = sum(o.status != "completed" for o in dated)
         log.info(
-            f"[{done}/{len(days)}] {outcome['date']}: {outcome['status']}"
-            + (f" in {outcome['seconds']} s" if outcome["seconds"] is not None else "")
+            f"[{done}/{len(days)}] {outcome.day}: {outcome.status}"
+            + (f" in {outcome.seconds} s" if outcome.seconds is not None else "")
             + f"; {failed} failed or withheld so far, {left(done, len(days), started)}",
             extra={PROGRESS_LINE: True},
         )
         update_progress_artifact(progress, COLLECT_SHARE + (100.0 - COLLECT_SHARE) * done / len(days))
-    create_table_artifact(key="backfill-summary", table=outcomes, description=f"backfill {start} .. {end}")
-    return outcomes
+    table = [o.row() for o in dated]
+    create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
+    return dated

@@ -15,14 +15,19 @@ not need.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.options import ByOption, ConfigOption, open_store, parse_day, parse_time, store_of
+from flows.commands.options import ByOption, ConfigOption, parse_time
+from flows.views.acts import show_delivery
 from flows.views.console import err, out, styled
 from storage.errors import BriefError, InputError
+
+if TYPE_CHECKING:
+    from ops.acts import Outcome
+from tasks.dates import parse_date
 
 app = typer.Typer(
     name="brief",
@@ -94,13 +99,15 @@ def review(
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
     from flows.review import answers_from_file, ask, parse_marks, print_cases, print_settled
     from ops import acts
+    from ops.workspace import refuse_missing, resources_of
     from tasks.settings import load_settings
 
     settings = load_settings(config)
-    wanted = acts.day_of(settings, parse_day(day))
-    store_of(settings)  # a missing store is one clear line
+    resources = resources_of(settings, must_exist=False)
+    wanted = acts.day_of(settings, resources.clock, parse_date(day))  # a refused date before the store
+    refuse_missing(settings, resources.store)  # a missing store is one clear line
     marks = parse_marks(mark or [])
-    questions = acts.open_questions(settings, wanted)
+    questions = acts.open_questions(settings, resources, wanted)
     given: list[acts.Answer] = []
     if answers:
         given, from_file = answers_from_file(questions, answers, wanted, settings.config_option)
@@ -115,7 +122,8 @@ def review(
         return
     # answering a held brief's questions is a person's look at it: that approves it
     with err.status("re-rendering and delivering the brief …"):
-        outcome = acts.answer(settings, acts.Act(wanted, acts.approver(), as_case=as_case), given, marks)
+        act = acts.Act(wanted, acts.approver(), as_case=as_case)
+        outcome = acts.answer(settings, resources, act, given, marks)
     published = outcome.published
     assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
@@ -125,35 +133,14 @@ def review(
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
     if marks and not answers:  # marks given at the command line: nothing was asked meanwhile
-        still = acts.open_questions(settings, wanted).height
+        still = acts.open_questions(settings, resources, wanted).height
         if still:
             asks = f"brief review --date {wanted}{settings.config_option}"
             out.print(f"{still} question(s) still open; '{asks}' asks them", soft_wrap=True)
     if outcome.delivery is not None:
-        print_delivery(outcome.delivery)
+        show_delivery(out, outcome.delivery)
     if as_case:
         print_cases(out, err, outcome)
-
-
-def print_delivery(outcome) -> None:
-    """One line per channel: sent, failed (and how to resend), or why not."""
-    for sent in outcome.sent:
-        if sent.ok:
-            out.print(
-                f"  {sent.channel:<16} {sent.kind} v{sent.version} delivered ({sent.attempts} attempt(s))"
-            )
-        else:
-            out.print(
-                styled(
-                    f"  {sent.channel:<16} ",
-                    ("failed", "red"),
-                    f" after {sent.attempts} attempt(s): {sent.reason}",
-                )
-            )
-    for name, why in outcome.skipped:
-        out.print(f"  {name:<16} not sent: {why}", markup=False)
-    if not outcome.sent and not outcome.skipped and outcome.waiting is None:
-        out.print(f"  nothing to send: every channel has v{outcome.version} of {outcome.day}")
 
 
 @app.command()
@@ -180,31 +167,33 @@ def deliver(
     update whose [delivery] update_after window is open waits for it (--due sends it once it closed)."""
     from ops.acts import day_of, release_due
     from ops.acts import deliver as resend
+    from ops.workspace import refuse_missing, resources_of
     from tasks.settings import load_settings
 
     moment = parse_time(now, "--now")
     if moment is not None and not due:
         raise InputError("--now only applies with --due; add --due or drop --now")
-    given = parse_day(day)
+    given = parse_date(day)
     settings = load_settings(config)
-    if given is not None:  # before the store is opened: a refused date is one line
-        day_of(settings, given)
-    store_of(settings)
+    resources = resources_of(settings, must_exist=False)
+    if given is not None:  # before the store is checked: a refused date is one line
+        day_of(settings, resources.clock, given)
+    refuse_missing(settings, resources.store)
     if not settings.delivery.channels:
         raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
     if due:
         if day or channel:
             raise InputError("--due releases every held brief past its deadline; drop --date and --channel")
-        outcomes = release_due(settings, now=moment, say=lambda line: out.print(line, markup=False))
+        outcomes = release_due(settings, resources, moment, lambda line: out.print(line, markup=False))
         if not outcomes:
             out.print("No held brief is past its deadline, and no update is due.")
         failed = [s for o in outcomes for s in o.failed]
     else:
-        wanted = day_of(settings, given)
+        wanted = day_of(settings, resources.clock, given)
         with err.status(f"delivering the brief of {wanted} …"):
-            outcome = resend(settings, wanted, channel)
+            outcome = resend(settings, resources, wanted, channel)
         out.print(styled((f"Brief for {wanted}", "bold"), f" (v{outcome.version}):"))
-        print_delivery(outcome)
+        show_delivery(out, outcome)
         if outcome.waiting:
             out.print(f"  {outcome.waiting}", markup=False)
         failed = outcome.failed
@@ -225,35 +214,38 @@ def approve(
 ) -> None:
     """Approve a held brief: readers get it now (the approval is an event)."""
     from ops import acts
+    from ops.workspace import open_resources
 
-    settings, _ = open_store(config)
-    wanted = acts.day_of(settings, parse_day(day), future=True)
+    settings, resources = open_resources(config)
+    wanted = acts.day_of(settings, resources.clock, parse_date(day), future=True)
     with err.status(f"approving the brief of {wanted} …"):
-        outcome = acts.approve(settings, acts.Act(wanted, by or acts.approver()))
+        outcome = acts.approve(settings, resources, acts.Act(wanted, by or acts.approver()))
     delivery = outcome.delivery
     assert delivery is not None
     out.print(styled((f"Brief for {wanted}", "bold"), f" (v{delivery.version}) approved:"))
-    print_delivery(delivery)
+    show_delivery(out, delivery)
     if delivery.failed:
         resend = f"brief deliver --date {wanted}{settings.config_option}"
         err.print(f"error: {len(delivery.failed)} channel(s) failed; '{resend}' resends", soft_wrap=True)
         raise SystemExit(1)
 
 
-def _editor_act(config: str | None, day: str | None, act) -> None:
-    """A person's act on the day's brief (``act(settings, day)`` calls its ``ops.acts`` function):
-    recorded, the new version published and what the channels are owed sent; then said."""
+def _editor_act(config: str | None, day: str | None, act: Callable[..., Outcome]) -> None:
+    """A person's act on the day's brief (``act(settings, resources, day)`` calls its ``ops.acts``
+    function): recorded, the new version published and what the channels are owed sent; then said."""
     from ops.acts import day_of
+    from ops.workspace import open_resources
 
-    settings, _ = open_store(config)
-    wanted = day_of(settings, parse_day(day))
+    settings, resources = open_resources(config)
+    wanted = day_of(settings, resources.clock, parse_date(day))
     with err.status("re-rendering the brief …"):
-        outcome = act(settings, wanted)
+        outcome = act(settings, resources, wanted)
     published = outcome.published
+    assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
     out.print(f"Recorded. Brief for {wanted}: {state}: {published.files['md']}")
     if outcome.delivery is not None:
-        print_delivery(outcome.delivery)
+        show_delivery(out, outcome.delivery)
 
 
 StoryArgument = Annotated[str, typer.Argument(help="The item's story id (its story_id in the brief's JSON).")]
@@ -282,7 +274,9 @@ def correct(
     _editor_act(
         config,
         day,
-        lambda settings, wanted: acts.correct(settings, acts.Act(wanted, who), story, fields, note),
+        lambda settings, resources, wanted: acts.correct(
+            settings, resources, acts.Act(wanted, who), story, fields, note
+        ),
     )
 
 
@@ -304,7 +298,11 @@ def retract(
 
     who = by or acts.approver()
     act = acts.restore if undo else acts.retract
-    _editor_act(config, day, lambda settings, wanted: act(settings, acts.Act(wanted, who), story, note))
+    _editor_act(
+        config,
+        day,
+        lambda settings, resources, wanted: act(settings, resources, acts.Act(wanted, who), story, note),
+    )
 
 
 @app.command()
@@ -317,9 +315,12 @@ def desk(
 ) -> None:
     """The editor's desk in a browser: read, mark, correct, retract, answer, approve, look back."""
     from flows.desk.app import bind, create_app, listen
+    from ops.workspace import open_resources
 
-    settings, _ = open_store(config)
-    application = create_app(settings, host)  # refuses a non-loopback host without [desk] people
+    settings, resources = open_resources(config)  # built once: every page and act of the desk uses them
+    application = create_app(
+        settings, host, resources=resources
+    )  # refuses a non-loopback host without [desk] people
     sock = bind(host, port)  # a busy port is refused before the desk is announced
     shown = f"[{host}]" if ":" in host else host
     out.print(f"The desk of {settings.storage.root} at http://{shown}:{port}/ (Ctrl-C stops)")

@@ -17,7 +17,9 @@ from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
 from flows.interrupt import STOP, how_stopped, mark_cancelled
+from ops.runs import RunResult
 from ops.shadow import Shadow, shadow_day, shadow_of
+from ops.workspace import Resources, resources_of
 from storage.brief import Brief
 from tasks import steps
 from tasks.settings import Settings, load_settings
@@ -121,7 +123,7 @@ def deliver_task(ctx: steps.RunContext) -> steps.DeliveryOutcome:
 def alerts_task(ctx: steps.RunContext) -> list[tuple[str, str]]:
     """The day's alerts (a gate quarantine, a failed delivery, a failing or silent source), each
     sent once; an alert channel that is down never fails the run."""
-    outcome = alert_safely(ctx.settings, ctx.day, get_run_logger().warning, run_id=ctx.run_id)
+    outcome = alert_safely(ctx.settings, ctx.resources, ctx.day, get_run_logger().warning, run_id=ctx.run_id)
     return outcome.sent if outcome else []
 
 
@@ -145,15 +147,18 @@ def current_run_id() -> str:
     return str(flow_run.id)
 
 
-def settings_of(flow_run) -> Settings:
+def hook_resources(flow_run) -> tuple[Settings, Resources]:
     """The settings a run was given, for its hooks (they run in its process, in its context while
-    it ends); else, a crash seen from outside, its config parsed again."""
+    it ends); else, a crash seen from outside, its config parsed again. With the resources a hook
+    records and decides with (the store, the clock), built once for the hook."""
     from prefect.context import FlowRunContext
 
     context = FlowRunContext.get()
     same = context is not None and context.flow_run is not None and context.flow_run.id == flow_run.id
     given = (context.parameters or {}).get("settings") if same and context is not None else None
-    return given if isinstance(given, Settings) else load_settings((flow_run.parameters or {}).get("config"))
+    if not isinstance(given, Settings):
+        given = load_settings((flow_run.parameters or {}).get("config"))
+    return given, resources_of(given, must_exist=False)
 
 
 def on_daily_failure(flow, flow_run, state) -> None:
@@ -162,13 +167,15 @@ def on_daily_failure(flow, flow_run, state) -> None:
     from ops.failure import explain_failure
 
     params = flow_run.parameters or {}
-    settings = settings_of(flow_run)
-    markdown, day = explain_failure(settings, params.get("date_"), str(flow_run.id), state.message or "")
+    settings, resources = hook_resources(flow_run)
+    markdown, day = explain_failure(
+        settings, resources, params.get("date_"), str(flow_run.id), state.message or ""
+    )
     # keyed by the day the run was for (a scheduled run records it when it starts), so each
     # day's failure has its own artifact history in the UI
     key = f"failed-run-{day.isoformat()}" if day else f"failed-run-unresolved-{flow_run.name}"
     create_markdown_artifact(key=key, markdown=markdown, description="Why this run failed")
-    alert_safely(settings, day, get_run_logger().warning, run_id=str(flow_run.id))
+    alert_safely(settings, resources, day, get_run_logger().warning, run_id=str(flow_run.id))
 
 
 def on_daily_crash(flow, flow_run, state) -> None:
@@ -182,9 +189,9 @@ def on_daily_crash(flow, flow_run, state) -> None:
     if how_stopped(state.message or "") is not None:  # Ctrl-C, SIGTERM or the UI: stopped on purpose
         on_daily_cancelled(flow, flow_run, state)
         return
-    settings = settings_of(flow_run)
-    day = record_crash(settings, params.get("date_"), str(flow_run.id), state.message or "")
-    alert_safely(settings, day, get_run_logger().warning, run_id=str(flow_run.id))
+    settings, resources = hook_resources(flow_run)
+    day = record_crash(settings, resources, params.get("date_"), str(flow_run.id), state.message or "")
+    alert_safely(settings, resources, day, get_run_logger().warning, run_id=str(flow_run.id))
 
 
 def on_daily_cancelled(flow, flow_run, state) -> None:
@@ -194,8 +201,9 @@ def on_daily_cancelled(flow, flow_run, state) -> None:
 
     params = flow_run.parameters or {}
     how = how_stopped(state.message or "") or "prefect-ui"  # Prefect's runner cancelled it
+    settings, resources = hook_resources(flow_run)
     record_cancel(
-        settings_of(flow_run), params.get("date_"), str(flow_run.id), how, STOP.after, state.message or ""
+        settings, resources, params.get("date_"), str(flow_run.id), how, STOP.after, state.message or ""
     )
     if not state.is_cancelled():
         mark_cancelled(flow_run.id, f"stopped by {how}")
@@ -223,8 +231,10 @@ def daily_brief(
     after_runs: list[str] | None = None,
     deliver: bool = True,
     settings: Settings | None = None,
-) -> dict:
-    """One day's brief. ``date_`` is YYYY-MM-DD (default: today in the configured timezone).
+) -> RunResult:
+    """One day's brief, said as an ``ops.runs.RunResult`` (a frozen dataclass: Prefect persists no
+    flow result here, and would pickle it if it did). ``date_`` is YYYY-MM-DD (default: today in the
+    configured timezone).
 
     ``deliver``: send the brief to the ``[[delivery]]`` channels (a backfill turns it off).
 
@@ -346,19 +356,20 @@ def finish_stage(ctx: steps.RunContext, report: steps.RunReport) -> None:
 
 def run_result(
     ctx: steps.RunContext, report: steps.RunReport, published: steps.Published, policy: str
-) -> dict:
+) -> RunResult:
     """What ``daily_brief`` returns: the version published, its files, what was delivered."""
-    return {
-        "date": ctx.day.isoformat(),
-        "run_id": ctx.run_id,
-        "version": published.version,
-        "files": published.files,
-        "items": published.items,
-        "changed": published.changed,
-        "skipped": {o.source: o.skipped for o in report.sources if o.skipped},
-        "delivered": [s.channel for s in report.delivery.sent if s.ok] if report.delivery else [],
-        "delivery_failed": [s.channel for s in report.delivery.failed] if report.delivery else [],
-        "seconds": round(time.perf_counter() - report.started, 2),
-        "policy": policy,  # which policy the run ran under, as the person running it reads it
-        "left_out": report.left_out_hint(),  # where an operator reads why stories were left out
-    }
+    delivery = report.delivery
+    return RunResult(
+        day=ctx.day,
+        run_id=ctx.run_id,
+        version=published.version,
+        files=published.files,
+        items=published.items,
+        changed=published.changed,
+        skipped={o.source: o.skipped for o in report.sources if o.skipped},
+        delivered=tuple(s.channel for s in delivery.sent if s.ok) if delivery else (),
+        delivery_failed=tuple(s.channel for s in delivery.failed) if delivery else (),
+        seconds=round(time.perf_counter() - report.started, 2),
+        policy=policy,  # which policy the run ran under, as the person running it reads it
+        left_out=report.left_out_hint(),  # where an operator reads why stories were left out
+    )

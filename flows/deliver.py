@@ -29,14 +29,16 @@ def deliver_held(config: str | None = None, now: str | None = None) -> list[dict
     ``now``: an ISO time to judge the deadlines at (default: now), as ``--now`` does.
     """
     from flows.alerting import check
+    from ops.workspace import resources_of
 
     settings = load_settings(config)
+    resources = resources_of(settings, must_exist=False)  # one store and one clock for both
     log = get_run_logger()
     moment = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
-    outcomes = release_due(settings, now=moment, say=log.info)
+    outcomes = release_due(settings, resources, moment, log.info)
     if not outcomes:
         log.info("no held brief is past its deadline, and no update is due")
-    checked = check(settings, now=moment, say=log.warning)
+    checked = check(settings, resources, now=moment, say=log.warning)
     for cause, channel in checked.sent:
         log.info(f"alert {cause} sent to {channel}")
     for cause, channel, reason in checked.failed:

@@ -8,17 +8,16 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from tasks.settings import load_settings
-
 
 @flow(name="export-events")
 def export_events_flow(
     start: str, end: str, out: str, format: str = "parquet", config: str | None = None, redact: bool = False
 ) -> dict:
     """Events of a date range to Parquet, JSONL or CSV with a manifest."""
+    from ops.workspace import open_store
     from storage.export import export_events
 
-    store = load_settings(config).storage.event_store()
+    _, store = open_store(config)
     result = export_events(
         store,
         date.fromisoformat(start),
@@ -43,8 +42,9 @@ def export_finetune_flow(
 ) -> dict:
     """A fine-tuning dataset (chat or preference JSONL) and its dataset card."""
     from ops.finetune import build
+    from ops.workspace import open_store
 
-    store = load_settings(config).storage.event_store()
+    _, store = open_store(config)
     days = store.days()
     card = build(
         store,
@@ -62,23 +62,21 @@ def export_finetune_flow(
 
 @flow(name="evaluate-policy")
 def evaluate_policy_flow(
-    policy: str, start: str, end: str, labels: str | None = None, config: str | None = None
+    policy: str,
+    start: str | None = None,
+    end: str | None = None,
+    labels: str | None = None,
+    config: str | None = None,
 ) -> dict:
-    """Replay stored facts through a candidate policy beside the current one; record the figures."""
-    from ops.evaluate import candidate_settings, evaluate_policy, record, table
-    from ops.runs import date_range
+    """Replay stored facts through a candidate policy beside the policy in force; record the figures
+    and the verdict (``ops.improve.evaluate``, as ``brief evaluate`` does)."""
+    from ops.evaluate import table
+    from ops.improve import evaluate
+    from ops.workspace import open_store
 
-    settings = load_settings(config)
-    candidate = candidate_settings(policy, settings)
-    store = settings.storage.event_store()
-    days = [d for d in date_range(start, end) if d in set(store.days())]
-    folder = Path(labels) if labels else None
-    figures = {
-        f"{name} {chosen.policy_version()}": evaluate_policy(chosen, chosen.policy, days, folder)
-        for name, chosen in (("current", settings), ("candidate", candidate))
-    }
-    record(settings, candidate, days[0], days[-1], figures, folder)
-    frame = table(figures)
+    settings, store = open_store(config)
+    done = evaluate(settings, store, policy, start, end, labels)
+    frame = table(done.figures)
     create_markdown_artifact(
         key="policy-evaluation",
         markdown="| "
@@ -86,6 +84,7 @@ def evaluate_policy_flow(
         + " |\n|"
         + "---|" * len(frame.columns)
         + "\n"
-        + "\n".join("| " + " | ".join(row) + " |" for row in frame.iter_rows()),
+        + "\n".join("| " + " | ".join(row) + " |" for row in frame.iter_rows())
+        + f"\n\n{done.verdict['line']}\n",
     )
-    return figures
+    return done.figures

@@ -23,6 +23,7 @@ from typing import TextIO
 from flows.daily import STEP_LINE
 from storage.events import utcnow
 from storage.root.logs import RunLogs
+from storage.store import ParquetEventStore
 from tasks.settings import Settings
 
 
@@ -34,10 +35,11 @@ class RunLog:
     logs: RunLogs | None = None  # the root's run logs, which take that copy
 
 
-def run_log(settings: Settings, day: date, kind: str = "run") -> RunLog:
-    """The run's log file: under the store root, or a local copy of it when the root is remote.
-    ``kind="backfill"``: one file for a whole backfill, filed under its first day."""
-    tree = settings.storage.event_store().tree
+def run_log(settings: Settings, store: ParquetEventStore, day: date, kind: str = "run") -> RunLog:
+    """The run's log file: under the root of ``store`` (the settings', opened already), or a local copy
+    of it when the root is remote. ``kind="backfill"``: one file for a whole backfill, filed under its
+    first day."""
+    tree = store.tree
     name = tree.logs.relative(day, utcnow(), kind)
     target = tree.files.path(name)
     if tree.is_local:

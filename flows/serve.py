@@ -26,6 +26,7 @@ import httpx
 from storage.errors import BriefError, InputError
 
 if TYPE_CHECKING:
+    from ops.workspace import Resources
     from tasks.settings import Settings
 
 
@@ -155,14 +156,21 @@ def deployments(config_path: str, settings: Settings | None = None):
 HELD_CRON = "*/5 * * * *"  # how often held briefs, crashed runs and a late brief are checked
 
 
-def check_once(config_path: str, say: Callable[[str], None], settings: Settings | None = None) -> None:
+def check_once(
+    config_path: str,
+    say: Callable[[str], None],
+    settings: Settings | None = None,
+    resources: Resources | None = None,
+) -> None:
     """At start: a run that died while nothing watched (the machine restarted) is recorded crashed
     and alerted, and alerts still owed are sent, before the schedules take over."""
     from flows.alerting import check
+    from ops.workspace import resources_of
     from tasks.settings import load_settings
 
     try:
-        outcome = check(settings or load_settings(config_path), say=say)
+        settings = settings or load_settings(config_path)
+        outcome = check(settings, resources or resources_of(settings, must_exist=False), say=say)
     except Exception as exc:  # the deliver-held deployment checks again in five minutes
         say(f"the alert check did not run ({type(exc).__name__}: {exc}); serving anyway")
         return
@@ -184,7 +192,12 @@ class DeskThread:
 
 
 def start_desk(
-    config_path: str, host: str, port: int, timeout_s: float = 30, settings: Settings | None = None
+    config_path: str,
+    host: str,
+    port: int,
+    timeout_s: float = 30,
+    settings: Settings | None = None,
+    resources: Resources | None = None,
 ) -> DeskThread:
     """The desk of ``config_path`` on ``host:port`` in a thread; returns once it listens. A port
     that cannot be had is a ServerError (one line)."""
@@ -194,7 +207,7 @@ def start_desk(
     from tasks.settings import load_settings
 
     settings = settings or load_settings(config_path)
-    app = create_app(settings, host)
+    app = create_app(settings, host, resources=resources)
     listening = bind(host, port, "--desk-port")  # a taken port: one line, before anything is announced
     server = uvicorn.Server(server_config(app, settings))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, name="desk", daemon=True)
@@ -223,9 +236,11 @@ def serve(
     Prefect reads its settings when first imported, so nothing here imports it before
     PREFECT_API_URL points at the server.
     """
+    from ops.workspace import resources_of
     from tasks.settings import load_settings
 
     settings = settings or load_settings(config_path)
+    resources = resources_of(settings, must_exist=False)  # the check's and the desk's, built once
     if desk is not None:  # a desk that must not start (no people for a shared address) starts nothing
         from flows.desk.access import access_for
 
@@ -242,10 +257,10 @@ def serve(
     try:
         from prefect import serve as prefect_serve
 
-        check_once(config_path, say, settings)
+        check_once(config_path, say, settings, resources)
         if desk is not None:
             try:
-                running_desk = start_desk(config_path, *desk, settings=settings)
+                running_desk = start_desk(config_path, *desk, settings=settings, resources=resources)
                 say(f"the editor's desk: {running_desk.url}")
             except (
                 ServerError,

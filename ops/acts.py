@@ -11,7 +11,10 @@ or purge publishes a version of the day in between. The hold rules are the same 
 answer to the day's questions is a person's look at the brief and approves a held one; a mark, a
 correction, a retraction or a same-story act does not.
 
-Nothing here imports Prefect: ``brief approve`` and the desk run without it.
+Every act takes the settings and the process's ``Resources`` (``ops.workspace.resources_of``, built
+once by the command or the desk): the store it records in and the clock that says what today and
+"now" are (a held brief's deadline, an update's window). Nothing here imports Prefect: ``brief
+approve`` and the desk run without it.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ class Outcome:
 
 
 Make = Callable[[steps.RunContext], list[Event]]
+DeliveryOutcome = steps.DeliveryOutcome  # what a delivery sent, failed to send or held back
 
 
 def approver() -> str:
@@ -95,27 +99,36 @@ def approver() -> str:
         return "unknown"
 
 
-def day_of(settings: Settings, given: date | None, option: str = "--date", *, future: bool = False) -> date:
-    """The day an act is about: ``given``, else today in the configured timezone; a day after today
-    is refused in one line naming ``option`` unless ``future`` (a look, not an act)."""
-    day = given or steps.today(settings)
-    return day if future else steps.refuse_future(day, settings, option)
+def day_of(
+    settings: Settings,
+    clock: steps.Clock,
+    given: date | None,
+    option: str = "--date",
+    *,
+    future: bool = False,
+) -> date:
+    """The day an act is about: ``given``, else today in the configured timezone by ``clock``; a day
+    after tomorrow is refused in one line naming ``option`` unless ``future`` (a look, not an act)."""
+    day = given or steps.today(settings, clock)
+    return day if future else steps.refuse_future(day, settings, option, clock)
 
 
-def open_questions(settings: Settings, day: date) -> pl.DataFrame:
+def open_questions(settings: Settings, resources: steps.Resources, day: date) -> pl.DataFrame:
     """The day's open questions, for ``brief review`` to ask."""
-    return steps.open_questions(context(settings, day, "review"))
+    return steps.open_questions(context(settings, resources, day, "review"))
 
 
-def context(settings: Settings, day: date, what: str) -> steps.RunContext:
+def context(settings: Settings, resources: steps.Resources, day: date, what: str) -> steps.RunContext:
     """Under the policy a run would use now (``ops.policy.governing``), as every re-render is."""
     from ops.policy import governed_context
 
-    return governed_context(settings, day, f"{what}-{utcnow().strftime('%Y%m%dT%H%M%S%f')}")[0]
+    run_id = f"{what}-{utcnow():%Y%m%dT%H%M%S%f}"  # a name, unique per act: not the clock's to say
+    return governed_context(settings, day, run_id, resources)[0]
 
 
 def record(
     settings: Settings,
+    resources: steps.Resources,
     act: Act,
     what: str,
     make: Make,
@@ -130,7 +143,7 @@ def record(
     by ``act.who``; ``urgent``: an update goes out now, not when its ``update_after`` window closes).
     Nothing given is refused (InputError), nothing written; so is an act made from an earlier
     version (``act.seen``) when an item of ``about`` changed since (StaleAct)."""
-    ctx = context(settings, act.day, what if act.via is None else f"{act.via}-{what}")
+    ctx = context(settings, resources, act.day, what if act.via is None else f"{act.via}-{what}")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
         # an approval (answers approve a held brief) is of the whole brief the person saw
@@ -172,9 +185,9 @@ def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
 # -- the acts ---------------------------------------------------------------------------------
 
 
-def mark(settings: Settings, act: Act, marks: Mapping[str, str]) -> Outcome:
+def mark(settings: Settings, resources: steps.Resources, act: Act, marks: Mapping[str, str]) -> Outcome:
     """People's relevance marks (story, article id or link -> off-topic, related, core, lead)."""
-    return record(settings, act, "mark", lambda ctx: _marks(ctx, act, marks), about=list(marks))
+    return record(settings, resources, act, "mark", lambda ctx: _marks(ctx, act, marks), about=list(marks))
 
 
 def _marks(
@@ -191,7 +204,7 @@ def _marks(
     return marked + steps.settle_relevance(ctx, marked, act.who, act.via, answered)
 
 
-def same_story(settings: Settings, act: Act, stories: Sequence[str]) -> Outcome:
+def same_story(settings: Settings, resources: steps.Resources, act: Act, stories: Sequence[str]) -> Outcome:
     """Two (or more) of the day's stories are one; an open question asking whether two of their
     articles are one story is answered "yes" by it."""
 
@@ -205,10 +218,12 @@ def same_story(settings: Settings, act: Act, stories: Sequence[str]) -> Outcome:
 
         return links + steps.settle_same_story(ctx, answer, act.who, act.via, links)
 
-    return record(settings, act, "same-story", make, about=list(stories))
+    return record(settings, resources, act, "same-story", make, about=list(stories))
 
 
-def two_stories(settings: Settings, act: Act, story: str, apart: Sequence[str]) -> Outcome:
+def two_stories(
+    settings: Settings, resources: steps.Resources, act: Act, story: str, apart: Sequence[str]
+) -> Outcome:
     """The articles ``apart`` of ``story`` are a story of their own; an open question asking whether
     one of them and one of the rest are one story is answered "no" by it."""
 
@@ -222,10 +237,17 @@ def two_stories(settings: Settings, act: Act, story: str, apart: Sequence[str]) 
 
         return links + steps.settle_same_story(ctx, answer, act.who, act.via, links)
 
-    return record(settings, act, "two-stories", make, about=[story])
+    return record(settings, resources, act, "two-stories", make, about=[story])
 
 
-def correct(settings: Settings, act: Act, story: str, fields: Mapping[str, str], note: str = "") -> Outcome:
+def correct(
+    settings: Settings,
+    resources: steps.Resources,
+    act: Act,
+    story: str,
+    fields: Mapping[str, str],
+    note: str = "",
+) -> Outcome:
     """A new headline and/or summary (``fields``: title, summary -> the text readers should see)."""
     if not fields:
         raise InputError("give a title and/or a summary: the text readers should see")
@@ -237,14 +259,15 @@ def correct(settings: Settings, act: Act, story: str, fields: Mapping[str, str],
             for e in steps.correct_item(ctx, story, name, value, note, act.who, act.via)
         ]
 
-    return record(settings, act, "correct", make, about=[story])
+    return record(settings, resources, act, "correct", make, about=[story])
 
 
-def retract(settings: Settings, act: Act, story: str, note: str) -> Outcome:
+def retract(settings: Settings, resources: steps.Resources, act: Act, story: str, note: str) -> Outcome:
     """The item leaves the brief; ``note`` says why, where it was. Readers owed an update get it at
     once, with whatever else is pending: a withdrawn report does not wait for the window."""
     return record(
         settings,
+        resources,
         act,
         "retract",
         lambda ctx: steps.retract_item(ctx, story, note, act.who, act.via),
@@ -253,11 +276,12 @@ def retract(settings: Settings, act: Act, story: str, note: str) -> Outcome:
     )
 
 
-def restore(settings: Settings, act: Act, story: str, note: str = "") -> Outcome:
+def restore(settings: Settings, resources: steps.Resources, act: Act, story: str, note: str = "") -> Outcome:
     """Undo the retraction of ``story``: it comes back in the next version (the retraction and its
     undoing both stay in the log)."""
     return record(
         settings,
+        resources,
         act,
         "restore",
         lambda ctx: steps.restore_item(ctx, story, note, act.who, act.via),
@@ -266,11 +290,17 @@ def restore(settings: Settings, act: Act, story: str, note: str = "") -> Outcome
 
 
 def answer(
-    settings: Settings, act: Act, answers: Sequence[Answer], marks: Mapping[str, str] | None = None
+    settings: Settings,
+    resources: steps.Resources,
+    act: Act,
+    answers: Sequence[Answer],
+    marks: Mapping[str, str] | None = None,
 ) -> Outcome:
     """A review batch: answers to the day's open questions (each still open when it is recorded),
     and marks given with them. A person's look at the day's questions approves a held brief."""
-    return record(settings, act, "review", lambda ctx: answer_events(ctx, act, answers, marks), approves=True)
+    return record(
+        settings, resources, act, "review", lambda ctx: answer_events(ctx, act, answers, marks), approves=True
+    )
 
 
 def answer_events(
@@ -290,7 +320,7 @@ def answer_events(
     return events + marking
 
 
-def approve(settings: Settings, act: Act) -> Outcome:
+def approve(settings: Settings, resources: steps.Resources, act: Act) -> Outcome:
     """A person's approval of the day's held brief (a fact), then its delivery to readers; made from
     version ``act.seen``, refused (StaleAct) when the brief changed since: what is approved is what
     the person saw."""
@@ -298,7 +328,7 @@ def approve(settings: Settings, act: Act) -> Outcome:
         raise InputError(
             "nothing is held: [delivery] hold is not true in the config; 'brief deliver' sends a brief"
         )
-    ctx = context(settings, act.day, "approve")
+    ctx = context(settings, resources, act.day, "approve")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
         _check_seen(ctx, act, None)
@@ -308,32 +338,44 @@ def approve(settings: Settings, act: Act) -> Outcome:
 
 
 def deliver(
-    settings: Settings, day: date, channel: str | None = None, *, now: bool = False
+    settings: Settings,
+    resources: steps.Resources,
+    day: date,
+    channel: str | None = None,
+    *,
+    now: bool = False,
 ) -> steps.DeliveryOutcome:
     """What the day's current brief still owes its channels (all, or ``channel``), sent; an update
     whose ``update_after`` window is still open waits for it, unless ``now`` ("send now")."""
-    ctx = context(settings, day, "deliver")
+    ctx = context(settings, resources, day, "deliver")
     with steps.day_lock(ctx.store, day):
         return steps.deliver_day(ctx, only=channel, urgent=now)
 
 
-def pending_update(settings: Settings, day: date, now: datetime | None = None) -> datetime | None:
-    """When the day's update held back by ``[delivery] update_after`` goes out (None: none pending)."""
-    store = settings.storage.event_store()
-    return steps.updates_due(store, settings.delivery, now or utcnow(), [day]).get(day)
+def pending_update(
+    settings: Settings, resources: steps.Resources, day: date, now: datetime | None = None
+) -> datetime | None:
+    """When the day's update held back by ``[delivery] update_after`` goes out (None: none pending),
+    judged at ``now`` (default: the resources' clock)."""
+    moment = now or resources.clock.now()
+    return steps.updates_due(resources.store, settings.delivery, moment, [day]).get(day)
 
 
 def release_updates(
-    settings: Settings, now: datetime | None = None, say: Callable[[str], None] = print
+    settings: Settings,
+    resources: steps.Resources,
+    now: datetime | None = None,
+    say: Callable[[str], None] = print,
 ) -> list[steps.DeliveryOutcome]:
-    """Every update held back by ``[delivery] update_after`` whose window has closed, sent: the
-    version current now, once per channel, for every act within the window."""
-    moment = now or utcnow()
+    """Every update held back by ``[delivery] update_after`` whose window has closed by ``now``
+    (default: the resources' clock), sent: the version current now, once per channel, for every
+    act within the window."""
+    moment = now or resources.clock.now()
     outcomes = []
-    for day, due in steps.updates_due(settings.storage.event_store(), settings.delivery, moment).items():
+    for day, due in steps.updates_due(resources.store, settings.delivery, moment).items():
         if due > moment:
             continue
-        ctx = context(settings, day, "update")
+        ctx = context(settings, resources, day, "update")
         with steps.day_lock(ctx.store, day):
             outcome = steps.deliver_day(ctx, now=moment)
         sent = [s.channel for s in outcome.sent if s.ok]
@@ -344,20 +386,23 @@ def release_updates(
 
 
 def release_due(
-    settings: Settings, now: datetime | None = None, say: Callable[[str], None] = print
+    settings: Settings,
+    resources: steps.Resources,
+    now: datetime | None = None,
+    say: Callable[[str], None] = print,
 ) -> list[steps.DeliveryOutcome]:
-    """Every held brief whose deadline has passed without an approval, delivered with a note; then
-    every update whose ``update_after`` window has closed (``release_updates``)."""
-    moment = now or utcnow()
+    """Every held brief whose deadline has passed by ``now`` (default: the resources' clock) without
+    an approval, delivered with a note; then every update whose ``update_after`` window has closed
+    (``release_updates``)."""
+    moment = now or resources.clock.now()
     if not settings.delivery.hold:
-        return release_updates(settings, moment, say)
-    store = settings.storage.event_store()
+        return release_updates(settings, resources, moment, say)
     outcomes = []
-    for day in steps.due_days(store, moment):
-        ctx = context(settings, day, "deadline")
+    for day in steps.due_days(resources.store, moment):
+        ctx = context(settings, resources, day, "deadline")
         with steps.day_lock(ctx.store, day):
             outcome = steps.deliver_day(ctx, now=moment)
         sent = [s.channel for s in outcome.sent if s.ok]
         say(f"{day}: nobody approved it by the deadline; delivered to {', '.join(sent) or 'no channel'}")
         outcomes.append(outcome)
-    return outcomes + release_updates(settings, moment, say)
+    return outcomes + release_updates(settings, resources, moment, say)

@@ -25,6 +25,7 @@ import polars as pl
 from ops import story_learning
 from storage.brief import Brief
 from storage.errors import InputError
+from storage.store import ParquetEventStore
 from tasks import analyze, dedup, steps
 from tasks.pairs import load_pair_model
 from tasks.settings import PolicySettings, Settings, read_candidate
@@ -72,20 +73,21 @@ class Tally:
 
 def evaluate_policy(
     settings: Settings,
+    store: ParquetEventStore,
     policy: PolicySettings,
     days: Sequence[date],
     labels: Path | None = None,
     judged: dict[date, dict[str, Judged]] | None = None,
 ) -> dict[str, float | int | None]:
     """The policy's figures over ``days``; ``judged`` (when given) gets, per day, whether it agreed
-    with each person's mark and hand label (``judge``)."""
+    with each person's mark and hand label (``judge``). ``store``: the one the caller opened."""
     trial = settings.model_copy(update={"policy": policy})
     relevance_labels = _relevance_labels(labels)
     story_labels = story_learning.read_story_labels(labels) if labels is not None else {}
     seen = story_learning.fitted_days(load_pair_model(policy.story_model))
-    marks = _marks(settings, max(days)) if days else {}
+    marks = _marks(store, max(days)) if days else {}
     tally = Tally()
-    resources = steps.bootstrap(trial)
+    resources = steps.bootstrap(trial, store)
     for day in days:
         # people's answers are what the policy is scored against, so the replay is not given them
         run = f"evaluate-{trial.policy_version()}"
@@ -353,11 +355,10 @@ def _relevance_labels(folder: Path | None):
     return read_labels(folder)
 
 
-def _marks(settings: Settings, last: date) -> dict[str, str]:
+def _marks(store: ParquetEventStore, last: date) -> dict[str, str]:
     """People's relevance marks up to ``last``: article -> mark (one fold for the whole evaluation)."""
     from storage.projections import materialize
 
-    store = settings.storage.event_store()
     return {
         r["article_id"]: r["relevance"]
         for r in materialize(store, "articles", days=[d for d in store.days() if d <= last])
@@ -415,6 +416,7 @@ def _score_editorial(totals: dict, document: Brief, outcome, scores, labels: dic
 
 
 def record(
+    store: ParquetEventStore,
     settings: Settings,
     candidate: Settings,
     start: date,
@@ -425,7 +427,6 @@ def record(
 ) -> None:
     from storage.events import new_event, utcnow
 
-    store = settings.storage.event_store()
     current = settings.policy_version()
     store.append(
         [

@@ -1,4 +1,7 @@
-"""What a failed run leaves behind: a ``run.failed`` event and an explanation a person can act on."""
+"""What a failed run leaves behind: a ``run.failed`` event and an explanation a person can act on.
+
+Each takes the process's ``Resources``: the store it records in and the clock that says what today
+is (a run's day after tomorrow is refused, not recorded)."""
 
 from __future__ import annotations
 
@@ -9,18 +12,18 @@ import polars as pl
 
 from storage.events import new_event, utcnow
 from tasks.settings import Settings
-from tasks.steps import latest_day, resolve_day, today
+from tasks.steps import Clock, Resources, latest_day, resolve_day, today
 from tasks.steps.liveness import cancelled_event, crashed_event
 
 
-def recorded_day(store, settings, run_id: str) -> date | None:
+def recorded_day(store, settings, run_id: str, clock: Clock) -> date | None:
     """The brief date a run resolved when it started (its ``run.started`` event), if it got that far.
 
     A scheduled run has no date parameter: it resolves "today" when it starts, and a failure
     hours later (past midnight) must speak of that day, not of the day it fails on. Only the
     days around today are read (partition-pruned).
     """
-    now = today(settings)
+    now = today(settings, clock)
     days = [d for d in store.days() if now - timedelta(days=2) <= d <= now + timedelta(days=1)]
     started = store.query(
         lambda: store.scan(days, event_types=["run.started"]).filter(pl.col("run_id") == run_id)
@@ -28,19 +31,30 @@ def recorded_day(store, settings, run_id: str) -> date | None:
     return started["brief_date"][0] if started.height else None
 
 
-def run_day(store, settings, date_text: str | None, run_id: str) -> date | None:
+def run_day(resources: Resources, settings: Settings, date_text: str | None, run_id: str) -> date | None:
     """The brief date of a run: its parameter, else the day it recorded when it started."""
     if date_text:
-        return resolve_day(date_text, settings)
-    return recorded_day(store, settings, run_id)
+        return resolve_day(date_text, settings, resources.clock)
+    return recorded_day(resources.store, settings, run_id, resources.clock)
 
 
-def record_crash(settings: Settings, date_text: str | None, run_id: str, message: str) -> date | None:
+def recordable_day(
+    resources: Resources, settings: Settings, date_text: str | None, run_id: str
+) -> date | None:
+    """A run's day (``run_day``) that the log may hold: None when it had none yet, or names a day after
+    tomorrow by the clock (nothing is recorded for it)."""
+    day = run_day(resources, settings, date_text, run_id)
+    return None if day is None or day > latest_day(settings, resources.clock) else day
+
+
+def record_crash(
+    settings: Settings, resources: Resources, date_text: str | None, run_id: str, message: str
+) -> date | None:
     """Record ``run.crashed`` for a run Prefect saw crash (its ``on_crashed`` hook); its brief date,
     or None when the run crashed before it knew its day (nothing is recorded then)."""
-    store = settings.storage.event_store()
-    day = run_day(store, settings, date_text, run_id)
-    if day is None or day > latest_day(settings):
+    store = resources.store
+    day = recordable_day(resources, settings, date_text, run_id)
+    if day is None:
         return None
     how = message.strip().splitlines()[0][:200] if message.strip() else "Prefect marked it crashed"
     store.append([crashed_event(run_id, day, how, message, "hook")])
@@ -48,32 +62,37 @@ def record_crash(settings: Settings, date_text: str | None, run_id: str, message
 
 
 def record_cancel(
-    settings: Settings, date_text: str | None, run_id: str, how: str, after: str, message: str
+    settings: Settings,
+    resources: Resources,
+    date_text: str | None,
+    run_id: str,
+    how: str,
+    after: str,
+    message: str,
 ) -> date | None:
     """Record ``run.cancelled`` for a run stopped on purpose (``how``: SIGINT, SIGTERM or prefect-ui;
     ``after``: the last step that ended); its brief date, or None when it stopped before it knew its day
     (nothing is recorded then: the log has no day for it)."""
-    store = settings.storage.event_store()
-    day = run_day(store, settings, date_text, run_id)
-    if day is None or day > latest_day(settings):
+    day = recordable_day(resources, settings, date_text, run_id)
+    if day is None:
         return None
-    store.append([cancelled_event(run_id, day, how, after, message)])
+    resources.store.append([cancelled_event(run_id, day, how, after, message)])
     return day
 
 
 def explain_failure(
-    settings: Settings, date_text: str | None, run_id: str, message: str
+    settings: Settings, resources: Resources, date_text: str | None, run_id: str, message: str
 ) -> tuple[str, date | None]:
     """Record ``run.failed`` for the run; return the Markdown explanation and the run's brief date.
 
     The date is the parameter, else the day the run recorded when it started; None when the run
     failed before it knew its day (then nothing is recorded in the log, which has no day for it).
     """
-    store = settings.storage.event_store()
-    day = run_day(store, settings, date_text, run_id)
+    store, clock = resources.store, resources.clock
+    day = run_day(resources, settings, date_text, run_id)
     match = re.search(r"step '([a-z_-]+)' failed: (.*)", message, re.DOTALL)
     step, error = (match.group(1), match.group(2).strip()) if match else ("flow", message.strip())
-    if day is not None and day > latest_day(settings):
+    if day is not None and day > latest_day(settings, clock):
         return (
             f"# Daily brief of {day.isoformat()} refused\n\n**Why:** {error}\n\nNothing was written.\n",
             None,

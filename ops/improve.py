@@ -18,7 +18,7 @@ from ops import learn as learning
 from ops import regress, story_learning
 from ops.policy import Adoption, adopt, adoptions, argument, governing, history
 from ops.runs import date_range
-from ops.workspace import Stage, quietly, today
+from ops.workspace import SYSTEM_CLOCK, Clock, Stage, quietly, today
 from storage.errors import InputError
 from storage.events import Event
 from storage.store import ParquetEventStore
@@ -76,7 +76,7 @@ def evaluate(
         judged[name] = {}
         with stage(f"replaying {len(days)} day(s) through the {name} policy ({version}) …"):
             figures[f"{name} {version}"] = evaluation.evaluate_policy(
-                chosen, chosen.policy, days, folder, judged[name]
+                chosen, store, chosen.policy, days, folder, judged[name]
             )
     if (
         folder is not None
@@ -95,7 +95,7 @@ def evaluate(
         seen_stories |= stories
     per_day, left_out = evaluation.unseen(judged["current"], judged["candidate"], seen_keys, seen_stories)
     decided = evaluation.verdict(per_day, left_out)
-    evaluation.record(settings, candidate, days[0], days[-1], figures, folder, decided)
+    evaluation.record(store, settings, candidate, days[0], days[-1], figures, folder, decided)
     return Evaluation(days, figures, decided)
 
 
@@ -147,7 +147,7 @@ def learn(
     settings = governing(configured, store).settings  # the policy in force: what is refined
     days = _learn_days(store, start, end)
     with stage(f"replaying {len(days)} day(s) for examples …"):
-        examples = learning.collect_examples(settings, days, given, progress)
+        examples = learning.collect_examples(settings, days, given, progress, store)
     if labels and not any(e.by == "label" for e in examples):
         raise InputError(
             f"--labels {labels!r}: none of its {len(given)} labels names an article of the stored days "
@@ -173,7 +173,7 @@ def learn(
     answered = bool(store.read(event_types=["story.merged", "story.split"]))
     story_days = [d for d in days if answered or d in story_labels]  # a day with neither teaches nothing
     with stage(f"replaying {len(story_days)} day(s) for labelled stories and same-story answers …"):
-        stories = story_learning.learn_stories(settings, story_days, story_labels, note)
+        stories = story_learning.learn_stories(settings, story_days, story_labels, note, store=store)
     stories_path = None
     if stories is not None:
         stories_path = write_pair_model(stories, out)
@@ -289,10 +289,12 @@ def adopt_candidate(
     reason: str,
     force: bool = False,
     stage: Stage = quietly,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> Adoption:
-    """Adopt a candidate policy file once the regression set allows it (or ``force``)."""
+    """Adopt a candidate policy file once the regression set allows it (or ``force``), recorded on
+    today's date by ``clock``."""
     check = gate_adoption(configured, store, file, force, stage)
-    return adopt(configured, store, file, by, reason, today(configured), regression=check)
+    return adopt(configured, store, file, by, reason, today(configured, clock), regression=check)
 
 
 @dataclass(frozen=True)

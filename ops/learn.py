@@ -38,6 +38,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storage.errors import InputError
+from storage.store import ParquetEventStore
 from tasks import editorial, steps
 from tasks.embed_multilingual import MULTILINGUAL_MODEL
 from tasks.settings import Settings
@@ -171,10 +172,12 @@ def collect_examples(
     days: Sequence[date],
     labels: Labels,
     progress=None,
+    store: ParquetEventStore | None = None,
 ) -> list[Example]:
-    """Replay each day (dry run) and pair its stories' evidence with labels and people's marks."""
+    """Replay each day (dry run) and pair its stories' evidence with labels and people's marks
+    (``store``: the caller's, opened already)."""
     examples: list[Example] = []
-    resources = steps.bootstrap(settings)
+    resources = steps.bootstrap(settings, store)
     for day in days:
         ctx = steps.open_run(resources, settings, day, f"learn-{day.isoformat()}", recorder=steps.Dry())
         on_day = labels.on(day)

@@ -59,12 +59,12 @@ def check_config(config: str | None) -> tuple[Settings | None, Check]:
 def check_storage(settings: Settings) -> Check:
     """The store's root opens (on S3: the bucket exists and answers) and takes a probe file; how many
     days it holds."""
-    from ops.workspace import writable
+    from ops.workspace import store_of, writable
 
     try:
-        store = settings.storage.event_store()
+        store = store_of(settings, must_exist=False)
         days = store.days()
-        writable(settings)
+        writable(settings, store)
     except (BriefError, OSError) as exc:
         said = str(exc)  # the store's own refusals name [storage] root and how to fix it already
         fix = "" if "[storage] root" in said else "fix [storage] root (or the bucket, or its credentials)"
@@ -259,14 +259,21 @@ class Report:
         return sum(c.status == "warn" for c in self.checks)
 
 
-def check(config: str | None, day: date | None, *, send_test: bool = False, stage: Stage = quietly) -> Report:
-    """The config, then (when it loads) the store, every source of ``day`` (default today) fetched
-    once and every channel (a test message to each with ``send_test``)."""
+def check(
+    config: str | None,
+    day: date | None,
+    *,
+    send_test: bool = False,
+    stage: Stage = quietly,
+    clock: workspace.Clock = workspace.SYSTEM_CLOCK,
+) -> Report:
+    """The config, then (when it loads) the store, every source of ``day`` (default today by
+    ``clock``) fetched once and every channel (a test message to each with ``send_test``)."""
     settings, config_check = check_config(config)
     checks = [config_check]
     if settings is not None:
-        now = workspace.today(settings)
-        wanted = workspace.refuse_future(day or now, settings, "--date")
+        now = workspace.today(settings, clock)
+        wanted = workspace.refuse_future(day or now, settings, "--date", clock)
         with stage("fetching every source once …"):
             checks += preflight(settings, wanted, now, send_test=send_test)
     return Report(settings, checks)

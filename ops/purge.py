@@ -364,15 +364,16 @@ def rerender_briefs(
     version before it was made from (for the items it keeps) and the day's tombstone."""
     from ops.policy import governing
     from tasks import steps
-    from tasks.steps.publish import labels_for, publish, write_feed
+    from tasks.steps.publish import publish, write_feed
 
     settings = governing(settings, store).settings
     tombstones = tombstones or {}
 
     briefs = store.tree.briefs
-    labels = labels_for(settings)
+    labels = settings.category_labels()
     done = []
     ctx = None
+    resources = steps.bootstrap(settings, store)  # one for every day re-published
     for day in days:
         versions = briefs.versions(day)
         if not versions:
@@ -392,7 +393,7 @@ def rerender_briefs(
             fresh = without_articles(current, needles)
             new_version = None
             if fresh is not None:
-                ctx = steps.make_context(settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}", store)
+                ctx = steps.open_run(resources, settings, day, f"purge-{utcnow():%Y%m%dT%H%M%S}")
                 _carry_lineage(ctx, day)
                 published = publish(ctx, fresh, [tombstones[day]] if day in tombstones else [])
                 new_version = published.version if published.changed else None

@@ -310,7 +310,7 @@ def replay_day(settings: Settings, store: ParquetEventStore, day: date, events: 
         decided = steps.run_stages(ctx, steps.between("dedup", "factcheck"))
         outcome, document, scores = decided.deduped(), decided.drafted(), decided.scores
     finally:
-        frozen.fs.delete_dir(frozen.base)
+        frozen.tree.remove()
     story_of = {a: s.members for s in outcome.stories for a in s.members}
     by_members = {s.members: scores[s.story_id] for s in outcome.stories}
     items = document.items

@@ -8,9 +8,9 @@ is one line before Prefect starts. Collecting a day's sources outside a run is h
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -20,7 +20,9 @@ from storage.events import Event
 from storage.payloads import FeedFailed
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
+from tasks import steps
 from tasks.collect import Source
+from tasks.dates import given_day
 from tasks.settings import Settings, SourceSettings, config_path, load_settings
 from tasks.steps.collect import collect_kept
 from tasks.steps.hosts import host_slots
@@ -34,10 +36,7 @@ NO_SOURCES = "the config has no [[sources]]; add one with name = â€¦ and url = â
 
 def date_range(start: str, end: str) -> list[date]:
     """Every date from ``start`` to ``end``, inclusive, at most ``MAX_DAYS`` of them."""
-    try:
-        first, last = date.fromisoformat(start), date.fromisoformat(end)
-    except ValueError:
-        raise InputError(f"--start {start!r} / --end {end!r}: use YYYY-MM-DD dates") from None
+    first, last = given_day(start, "--start"), given_day(end, "--end")
     if last < first:
         raise InputError(f"--end {end} is before --start {start}; give the earlier date first")
     days = (last - first).days + 1
@@ -47,40 +46,94 @@ def date_range(start: str, end: str) -> list[date]:
 
 
 @dataclass(frozen=True)
+class RunResult:
+    """What a day's run did (``flows/daily.py:daily_brief``): the version it published and its files
+    (extension -> path), its items, whether the version is new, the sources not fetched (name ->
+    why), the channels delivered to and those that failed, its steps' seconds, the policy it ran
+    under and where an operator reads why stories were left out."""
+
+    day: date
+    run_id: str
+    version: int
+    files: Mapping[str, str]
+    items: int
+    changed: bool
+    skipped: Mapping[str, str]
+    delivered: tuple[str, ...]
+    delivery_failed: tuple[str, ...]
+    seconds: float
+    policy: str
+    left_out: str | None = None
+
+    def row(self) -> dict[str, object]:
+        """Its dict form, for a JSON file (the date as YYYY-MM-DD)."""
+        return {"date": self.day.isoformat(), **{k: v for k, v in asdict(self).items() if k != "day"}}
+
+
+@dataclass(frozen=True)
+class DateOutcome:
+    """One date of a backfill: ``completed``, ``failed`` or ``withheld`` (and why, ``error``); the
+    version, items and whether it is new, of a completed one; a fanned-out date's flow run."""
+
+    day: date
+    status: str
+    version: int | None = None
+    items: int = 0
+    changed: bool = False
+    seconds: float | None = None
+    error: str = ""
+    policy: str = ""
+    flow_run_id: str | None = None
+
+    def row(self) -> dict[str, object]:
+        """Its dict form, for a table artifact or a JSON line (the date as YYYY-MM-DD)."""
+        return {"date": self.day.isoformat(), **{k: v for k, v in asdict(self).items() if k != "day"}}
+
+
+@dataclass(frozen=True)
 class RunPlan:
-    """A day's run, checked: its settings and its day (the given one, else today)."""
+    """A day's run, checked: its settings, its day (the given one, else today) and the store they
+    name, opened once for the command (its run log, the brief it shows)."""
 
     settings: Settings
     day: date
+    store: ParquetEventStore
 
 
-def plan_run(config: str | None, day: date | None) -> RunPlan:
-    """The run of ``day`` (default today): refused when the config is bad, the day after tomorrow,
-    the config without sources or its store root not writable."""
+def plan_run(config: str | None, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK) -> RunPlan:
+    """The run of ``day`` (default today by ``clock``): refused when the config is bad, the day after
+    tomorrow, the config without sources or its store root not writable."""
     settings = load_settings(config)
     if day is not None:
-        workspace.refuse_future(day, settings, "--date")
+        workspace.refuse_future(day, settings, "--date", clock)
     if not settings.sources:
         raise InputError(NO_SOURCES)
-    workspace.writable(settings)
-    return RunPlan(settings, day or workspace.today(settings))
+    store = workspace.store_of(settings, must_exist=False)
+    workspace.writable(settings, store)
+    return RunPlan(settings, day or workspace.today(settings, clock), store)
 
 
 @dataclass(frozen=True)
 class BackfillPlan:
-    """A backfill, checked: its settings and every date of its range."""
+    """A backfill, checked: its settings, every date of its range and the store, opened once for
+    the command (its log)."""
 
     settings: Settings
     days: list[date]
+    store: ParquetEventStore
 
 
-def plan_backfill(config: str | None, start: str, end: str) -> BackfillPlan:
-    """The dates of ``start`` .. ``end``, refused when the range is not one or ends after tomorrow."""
+def plan_backfill(
+    config: str | None, start: str, end: str, clock: steps.Clock = steps.SYSTEM_CLOCK
+) -> BackfillPlan:
+    """The dates of ``start`` .. ``end``, refused when the range is not one or ends after tomorrow
+    by ``clock``."""
     days = date_range(start, end)
     settings = load_settings(config)
-    workspace.refuse_future(days[-1], settings, "--end")
-    workspace.writable(settings)
-    return BackfillPlan(settings, days)
+    workspace.refuse_future(days[-1], settings, "--end", clock)
+    store = workspace.store_of(settings, must_exist=False)
+    workspace.writable(settings, store)
+    return BackfillPlan(settings, days, store)
 
 
 @dataclass(frozen=True)
@@ -110,12 +163,14 @@ class CollectPlan:
     run_id: str
 
 
-def plan_collect(config: str | None, day: date | None) -> CollectPlan:
+def plan_collect(
+    config: str | None, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK
+) -> CollectPlan:
     settings, store = workspace.open_store(config, must_exist=False)
-    wanted = workspace.brief_day(settings, day)
+    wanted = workspace.brief_day(settings, day, "--date", clock)
     if not settings.sources:
         raise InputError(NO_SOURCES)
-    workspace.writable(settings)
+    workspace.writable(settings, store)
     return CollectPlan(settings, store, wanted, f"collect-{wanted.isoformat()}-{workspace.run_tag()}")
 
 

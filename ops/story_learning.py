@@ -24,6 +24,7 @@ import numpy as np
 
 from ops import pairs as fitting
 from ops.story_days import Entry, LabelledDay
+from storage.store import ParquetEventStore
 from tasks import dedup, pairs, steps
 from tasks.settings import Settings
 from tasks.steps.dedup import multilingual_vectors
@@ -77,10 +78,11 @@ class StoredDay:
     apart: frozenset[frozenset[str]] = frozenset()  # … are two
 
 
-def replay(settings: Settings, day: date, labels: dict[str, Entry]) -> StoredDay:
+def replay(settings: Settings, resources: steps.Resources, day: date, labels: dict[str, Entry]) -> StoredDay:
     """The day's news (dry run: nothing written), its vectors, its labelled entries and people's answers."""
     # held out: people's answers are pairs to learn from, not joins made beforehand
-    ctx = steps.make_context(settings, day, f"stories-{day.isoformat()}", recorder=steps.Dry(), held_out=True)
+    run = f"stories-{day.isoformat()}"
+    ctx = steps.open_run(resources, settings, day, run, recorder=steps.Dry(), held_out=True)
     outcome = steps.dedup_day(ctx)
     news = [outcome.items[a] for s in outcome.stories for a in s.members]
     vectors = ctx.embedder.encode([i.text for i in news]) if news else np.zeros((0, 1))
@@ -155,14 +157,17 @@ def learn_stories(
     labels: dict[date, dict[str, Entry]],
     note: str,
     progress: Callable[[date], None] | None = None,
+    store: ParquetEventStore | None = None,
 ) -> StoryFit | None:
     """The pair model fitted on the labelled stories and people's answers of ``days``; None when fewer
-    than two blocks of days hold a same-story pair (no threshold can be chosen leaving one out)."""
+    than two blocks of days hold a same-story pair (no threshold can be chosen leaving one out).
+    ``store``: the caller's, opened already; one store and one set of models for every day."""
+    resources = steps.bootstrap(settings, store)
     stored: dict[date, StoredDay] = {}
     for day in days:
         if progress is not None:
             progress(day)
-        stored[day] = replay(settings, day, labels.get(day, {}))
+        stored[day] = replay(settings, resources, day, labels.get(day, {}))
     return fit_stored(stored, note)
 
 

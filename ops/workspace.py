@@ -20,6 +20,12 @@ from storage.store import ParquetEventStore
 from tasks import steps
 from tasks.settings import Settings, load_settings
 
+Clock = steps.Clock
+SYSTEM_CLOCK = steps.SYSTEM_CLOCK
+Resources = steps.Resources
+"""What a process builds once (``steps.bootstrap``) and hands to every service it calls: the store,
+the models, the clock."""
+
 Stage = Callable[[str], AbstractContextManager[object]]
 """A long part of a service, named for a person while it lasts (a spinner at the command line)."""
 
@@ -39,23 +45,44 @@ def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings
 def store_of(settings: Settings, *, must_exist: bool = True) -> ParquetEventStore:
     """The store of ``settings`` (parsed already); refused as ``open_store`` refuses it."""
     store = settings.storage.event_store()
-    if must_exist and not store.tree.exists():
-        writable(settings)  # a root that could never be made says so, not "run 'brief run' first"
+    if must_exist:
+        refuse_missing(settings, store)
+    return store
+
+
+def refuse_missing(settings: Settings, store: ParquetEventStore) -> None:
+    """A store root that does not exist, refused in one line (a command that reads the log)."""
+    if not store.tree.exists():
+        writable(settings, store)  # a root that could never be made says so, not "run 'brief run' first"
         raise StoreError(
             f"storage root {settings.storage.root!r} does not exist; run 'brief run' first "
             "or fix [storage] root in the config"
         )
-    return store
 
 
-def writable(settings: Settings) -> None:
+def resources_of(
+    settings: Settings, *, must_exist: bool = True, clock: steps.Clock | None = None
+) -> Resources:
+    """The composition root of a command or the desk: the store of ``settings`` (refused as
+    ``open_store`` refuses it), the models they name (loaded on first use) and the clock, built once
+    for every service the process calls."""
+    return steps.bootstrap(settings, store_of(settings, must_exist=must_exist), clock)
+
+
+def open_resources(config: str | None, *, must_exist: bool = True) -> tuple[Settings, Resources]:
+    """The settings of ``config`` and the resources built from them (``resources_of``)."""
+    settings = load_settings(config)
+    return settings, resources_of(settings, must_exist=must_exist)
+
+
+def writable(settings: Settings, store: ParquetEventStore | None = None) -> None:
     """Refuse (one line) a store root nothing can be written under: a probe file is written there
     and removed, with any folder the probe made, so that a command that writes fails before it
     starts, not half-way with a traceback (``/proc/…``, a path under a regular file, a read-only
-    disk, a bucket without write access)."""
+    disk, a bucket without write access). ``store``: the settings' store, opened already."""
     root = settings.storage.root
     try:
-        files = settings.storage.event_store().tree.files
+        files = (store or settings.storage.event_store()).tree.files
         made = _missing_folders(files.base) if files.is_local else []
         probe = files.path(f".brief-probe-{uuid.uuid4().hex}")
         try:
@@ -88,14 +115,18 @@ def today(settings: Settings, clock: steps.Clock = steps.SYSTEM_CLOCK) -> date:
     return steps.today(settings, clock)
 
 
-def refuse_future(day: date, settings: Settings, option: str = "--date") -> date:
-    """``day``, refused (one line naming ``option``) when it is after tomorrow."""
-    return steps.refuse_future(day, settings, option)
+def refuse_future(
+    day: date, settings: Settings, option: str = "--date", clock: steps.Clock = steps.SYSTEM_CLOCK
+) -> date:
+    """``day``, refused (one line naming ``option``) when it is after tomorrow by ``clock``."""
+    return steps.refuse_future(day, settings, option, clock)
 
 
-def brief_day(settings: Settings, given: date | None, option: str = "--date") -> date:
-    """The day a command is about: ``given``, else today; never after tomorrow."""
-    return steps.refuse_future(given or steps.today(settings), settings, option)
+def brief_day(
+    settings: Settings, given: date | None, option: str = "--date", clock: steps.Clock = steps.SYSTEM_CLOCK
+) -> date:
+    """The day a command is about: ``given``, else today by ``clock``; never after tomorrow."""
+    return steps.refuse_future(given or steps.today(settings, clock), settings, option, clock)
 
 
 def run_tag() -> str:
@@ -103,6 +134,6 @@ def run_tag() -> str:
     return utcnow().strftime("%Y%m%dT%H%M%S%f")
 
 
-def brief_text(settings: Settings, path: str) -> str:
+def brief_text(store: ParquetEventStore, path: str) -> str:
     """A brief file's text (its Markdown, say), by the path a run printed."""
-    return settings.storage.event_store().tree.briefs.text(path)
+    return store.tree.briefs.text(path)

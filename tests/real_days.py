@@ -81,7 +81,7 @@ def build_real_days(folder: Path, feeds: Path) -> None:
 
     config = archive_config(folder, feeds, REAL_SOURCES, extra=BROKEN)
     results = {day: daily_brief(day, str(config)) for day in REAL_DAYS}
-    (folder / "results.json").write_text(json.dumps(results, default=str))
+    (folder / "results.json").write_text(json.dumps({d: r.row() for d, r in results.items()}, default=str))
 
 
 def copy_real_days(built: Path, to: Path) -> tuple[Path, dict[str, dict]]:

@@ -16,9 +16,10 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from flows.commands.options import ConfigOption, Format, given_day, open_store, parse_day, parse_time
+from flows.commands.options import ConfigOption, Format, open_store, parse_time
 from flows.views.console import err, out
 from storage.errors import InputError
+from tasks.dates import given_day, parse_date
 
 
 def events(
@@ -40,7 +41,7 @@ def events(
     from flows.views.log import events_jsonl, events_view
     from ops import browse
 
-    wanted = parse_day(day)
+    wanted = parse_date(day)
     browse.check_types(event_type)
     _, store = open_store(config)
     frame = browse.events(store, wanted, event_type, run)
@@ -142,7 +143,7 @@ def stats(
     from ops.shadow_stats import compare
     from ops.stats import daily_stats
 
-    first, last = parse_day(start, "--start"), parse_day(end, "--end")
+    first, last = parse_date(start, "--start"), parse_date(end, "--end")
     if labels is not None and not shadow:
         raise InputError("--labels only applies with --shadow; add --shadow or drop --labels")
     settings, store = open_store(config)
@@ -172,7 +173,7 @@ def compact(
     from flows.views.log import show_compacted
     from ops.compact import compact
 
-    wanted = parse_day(day)
+    wanted = parse_date(day)
     settings, store = open_store(config)
     done = compact(settings, store, wanted, lambda outcome: show_compacted(out, outcome))
     if done.frozen:
@@ -257,7 +258,7 @@ def export_finetune_command(
     """A fine-tuning dataset from machine outputs and human corrections (corrections win)."""
     from ops.finetune import build, why_empty
 
-    first, last = parse_day(start, "--start"), parse_day(end, "--end")
+    first, last = parse_date(start, "--start"), parse_date(end, "--end")
     _, store = open_store(config)
     days = store.days()
     if not days:

@@ -1,12 +1,13 @@
 """What every command shares: ``--config``, ``--by``, the output format, the store, and how a
-date, a time and a person's name typed at the command line are read (a mistake is one line,
-exit 2). What loads pyarrow, polars or Prefect is imported when a command needs it."""
+time and a person's name typed at the command line are read (a date: ``tasks.dates``, as the desk
+and the flows read theirs; a mistake is one line, exit 2). What loads pyarrow, polars or Prefect
+is imported when a command needs it."""
 
 from __future__ import annotations
 
 import os
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -27,22 +28,6 @@ ByOption = Annotated[str | None, typer.Option("--by", help="Who (default: $BRIEF
 class Format(StrEnum):
     table = "table"
     jsonl = "jsonl"
-
-
-def parse_day(text: str | None, option: str = "--date") -> date | None:
-    if text is None:
-        return None
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"{option} {text!r} is not a date; use YYYY-MM-DD, e.g. 2025-08-06") from None
-
-
-def given_day(text: str, option: str = "--date") -> date:
-    """A date an option requires (typer has made sure it was given)."""
-    day = parse_day(text, option)
-    assert day is not None
-    return day
 
 
 def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:

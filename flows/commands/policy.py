@@ -17,9 +17,7 @@ import typer
 from flows.commands.options import (
     ByOption,
     ConfigOption,
-    given_day,
     open_store,
-    parse_day,
     parse_time,
     person,
 )
@@ -37,6 +35,7 @@ from flows.views.policy import (
 )
 from flows.views.runs import show_purged
 from storage.errors import InputError
+from tasks.dates import given_day, parse_date
 
 if TYPE_CHECKING:
     pass
@@ -112,7 +111,7 @@ def learn(
     out_file = Path(out_path)
     if out_file.suffix not in (".toml", ".json"):
         raise InputError(f"--out {out_path!r}: give a .toml (candidate policy) or a .json (model) file name")
-    first, last = parse_day(start, "--start"), parse_day(end, "--end")
+    first, last = parse_date(start, "--start"), parse_date(end, "--end")
     settings, store = open_store(config)
 
     def progress(day: date, n: int) -> None:

@@ -12,7 +12,7 @@ import contextlib
 import shlex
 import sys
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import Progress
@@ -20,9 +20,7 @@ from rich.progress import Progress
 from flows.commands.options import (
     ConfigOption,
     Format,
-    given_day,
     open_store,
-    parse_day,
     parse_time,
     prefect_defaults,
 )
@@ -37,6 +35,11 @@ from flows.views.runs import (
     show_run,
 )
 from storage.errors import BriefError
+from tasks.dates import given_day, parse_date
+
+if TYPE_CHECKING:
+    from flows.interrupt import Stop
+    from ops.runs import RunPlan
 
 AFTER_PUBLISHING = ("publish", "deliver", "alerts", "compact")  # a run stopped after these has published
 
@@ -63,7 +66,7 @@ def run(
     from ops.runs import plan_run
 
     began = time.perf_counter()
-    plan = plan_run(config, parse_day(day))  # a bad config fails here, before Prefect starts
+    plan = plan_run(config, parse_date(day))  # a bad config fails here, before Prefect starts
     prefect_defaults()
     from flows.interrupt import Interrupted, cancellable, interruptible
     from flows.keptserver import prefect_api
@@ -85,7 +88,7 @@ def run(
             above_spinner(line)
 
         stop.overdue = lambda: ended_overdue(plan, stop, stopped_line(plan, config, stop))
-        log = run_log(plan.settings, plan.day)
+        log = run_log(plan.settings, plan.store, plan.day)
         try:
             with run_output(log, step, verbose=verbose), cancellable():
                 for note in notes:
@@ -104,25 +107,28 @@ def run(
 
         from ops.workspace import brief_text
 
-        out.print(Markdown(brief_text(plan.settings, result["files"]["md"])))
+        out.print(Markdown(brief_text(plan.store, result.files["md"])))
 
 
-def stopped_line(plan: Any, config: str | None, stop: Any) -> str:
+def stopped_line(plan: RunPlan, config: str | None, stop: Stop) -> str:
     """What an interrupted run says: when it stopped, and the command that runs it again."""
     rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
     when = "after publishing" if stop.after in AFTER_PUBLISHING else "before publishing"
     return f"interrupted: the run of {plan.day} stopped {when}; rerun with {rerun}"
 
 
-def ended_overdue(plan: Any, stop: Any, line: str) -> None:
+def ended_overdue(plan: RunPlan, stop: Stop, line: str) -> None:
     """Prefect still waits for a task after the interruption: record the stop, and exit now."""
     from flows.interrupt import mark_cancelled, stop_now
     from ops.failure import record_cancel
+    from ops.workspace import resources_of
 
     if stop.run_id:
         why = "its tasks had not ended within seconds: the command ended them"
         with contextlib.suppress(Exception):
-            record_cancel(plan.settings, str(plan.day), stop.run_id, stop.how or "SIGINT", stop.after, why)
+            resources = resources_of(plan.settings, must_exist=False)
+            how = stop.how or "SIGINT"
+            record_cancel(plan.settings, resources, str(plan.day), stop.run_id, how, stop.after, why)
         with contextlib.suppress(Exception):
             mark_cancelled(stop.run_id, f"stopped by {stop.how}")
     print(line, file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
@@ -172,7 +178,7 @@ def backfill(
         from flows.backfill import backfill as backfill_flow
         from flows.runlog import run_log, run_output
 
-        log = run_log(plan.settings, plan.days[0], "backfill")
+        log = run_log(plan.settings, plan.store, plan.days[0], "backfill")
         try:
             # a line per date as it ends (its steps' lines would interleave: they are in the log)
             with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE):
@@ -186,8 +192,8 @@ def backfill(
             raise
     show_backfill(out, start, end, outcomes)
     out.print(f"the backfill's log: {log.shown}", soft_wrap=True)  # a path is copied whole
-    failed = [o["date"] for o in outcomes if o["status"] == "failed"]
-    withheld = [o["date"] for o in outcomes if o["status"] == "withheld"]
+    failed = [str(o.day) for o in outcomes if o.status == "failed"]
+    withheld = [str(o.day) for o in outcomes if o.status == "withheld"]
     if failed:
         err.print(
             f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with "
@@ -263,16 +269,17 @@ def alerts(
 ) -> None:
     """The recent alerts, newest first: what went wrong, sent where (or why not)."""
     from ops.alerts import recent
+    from ops.workspace import open_resources
 
     moment = parse_time(now, "--now")
-    settings, _ = open_store(config, must_exist=not check)
+    settings, resources = open_resources(config, must_exist=not check)
     failed = []
     if check:
         prefect_defaults()
         from flows.alerting import check as check_now
 
         with err.status("checking runs and alerts …"):
-            outcome = check_now(settings, now=moment, say=lambda line: err.print(line))
+            outcome = check_now(settings, resources, now=moment, say=lambda line: err.print(line))
         failed = outcome.failed
         if not settings.alerts:
             err.print("no [[alerts]] in the config: nothing is sent (see 'Alerts' in the guide)")
@@ -280,7 +287,7 @@ def alerts(
             f"checked: {len(outcome.crashed)} crashed run(s) found, {len(outcome.sent)} alert(s) sent, "
             f"{len(failed)} failed"
         )
-    rows = recent(settings, days, moment)
+    rows = recent(settings, resources, days, moment)
     if fmt is Format.jsonl:
         sys.stdout.writelines(alerts_jsonl(rows))
     else:
@@ -300,7 +307,7 @@ def collect(
     """Collect every configured source for a date into the event log (the first step of a brief)."""
     from ops.runs import collect_sources, plan_collect
 
-    plan = plan_collect(config, parse_day(day))
+    plan = plan_collect(config, parse_date(day))
     written = skipped = 0
     with Progress(console=err, transient=True) as progress:
         count = len(plan.settings.sources)
@@ -328,7 +335,7 @@ def check(
     """Pre-flight: the config, the store, every source fetched once, every channel; exit 1 on a failure."""
     from ops.preflight import check as preflight
 
-    given = parse_day(day)
+    given = parse_date(day)
     report = preflight(config, given, send_test=send_test, stage=err.status)
     show_checks(out, err, "brief check" + (f" of {given}" if given else ""), report.checks)
     if report.settings is None:

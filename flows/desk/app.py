@@ -30,6 +30,7 @@ from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
 from flows.desk.web import HERE, Desk, page, stale_page
 from ops import acts
+from ops.workspace import Resources, resources_of
 from storage.errors import BriefError, InputError, StaleAct
 from tasks.settings import Settings
 
@@ -57,20 +58,24 @@ def create_app(
     person: str | None = None,
     ui_url: str | None = None,
     flush_every: float | None = updates.EVERY_S,
+    resources: Resources | None = None,
 ) -> FastAPI:
     """The desk for ``settings``' store; refuses (ConfigError) a non-loopback ``host`` without people.
     ``ui_url``: the Prefect UI the runs page links to (default: from Prefect's settings, read when
     the runs page is shown: the other pages run without Prefect). ``flush_every``: seconds between
-    the desk's sends of the updates whose window closed while it serves (``flows/desk/updates.py``)."""
+    the desk's sends of the updates whose window closed while it serves (``flows/desk/updates.py``).
+    ``resources``: the process's (``ops.workspace.resources_of``: the store and the clock every page
+    and act uses), built here when not given."""
     access = access_for(settings, host, person or acts.approver())
+    resources = resources or resources_of(settings, must_exist=False)
     app = FastAPI(
         title="dailybrief desk",
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
-        lifespan=updates.lifespan(settings, flush_every),
+        lifespan=updates.lifespan(settings, resources, flush_every),
     )
-    app.state.desk = Desk(settings, settings.storage.event_store(), access, ui_url)
+    app.state.desk = Desk(settings, resources, access, ui_url)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.middleware("http")

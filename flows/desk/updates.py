@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ops import acts
+from ops.workspace import Resources
 from storage.errors import BriefError
 from tasks.settings import Settings
 
@@ -21,7 +22,7 @@ log = logging.getLogger("dailybrief.desk")
 
 
 def lifespan(
-    settings: Settings, every: float | None
+    settings: Settings, resources: Resources, every: float | None
 ) -> Callable[[Any], contextlib.AbstractAsyncContextManager]:
     """The application's lifespan: the timer runs while the desk serves (none when ``every`` is None,
     or nothing is coalesced: no channel, ``update_after = 0``)."""
@@ -31,7 +32,7 @@ def lifespan(
         delivery = settings.delivery
         task = None
         if every and delivery.update_after and delivery.channels:
-            task = asyncio.create_task(flush(settings, every))
+            task = asyncio.create_task(flush(settings, resources, every))
         try:
             yield
         finally:
@@ -43,10 +44,10 @@ def lifespan(
     return serving
 
 
-async def flush(settings: Settings, every: float) -> None:
+async def flush(settings: Settings, resources: Resources, every: float) -> None:
     while True:
         await asyncio.sleep(every)
         try:
-            await asyncio.to_thread(acts.release_updates, settings, None, log.info)
+            await asyncio.to_thread(acts.release_updates, settings, resources, None, log.info)
         except (BriefError, OSError) as problem:  # the next tick tries again
             log.warning(f"sending the updates due failed: {problem}")

@@ -1,6 +1,6 @@
 """What every page of the desk shares: the desk's resources, the dependencies that give a page its
-store, its day and its person (``Depends``), a page rendered, an act's answer, and the date of a
-query or form parsed in one place."""
+store, its day and its person (``Depends``), a page rendered and an act's answer. A query's or a
+form's date is read by ``tasks.dates``, as every entrypoint reads one."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ from pydantic import TypeAdapter
 from flows.desk import reads
 from flows.desk.access import Access
 from ops import acts
+from ops.workspace import Resources, today
 from storage.errors import InputError, StaleAct
 from storage.store import ParquetEventStore
+from tasks.dates import parse_date, shown
 from tasks.settings import Settings
 
 HERE = Path(__file__).parent
@@ -31,14 +33,23 @@ HERE = Path(__file__).parent
 
 @dataclass(frozen=True)
 class Desk:
-    """The desk's resources, made once by ``create_app``: its config, store and people, and the
-    Prefect UI its runs page links to (None: read from Prefect's settings when that page is shown)."""
+    """The desk's resources, made once by ``create_app``: its config, the composition root's
+    resources (the store and the clock every act and page uses), its people, and the Prefect UI its
+    runs page links to (None: read from Prefect's settings when that page is shown)."""
 
     settings: Settings
-    store: ParquetEventStore
+    resources: Resources
     access: Access
     ui_url: str | None = None
     said: Said = field(default_factory=lambda: Said())
+
+    @property
+    def store(self) -> ParquetEventStore:
+        return self.resources.store
+
+    def today(self) -> date:
+        """Today in the configured timezone, by the desk's clock."""
+        return today(self.settings, self.resources.clock)
 
 
 LOGGED_TIME = TypeAdapter(datetime)
@@ -62,24 +73,6 @@ def templates() -> jinja2.Environment:
     return env
 
 
-# the days a page may be asked about: every window of days a page reads (a month, two weeks and
-# the days before them) stays inside the calendar
-FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
-
-
-def parse_date(text: str | None, name: str = "date") -> date | None:
-    """A date a query or a form gave (None: not given); anything else is one line (400)."""
-    if not text:
-        return None
-    try:
-        given = date.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"{name} {shown(text)} is not a date; use YYYY-MM-DD") from None
-    if not FIRST_DAY <= given <= LAST_DAY:
-        raise InputError(f"{name} {given} is out of range; give a date from {FIRST_DAY} to {LAST_DAY}")
-    return given
-
-
 def parse_version(text: str | None, name: str = "version") -> int | None:
     """A version number a query gave (None: not given); anything but ASCII digits is one line (400):
     ``²`` is a digit to ``str.isdigit`` but not a number."""
@@ -88,11 +81,6 @@ def parse_version(text: str | None, name: str = "version") -> int | None:
     if not (text.isascii() and text.isdigit() and len(text) <= 9):
         raise InputError(f"{name} {shown(text)} is not a version number; use e.g. {name}=2")
     return int(text)
-
-
-def shown(text: str) -> str:
-    """A value the request gave, quoted for a one-line message: short, its controls escaped."""
-    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def the_desk(request: Request) -> Desk:
@@ -104,7 +92,7 @@ DeskOf = Annotated[Desk, Depends(the_desk)]
 
 def the_day(request: Request, desk: DeskOf) -> date:
     """The day a page or an act is about: the query's or the form's ``date``, else the latest brief."""
-    given = parse_date(request.query_params.get("date") or request.state.form.get("date"))
+    given = parse_date(request.query_params.get("date") or request.state.form.get("date") or None, "date")
     if given is not None:
         return given
     latest = reads.latest_day(desk.store)
@@ -118,7 +106,8 @@ Day = Annotated[date, Depends(the_day)]
 
 def the_end(request: Request, desk: DeskOf) -> date:
     """The last day a window of days shows: the query's ``date``, else the latest brief, else today."""
-    return parse_date(request.query_params.get("date")) or reads.latest_day(desk.store) or date.today()
+    given = parse_date(request.query_params.get("date") or None, "date")
+    return given or reads.latest_day(desk.store) or desk.today()
 
 
 End = Annotated[date, Depends(the_end)]

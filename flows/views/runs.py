@@ -5,9 +5,9 @@ A path or a command to copy is printed whole (``soft_wrap``), never broken over 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 from rich.console import Console
@@ -21,13 +21,13 @@ if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a com
     from ops.preflight import Check
     from ops.purge import PurgeResult
     from ops.reparse import Reparsed
-    from ops.runs import Collected
+    from ops.runs import Collected, DateOutcome, RunResult
 
 
 def show_run(
     out: Console,
     err: Console,
-    result: Mapping[str, Any],
+    result: RunResult,
     log: str,
     config: str = "",
     wall: float | None = None,
@@ -36,36 +36,36 @@ def show_run(
     out or not fetched, and where it was delivered (a failed delivery on stderr, with how to resend).
     ``config``: `` --config PATH`` for the commands it prints (empty for the default config);
     ``wall``: the command's own time, said beside the steps' when Prefect and loading took more."""
-    state = "new version" if result["changed"] else "unchanged"
-    took = f"{result['seconds']:.1f} s"
-    if wall is not None and wall - result["seconds"] >= 1:
+    state = "new version" if result.changed else "unchanged"
+    took = f"{result.seconds:.1f} s"
+    if wall is not None and wall - result.seconds >= 1:
         took += f" ({wall:.1f} s in all)"  # the steps', then the command's: Prefect, loading models
     out.print(
         styled(
-            (f"Brief for {result['date']}", "bold"),
-            f" (v{result['version']}, {state}): {result['items']} items in {took}",
+            (f"Brief for {result.day}", "bold"),
+            f" (v{result.version}, {state}): {result.items} items in {took}",
         )
     )
-    for ext, path in [*result["files"].items(), ("log", log)]:
+    for ext, path in [*result.files.items(), ("log", log)]:
         out.print(f"  {ext:<4} {path}", soft_wrap=True)  # a path is never broken: it is copied whole
-    out.print(f"  {result['policy']}")  # which policy decided (ops/policy.py governing)
-    if result.get("left_out"):
-        out.print(f"  {result['left_out']}", soft_wrap=True)  # the command is copied whole
-    if result.get("skipped"):
-        reasons = sorted(set(result["skipped"].values()))
-        out.print(f"  not fetched: {', '.join(result['skipped'])} ({'; '.join(reasons)})")
-    if result["delivered"]:
-        out.print(f"  delivered to {', '.join(result['delivered'])}")
-    if result["delivery_failed"]:
+    out.print(f"  {result.policy}")  # which policy decided (ops/policy.py governing)
+    if result.left_out:
+        out.print(f"  {result.left_out}", soft_wrap=True)  # the command is copied whole
+    if result.skipped:
+        reasons = sorted(set(result.skipped.values()))
+        out.print(f"  not fetched: {', '.join(result.skipped)} ({'; '.join(reasons)})")
+    if result.delivered:
+        out.print(f"  delivered to {', '.join(result.delivered)}")
+    if result.delivery_failed:
         err.print(
-            f"warning: delivery to {', '.join(result['delivery_failed'])} failed; "
-            f"'brief events --date {result['date']} --type delivery.failed{config}' says why, "
-            f"'brief deliver --date {result['date']}{config}' resends",
+            f"warning: delivery to {', '.join(result.delivery_failed)} failed; "
+            f"'brief events --date {result.day} --type delivery.failed{config}' says why, "
+            f"'brief deliver --date {result.day}{config}' resends",
             soft_wrap=True,  # the commands are copied whole
         )
 
 
-def show_backfill(out: Console, start: str, end: str, outcomes: Sequence[Mapping[str, Any]]) -> None:
+def show_backfill(out: Console, start: str, end: str, outcomes: Sequence[DateOutcome]) -> None:
     """Each date's outcome in a narrow table (it fits 80 columns), each failed date's reason below it
     wrapped at its words, then the policy lines (one unless it changed meanwhile)."""
     table = Table(title=f"backfill {start} .. {end}", title_justify="left")
@@ -73,18 +73,18 @@ def show_backfill(out: Console, start: str, end: str, outcomes: Sequence[Mapping
         table.add_column(column, no_wrap=True, justify="left" if column in ("date", "status") else "right")
     for o in outcomes:
         table.add_row(
-            o["date"],
-            o["status"],
-            f"v{o['version']}" if o["version"] else "",
-            str(o["items"]),
-            "yes" if o["changed"] else "no",
-            f"{o.get('seconds') or 0:.1f}",
+            str(o.day),
+            o.status,
+            f"v{o.version}" if o.version else "",
+            str(o.items),
+            "yes" if o.changed else "no",
+            f"{o.seconds or 0:.1f}",
         )
     out.print(table)
     for o in outcomes:
-        if o["error"]:
-            out.print(Text(f"  {o['date']} {o['status']}: {o['error']}"))
-    for line in dict.fromkeys(o["policy"] for o in outcomes if o.get("policy")):
+        if o.error:
+            out.print(Text(f"  {o.day} {o.status}: {o.error}"))
+    for line in dict.fromkeys(o.policy for o in outcomes if o.policy):
         out.print(line)
 
 

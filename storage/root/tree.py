@@ -44,6 +44,10 @@ class StoreRoot:
         """Whether the root itself is there (a local folder; a bucket's prefix may be empty)."""
         return self.files.exists(self.files.base)
 
+    def remove(self) -> None:
+        """The root and everything under it deleted (a throwaway store's, a replay's frozen events)."""
+        self.files.fs.delete_dir(self.files.base)
+
     def unowned_files(self) -> Iterator[pafs.FileInfo]:
         """Every file under the root that no owner rewrites (run logs, the briefs' files, anything a
         later feature keeps there), locks and temporaries left out: what a purge sweeps."""

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from storage.events import Event, new_event, utcnow
+from storage.events import Event, new_event
 from storage.payloads import AlertFailed, AlertSent
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
@@ -46,20 +46,20 @@ def recent(day: date, now: datetime, settings: Settings) -> bool:
 
 def raise_alerts(
     settings: Settings,
+    store: ParquetEventStore,
     day: date,
     *,
-    now: datetime | None = None,
+    now: datetime,
     late: bool = False,
     run_id: str | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> AlertOutcome:
     """Send what ``day``'s causes still owe the alert channels; ``late`` also asks whether its
-    brief is missing at ``now`` (``[alerting] late_after``)."""
+    brief is missing at ``now`` (``[alerting] late_after``). ``now``: the caller's clock's."""
     outcome = AlertOutcome(day)
-    moment = now or utcnow()
+    moment = now
     if not settings.alerts or not recent(day, moment, settings):
         return outcome
-    store = settings.storage.event_store()
     reach = settings.alerting.reach()
     events = store.read(
         days=[day - timedelta(days=k) for k in range(reach, -1, -1)], event_types=alerts.INPUT_TYPES
@@ -163,10 +163,9 @@ def _emit(event_type: str, alert: dict, day: date, run_id: str, at: datetime) ->
     )
 
 
-def recent_alerts(settings: Settings, days: int, now: datetime | None = None) -> list[dict]:
-    """The alerts of the last ``days`` brief dates, newest first: sent, or refused (and why)."""
-    store = settings.storage.event_store()
-    today = (now or utcnow()).astimezone(settings.zone).date()
+def recent_alerts(settings: Settings, store: ParquetEventStore, days: int, now: datetime) -> list[dict]:
+    """The alerts of the last ``days`` brief dates at ``now``, newest first: sent, or refused (and why)."""
+    today = now.astimezone(settings.zone).date()
     wanted = [today + timedelta(days=1) - timedelta(days=k) for k in range(days + 1)]
     rows = []
     for e in store.read(days=wanted, event_types=["alert.sent", "alert.failed"]):

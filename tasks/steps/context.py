@@ -397,11 +397,7 @@ def refuse_future(day: date, settings: Settings, option: str = "date", clock: Cl
 
 
 def resolve_day(text: str | None, settings: Settings, clock: Clock = SYSTEM_CLOCK) -> date:
-    from storage.errors import InputError
+    """The day ``text`` names (a flow's ``date_``), else today by ``clock``."""
+    from tasks.dates import parse_date
 
-    if text is None:
-        return today(settings, clock)
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"date {text!r} is not a date; use YYYY-MM-DD, e.g. 2025-08-06") from None
+    return parse_date(text, "date") or today(settings, clock)

@@ -15,7 +15,6 @@ from storage.payloads import BriefPublished
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
 from tasks import render, write
-from tasks.settings import Settings
 from tasks.steps.context import RunContext
 from tasks.steps.corrections import acts_seen, people_acts
 
@@ -194,12 +193,8 @@ def publish(
 
 
 def category_labels(ctx: RunContext) -> dict[str, str]:
-    return labels_for(ctx.settings)
-
-
-def labels_for(settings: Settings) -> dict[str, str]:
     """The categories' headings in the brief's language."""
-    return settings.category_labels()
+    return ctx.settings.category_labels()
 
 
 def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:

@@ -206,8 +206,10 @@ def held(hook) -> str:
 
 def resend(config: Path) -> None:
     from ops.acts import deliver
+    from ops.workspace import resources_of
 
-    deliver(load_settings(str(config)), date.fromisoformat(DAY))
+    settings = load_settings(str(config))
+    deliver(settings, resources_of(settings), date.fromisoformat(DAY))
 
 
 def open_questions(config: Path) -> list[dict]:
@@ -281,12 +283,15 @@ def test_same_story_and_two_stories_at_the_desk_append_what_the_service_appends(
     pippin = [i for i in document(by_desk)["items"] if "Pippin" in i["title"]]
     assert len(pippin) == 2
     stories = [i["story_id"] for i in pippin]
+    from ops.workspace import resources_of
+
     settings = load_settings(str(by_service))
+    resources = resources_of(settings)
     day = date.fromisoformat(DAY)
     same_events(
         by_service,
         by_desk,
-        lambda: acts.same_story(settings, acts.Act(day, "bo"), stories),
+        lambda: acts.same_story(settings, resources, acts.Act(day, "bo"), stories),
         lambda: post(desk(by_desk), "/today/same", story=stories[0], other=stories[1]),
     )
     [together] = [i for i in document(by_desk)["items"] if "Pippin" in i["title"]]
@@ -294,7 +299,7 @@ def test_same_story_and_two_stories_at_the_desk_append_what_the_service_appends(
     made = same_events(
         by_service,
         by_desk,
-        lambda: acts.two_stories(settings, acts.Act(day, "bo"), together["story_id"], [own]),
+        lambda: acts.two_stories(settings, resources, acts.Act(day, "bo"), together["story_id"], [own]),
         lambda: post(desk(by_desk), "/today/split", story=together["story_id"], apart=own),
     )
     assert {t for t, _, _ in made} >= {"story.split", "brief.published"}

@@ -268,7 +268,7 @@ def test_an_alert_channel_that_is_down_never_fails_the_run_and_the_next_check_se
         result = daily_brief(today.isoformat(), str(config))
     finally:
         readers.stop()
-    assert result["version"] == 1 and result["delivery_failed"] == ["readers"]
+    assert result.version == 1 and result.delivery_failed == ("readers",)
     refused = [e.payload for e in events(config, "alert.failed")]
     assert [(p["cause"], p["attempt"], p["will_retry"]) for p in refused] == [
         ("delivery-failed:readers", 1, True),

@@ -31,13 +31,13 @@ def test_backfill_twice_is_idempotent(shared_data: Path, tmp_path: Path, prefect
 
     first, facts_first = run_all()
     second, facts_second = run_all()
-    assert [o["status"] for o in first] == ["completed"] * 4, first
+    assert [o.status for o in first] == ["completed"] * 4, first
     assert facts_first == facts_second and facts_first["article.collected"] > 1000
-    assert [o["changed"] for o in second] == [False] * 4  # same briefs, no new versions
+    assert [o.changed for o in second] == [False] * 4  # same briefs, no new versions
     briefs = sorted(p.name for p in (Path(store.base) / "briefs").glob("*.json"))
     assert briefs == ["2025-07-28.json", "2025-08-05.json", "2025-08-06.json", "2025-08-07.json"]
     # AI stories only: 07-28 is a quiet day, and a thin day gives a shorter brief, not a padded one
-    assert all(o["items"] >= (3 if o["date"] == "2025-07-28" else 5) for o in first), first
+    assert all(o.items >= (3 if str(o.day) == "2025-07-28" else 5) for o in first), first
 
 
 def test_bad_range_is_refused_at_once() -> None:

@@ -49,8 +49,8 @@ def real_run(real_days: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_rerunning_a_date_adds_no_fact_and_no_new_version(real_run: dict) -> None:
     before, after = real_run["facts"]
     assert before == after and before["article.collected"] > 100
-    assert real_run["rerun"]["changed"] is False
-    assert real_run["rerun"]["version"] == real_run["results"]["2025-08-06"]["version"] == 1
+    assert real_run["rerun"].changed is False
+    assert real_run["rerun"].version == real_run["results"]["2025-08-06"]["version"] == 1
 
 
 def test_every_citation_resolves_to_a_collected_article(real_run: dict) -> None:
@@ -124,7 +124,7 @@ def test_dates_run_out_of_order_give_the_same_briefs(real_run: dict, tmp_path: P
     config.write_text(real_run["config"].read_text())
     shuffled = {day: daily_brief(day, str(config)) for day in ("2025-08-07", "2025-08-05", "2025-08-06")}
     for day in DAYS:
-        brief = json.loads(Path(shuffled[day]["files"]["json"]).read_text())
+        brief = json.loads(Path(shuffled[day].files["json"]).read_text())
         assert _membership(brief) == _membership(real_run["briefs"][day]), day
 
 
@@ -147,11 +147,11 @@ def test_the_smallest_config_works(tmp_path: Path, prefect_harness: None) -> Non
         f'[storage]\nroot = "{tmp_path / "root"}"\n[[sources]]\nname = "techwire"\nurl = "{feeds}/{{date}}.xml"\n'
     )
     result = daily_brief("2025-08-06", str(config))
-    brief = json.loads(Path(result["files"]["json"]).read_text())
+    brief = json.loads(Path(result.files["json"]).read_text())
     assert brief["date"] == "2025-08-06" and brief["language"] == "en"
     titles = [i["title"] for i in brief["items"]]
     assert "City of Brightwater pilots AI triage in its emergency line" in titles
-    html_page = Path(result["files"]["html"]).read_text()
+    html_page = Path(result.files["html"]).read_text()
     assert "<script>alert" not in html_page and "onerror=" not in html_page
 
 
@@ -168,7 +168,7 @@ def test_hostile_feed_item_is_harmless_in_every_output(tmp_path: Path, prefect_h
         "on_topic = true\n"
     )
     result = daily_brief("2025-08-06", str(config))
-    outputs = {ext: Path(path).read_text() for ext, path in result["files"].items()}
+    outputs = {ext: Path(path).read_text() for ext, path in result.files.items()}
     for ext, text in outputs.items():
         lowered = text.lower()
         assert "<script" not in lowered and "alert(" not in lowered and "onerror" not in lowered, ext
@@ -199,7 +199,7 @@ def test_chinese_instructions_in_a_feed_are_flagged_in_every_output(
         f'url = "{feeds}/{{date}}.xml"\non_topic = true\n'
     )
     result = daily_brief("2025-08-06", str(config))
-    outputs = {ext: Path(path).read_text() for ext, path in result["files"].items()}
+    outputs = {ext: Path(path).read_text() for ext, path in result.files.items()}
     for ext, text in outputs.items():
         assert "<script" not in text.lower() and "alert(" not in text.lower(), ext
     brief = json.loads(outputs["json"])
@@ -225,7 +225,7 @@ def test_stats_per_day_from_the_runs_projection(real_run: dict) -> None:
         assert rows[day]["off_topic"] > 0  # stories the topic filter left out, counted per day
     # the rerun of 08-06 stored no article again (a fact is stored once), yet the day's items and
     # duplicates are the day's own: the same as the day run alone
-    rerun = real_run["rerun"]["run_id"]
+    rerun = real_run["rerun"].run_id
     runs = materialize(real_run["store"], "runs").filter(pl.col("run_id") == rerun)
     counted = {c["event_type"]: c["n"] for c in runs["counts"][0]}
     assert counted.get("article.collected", 0) == 0

@@ -93,8 +93,8 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
 
     config = setup(tmp_path, channels(mail, hook))
     result = daily_brief(DAY, str(config))
-    assert result["delivered"] == ["email", "hook"] and result["delivery_failed"] == []
-    brief = json.loads(Path(result["files"]["json"]).read_text())
+    assert result.delivered == ("email", "hook") and result.delivery_failed == ()
+    brief = json.loads(Path(result.files["json"]).read_text())
 
     # the email: one message, a subject naming the day and its lead, an HTML part with the citations
     [message] = mail.messages
@@ -117,7 +117,7 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
 
     # a rerun sends nothing
     again = daily_brief(DAY, str(config))
-    assert again["changed"] is False and again["delivered"] == []
+    assert again.changed is False and again.delivered == ()
     assert len(mail.messages) == 1 and len(hook.posts) == 1
 
     # a correction: a person marks the lead off-topic; v2 goes to the email as an update, not to the hook
@@ -143,7 +143,7 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
     from tasks.collect import Source
     from tasks.steps.collect import collect_source
 
-    feed = Path(result["files"]["md"]).parent / "feed.xml"
+    feed = Path(result.files["md"]).parent / "feed.xml"
     events = collect_source(Source("briefs", feed.as_uri()), datetime(2025, 8, 6).date(), "feed-check")
     [entry] = [e.payload for e in events if e.event_type == "article.collected"]
     assert entry["title"].startswith(f"AI brief — {DAY} (v2)") and entry["url"].endswith(f"{DAY}.html")
@@ -177,7 +177,7 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
     if CHROMIUM:  # a browser renders the email body and the published page as inert text
         for name, html in {
             "email": body,
-            "page": (Path(result["files"]["html"]).parent / DAY / "v1.html").read_text(),
+            "page": (Path(result.files["html"]).parent / DAY / "v1.html").read_text(),
         }.items():
             page = tmp_path / f"{name}.html"
             page.write_text(html)
@@ -199,7 +199,7 @@ def test_a_channel_that_refuses_does_not_fail_the_run_and_brief_deliver_resends_
     config = setup(tmp_path, channels(mail, hook, extra))
     mail.refuse, hook.status = True, 500
     result = daily_brief(DAY, str(config))  # completes
-    assert result["delivered"] == [] and sorted(result["delivery_failed"]) == ["email", "hook", "later"]
+    assert result.delivered == () and sorted(result.delivery_failed) == ["email", "hook", "later"]
     failed = payloads(config, "delivery.failed")
     by_channel: dict[str, list[dict]] = {}
     for f in failed:
@@ -413,4 +413,4 @@ def test_min_core_zero_sends_even_an_empty_day(tmp_path: Path, prefect_harness: 
         '[[sources]]\nname = "gone"\nurl = "file:///nonexistent/gone/{date}.xml"\n'
     )
     result = daily_brief(DAY, str(config))
-    assert (result["version"], result["items"]) == (1, 0) and payloads(config, "brief.withheld") == []
+    assert (result.version, result.items) == (1, 0) and payloads(config, "brief.withheld") == []

@@ -251,6 +251,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
 
     from flows.deliver import resend
     from flows.desk.app import create_app
+    from ops.workspace import open_resources
 
     with_channels(
         config,
@@ -259,7 +260,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
         "backoff_s = 0.05\n",
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     assert [path for path, _ in hook.posts] == ["/editors"]  # held: v1 to the editors only
     folder = Path(store_of(config).base) / "briefs" / DAY
     kept: dict[str, bytes] = {}
@@ -523,7 +524,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
         ("readers", 5, "update"),
         ("readers", 6, "update"),
     ]
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     assert len(hook.posts) == 4  # nothing is sent twice
 
     # the earlier versions are intact
@@ -537,13 +538,14 @@ def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_c
     config: Path, hook
 ) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
 
     with_channels(
         config,
         "[delivery]\nupdate_after = 0\n"
         f'[[delivery.channels]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n',
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     assert [p["title"] for _, p in hook.posts] and len(hook.posts) == 1  # v1, before any correction
     desk = client(config)
     page = desk.get(f"/today?date={DAY}")
@@ -581,6 +583,7 @@ def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_c
 
 def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Path, hook) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
 
     with_channels(
         config,
@@ -588,7 +591,7 @@ def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Pa
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n',
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     assert [path for path, _ in hook.posts] == ["/editors"]  # held: only the editors have it
     desk = client(config)
     page = desk.get(f"/hold?date={DAY}")

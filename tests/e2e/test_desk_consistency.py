@@ -152,17 +152,21 @@ def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_ag
 
 def test_the_command_line_acts_on_the_current_version_and_ops_refuses_a_stale_one(config: Path) -> None:
     from ops import acts
+    from ops.workspace import resources_of
     from storage.errors import StaleAct
 
     settings = load_settings(str(config))
+    resources = resources_of(settings)
     day = date.fromisoformat(DAY)
     story = current(config)["items"][0]["story_id"]
-    acts.correct(settings, acts.Act(day, "bo"), story, {"title": "From the command line"})
+    acts.correct(settings, resources, acts.Act(day, "bo"), story, {"title": "From the command line"})
     with pytest.raises(StaleAct) as refused:
-        acts.correct(settings, acts.Act(day, "ann", "desk", seen=1), story, {"title": "From v1"})
+        acts.correct(settings, resources, acts.Act(day, "ann", "desk", seen=1), story, {"title": "From v1"})
     assert (refused.value.seen, refused.value.current) == (1, 2)
     assert any("brief.corrected title" in line and "— bo at" in line for line in refused.value.acts)
-    done = acts.correct(settings, acts.Act(day, "ann", "desk", seen=2), story, {"title": "From v2"})
+    done = acts.correct(
+        settings, resources, acts.Act(day, "ann", "desk", seen=2), story, {"title": "From v2"}
+    )
     assert done.version == 3 and current(config)["items"][0]["title"] == "From v2"
 
 
@@ -217,13 +221,14 @@ def test_hold_names_the_current_held_version_and_approves_only_the_version_it_sh
     config: Path, hook
 ) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     desk = client(config, "ann")
     hold_page = desk.get(f"/hold?date={DAY}").text
     assert "<b>v1</b> is held" in hold_page and "Approve v1 as ann" in hold_page
@@ -285,11 +290,12 @@ def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last
     config: Path, hook
 ) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
     from storage.events import utcnow
     from tests.cli import brief
 
     coalescing(config, hook, 10)
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     assert readers_got(config) == [(1, "brief")]
     desk = client(config, "ann")
     story, other = [i["story_id"] for i in current(config)["items"]][:2]
@@ -347,9 +353,10 @@ def test_the_desk_sends_the_update_when_its_window_closes_on_its_own_timer(confi
 
     from flows.deliver import resend
     from flows.desk.app import create_app
+    from ops.workspace import open_resources
 
     coalescing(config, hook, 0.1)  # a window of 6 s
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     story = current(config)["items"][0]["story_id"]
     app = create_app(load_settings(str(config)), "127.0.0.1", "ann", flush_every=0.2)
     with TestClient(app, base_url=LOCAL) as desk:  # serving: the timer runs
@@ -369,13 +376,14 @@ def test_after_an_act_the_page_returns_to_the_item_its_panel_open_and_today_says
     config: Path, hook
 ) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     desk = client(config, "ann")
     page = desk.get(f"/today?date={DAY}").text
     status = re.search(r'<p class="meta status">(.*?)</p>', page).group(1)
@@ -489,12 +497,14 @@ def test_a_same_story_act_at_the_desk_settles_the_open_question_about_that_pair(
 
 def test_a_two_stories_act_at_the_desk_answers_the_open_question_about_a_pair_it_parts(config: Path) -> None:
     from ops import acts
+    from ops.workspace import resources_of
     from tasks import steps
 
     first, second = [i for i in current(config)["items"] if "Pippin" in i["title"]]
     (own,) = [c["article_id"] for c in second["citations"]]
     # the two joined by a link recorded without answering the question (as an older desk did)
-    ctx = acts.context(load_settings(str(config)), date.fromisoformat(DAY), "test-link")
+    settings = load_settings(str(config))
+    ctx = acts.context(settings, resources_of(settings), date.fromisoformat(DAY), "test-link")
     ctx.store.append(steps.same_story(ctx, [first["story_id"], second["story_id"]], "bo"))
     steps.rebrief(ctx)
     desk = client(config, "ann")
@@ -595,13 +605,14 @@ def test_answers_from_a_page_older_than_the_brief_approve_nothing_and_an_approva
     """Answering a held brief's questions approves it: the version the questions page showed, never
     one corrected since by someone else; an approval that names no version is refused."""
     from flows.deliver import resend
+    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     bob, ann = client(config, "bob"), client(config, "ann")
     asked = bob.get(f"/questions?date={DAY}").text
     assert seen_of(asked) == "1"

@@ -57,7 +57,7 @@ def test_a_failed_warning_suite_quarantines_and_the_run_completes(
     result = daily_brief("2025-08-06", str(cfg))
     logged = capfd.readouterr()
     assert "Calculating Metrics" not in logged.err + logged.out  # no progress bars in the run's log
-    brief = json.loads(Path(result["files"]["json"]).read_text())
+    brief = json.loads(Path(result.files["json"]).read_text())
     cited = [c["url"] for i in brief["items"] for c in i["citations"]]
     assert cited == ["https://mixed.example/2025/08/harbor-arm"]  # the ftp item was quarantined
     store = ParquetEventStore(load_settings(str(cfg)).storage.root)

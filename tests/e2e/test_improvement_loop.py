@@ -30,7 +30,7 @@ def test_marks_learnt_evaluated_on_unseen_adopted_used_and_rolled_back(
 
     def run_under() -> dict:
         result = daily_brief(LAST, str(config))
-        started = [e for e in store.read(event_types=["run.started"]) if e.run_id == result["run_id"]]
+        started = [e for e in store.read(event_types=["run.started"]) if e.run_id == result.run_id]
         return started[-1].payload["policy"]
 
     # 1. what people said: a mark at review, and the hand labels of the first two days only

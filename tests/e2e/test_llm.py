@@ -103,7 +103,7 @@ def test_every_call_is_an_event_and_a_rerun_makes_none(
     llm_server.mode("valid")  # resets the count
     again = daily_brief(DAY, str(config))
     assert llm_server.stats()["requests"] == 0  # answered from the log
-    assert again["changed"] is False and again["version"] == first["version"]
+    assert again.changed is False and again.version == first.version
     assert finished(config)["llm"]["reused"] == len(calls)
 
     # lineage: a decision names the model's answers it took; the rerun, the answers in the log
@@ -114,7 +114,7 @@ def test_every_call_is_an_event_and_a_rerun_makes_none(
             events[i].payload["task"] for i in e.source_event_ids if events[i].event_type == "llm.called"
         )
 
-    for run in (first["run_id"], again["run_id"]):
+    for run in (first.run_id, again.run_id):
         scored = [e for e in events.values() if e.event_type == "story.scored" and e.run_id == run]
         judged = [e for e in scored if not any("not asked" in r for r in e.payload["reasons"])]
         assert len(judged) > 5 and all(asked(e) == ["importance", "relevance"] for e in judged), run
@@ -145,7 +145,7 @@ def test_a_failing_server_never_fails_the_run(
     url = llm_server.base_url if base == "scripted" else "http://127.0.0.1:9/v1"
     config = write_config(tmp_path / mode, url, tasks='["relevance", "summary"]')
     result = daily_brief(DAY, str(config))
-    assert result["items"] > 0  # the offline result stands in for the model
+    assert result.items > 0  # the offline result stands in for the model
     report = finished(config)["llm"]
     calls = store_of(config).read(event_types=["llm.called"])
     if reason is None:
@@ -178,7 +178,7 @@ def test_an_odd_answer_is_a_recorded_fallback_not_a_failed_run(
         tmp_path / mode, llm_server.base_url, tasks='["relevance", "importance", "summary"]'
     )
     result = daily_brief(DAY, str(config))
-    assert result["items"] > 0
+    assert result.items > 0
     report = finished(config)["llm"]
     store = store_of(config)
     calls = [c.payload for c in store.read(event_types=["llm.called"])]
@@ -389,7 +389,7 @@ def test_a_real_server(shared_data: Path, tmp_path: Path, prefect_harness: None)
         config.read_text().replace('model = "scripted"', f'model = "{os.environ["BRIEF_TEST_LLM_MODEL"]}"')
     )
     result = daily_brief(DAY, str(config))
-    assert result["items"] > 0
+    assert result.items > 0
     calls = store_of(config).read(event_types=["llm.called"])
     assert calls and all(c.source_event_ids for c in calls)
     brief = (Path(store_of(config).base) / "briefs" / f"{DAY}.md").read_text()

@@ -44,9 +44,9 @@ def test_backfill_daily_run_and_export_on_s3(
     local_config, _ = copy_real_days(real_days, tmp_path / "local")
 
     outcomes = backfill(*DAYS, str(s3_config), 2)
-    assert [o["status"] for o in outcomes] == ["completed", "completed"], outcomes
+    assert [o.status for o in outcomes] == ["completed", "completed"], outcomes
     rerun = daily_brief(DAYS[1], str(s3_config))
-    assert rerun["changed"] is False  # the same brief from the facts on S3
+    assert rerun.changed is False  # the same brief from the facts on S3
 
     s3_store = load_settings(str(s3_config)).storage.event_store()
     bucket, prefix = s3_root[len("s3://") :].split("/", 1)

@@ -277,7 +277,7 @@ def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_proces
     # the run's shared cache (``BRIEF_EMBEDDINGS_SHARED``) and never load the model
     local_config = archive_config(tmp_path / "local", feeds, SOURCES)
     one = backfill(START, END, str(local_config))
-    assert [o["status"] for o in one] == ["completed"] * DAYS, one
+    assert [o.status for o in one] == ["completed"] * DAYS, one
 
     before = set().union(*(ran_by(log) for log in stack["logs"]))
     run = _run(stack, "backfill/backfill", {"start": START, "end": END, "config": str(s3_config)})
@@ -299,7 +299,7 @@ def test_backfill_run_through_the_api_fans_out_to_workers_and_matches_one_proces
     ]
     assert fact_ids[0] == fact_ids[1] and len(fact_ids[0]) > 70 * DAYS  # every date's facts
     assert decisions(s3_store) == decisions(local_store)
-    days = [o["date"] for o in one]
+    days = [str(o.day) for o in one]
     assert documents(s3_store, days) == documents(local_store, days)
 
 

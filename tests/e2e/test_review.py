@@ -69,7 +69,7 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
     assert len(asked) == 3 and any(q["field"] == "same_story" for q in asked)
     # the labnotes article and techwire's syndicated copy of it are one item (one URL, cited once);
     # techwire's own report apart
-    assert sorted(pippin_items(json.loads(Path(first["files"]["json"]).read_text()))) == [1, 1]
+    assert sorted(pippin_items(json.loads(Path(first.files["json"]).read_text()))) == [1, 1]
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: brief review at a terminal
@@ -118,9 +118,9 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
     [merged] = store.read(event_types=["story.merged"])
 
     again = daily_brief(DAY, str(config))
-    assert again["changed"] is False and again["version"] == 2
+    assert again.changed is False and again.version == 2
     # the run's clustering names the person's link among what it read (lineage)
-    clustered = [e for e in store.read(event_types=["story.clustered"]) if e.run_id == again["run_id"]]
+    clustered = [e for e in store.read(event_types=["story.clustered"]) if e.run_id == again.run_id]
     bound = [e for e in clustered if merged.event_id in e.source_event_ids]
     assert len(bound) == 1 and set(merged.payload["article_ids"]) <= set(bound[0].payload["members"])
     open_now = materialize(store, "questions", days=[store.days()[-1]])

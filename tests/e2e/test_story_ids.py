@@ -40,7 +40,7 @@ def test_two_follow_ups_of_one_story_keep_distinct_ids(tmp_path: Path, prefect_h
     )
     first = daily_brief("2025-03-05", str(config))
     second = daily_brief("2025-03-06", str(config))
-    assert first["items"] >= 2 and second["items"] >= 3, (first, second)
+    assert first.items >= 2 and second.items >= 3, (first, second)
 
     store = ParquetEventStore(load_settings(str(config)).storage.root)
     url_of = {e.subject_id: e.payload["url"] for e in store.read(event_types=["article.collected"])}

@@ -96,7 +96,7 @@ def test_a_checked_translation_stands_beside_the_original_and_a_lossy_one_is_ref
 
     llm_server.mode("valid", TRANSLATIONS)  # a rerun reads the answers from the log
     again = daily_brief(DAY, str(config))
-    assert llm_server.stats()["requests"] == 0 and again["version"] == first["version"]
+    assert llm_server.stats()["requests"] == 0 and again.version == first.version
 
 
 def test_a_model_error_leaves_every_original_alone_and_the_run_completes(
@@ -108,7 +108,7 @@ def test_a_model_error_leaves_every_original_alone_and_the_run_completes(
     config = zh_config(tmp_path / "down", llm_server.base_url)  # the server answers 500 to everything
     result = daily_brief(DAY, str(config))
     document, html, _ = brief_files(config)
-    assert result["items"] > 0 and not any("translated_title" in i for i in document["items"])
+    assert result.items > 0 and not any("translated_title" in i for i in document["items"])
     assert translated(config) == [] and "译文" not in html
     fallbacks = finished(config)["llm"]["fallbacks"]
     assert fallbacks and {f["task"] for f in fallbacks} == {"translate"}

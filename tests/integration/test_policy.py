@@ -293,10 +293,10 @@ def test_the_next_run_uses_the_adopted_policy_and_after_a_rollback_the_earlier_o
         "adoption": adopted.event_id,
         "file": None,
     }
-    brief_json = json.loads(Path(result["files"]["json"]).read_text())
+    brief_json = json.loads(Path(result.files["json"]).read_text())
     assert sum(i["section"] == "top" for i in brief_json["items"]) <= 1
     assert {
-        e.policy_version for e in store.read(event_types=["story.scored"]) if e.run_id == result["run_id"]
+        e.policy_version for e in store.read(event_types=["story.scored"]) if e.run_id == result.run_id
     } == {adopted.payload["version"]}
     back = brief("policy", "rollback", "--reason", "too few", "--config", str(config))
     assert back.returncode == 0, back.stderr
@@ -314,7 +314,7 @@ def test_a_person_s_act_re_renders_under_the_adopted_policy(tmp_path: Path) -> N
 
     config = sample(tmp_path)
     store = load_settings(str(config)).storage.event_store()
-    first = json.loads(Path(daily_brief(DAY, str(config))["files"]["json"]).read_text())
+    first = json.loads(Path(daily_brief(DAY, str(config)).files["json"]).read_text())
     assert sum(i["section"] == "top" for i in first["items"]) > 1
     done = brief(
         "policy", "adopt", str(candidate(tmp_path / "c", top_stories=1)), "--reason", "one lead",

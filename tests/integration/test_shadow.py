@@ -49,7 +49,7 @@ def test_three_days_in_shadow_then_stats_compares_the_policies(
 
     events = store.read(event_types=["story.clustered", "story.scored", "shadow.clustered", "shadow.scored"])
     # the live run's lineage names only events in the log, never the shadow's unstored decisions
-    runs = {r["run_id"] for r in results.values()}
+    runs = {r.run_id for r in results.values()}
     every = store.read()
     known = {e.event_id for e in every}
     live = [e for e in every if e.run_id in runs and not e.event_type.startswith("shadow.")]
@@ -64,7 +64,7 @@ def test_three_days_in_shadow_then_stats_compares_the_policies(
     }
     assert differed["relevance"] > 0 and differed["clustering"] > 0, differed
     for day, result in results.items():
-        run = result["run_id"]
+        run = result.run_id
         assert finished[day].run_id == run and finished[day].payload["live_policy"] == live_version
         live, shadow = by_run(events, run, "story.scored"), by_run(events, run, "shadow.scored")
         # the candidate's decisions are stored under its version, beside the run's own, which keep theirs
@@ -81,8 +81,8 @@ def test_three_days_in_shadow_then_stats_compares_the_policies(
         assert {p["outcome"] for p in shadow.values()} == {"core"}  # the rules model keeps everything
         assert "off-topic" in {p["outcome"] for p in live.values()}
         # published: the live policy's decisions only, the same brief as before the shadow existed
-        assert not result["changed"], day
-        brief_items = json.loads(Path(result["files"]["json"]).read_text())["items"]
+        assert not result.changed, day
+        brief_items = json.loads(Path(result.files["json"]).read_text())["items"]
         before = json.loads(Path(built[day]["files"]["json"]).read_text())["items"]
         assert [i["story_id"] for i in brief_items] == [i["story_id"] for i in before]
     # the live policy's projections do not see the shadow
@@ -99,13 +99,13 @@ def test_three_days_in_shadow_then_stats_compares_the_policies(
     )
     assert scores.returncode == 0, scores.stderr
     replayed = [json.loads(line) for line in scores.stdout.splitlines()]
-    live = by_run(events, results[REAL_DAYS[2]]["run_id"], "story.scored")
+    live = by_run(events, results[REAL_DAYS[2]].run_id, "story.scored")
     assert {r["story_id"]: r["outcome"] for r in replayed} == {s: p["outcome"] for s, p in live.items()}
 
     # marks given after the runs: a story the live policy left out, marked off-topic (the candidate
     # kept it), and one both kept, marked core
     day = REAL_DAYS[2]
-    run = results[day]["run_id"]
+    run = results[day].run_id
     live = by_run(events, run, "story.scored")
     dropped = sorted(s for s, p in live.items() if p["outcome"] == "off-topic")[0]
     both = sorted(s for s, p in live.items() if p["outcome"] == "core")[0]
@@ -161,8 +161,8 @@ def test_the_shadow_decides_what_the_candidate_would_have_decided_live(
     one = load_settings(str(shadowed)).storage.event_store().read([date.fromisoformat(day)])
     two = load_settings(str(pinned)).storage.event_store().read([date.fromisoformat(day)])
     shadow_scored, live_scored = (
-        by_run(one, a["run_id"], "shadow.scored"),
-        by_run(two, b["run_id"], "story.scored"),
+        by_run(one, a.run_id, "shadow.scored"),
+        by_run(two, b.run_id, "story.scored"),
     )
     assert shadow_scored.keys() == live_scored.keys()
     for story, payload in live_scored.items():
@@ -172,8 +172,8 @@ def test_the_shadow_decides_what_the_candidate_would_have_decided_live(
             payload["importance"],
             payload["representative"],
         ), story
-    shadow_clustered = by_run(one, a["run_id"], "shadow.clustered")
-    live_clustered = by_run(two, b["run_id"], "story.clustered")
+    shadow_clustered = by_run(one, a.run_id, "shadow.clustered")
+    live_clustered = by_run(two, b.run_id, "story.clustered")
     assert {s: p["members"] for s, p in shadow_clustered.items()} == {
         s: p["members"] for s, p in live_clustered.items()
     }

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
-from datetime import date, timedelta
+from datetime import timedelta
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import DeskOf, End, page, parse_date
+from flows.desk.web import DeskOf, End, page
 from storage.errors import InputError
+from tasks.dates import parse_date
 
 router = APIRouter()
 
@@ -31,9 +32,9 @@ def find(request: Request, desk: DeskOf) -> Response:
     from flows.desk.search import search
 
     q = request.query_params.get("q", "").strip()
-    latest = reads.latest_day(desk.store) or date.today()
-    end = parse_date(request.query_params.get("end"), "end") or latest
-    start = parse_date(request.query_params.get("start"), "start") or end - timedelta(days=30)
+    latest = reads.latest_day(desk.store) or desk.today()
+    end = parse_date(request.query_params.get("end") or None, "end") or latest
+    start = parse_date(request.query_params.get("start") or None, "start") or end - timedelta(days=30)
     t0 = time.perf_counter()
     results = search(desk.store, q, start, end) if q else None
     ms = (time.perf_counter() - t0) * 1000
@@ -46,7 +47,7 @@ def find(request: Request, desk: DeskOf) -> Response:
 def sources(request: Request, desk: DeskOf, end: End) -> Response:
     from flows.desk import health
 
-    latest = reads.latest_day(desk.store) or date.today()
+    latest = reads.latest_day(desk.store) or desk.today()
     window = timedelta(days=health.WINDOW_DAYS)
     return page(
         request,

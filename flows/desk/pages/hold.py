@@ -27,7 +27,7 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
         current=current.version if current is not None else None,
         approved=state.approved,
         delivered=sorted(state.delivered.values(), key=lambda d: d.at),
-        pending=acts.pending_update(desk.settings, day),
+        pending=acts.pending_update(desk.settings, desk.resources, day),
         update_after=desk.settings.delivery.update_after,
         done=banner(request),
     )
@@ -37,13 +37,13 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
 def approve(request: Request, desk: DeskOf, act: ActOf) -> Response:
     if act.seen is None:  # what is approved is what the page showed: never "whatever is current"
         raise InputError("the form names no version of the brief (seen); reload the page")
-    return done(request, "approved", acts.approve(desk.settings, act), "/hold")
+    return done(request, "approved", acts.approve(desk.settings, desk.resources, act), "/hold")
 
 
 @router.post("/hold/send")
 def send_now(request: Request, desk: DeskOf, act: ActOf) -> Response:
     """The pending update sent now, before its window closes."""
-    outcome = acts.deliver(desk.settings, act.day, now=True)
+    outcome = acts.deliver(desk.settings, desk.resources, act.day, now=True)
     sent = [s.channel for s in outcome.sent if s.ok]
     what = "send" if sent else "nothing"
     line = said_line(desk, what, version=outcome.version, sent=sent) if sent else DONE[what]

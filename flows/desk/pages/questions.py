@@ -64,4 +64,4 @@ def answer(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
         raise InputError("none of these questions is open any more; reload the page")
     if act.seen is None and desk.store.tree.briefs.current_document(act.day) is not None:
         raise InputError("the form names no version of the brief (seen); reload the page")
-    return done(request, "answers", acts.answer(desk.settings, act, replies), "/questions")
+    return done(request, "answers", acts.answer(desk.settings, desk.resources, act, replies), "/questions")

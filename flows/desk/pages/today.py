@@ -38,47 +38,49 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         marks=("off-topic", "related", "core", "lead"),
         done=banner(request),
         questions=len(reads.open_questions(desk.store, day)),
-        pending=acts.pending_update(desk.settings, day) if version is None else None,
+        pending=acts.pending_update(desk.settings, desk.resources, day) if version is None else None,
     )
 
 
 @router.post("/today/mark")
 def mark(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
-    outcome = acts.mark(desk.settings, act, {form.get("story", ""): form.get("mark", "")})
+    outcome = acts.mark(desk.settings, desk.resources, act, {form.get("story", ""): form.get("mark", "")})
     return done(request, "mark", outcome, "/today")
 
 
 @router.post("/today/correct")
 def correct(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     fields = {form.get("field", ""): form.get("value", "")}
-    outcome = acts.correct(desk.settings, act, form.get("story", ""), fields, form.get("note", ""))
+    outcome = acts.correct(
+        desk.settings, desk.resources, act, form.get("story", ""), fields, form.get("note", "")
+    )
     return done(request, "correction", outcome, "/today")
 
 
 @router.post("/today/retract")
 def retract(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
-    outcome = acts.retract(desk.settings, act, form.get("story", ""), form.get("note", ""))
+    outcome = acts.retract(desk.settings, desk.resources, act, form.get("story", ""), form.get("note", ""))
     return done(request, "retraction", outcome, "/today")
 
 
 @router.post("/today/restore")
 def restore(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     """Undo a retraction: the item comes back in the next version."""
-    outcome = acts.restore(desk.settings, act, form.get("story", ""), form.get("note", ""))
+    outcome = acts.restore(desk.settings, desk.resources, act, form.get("story", ""), form.get("note", ""))
     return done(request, "restored", outcome, "/today")
 
 
 @router.post("/today/same")
 def same(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     other = form.get("other_id", "").strip() or form.get("other", "")  # a story id typed wins
-    outcome = acts.same_story(desk.settings, act, [form.get("story", ""), other])
+    outcome = acts.same_story(desk.settings, desk.resources, act, [form.get("story", ""), other])
     return done(request, "same", outcome, "/today")
 
 
 @router.post("/today/split")
 def split(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     apart = request.state.fields.get("apart", [])  # every ticked article, not the last one only
-    outcome = acts.two_stories(desk.settings, act, form.get("story", ""), apart)
+    outcome = acts.two_stories(desk.settings, desk.resources, act, form.get("story", ""), apart)
     return done(request, "split", outcome, "/today")
 
 
