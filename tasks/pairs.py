@@ -25,7 +25,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -115,9 +115,23 @@ class PairModel:
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"{where}: not a pair model ({exc.__class__.__name__}: {exc})") from None
-        if model.features != FEATURES or len(model.coef) != len(FEATURES):
-            raise ConfigError(f"{where}: its features are not this version's ({', '.join(FEATURES)})")
-        return model
+        if len(model.coef) != len(model.features):
+            raise ConfigError(f"{where}: {len(model.features)} features but {len(model.coef)} weights")
+        return model.upcast(where)
+
+    def upcast(self, where: str = "pair model") -> PairModel:
+        """The model in this version's features: one fitted before a feature was added weighs it 0, so it
+        decides exactly as it did; a feature this version does not know is refused (a newer model)."""
+        unknown = [f for f in self.features if f not in FEATURES]
+        if unknown:
+            raise ConfigError(
+                f"{where}: features this version does not compute ({', '.join(unknown)}); "
+                "refit it with 'brief learn', or use builtin:stories or 'rules'"
+            )
+        if self.features == FEATURES:
+            return self
+        weight = dict(zip(self.features, self.coef, strict=True))
+        return replace(self, features=FEATURES, coef=tuple(weight.get(f, 0.0) for f in FEATURES))
 
 
 def _model_file(ref: str) -> Path | None:

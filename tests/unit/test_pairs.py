@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -169,3 +170,21 @@ def test_an_outlets_recurring_words_mark_two_of_its_pages_as_a_series() -> None:
     rows = pairs.feature_rows(items, vectors @ vectors.T, None, [(0, 1), (0, 2), (3, 4), (1, 3)])
     column = rows[:, pairs.FEATURES.index("outlet_series_words")]
     assert column.tolist() == [1.0, 1.0, 0.0, 0.0]
+
+
+def test_a_model_fitted_before_a_feature_was_added_loads_and_decides_as_it_did(tmp_path) -> None:
+    """A policy may name a model ``brief learn`` fitted on an earlier version: it still loads, the new
+    feature weighs nothing, and its probabilities are those it gave before."""
+    m = model(0.4, cosine=2.5, same_outlet=-1.0, outlet_series_words=-0.8)
+    older = json.loads(m.to_json())
+    at = older["features"].index("outlet_series_words")
+    del older["features"][at], older["coef"][at]
+    path = tmp_path / "older.pairs.json"
+    path.write_text(json.dumps(older))
+    loaded = pairs.load_pair_model(str(path))
+    assert loaded is not None and loaded.features == pairs.FEATURES
+    assert loaded.coef[at] == 0.0
+    x = np.random.default_rng(0).random((6, len(pairs.FEATURES)))
+    without = np.delete(x, at, axis=1)
+    expected = 1 / (1 + np.exp(-(without @ np.array(older["coef"]) + older["intercept"])))
+    assert np.allclose(loaded.probabilities(x), expected)
