@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml requirements.lock
 
 run: $(STAMP)
 	$(BIN)/brief run --config $(CONFIG) --date $(DATE) --show
-	@echo "brief lives in $(VENV)/bin: 'source $(VENV)/bin/activate' puts it on your PATH, and 'export BRIEF_CONFIG=$(CONFIG)' lets you leave out --config"
+	@echo "brief lives in $(VENV)/bin: 'source $(VENV)/bin/activate' puts it on your PATH, and 'export BRIEF_CONFIG=$(abspath $(CONFIG))' lets you leave out --config"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15

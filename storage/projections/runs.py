@@ -2,8 +2,9 @@
 
 A flow run (``brief run``, a backfill's dates) records its life: started, then finished, failed,
 crashed or cancelled. A command's act (an answer, a mark, a correction, a purge, an evaluation)
-records its events in one append, all or none, under a run id that names it (``review-…``): it is
-``recorded``. A flow run none of whose life is in the days folded is ``unknown``."""
+writes its events under a run id that names it (``review-…``) and records no start or end: it is
+``recorded``, and what it wrote is in its counts (an act that re-rendered the brief has its
+``brief.published`` there). A flow run none of whose life is in the days folded is ``unknown``."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ class RunsProjection:
                 # the day a run was for is its run.started's (collecting the lookback writes earlier days)
                 pl.coalesce("run_date", "brief_date").alias("brief_date"),
                 # a command's own record (an answer, a mark, a purge, an evaluation: "review-2025…")
-                # writes its events at once or not at all; a flow run's id is a UUID
+                # has no start or end event; a flow run's id is a UUID
                 pl.when(pl.col("status").is_null() & ~pl.col("run_id").str.contains(FLOW_RUN_ID))
                 .then(pl.lit("recorded"))
                 .otherwise(pl.col("status").fill_null("unknown"))

@@ -352,4 +352,7 @@ def test_the_readme_says_how_to_reach_brief_before_its_first_command() -> None:
         check=True,
         env={"PATH": "/usr/bin:/bin"},
     ).stdout
-    assert "source .venv/bin/activate" in printed and "export BRIEF_CONFIG=samples/brief.toml" in printed
+    assert (
+        "source .venv/bin/activate" in printed
+        and f"export BRIEF_CONFIG={REPO / 'samples' / 'brief.toml'}" in printed
+    )
