@@ -312,15 +312,14 @@ def main() -> None:
     env["PREFECT_API_URL"] = server.api_url
     ref_tree = checkout(args.ref, work)
     try:
-        results = []
-        for month in args.months.split(","):
+        for month in args.months.split(","):  # each month's table as soon as it is measured
             start, end = getattr(args, month).split("..")
-            results.append(bench_month(month, (start, end), ref_tree, work, data, env))
+            report([bench_month(month, (start, end), ref_tree, work, data, env)], args.ref)
+            sys.stdout.flush()
     finally:
         server.stop()
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(ref_tree)], check=False)
         shutil.rmtree(work, ignore_errors=True)
-    report(results, args.ref)
 
 
 if __name__ == "__main__":
