@@ -61,6 +61,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/purge.py | tee docs/benchmarks/purge.md
 	$(BIN)/python bench/shadow.py | tee docs/benchmarks/shadow.md
 	$(BIN)/python bench/collect_sources.py | tee docs/benchmarks/collect_sources.md
+	$(BIN)/python bench/backfill_floor.py | tee docs/benchmarks/backfill_floor.md
+	$(BIN)/python bench/model_memory.py | tee docs/benchmarks/model_memory.md
 	{ $(BIN)/python bench/desk.py; echo; $(BIN)/python bench/desk.py --month 2026-03; } | tee docs/benchmarks/desk.md
 
 clean:

@@ -1,7 +1,10 @@
 """``brief run`` of the sample: wall time against its steps and its imports, with the Prefect server
 kept between commands and with a temporary server per run (as before), side by side in one run.
 
-    python bench/kept_server.py [--runs 3]
+    python bench/kept_server.py [--runs 3] [--day sample|aiweb] [--data ../shared/data]
+
+``--day aiweb``: a real day of the AI world's 14 feeds (2026-03-18, ``aiweb/``) instead of the
+sample; target (issue 34) for its runs after the first: wall <= 6 s.
 
 Each run is ``python -m flows.cli run`` in a fresh process, as a person types it, on one store and one
 ``PREFECT_HOME`` of its own with no ``PREFECT_API_URL``: the first run of the kept kind starts the
@@ -24,7 +27,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DAY = "2025-08-06"
+DAYS = {"sample": "2025-08-06", "aiweb": "2026-03-18"}
+AIWEB_TARGET_S = 6.0  # a 14-source day's run with the server kept
 IMPORTS = (
     "import time; t = time.perf_counter(); import flows.cli, ops.runs, flows.keptserver; "
     "from flows.daily import daily_brief; from flows.runlog import run_log; "
@@ -32,10 +36,10 @@ IMPORTS = (
 )
 
 
-def brief_run(config: Path, env: dict[str, str]) -> float:
+def brief_run(config: Path, env: dict[str, str], day: str) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "run", "--config", str(config), "--date", DAY],
+        [sys.executable, "-m", "flows.cli", "run", "--config", str(config), "--date", day],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -70,14 +74,24 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=3, help="runs of each kind after the first")
+    parser.add_argument("--day", choices=sorted(DAYS), default="sample")
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     from flows.keptserver import stop_kept
 
+    day = DAYS[args.day]
     work = Path(tempfile.mkdtemp(prefix="bench-kept-"))
-    shutil.copytree(REPO / "samples", work / "samples")
-    config = work / "samples" / "brief.toml"
-    config.write_text(config.read_text().replace('root = "../var/sample-store"', 'root = "store"'))
+    if args.day == "aiweb":
+        from tests.real_days import aiweb_config
+
+        if not (args.data / "aiweb" / "feeds").is_dir():
+            raise SystemExit(f"no AI-world feeds under {args.data / 'aiweb'} (give --data)")
+        config = aiweb_config(work / "aiweb", args.data / "aiweb")
+    else:
+        shutil.copytree(REPO / "samples", work / "samples")
+        config = work / "samples" / "brief.toml"
+        config.write_text(config.read_text().replace('root = "../var/sample-store"', 'root = "store"'))
     base = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env = {
         **base,
@@ -90,35 +104,39 @@ def main() -> None:
     temporary = {**env, "BRIEF_PREFECT_KEEP": "0"}
     rows: list[tuple[str, float, float, float]] = []
     try:
-        first = brief_run(config, env)  # starts the kept server (and the store's first brief)
+        first = brief_run(config, env, day)  # starts the kept server (and the store's first brief)
         rows.append(("kept: first (starts the server)", first, last_steps(config), imports(env)))
         for k in range(args.runs):  # interleaved, so that both kinds see the same machine
             rows.append(
                 (
                     f"kept: again, fresh process ({k + 1})",
-                    brief_run(config, env),
+                    brief_run(config, env, day),
                     last_steps(config),
                     imports(env),
                 )
             )
-            wall = brief_run(config, temporary)
+            wall = brief_run(config, temporary, day)
             rows.append((f"temporary server ({k + 1})", wall, last_steps(config), imports(env)))
     finally:
         stop_kept(work / "prefect")
         shutil.rmtree(work, ignore_errors=True)
     print(
-        f"# brief run of the sample ({DAY}), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
+        f"# brief run of {'the sample' if args.day == 'sample' else 'the 14 AI-world feeds'} ({day}), "
+        f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
     )
     print(
-        "| run | wall | steps | imports | rest (wall - steps - imports) | target wall <= steps + imports + 1 s |"
+        "| run | wall | steps | imports | rest (wall - steps - imports) | target wall <= steps + imports + 1 s "
+        + ("| target wall <= 6 s |" if args.day == "aiweb" else "|")
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|" + ("---|" if args.day == "aiweb" else ""))
     for label, wall, steps, imported in rows:
         target = steps + imported + 1
-        verdict = "" if not label.startswith("kept: again") else ("met" if wall <= target else "missed")
+        kept_again = label.startswith("kept: again")
+        verdict = "" if not kept_again else ("met" if wall <= target else "missed")
+        flat = "" if not kept_again else ("met" if wall <= AIWEB_TARGET_S else "missed")
         print(
             f"| {label} | {wall:.1f} s | {steps:.2f} s | {imported:.1f} s | {wall - steps - imported:.1f} s "
-            f"| {target:.1f} s {verdict} |"
+            f"| {target:.1f} s {verdict} |" + (f" {flat} |" if args.day == "aiweb" else "")
         )
 
 

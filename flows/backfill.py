@@ -1,7 +1,8 @@
 """The ``backfill`` flow: ``daily_brief`` for every date of a range.
 
 First every dated archive of every date is collected, ``concurrency`` fetches at a time
-(the slow, I/O-bound part); then each date's brief is made in date order, each its own
+(the slow, I/O-bound part), and the texts of every date embedded at once (models loaded once,
+large batches); then each date's brief is made in date order, each its own
 ``daily-brief`` flow run (so the UI shows each one, failed or not). In date order, a brief
 sees the briefs of the days before it exactly as a daily schedule would have, so a backfill
 gives the same briefs as the daily runs, however it is repeated. Live feeds replay the
@@ -96,6 +97,21 @@ def collect_archives_task(
     return total
 
 
+@task(name="embed-archives", cache_policy=NO_CACHE)
+def embed_archives_task(days: list[date], settings: Settings, run_id: str) -> str:
+    """The texts every date's run will embed, embedded at once, each date's vectors cached under it
+    (``tasks/steps/embed_range.py``): the dates' runs then find them and compute none."""
+    from tasks.steps import bootstrap, open_run
+    from tasks.steps.embed_range import embed_range
+
+    resources = bootstrap(settings)
+    done = embed_range([open_run(resources, settings, day, run_id) for day in days])
+    return (
+        f"{done.texts} text(s) of {done.dates} date(s) to embed, "
+        f"{done.computed} computed (the rest were cached)"
+    )
+
+
 def with_versions(store: ParquetEventStore, outcomes: list[dict]) -> list[DateOutcome]:
     """A fanned-out date's outcome (``flows/fanout.py``) with its version, items and whether its run
     published a new version, from the log."""
@@ -176,6 +192,7 @@ def backfill(
         return fanned
     new_events = collect_archives_task(days, unwalked(settings), concurrency, current_run_id(), progress)
     log.info(f"collected the archives of {len(days)} date(s): {new_events} new event(s)")
+    log.info(embed_archives_task(days, unwalked(settings), current_run_id()))
     dated: list[DateOutcome] = []
     started = time.perf_counter()
     for done, day in enumerate(days, start=1):

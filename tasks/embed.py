@@ -310,6 +310,23 @@ class CachedEmbedder:
             self._memory.update(zip(keys, vectors, strict=True))
         self._loaded = True
 
+    def holds(self, text: str) -> bool:
+        """Whether the cache (the partitions this embedder loads) has ``text``'s vector."""
+        self._load()
+        return text_key(text) in self._memory
+
+    def file(self, vectors: dict[str, np.ndarray]) -> int:
+        """Keep vectors computed elsewhere (text -> vector of this model) that the cache lacks, as
+        ``encode`` keeps those it computes; returns how many were new."""
+        self._load()
+        fresh = sorted((text_key(t), v) for t, v in vectors.items() if text_key(t) not in self._memory)
+        fresh = list(dict(fresh).items())
+        for key, vector in fresh:
+            self._memory[key] = vector
+        if fresh:
+            self._persist([k for k, _ in fresh], np.stack([v for _, v in fresh]))
+        return len(fresh)
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         self._load()
         keys = [text_key(t) for t in texts]

@@ -80,6 +80,12 @@ def upcast_collected_frame(decoded: pl.LazyFrame) -> pl.LazyFrame:
 LATEST = ["fields_day", *ORDER_COLUMNS]
 
 
+def newest_first_sorted(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """``frame`` sorted once by ``LATEST`` (stable), so that each article's last row in a group is its
+    newest snapshot: one sort of the frame, not one per field and article."""
+    return frame.sort(LATEST, maintain_order=True)
+
+
 class ArticlesProjection:
     name: str = "articles"
     event_types: tuple[str, ...] = ("article.collected", "article.corrected", "article.purged")
@@ -99,13 +105,13 @@ class ArticlesProjection:
             .with_columns(parse_utc(pl.col("published_at")).alias("published_at"))
         )
         base = (
-            collected.with_columns(pl.col("brief_date").alias("fields_day"))
+            newest_first_sorted(collected.with_columns(pl.col("brief_date").alias("fields_day")))
             .group_by("article_id")
             .agg(
                 pl.col("brief_date").min().alias("first_brief_date"),
                 pl.col("_ts").min().alias("first_collected_at"),
                 pl.len().cast(pl.UInt32).alias("collected_events"),
-                *[pl.col(c).sort_by(LATEST).last() for c in (*FIELDS, *LATEST)],
+                *[pl.col(c).last() for c in (*FIELDS, *LATEST)],
             )
         )
         corrections = latest_by(
@@ -119,13 +125,13 @@ class ArticlesProjection:
 
     def merge(self, a: State, b: State) -> State:
         base = (
-            pl.concat([a["base"], b["base"]])
+            newest_first_sorted(pl.concat([a["base"], b["base"]]))
             .group_by("article_id")
             .agg(
                 pl.col("first_brief_date").min(),
                 pl.col("first_collected_at").min(),
                 pl.col("collected_events").sum(),
-                *[pl.col(c).sort_by(LATEST).last() for c in (*FIELDS, *LATEST)],
+                *[pl.col(c).last() for c in (*FIELDS, *LATEST)],
             )
         )
         corrections = latest_by(pl.concat([a["corrections"], b["corrections"]]), ["article_id", "field"])
