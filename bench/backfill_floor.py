@@ -64,7 +64,7 @@ def child_backfill(config: str, start: str, end: str) -> None:
             {
                 "seconds": time.perf_counter() - wall,
                 "cpu": time.process_time() - cpu,
-                "outcomes": outcomes,
+                "outcomes": [o.row() for o in outcomes],
                 "peak_mb": peak_mb(),
             }
         )

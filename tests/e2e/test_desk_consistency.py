@@ -714,6 +714,7 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
 
 def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(config: Path, hook) -> None:
     from flows.deliver import resend
+    from ops.workspace import open_resources
     from storage.events import utcnow
     from tests.cli import brief
 
@@ -722,7 +723,7 @@ def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\nbackoff_s = 0.05\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nbackoff_s = 0.05\n'
     )
-    resend(load_settings(str(config)), date.fromisoformat(DAY))
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
     assert [p for p, _ in hook.posts] == ["/editors"]  # held: v1 to the editors at once
     desk = client(config, "ann")
     story, other = [i["story_id"] for i in current(config)["items"]][:2]
