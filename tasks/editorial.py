@@ -83,6 +83,8 @@ IMPORTANCE_FEATURES = (
     "hn_comments",
     "stars_today",
 )
+# the crowd's attention (Hacker News, GitHub), counted as much as the story is about the topic
+CROWD_FEATURES = ("hn_points", "hn_comments", "stars_today")
 Outcome = Literal["core", "related", "off-topic"]
 
 
@@ -223,8 +225,10 @@ def _term_pattern(term: str) -> re.Pattern[str]:
     if not term.isascii():  # CJK terms have no word boundaries
         return re.compile(re.escape(term))
     flags = 0 if term.upper() == term or any(c.isupper() for c in term[1:]) else re.IGNORECASE
-    # ASCII word boundaries: "AI" inside Chinese or Dutch text ("用AI打造", "AI-model") still counts
-    return re.compile(r"(?<![A-Za-z0-9-])" + re.escape(term) + r"(?![A-Za-z0-9])", flags)
+    # ASCII word boundaries: "AI" inside Chinese or Dutch text ("用AI打造", "AI-model") still counts;
+    # a version written against the name counts as the name ("Qwen3.5", "GPT5.4"), a longer word
+    # does not ("Geminids")
+    return re.compile(r"(?<![A-Za-z0-9-])" + re.escape(term) + r"(?![A-Za-z])", flags)
 
 
 @dataclass(frozen=True)
