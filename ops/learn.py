@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -386,23 +386,10 @@ def _fit_parts(
     # a story whose own importance is unknown (only a digest names it) is left out
     ranked = [k for k, e in enumerate(train) if e.importance is not None]
     inames = list(editorial.IMPORTANCE_FEATURES)
-    xi = _matrix([ranker_inputs(train[k].importance_inputs, float(p_core[k])) for k in ranked], inames)
+    xi = _matrix([{**train[k].importance_inputs, "core": float(p_core[k])} for k in ranked], inames)
     yi = np.array([(train[k].importance or 0) / 3 for k in ranked])
     ranker = Ridge(alpha=1.0).fit(xi, yi, sample_weight=weights[ranked])
     return heads, rel, core, subject, ranker, values
-
-
-def ranker_inputs(inputs: Mapping[str, float], subject: float) -> dict[str, float]:
-    """A story's importance inputs as a run gives them to a model whose subject part says
-    ``subject``: its ``core``, and the crowd's attention counted as much as the story is about
-    the topic (``editorial.CROWD_FEATURES``). The inputs were recorded under the model in force
-    when the day was scored (the rules' core is 1), so its ``core`` is taken out of them first."""
-    recorded = inputs.get("core", 1.0)
-    out = {**inputs, "core": subject}
-    for name in editorial.CROWD_FEATURES:
-        if recorded > 0:
-            out[name] = round(inputs.get(name, 0.0) / recorded * subject, 4)
-    return out
 
 
 def subject_names(names: Sequence[str]) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ops.learn import Example, _fit_heads, label_of, ranker_inputs, read_labels
+from ops.learn import Example, _fit_heads, label_of, read_labels
 
 
 def write(folder: Path, name: str, rows: list[dict]) -> None:
@@ -127,12 +127,3 @@ def test_a_fitted_model_carries_its_threshold_and_its_card_the_blocks_left_out()
     assert 0.2 <= fitted.model.threshold <= 0.8
     figures = fitted.model.card["leave_one_block_out"]
     assert figures["blocks"] == 3 and figures["stories"] == len(train) and figures["precision"] > 0.8
-
-
-def test_the_ranker_learns_from_the_crowds_attention_as_a_run_gives_it() -> None:
-    # recorded under the rules (core 1): the crowd's share as it is; a run gives it times the subject
-    recorded = {"core": 1.0, "hn_points": 0.8, "hn_comments": 0.6, "stars_today": 0.0, "outlets": 1.0}
-    fitted = ranker_inputs(recorded, 0.25)
-    assert fitted == {"core": 0.25, "hn_points": 0.2, "hn_comments": 0.15, "stars_today": 0.0, "outlets": 1.0}
-    # recorded under a fitted model whose subject said 0.5: the same story, the same inputs
-    assert ranker_inputs({**recorded, "core": 0.5, "hn_points": 0.4, "hn_comments": 0.3}, 0.25) == fitted
