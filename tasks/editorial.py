@@ -83,8 +83,6 @@ IMPORTANCE_FEATURES = (
     "hn_comments",
     "stars_today",
 )
-# the crowd's attention (Hacker News, GitHub), counted as much as the story is about the topic
-CROWD_FEATURES = ("hn_points", "hn_comments", "stars_today")
 Outcome = Literal["core", "related", "off-topic"]
 
 
