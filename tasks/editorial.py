@@ -223,8 +223,10 @@ def _term_pattern(term: str) -> re.Pattern[str]:
     if not term.isascii():  # CJK terms have no word boundaries
         return re.compile(re.escape(term))
     flags = 0 if term.upper() == term or any(c.isupper() for c in term[1:]) else re.IGNORECASE
-    # ASCII word boundaries: "AI" inside Chinese or Dutch text ("用AI打造", "AI-model") still counts
-    return re.compile(r"(?<![A-Za-z0-9-])" + re.escape(term) + r"(?![A-Za-z0-9])", flags)
+    # ASCII word boundaries: "AI" inside Chinese or Dutch text ("用AI打造", "AI-model") still counts;
+    # a version written against the name counts as the name ("Qwen3.5", "GPT5.4"), a longer word
+    # does not ("Geminids")
+    return re.compile(r"(?<![A-Za-z0-9-])" + re.escape(term) + r"(?![A-Za-z])", flags)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,11 @@ def test_ascii_names_count_inside_chinese_and_dutch_text_and_words_keep_their_bo
     assert evidence(item("OpenAI maakt GPT-5 beschikbaar", language="nl"))["entity_title"] >= 2
     assert evidence(item("Mountain trails for the rainy season"))["kw_title"] == 0  # "ai" in "trails"
     assert evidence(item("Paint your room"))["kw_title"] == 0
+    # a version written against a name is the name; a longer word is not
+    assert evidence(item("Qwen3.5 fine-tuning guide"))["entity_title"] == 1
+    assert evidence(item("Epoch confirms GPT5.4 Pro solved an open problem"))["entity_title"] == 1
+    assert evidence(item("Watch the Geminids tonight"))["entity_title"] == 0
+    assert evidence(item("A Grokking tutorial"))["entity_title"] == 0
 
 
 def test_the_embedding_says_nothing_for_other_languages_or_another_embedder() -> None:
