@@ -127,7 +127,7 @@ def apply_editor_acts(
         if not fixed:
             items.append(item)
             continue
-        lines = []
+        lines: list[str] = []
         changed: dict[str, Any] = {}
         for field_ in ("title", "summary"):
             fix = fixed.get(field_)
