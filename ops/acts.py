@@ -30,6 +30,7 @@ import polars as pl
 from ops import changes
 from storage.errors import InputError
 from storage.events import Event, utcnow
+from storage.store import EventStore
 from tasks import deliver as delivery_rules
 from tasks import steps
 from tasks.settings import Settings
@@ -111,6 +112,26 @@ def day_of(
     after tomorrow is refused in one line naming ``option`` unless ``future`` (a look, not an act)."""
     day = given or steps.today(settings, clock)
     return day if future else steps.refuse_future(day, settings, option, clock)
+
+
+def act_story(store: EventStore, day: date, story: str, *, dated: bool) -> str:
+    """The story id ``story`` names on ``day`` (the id, or its first characters when they name one
+    story of the day's briefs alone; InputError when they name several). Without a date given
+    (``dated`` false: today), a story that only another day's brief holds is refused naming that
+    day. A story no brief names comes back as given: the act says why it cannot act on it."""
+    from ops.trace import briefs_stories, named_story, names
+
+    here = briefs_stories(store, [day]).get(day) if day in store.days() else None
+    if here is not None and any(s.startswith(story) for s in here[1]):  # named, or too short to name
+        return named_story(here[1], story, day, here[0])
+    if not dated:
+        elsewhere = sorted(d for d, (_, stories) in briefs_stories(store).items() if names(stories, story))
+        if len(elsewhere) == 1:
+            raise InputError(f"story {story!r} is in the brief of {elsewhere[0]}: add --date {elsewhere[0]}")
+        if elsewhere:
+            listed = ", ".join(str(d) for d in elsewhere)
+            raise InputError(f"story {story!r} is in the briefs of {listed}: add --date with the day meant")
+    return story
 
 
 def open_questions(settings: Settings, resources: steps.Resources, day: date) -> pl.DataFrame:
