@@ -156,7 +156,8 @@ def named_story(stories: Sequence[str], wanted: str, day: date, version: int) ->
     how = f"'brief events --date {day} --type brief.published --format jsonl' lists its stories"
     if len(hits) > 1:
         raise InputError(
-            f"story {wanted!r} names {len(hits)} items of the brief of {day}; give more of its id"
+            f"story {wanted!r} is ambiguous: it names {len(hits)} items of the brief of {day} "
+            f"({', '.join(hits)}); give more of its id"
         )
     if len(wanted) < MIN_PREFIX and any(s.startswith(wanted) for s in stories):
         raise InputError(

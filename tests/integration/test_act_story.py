@@ -63,7 +63,8 @@ def test_a_story_of_another_day_without_date_names_that_day(config: Path) -> Non
 def test_a_prefix_naming_several_stories_is_ambiguous_and_a_short_one_too_short(config: Path) -> None:
     done = brief("correct", "st-1d93f8", "--title", "T", "--date", str(DAY), "--config", str(config))
     assert done.returncode == 2
-    assert "names 2 items of the brief of 2025-08-06; give more of its id" in done.stderr
+    assert "'st-1d93f8' is ambiguous: it names 2 items of the brief of 2025-08-06" in done.stderr
+    assert "(st-1d93f8aa01, st-1d93f8bb02); give more of its id" in done.stderr
     done = brief("retract", "st-1d", "--note", "n", "--date", str(DAY), "--config", str(config))
     assert done.returncode == 2
     assert "too short to name an item" in done.stderr
