@@ -208,7 +208,14 @@ def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
 
 def mark(settings: Settings, resources: steps.Resources, act: Act, marks: Mapping[str, str]) -> Outcome:
     """People's relevance marks (story, article id or link -> off-topic, related, core, lead)."""
+    marks = _named_marks(resources, act, marks)
     return record(settings, resources, act, "mark", lambda ctx: _marks(ctx, act, marks), about=list(marks))
+
+
+def _named_marks(resources: steps.Resources, act: Act, marks: Mapping[str, str]) -> dict[str, str]:
+    """The marks with a story named by its first characters named by its id (article ids and links
+    are kept as given)."""
+    return {act_story(resources.store, act.day, named, dated=True): given for named, given in marks.items()}
 
 
 def _marks(
@@ -319,6 +326,7 @@ def answer(
 ) -> Outcome:
     """A review batch: answers to the day's open questions (each still open when it is recorded),
     and marks given with them. A person's look at the day's questions approves a held brief."""
+    marks = _named_marks(resources, act, marks or {})
     return record(
         settings, resources, act, "review", lambda ctx: answer_events(ctx, act, answers, marks), approves=True
     )

@@ -78,3 +78,9 @@ def test_a_unique_prefix_names_its_story_even_a_retracted_one(config: Path) -> N
     assert act_story(store, DAY, "st-nothing", dated=True) == "st-nothing"  # the act says why not
     with pytest.raises(InputError, match="add --date 2025-08-06"):
         act_story(store, date(2025, 8, 7), "st-fdba15", dated=False)
+
+
+def test_a_mark_names_its_story_by_a_prefix_as_correct_does(config: Path) -> None:
+    done = brief("review", "--mark", "st-1d93f8=off-topic", "--date", str(DAY), "--config", str(config))
+    assert done.returncode == 2
+    assert "'st-1d93f8' is ambiguous" in done.stderr, done.stderr
