@@ -230,16 +230,18 @@ def approve(
         raise SystemExit(1)
 
 
-def _editor_act(config: str | None, day: str | None, act: Callable[..., Outcome]) -> None:
-    """A person's act on the day's brief (``act(settings, resources, day)`` calls its ``ops.acts``
-    function): recorded, the new version published and what the channels are owed sent; then said."""
-    from ops.acts import day_of
+def _editor_act(config: str | None, day: str | None, story: str, act: Callable[..., Outcome]) -> None:
+    """A person's act on an item of the day's brief (``act(settings, resources, day, story_id)`` calls
+    its ``ops.acts`` function; ``story``: the id or its first characters): recorded, the new version
+    published and what the channels are owed sent; then said."""
+    from ops.acts import act_story, day_of
     from ops.workspace import open_resources
 
     settings, resources = open_resources(config)
     wanted = day_of(settings, resources.clock, parse_date(day))
+    story_id = act_story(resources.store, wanted, story, dated=day is not None)
     with err.status("re-rendering the brief …"):
-        outcome = act(settings, resources, wanted)
+        outcome = act(settings, resources, wanted, story_id)
     published = outcome.published
     assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
@@ -248,7 +250,10 @@ def _editor_act(config: str | None, day: str | None, act: Callable[..., Outcome]
         show_delivery(out, outcome.delivery)
 
 
-StoryArgument = Annotated[str, typer.Argument(help="The item's story id (its story_id in the brief's JSON).")]
+StoryArgument = Annotated[
+    str,
+    typer.Argument(help="The item's story id (story_id in the brief's JSON), or its first characters."),
+]
 ActDay = Annotated[
     str | None, typer.Option("--date", help="Brief date (default: today in the configured timezone).")
 ]
@@ -274,8 +279,9 @@ def correct(
     _editor_act(
         config,
         day,
-        lambda settings, resources, wanted: acts.correct(
-            settings, resources, acts.Act(wanted, who), story, fields, note
+        story,
+        lambda settings, resources, wanted, story_id: acts.correct(
+            settings, resources, acts.Act(wanted, who), story_id, fields, note
         ),
     )
 
@@ -301,7 +307,10 @@ def retract(
     _editor_act(
         config,
         day,
-        lambda settings, resources, wanted: act(settings, resources, acts.Act(wanted, who), story, note),
+        story,
+        lambda settings, resources, wanted, story_id: act(
+            settings, resources, acts.Act(wanted, who), story_id, note
+        ),
     )
 
 

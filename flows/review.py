@@ -91,10 +91,10 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
     for k, batch in enumerate(batches, start=1):
         out.print(Text.assemble("\n", (f"Batch {k} of {len(batches)}", "bold")), markup=False)
         rows = list(batch.iter_rows(named=True))
-        numbers = answer_numbers(rows)
+        numbers = batch_numbers(rows)
         for n, question in enumerate(rows, start=1):
             try:
-                answer, by = _ask(out, n, question, numbers)
+                answer, by = _ask(out, n, question, numbers[question["question_id"]])
             except EOFError:  # Ctrl-D, or the end of piped input: the next line starts on its own
                 out.print()
                 return answers
@@ -117,9 +117,27 @@ def answer_numbers(questions: list[dict]) -> dict[str, int]:
     return numbers
 
 
+def batch_numbers(questions: list[dict]) -> dict[str, dict[str, int]]:
+    """Each question's numbering (question id -> answer -> number): its batch's ``answer_numbers``,
+    the batches in the order given, as ``brief review`` asks them and the desk shows them."""
+    batches: dict[str, list[dict]] = {}
+    for question in questions:
+        batches.setdefault(question.get("batch_id") or "", []).append(question)
+    numbering: dict[str, dict[str, int]] = {}
+    for rows in batches.values():
+        numbers = answer_numbers(rows)
+        numbering.update((q["question_id"], numbers) for q in rows)
+    return numbering
+
+
+def numbered_choices(question: dict, numbers: dict[str, int]) -> list[tuple[int, str]]:
+    """The question's candidates as ``(number, answer)`` in the order of their numbers."""
+    return sorted((numbers[c], c) for c in question["candidates"] or [])
+
+
 def _ask(out: Console, number: int, question: dict, numbers: dict[str, int]) -> tuple[str, str]:
     out.print(f"\n{number}. {question['prompt']}", markup=False, highlight=False)
-    candidates = sorted(question["candidates"] or [], key=lambda c: numbers.get(c, 0))
+    candidates = [c for _, c in numbered_choices(question, numbers)]
     if candidates:
         out.print(
             "   "

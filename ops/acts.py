@@ -30,6 +30,7 @@ import polars as pl
 from ops import changes
 from storage.errors import InputError
 from storage.events import Event, utcnow
+from storage.store import EventStore
 from tasks import deliver as delivery_rules
 from tasks import steps
 from tasks.settings import Settings
@@ -113,6 +114,26 @@ def day_of(
     return day if future else steps.refuse_future(day, settings, option, clock)
 
 
+def act_story(store: EventStore, day: date, story: str, *, dated: bool) -> str:
+    """The story id ``story`` names on ``day`` (the id, or its first characters when they name one
+    story of the day's briefs alone; InputError when they name several). Without a date given
+    (``dated`` false: today), a story that only another day's brief holds is refused naming that
+    day. A story no brief names comes back as given: the act says why it cannot act on it."""
+    from ops.trace import briefs_stories, named_story, names
+
+    here = briefs_stories(store, [day]).get(day) if day in store.days() else None
+    if here is not None and any(s.startswith(story) for s in here[1]):  # named, or too short to name
+        return named_story(here[1], story, day, here[0])
+    if not dated:
+        elsewhere = sorted(d for d, (_, stories) in briefs_stories(store).items() if names(stories, story))
+        if len(elsewhere) == 1:
+            raise InputError(f"story {story!r} is in the brief of {elsewhere[0]}: add --date {elsewhere[0]}")
+        if elsewhere:
+            listed = ", ".join(str(d) for d in elsewhere)
+            raise InputError(f"story {story!r} is in the briefs of {listed}: add --date with the day meant")
+    return story
+
+
 def open_questions(settings: Settings, resources: steps.Resources, day: date) -> pl.DataFrame:
     """The day's open questions, for ``brief review`` to ask."""
     return steps.open_questions(context(settings, resources, day, "review"))
@@ -187,7 +208,14 @@ def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
 
 def mark(settings: Settings, resources: steps.Resources, act: Act, marks: Mapping[str, str]) -> Outcome:
     """People's relevance marks (story, article id or link -> off-topic, related, core, lead)."""
+    marks = _named_marks(resources, act, marks)
     return record(settings, resources, act, "mark", lambda ctx: _marks(ctx, act, marks), about=list(marks))
+
+
+def _named_marks(resources: steps.Resources, act: Act, marks: Mapping[str, str]) -> dict[str, str]:
+    """The marks with a story named by its first characters named by its id (article ids and links
+    are kept as given)."""
+    return {act_story(resources.store, act.day, named, dated=True): given for named, given in marks.items()}
 
 
 def _marks(
@@ -298,6 +326,7 @@ def answer(
 ) -> Outcome:
     """A review batch: answers to the day's open questions (each still open when it is recorded),
     and marks given with them. A person's look at the day's questions approves a held brief."""
+    marks = _named_marks(resources, act, marks or {})
     return record(
         settings, resources, act, "review", lambda ctx: answer_events(ctx, act, answers, marks), approves=True
     )

@@ -240,6 +240,12 @@ class RegressionRun:
         return self.gate.broken if self.gate is not None else self.failed
 
     @property
+    def evaluated_failed(self) -> list[regress.Result]:
+        """The cases the policy evaluated fails: the candidate's, or without one, the policy in force's
+        (``brief evaluate --regression`` exits 1 when there is one)."""
+        return [r for r in self.gate.candidate if not r.passed] if self.gate is not None else self.failed
+
+    @property
     def failed_by_both(self) -> int:
         """Cases the candidate fails that the policy in force fails too."""
         if self.gate is None:

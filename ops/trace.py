@@ -69,7 +69,7 @@ def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace
     published = max(briefs, key=lambda e: (payload_of(e, BriefPublished).version, e.occurred_at, e.seq))
     brief = payload_of(published, BriefPublished)
     stories: list[str] = list(brief.stories)
-    chosen = _story(stories, story, day, brief.version)
+    chosen = named_story(stories, story, day, brief.version)
     if not published.source_event_ids:
         raise InputError(
             f"the brief of {day} (v{brief.version}) was published before lineage was "
@@ -145,7 +145,9 @@ def _raw_body(store: EventStore, fetched: Event, articles: Sequence[Event]) -> d
     return out
 
 
-def _story(stories: Sequence[str], wanted: str, day: date, version: int) -> str:
+def named_story(stories: Sequence[str], wanted: str, day: date, version: int) -> str:
+    """The story of ``stories`` (the brief of ``day``, v``version``) that ``wanted`` names: its id,
+    or the first ``MIN_PREFIX`` characters or more of one id alone (InputError: none, or several)."""
     if wanted in stories:
         return wanted
     hits = [s for s in stories if len(wanted) >= MIN_PREFIX and s.startswith(wanted)]
@@ -154,13 +156,32 @@ def _story(stories: Sequence[str], wanted: str, day: date, version: int) -> str:
     how = f"'brief events --date {day} --type brief.published --format jsonl' lists its stories"
     if len(hits) > 1:
         raise InputError(
-            f"story {wanted!r} names {len(hits)} items of the brief of {day}; give more of its id"
+            f"story {wanted!r} is ambiguous: it names {len(hits)} items of the brief of {day} "
+            f"({', '.join(hits)}); give more of its id"
         )
     if len(wanted) < MIN_PREFIX and any(s.startswith(wanted) for s in stories):
         raise InputError(
             f"story {wanted!r} is too short to name an item: give {MIN_PREFIX} characters or more"
         )
     raise InputError(f"story {wanted!r} is not an item of the brief of {day} (v{version}); {how}")
+
+
+def names(stories: Iterable[str], wanted: str) -> bool:
+    """Whether ``wanted`` names one of ``stories``: its id, or a prefix long enough to name one."""
+    return any(s == wanted or (len(wanted) >= MIN_PREFIX and s.startswith(wanted)) for s in stories)
+
+
+def briefs_stories(
+    store: EventStore, days: Iterable[date] | None = None
+) -> dict[date, tuple[int, list[str]]]:
+    """Each day's published stories (day -> its latest version, the stories of every version of it:
+    a story retracted from the current one is still named)."""
+    out: dict[date, tuple[int, list[str]]] = {}
+    for event in store.read(days, event_types=["brief.published"]):
+        brief = payload_of(event, BriefPublished)
+        version, stories = out.get(event.brief_date, (0, []))
+        out[event.brief_date] = (max(version, brief.version), list(dict.fromkeys([*stories, *brief.stories])))
+    return out
 
 
 def _node(

@@ -54,6 +54,7 @@ LABELS = {
         "correction": "Correction:",
         "corrected_title": "the headline read “{previous}”.",
         "corrected_summary": "the summary was corrected.",
+        "stop": ".",
         "retracted": "Retracted",
         "retracted_item": "“{title}” ({section}) was retracted: {note}",
     },
@@ -93,6 +94,7 @@ LABELS = {
         "correction": "更正：",
         "corrected_title": "原标题为“{previous}”。",
         "corrected_summary": "摘要已更正。",
+        "stop": "。",
         "retracted": "已撤回",
         "retracted_item": "“{title}”（{section}）已撤回：{note}",
     },
@@ -125,7 +127,7 @@ def apply_editor_acts(
         if not fixed:
             items.append(item)
             continue
-        lines = []
+        lines: list[str] = []
         changed: dict[str, Any] = {}
         for field_ in ("title", "summary"):
             fix = fixed.get(field_)
@@ -133,7 +135,9 @@ def apply_editor_acts(
                 continue
             changed[field_] = fix.value
             said = lab[f"corrected_{field_}"].format(previous=fix.previous)
-            lines.append(" ".join(part for part in (said, fix.note or "") if part))
+            lines.append(sentence(said, keep_case=not lines, stop=lab["stop"]))
+            if fix.note and fix.note.strip():
+                lines.append(sentence(fix.note, keep_case=False, stop=lab["stop"]))
         if "title" in fixed:
             changed["translated_title"] = None  # the translation was of the old headline
         changed["correction"] = f"{lab['correction']} {' '.join(lines)}"
@@ -141,6 +145,16 @@ def apply_editor_acts(
     if not corrections and not retractions:
         return document
     return document.model_copy(update={"items": items, "retracted": retracted or document.retracted})
+
+
+def sentence(text: str, *, keep_case: bool, stop: str) -> str:
+    """``text`` as a sentence of a correction line: capitalised (unless it follows "Correction:"),
+    ended with ``stop`` when it has no closing punctuation of its own."""
+    said = re.sub(r"\s+", " ", text).strip()
+    if not keep_case:
+        said = said[:1].upper() + said[1:]
+    ends = re.sub(r"[”’\"')»）]+$", "", said)
+    return said if ends[-1:] in ".!?…。！？" else f"{said}{stop}"
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>~])")

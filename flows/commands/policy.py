@@ -159,7 +159,7 @@ def policy_adopt(
     if verdict in ("don't", "not enough evidence"):
         err.print(
             f"warning: adopted although its evaluation ({adopted.evaluation}) "
-            f"said {verdict!r}; 'brief policy rollback{settings.config_option}' undoes it",
+            f"said {verdict!r}; '{rollback_hint(settings.config_option)}' undoes it",
             markup=False,
             highlight=False,
         )
@@ -168,6 +168,11 @@ def policy_adopt(
             f"warning: the config pins policy_file = {settings.policy_file}; "
             "runs use that file until it is removed"
         )
+
+
+def rollback_hint(config_option: str) -> str:
+    """The rollback command as a hint prints it, ready to run: its required --reason given."""
+    return f'brief policy rollback --reason "the adopted policy did worse"{config_option}'
 
 
 @policy_app.command("rollback")
@@ -285,7 +290,7 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
     """``brief evaluate --regression``: every case under the policy in force, its failures listed; with
     --policy, the candidate too, and the cases it breaks that the policy in force passes (what
     ``brief policy adopt`` refuses) listed by name. Exit 1 when the policy evaluated fails a case
-    (with --policy: when the candidate breaks one)."""
+    (with --policy: when the candidate fails one, whether or not the policy in force passes it)."""
     from ops.improve import replay_regression
 
     settings, store = open_store(config)
@@ -294,7 +299,7 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
         out.print("no regression cases yet; 'brief regress add' freezes one")
         return
     show_regression(out, done)
-    if done.faults:
+    if done.evaluated_failed:
         raise SystemExit(1)
 
 

@@ -78,11 +78,38 @@ def withhold_if_unfit(
     failed = [o.source for o in sources if o.error]
     fetched = sum(1 for o in sources if not o.skipped)
     reason = withhold_reason(ctx, document, fetched, failed)
-    return withhold(ctx, document, fetched, failed, reason) if reason else None
+    if reason is None:
+        return None
+    silent = nothing_collected(sources)
+    return withhold(ctx, document, fetched, failed, silent or reason, send_anyway=not silent)
 
 
-def withhold(ctx: RunContext, document: Brief, fetched: int, failed: list[str], reason: str) -> BriefWithheld:
+def nothing_collected(sources: Sequence[SourceOutcome]) -> str | None:
+    """Why no source had anything for the date (each failed, was skipped or had no items), or None
+    when one had: a day with nothing to say is not a quiet day that ``min_core = 0`` would send."""
+    if not sources or any(o.items and not o.error and not o.skipped for o in sources):
+        return None
+    said = "; ".join(f"{o.source}: {_first_line(o.error or o.skipped or 'no items')}" for o in sources)
+    return f"no source had anything for this date: {said}"
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line if len(line) <= 120 else f"{line[:119]}…"
+
+
+def withhold(
+    ctx: RunContext,
+    document: Brief,
+    fetched: int,
+    failed: list[str],
+    reason: str,
+    *,
+    send_anyway: bool = True,
+) -> BriefWithheld:
     """Record ``brief.withheld``; the caller raises what this returns (nothing new is published).
+    ``send_anyway``: the error says that ``min_core = 0`` sends such days (not when no source had
+    anything for the date).
 
     A version published before (an earlier run of the day, when the feeds were up) stands.
     """
@@ -107,10 +134,8 @@ def withhold(ctx: RunContext, document: Brief, fetched: int, failed: list[str], 
     previous = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=["brief.published"]))
     versions = [payload_of(row, BriefPublished).version for row in previous.iter_rows(named=True)]
     readers = f"readers keep v{max(versions)}" if versions else "readers got nothing"
-    return BriefWithheld(
-        f"the brief of {ctx.day} is withheld: {reason}; {readers} "
-        "([delivery] min_core = 0 sends such days anyway)"
-    )
+    anyway = " ([delivery] min_core = 0 sends such days anyway)" if send_anyway else ""
+    return BriefWithheld(f"the brief of {ctx.day} is withheld: {reason}; {readers}{anyway}")
 
 
 def day_lock(store: ParquetEventStore, day: date) -> AbstractContextManager[Held]:

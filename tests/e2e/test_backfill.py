@@ -128,3 +128,31 @@ def test_the_backfill_command_is_as_quiet_as_a_run_and_its_table_fits_80_columns
     assert re.search(
         r"^\[2/2\] 2025-08-06: completed in [\d.]+ s; 1 failed or withheld so far", result.stdout, re.M
     )
+
+
+def test_a_date_no_source_had_anything_for_says_so_and_not_that_min_core_0_sends_it(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """08-05 has no archive for either sample source: the withheld date says that no source had
+    anything (each one's why), not that it had too few core stories for min_core = 0 to fix."""
+    from tests.cli import brief
+    from tests.e2e.test_review import setup
+
+    config = setup(tmp_path)
+    result = brief(
+        "backfill",
+        "--start",
+        "2025-08-05",
+        "--end",
+        "2025-08-05",
+        "--config",
+        str(config),
+        env={"COLUMNS": "300"},
+    )
+    screen = result.stdout + result.stderr
+    assert result.returncode == 1, screen
+    said = re.search(r"^  2025-08-05 withheld: (.*)$", result.stdout, re.M)
+    assert said, result.stdout
+    assert "no source had anything for this date: labnotes: " in said.group(1), said.group(1)
+    assert "; techwire: " in said.group(1) and "fewer than min_core" not in said.group(1)
+    assert "min_core = 0" not in screen, screen

@@ -44,7 +44,7 @@ def test_a_corrected_headline_shows_with_a_correction_line_and_a_retracted_item_
     )
     assert fixed.story_ids == ["st-1"]
     assert fixed.items[0].title == "Orchard raises $21M"
-    assert fixed.items[0].correction == "Correction: the headline read “Orchard raises $12M”. typo"
+    assert fixed.items[0].correction == "Correction: the headline read “Orchard raises $12M”. Typo."
     assert brief_dict(fixed)["retracted"] == [
         {"story_id": "st-2", "title": "Two", "section": "quick_link", "note": "not news"}
     ]
@@ -52,6 +52,38 @@ def test_a_corrected_headline_shows_with_a_correction_line_and_a_retracted_item_
     assert "Correction: the headline read" in html and "“Two” (Quick links) was retracted: not news" in html
     markdown = render("markdown", view(fixed, {}))
     assert "Correction: the headline read" in markdown and "was retracted: not news" in markdown
+
+
+def test_two_corrections_of_one_item_read_as_one_sentence_each_in_every_rendering() -> None:
+    original = doc(item("st-1", "Northwind AI raises $120M Series B to build robot arms", summary="s"))
+    acts = {
+        "title": BriefCorrected(
+            story_id="st-1",
+            field="title",
+            value="Northwind AI raises $120M to build robot arms",
+            previous="Northwind AI raises $120M Series B to build robot arms",
+            note="Series B was not confirmed",
+            by="ann",
+        ),
+        "summary": BriefCorrected(
+            story_id="st-1", field="summary", value="shorter", previous="s", note="tightened", by="bo"
+        ),
+    }
+    fixed = write.apply_editor_acts(original, {"st-1": acts}, {})
+    line = (
+        "Correction: the headline read “Northwind AI raises $120M Series B to build robot arms”. "
+        "Series B was not confirmed. The summary was corrected. Tightened."
+    )
+    assert fixed.items[0].correction == line
+    for kind in ("markdown", "html", "text"):
+        shown = render(kind, view(fixed, {}))
+        assert "Series B was not confirmed. The summary was corrected. Tightened." in shown, kind
+
+
+def test_a_correction_without_a_note_keeps_its_one_sentence() -> None:
+    act = BriefCorrected(story_id="st-1", field="summary", value="new", previous="old", note="", by="ann")
+    fixed = write.apply_editor_acts(doc(item("st-1", "One", summary="old")), {"st-1": {"summary": act}}, {})
+    assert fixed.items[0].correction == "Correction: the summary was corrected."
 
 
 def test_the_diff_of_two_versions_names_added_removed_reworded_and_moved_items() -> None:

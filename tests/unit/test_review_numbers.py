@@ -25,3 +25,38 @@ def test_a_number_of_another_question_s_answer_is_refused_with_the_ones_that_fit
     numbers = answer_numbers([MARK, SAME])
     with pytest.raises(InputError, match="1 is not an answer to this question; pick 4, 5"):
         interpret(SAME, "1", numbers)
+
+
+def test_the_desk_s_questions_page_numbers_each_answer_as_brief_review_does() -> None:
+    from flows.desk.web import templates
+    from flows.review import batch_numbers, numbered_choices
+
+    asked = [
+        {**MARK, "question_id": "q1", "batch_id": "b1", "prompt": "Is it on topic?", "subject": "a"},
+        {**MARK_OFF, "question_id": "q2", "batch_id": "b1", "prompt": "And this one?", "subject": "b"},
+        {**MARK_OFF, "question_id": "q3", "batch_id": "b2", "prompt": "A later batch", "subject": "c"},
+    ]
+    numbering = batch_numbers(asked)
+    assert numbering["q1"] == numbering["q2"] == answer_numbers(asked[:2])
+    assert numbering["q3"] == {"off-topic": 1, "related": 2, "core": 3}  # its own batch's numbering
+    html = (
+        templates()
+        .get_template("questions.html.j2")
+        .render(
+            person="ann",
+            csrf="t",
+            sign_in=False,
+            day="2025-08-06",
+            seen=1,
+            questions=asked,
+            choices={q["question_id"]: numbered_choices(q, numbering[q["question_id"]]) for q in asked},
+            about={},
+            done="",
+        )
+    )
+    fieldsets = html.split('<fieldset class="question"')[1:]
+    for fieldset in fieldsets[:2]:  # "3" is off-topic in both questions of the batch, whatever the default
+        assert 'value="off-topic" data-key="3"> 3) off-topic' in fieldset
+        assert 'data-key="1"> 1) core' in fieldset
+    assert "1) core [default]" in fieldsets[0] and "3) off-topic [default]" in fieldsets[1]
+    assert 'data-key="1"> 1) off-topic [default]' in fieldsets[2]

@@ -17,7 +17,10 @@ router = APIRouter()
 
 @router.get("/questions")
 def questions(request: Request, desk: DeskOf, day: Day) -> Response:
+    from flows.review import batch_numbers, numbered_choices
+
     asked = reads.open_questions(desk.store, day)
+    numbering = batch_numbers(asked)  # brief review's: a digit means one answer across a batch
     current = desk.store.tree.briefs.current_document(day)
     return page(
         request,
@@ -25,6 +28,7 @@ def questions(request: Request, desk: DeskOf, day: Day) -> Response:
         day=day.isoformat(),
         seen=current.version if current is not None else "",  # answers approve what the page showed
         questions=asked,
+        choices={q["question_id"]: numbered_choices(q, numbering[q["question_id"]]) for q in asked},
         about=items_asked_about(desk, day, asked),
         done=banner(request),
     )
@@ -55,8 +59,9 @@ def answer(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
         key = f"q:{q['question_id']}"
         if key not in form:
             continue  # not on the page the person answered: left open
+        reply = form[key]  # the answer itself (its number is the page's keyboard key), or typed text
         try:
-            given, how = interpret(q, form[key])
+            given, how = (reply, "human") if reply in (q["candidates"] or []) else interpret(q, reply)
         except InputError as problem:
             raise InputError(f"question {q['prompt']!r}: {problem}") from None
         replies.append(acts.Answer(q["question_id"], given, how))
