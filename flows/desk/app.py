@@ -13,6 +13,7 @@ resources (``web.Desk``, given to the pages by ``Depends``) and a router per pag
 from __future__ import annotations
 
 import errno
+import logging
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,7 @@ from ops import acts
 from storage.errors import BriefError, InputError, StaleAct
 from tasks.settings import Settings
 
+LOG = logging.getLogger("flows.desk")  # the desk's log: what failed, with its traceback
 MAX_FORM = 64 * 1024
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -133,8 +135,11 @@ def answer_errors(app: FastAPI) -> None:
 
     @app.exception_handler(BriefError)
     async def mistake(request: Request, exc: BriefError) -> Response:
-        status = 400 if isinstance(exc, InputError) else 500
-        return _finish(page(request, "error.html.j2", status=status, message=str(exc)))
+        written = isinstance(exc, InputError)  # refused before anything was recorded
+        if not written:
+            LOG.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+        status = 400 if written else 500
+        return _finish(page(request, "error.html.j2", status=status, message=str(exc), written=written))
 
     @app.exception_handler(Exception)
     async def failure(request: Request, exc: Exception) -> Response:

@@ -748,3 +748,48 @@ def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(
     assert reviewed == [1, 4]
     due(30)
     assert len(hook.posts) == 2  # nothing twice, and the readers still wait for an approval
+
+
+def test_an_act_that_would_leave_the_brief_unpublishable_is_refused_and_nothing_is_recorded(
+    config: Path,
+) -> None:
+    """min_core at the day's core count: retracting a core item would withhold the next version, so
+    the retraction is refused before it is written, at the desk and through ops.acts alike; an act
+    the brief survives (a correction) is recorded with its version."""
+    from ops import acts
+
+    brief = current(config)
+    core = [i["story_id"] for i in brief["items"] if i.get("relevance") == "core"]
+    assert core, brief["items"]
+    config.write_text(config.read_text() + f"[delivery]\nmin_core = {len(core)}\n")
+    before = {e.event_id for e in store_of(config).read()}
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    refused = desk.post(
+        "/today/retract",
+        data={
+            "date": DAY,
+            "csrf": csrf_of(page),
+            "seen": seen_of(page),
+            "story": core[0],
+            "note": "withdrawn",
+        },
+    )
+    assert refused.status_code == 400, refused.text
+    said = html.unescape(refused.text)
+    assert f"after this retract the brief of {DAY} would have {len(core) - 1} core stor" in said
+    assert f"fewer than min_core = {len(core)}" in said and f"the brief stays at v{brief['version']}" in said
+    assert "Nothing was written." in said
+    assert {e.event_id for e in store_of(config).read()} == before  # the page's words are true
+    assert current(config)["version"] == brief["version"]
+
+    settings = load_settings(str(config))
+    with pytest.raises(acts.UnfitAct, match="min_core"):
+        acts.retract(settings, acts.Act(date.fromisoformat(DAY), "bo"), core[0], "withdrawn")
+    assert {e.event_id for e in store_of(config).read()} == before
+    # an act the brief survives: recorded, and its version published
+    done = acts.correct(settings, acts.Act(date.fromisoformat(DAY), "bo"), core[0], {"title": "Fixed"})
+    assert done.version == brief["version"] + 1 and [
+        i["title"] for i in current(config)["items"] if i["story_id"] == core[0]
+    ] == ["Fixed"]
+    assert len(store_of(config).read(event_types=["brief.corrected"])) == 1
