@@ -189,7 +189,7 @@ def _check_seen(ctx: steps.RunContext, act: Act, about: Sequence[str] | None) ->
 def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
     state = delivery_rules.fold(ctx.store.read(days=[ctx.day], event_types=delivery_rules.DELIVERY_TYPES))
     outcome.approved = state.approved is not None
-    outcome.held = state.held is not None and state.approved is None
+    outcome.held = state.holding
 
 
 # -- the acts ---------------------------------------------------------------------------------

@@ -793,3 +793,56 @@ def test_an_act_that_would_leave_the_brief_unpublishable_is_refused_and_nothing_
         i["title"] for i in current(config)["items"] if i["story_id"] == core[0]
     ] == ["Fixed"]
     assert len(store_of(config).read(event_types=["brief.corrected"])) == 1
+
+
+def test_a_brief_released_at_its_deadline_is_no_longer_held_after_a_later_act(config: Path, hook) -> None:
+    """Held a day ago until the midnight since passed: released to readers at its deadline; a
+    correction then makes v2, which readers get as one update when its window closes. The day is then
+    due for nothing more, Today says it was released, not held, and Hold offers no approval."""
+    from ops import acts
+    from storage.events import utcnow
+    from tasks import steps
+
+    config.write_text(
+        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "00:00"\n'
+        "update_after = 10\n"
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\nbackoff_s = 0.05\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nbackoff_s = 0.05\n'
+    )
+    settings = load_settings(str(config))
+    day = date.fromisoformat(DAY)
+    start = utcnow()
+    steps.deliver_day(acts.context(settings, day, "deliver"), now=start - timedelta(hours=25))  # held
+    acts.release_due(settings, start, say=lambda line: None)  # its deadline passed: v1 to readers
+    assert [p for p, _ in hook.posts] == ["/editors", "/readers"]
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+    page = desk.get(f"/today?date={DAY}").text
+    done = desk.post(
+        "/today/correct",
+        data={
+            "story": story,
+            "field": "title",
+            "value": "Fixed after the deadline",
+            "note": "",
+            "date": DAY,
+            "seen": seen_of(page),
+            "csrf": csrf_of(page),
+        },
+    )
+    assert done.status_code == 200 and "the update to readers goes out at" in done.text, done.text
+    today = html.unescape(desk.get(f"/today?date={DAY}").text)
+    assert "Held for review" not in today and "readers have nothing yet" not in today
+    assert "Released at its deadline, unapproved (v1) · readers have v1" in today
+    assert "An update to readers is pending" in today and "review copy" not in today
+    on_hold = html.unescape(desk.get(f"/hold?date={DAY}").text)
+    assert "v1 went to readers at its deadline" in on_hold and "Approve v2" not in on_hold
+    assert "An update is pending" in on_hold
+    store = store_of(config)
+    [due] = steps.updates_due(store, settings.delivery, start, [day]).values()
+    later = due + timedelta(minutes=1)
+    acts.release_updates(settings, later, say=lambda line: None)  # the window closed: v2 as an update
+    assert [p for p, _ in hook.posts] == ["/editors", "/readers", "/readers"]
+    assert "Fixed after the deadline" in hook.posts[-1][1]["message"]
+    assert steps.updates_due(store, settings.delivery, later, [day]) == {}  # nothing due, ever again
+    assert steps.updates_due(store, settings.delivery, later + timedelta(days=1), [day]) == {}

@@ -26,6 +26,8 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
         held=state.held,
         current=current.version if current is not None else None,
         approved=state.approved,
+        deadline=state.deadline_release,
+        holding=state.holding,
         delivered=sorted(state.delivered.values(), key=lambda d: d.at),
         pending=acts.pending_update(desk.settings, day),
         update_after=desk.settings.delivery.update_after,

@@ -105,13 +105,15 @@ def likely_same(items: Sequence[Item]) -> dict[str, list[tuple[str, str]]]:
 
 
 def standing_of(desk: Desk, day: date) -> dict:
-    """Where the day's brief stands with its readers: held, approved, the versions they have."""
+    """Where the day's brief stands with its readers: held, approved or released at its deadline,
+    the versions they have."""
     state = reads.delivery_state(desk.store, day)
     readers = {c.name for c in desk.settings.delivery.readers}
     sent = sorted({v for (c, v, k) in state.delivered if c in readers and k != "review"})
     return {
-        "held": state.held is not None and state.approved is None,
+        "held": state.holding,
         "approved": state.approved,
+        "deadline": state.deadline_release,
         "sent": sent[-1] if sent else None,
         "channels": bool(desk.settings.delivery.channels),
     }
