@@ -84,6 +84,11 @@ class Outcome:
         """The channels that received a message."""
         return [s.channel for s in self.delivery.sent if s.ok] if self.delivery is not None else []
 
+    @property
+    def failed(self) -> list[tuple[str, str]]:
+        """The channels a message failed to reach, each with why (secrets redacted)."""
+        return [(s.channel, s.reason) for s in self.delivery.failed] if self.delivery is not None else []
+
 
 Make = Callable[[steps.RunContext], list[Event]]
 

@@ -846,3 +846,29 @@ def test_a_brief_released_at_its_deadline_is_no_longer_held_after_a_later_act(co
     assert "Fixed after the deadline" in hook.posts[-1][1]["message"]
     assert steps.updates_due(store, settings.delivery, later, [day]) == {}  # nothing due, ever again
     assert steps.updates_due(store, settings.delivery, later + timedelta(days=1), [day]) == {}
+
+
+def test_a_send_that_fails_names_its_channels_and_reasons_on_the_page(config: Path) -> None:
+    """The readers' channel listens nowhere: "send now" and an act's banner say which channel was not
+    reached and why, not "nothing to send"."""
+    from tests.delivery_servers import free_port
+
+    nowhere = f"json://127.0.0.1:{free_port()}/readers"
+    config.write_text(
+        config.read_text() + f'[[delivery.channels]]\nname = "readers"\nurl = "{nowhere}"\nretries = 0\n'
+    )
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text  # Hold shows no form: nothing is pending yet
+    sent = desk.post("/hold/send", data={"date": DAY, "csrf": csrf_of(page)})
+    said = html.unescape(sent.text)
+    assert sent.status_code == 200 and "nothing to send" not in said, said
+    assert re.search(r"not sent: v1; FAILED to reach readers \([^)]+\)", said), said
+    story = current(config)["items"][0]["story_id"]
+    page = desk.get(f"/today?date={DAY}").text
+    done = desk.post(
+        "/today/correct",
+        data={"story": story, "field": "title", "value": "Fixed", "note": "", "date": DAY}
+        | {"seen": seen_of(page), "csrf": csrf_of(page)},
+    )
+    said = html.unescape(done.text)
+    assert re.search(r"correction recorded: v2; FAILED to reach readers \([^)]+\)", said), said
