@@ -80,6 +80,7 @@ def create_app(
         session = request.session  # Starlette's signed cookie, read by SessionMiddleware
         claimed = access.person_of(session)
         fresh = claimed is None
+        ended = fresh and access.ended(session)
         if claimed is None:  # no session, a forged, expired or signed-out one: a new anonymous (or local) one
             claimed = access.local_person or ""
             access.open(session, claimed)
@@ -93,6 +94,12 @@ def create_app(
             fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
             form = {k: v[-1] for k, v in fields.items()}
             request.state.fields = fields  # every value of a field named more than once (ticks)
+            if ended:
+                return _finish(
+                    _text(
+                        403, "refused: your session ended (signed out, or signed in elsewhere); sign in again"
+                    )
+                )
             if fresh or not access.csrf_ok(session, form.get("csrf")):
                 return _finish(
                     _text(
