@@ -281,14 +281,17 @@ def retract(settings: Settings, act: Act, story: str, note: str) -> Outcome:
     )
 
 
-def restore(settings: Settings, act: Act, story: str, note: str = "") -> Outcome:
+def restore(
+    settings: Settings, act: Act, story: str, note: str = "", *, retraction: str | None = None
+) -> Outcome:
     """Undo the retraction of ``story``: it comes back in the next version (the retraction and its
-    undoing both stay in the log)."""
+    undoing both stay in the log). ``retraction``: the event id of the retraction to undo (a desk
+    form's); refused (ActConflict) when another one stands now."""
     return record(
         settings,
         act,
         "restore",
-        lambda ctx: steps.restore_item(ctx, story, note, act.who, act.via),
+        lambda ctx: steps.restore_item(ctx, story, note, act.who, act.via, retraction),
         about=[story],
     )
 

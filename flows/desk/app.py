@@ -31,7 +31,7 @@ from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
 from flows.desk.web import HERE, Desk, page, stale_page
 from ops import acts
-from storage.errors import BriefError, InputError, StaleAct
+from storage.errors import ActConflict, BriefError, InputError, StaleAct
 from tasks.settings import Settings
 
 LOG = logging.getLogger("flows.desk")  # the desk's log: what failed, with its traceback
@@ -161,6 +161,10 @@ def answer_errors(app: FastAPI) -> None:
             405: f"refused: this page does not take {request.method}; use the page's form",
         }
         return _finish(_text(exc.status_code, said.get(exc.status_code, f"refused: {exc.detail}")))
+
+    @app.exception_handler(ActConflict)
+    async def conflict(request: Request, exc: ActConflict) -> Response:
+        return _finish(page(request, "error.html.j2", status=409, message=str(exc), written=True))
 
     @app.exception_handler(StaleAct)
     async def changed_meanwhile(request: Request, exc: StaleAct) -> Response:

@@ -64,5 +64,17 @@ def open_questions(store: ParquetEventStore, day: date) -> list[dict]:
     return list(frame.iter_rows(named=True))
 
 
+def standing_retractions(store: ParquetEventStore, day: date) -> dict[str, str]:
+    """The day's retractions not undone: story id -> the retraction's event id."""
+    standing: dict[str, str] = {}
+    for e in store.read(days=[day], event_types=["story.retracted", "story.restored"]):
+        story = str(e.payload["story_id"])
+        if e.event_type == "story.retracted":
+            standing[story] = e.event_id
+        elif standing.get(story) == e.payload.get("retraction"):
+            del standing[story]
+    return standing
+
+
 def delivery_state(store: ParquetEventStore, day: date) -> deliver.DayState:
     return deliver.fold(store.read(days=[day], event_types=deliver.DELIVERY_TYPES))

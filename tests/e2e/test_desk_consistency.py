@@ -691,7 +691,15 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
     ]
     assert [e.payload.get("follows") for e in again] == [undone.event_id]
     assert story not in [i["story_id"] for i in current(config)["items"]]
-    act("/today/restore", story=story)  # v5: undone a second time, naming the second retraction
+    # the undo form names the retraction it undoes; one naming the first, undone since, is refused
+    assert f'name="retraction" value="{again[0].event_id}"' in desk.get(f"/today?date={DAY}").text
+    written = {e.event_id for e in store_of(config).read()}
+    refused = act("/today/restore", expect=409, story=story, retraction=retraction.event_id)
+    assert f"the retraction {retraction.event_id} of story {story!r} no longer stands" in html.unescape(
+        refused.text
+    )
+    assert {e.event_id for e in store_of(config).read()} == written and current(config)["version"] == 4
+    act("/today/restore", story=story, retraction=again[0].event_id)  # v5: undoing the second retraction
     assert [e.payload["retraction"] for e in store_of(config).read(event_types=["story.restored"])][-1] == (
         again[0].event_id
     )

@@ -32,6 +32,7 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         parts={i.story_id: i.citations for i in doc.items},
         leads={i.story_id for i in doc.items if i.lead},
         retracted_ids=[r.story_id for r in doc.retracted or ()],
+        retractions=reads.standing_retractions(desk.store, day) if version is None else {},
         opened=request.query_params.get("open"),
         standing=standing_of(desk, day) if version is None else None,
         current=version is None,
@@ -64,7 +65,8 @@ def retract(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
 @router.post("/today/restore")
 def restore(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     """Undo a retraction: the item comes back in the next version."""
-    outcome = acts.restore(desk.settings, act, form.get("story", ""), form.get("note", ""))
+    story, undoes = form.get("story", ""), form.get("retraction") or None  # the retraction the page showed
+    outcome = acts.restore(desk.settings, act, story, form.get("note", ""), retraction=undoes)
     return done(request, "restored", outcome, "/today")
 
 
