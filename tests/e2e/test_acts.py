@@ -169,7 +169,7 @@ def test_a_retraction_at_the_command_line_and_at_the_desk_appends_the_same_event
         by_cli,
         by_desk,
         lambda: cli(by_cli, "retract", story, "--note", "withdrawn"),
-        lambda: post(desk(by_desk), "/today/retract", story=story, note="withdrawn"),
+        lambda: post(desk(by_desk), "/today/retract", story=story, note="withdrawn", sure="1"),
     )
     assert {t for t, _, _ in made} >= {"story.retracted", "brief.published"}
     assert document(by_cli)["retracted"] == document(by_desk)["retracted"] != []

@@ -119,7 +119,14 @@ def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_ag
     assert seen_of(ann_page) == "3"
     retracted = bo.post(
         "/today/retract",
-        data={"story": other, "note": "withdrawn", "date": DAY, "seen": "3", "csrf": csrf_of(bo_page)},
+        data={
+            "story": other,
+            "note": "withdrawn",
+            "sure": "1",
+            "date": DAY,
+            "seen": "3",
+            "csrf": csrf_of(bo_page),
+        },
     )
     assert retracted.status_code == 200 and "retraction recorded: v4" in retracted.text
     marked = ann.post(
@@ -183,7 +190,7 @@ def test_the_diff_credits_the_acts_between_its_versions_and_a_retraction_with_th
         assert done.status_code == 200, done.text
 
     act("/today/correct", story=first["story_id"], field="title", value="Corrected first", note="")  # v2
-    act("/today/retract", story=gone["story_id"], note="the report was withdrawn")  # v3
+    act("/today/retract", story=gone["story_id"], note="the report was withdrawn", sure="1")  # v3
     act("/today/correct", story=first["story_id"], field="summary", value="Corrected later", note="")  # v4
     store = store_of(config)
     [title, summary] = store.read(event_types=["brief.corrected"])
@@ -333,7 +340,14 @@ def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last
     page = desk.get(f"/today?date={DAY}").text
     gone = desk.post(
         "/today/retract",
-        data={"story": other, "note": "withdrawn", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)},
+        data={
+            "story": other,
+            "note": "withdrawn",
+            "sure": "1",
+            "date": DAY,
+            "seen": seen_of(page),
+            "csrf": csrf_of(page),
+        },
     )
     assert gone.status_code == 200 and "sent to readers" in gone.text
     assert readers_got(config) == [(1, "brief"), (5, "update"), (7, "update")]
@@ -650,7 +664,9 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
         assert answer.status_code == expect, answer.text
         return answer
 
-    act("/today/retract", story=story, note="the report was withdrawn")  # v2: the item leaves
+    unsure = act("/today/retract", expect=400, story=story, note="the report was withdrawn")  # no "yes" tick
+    assert 'tick "yes" to retract' in html.unescape(unsure.text) and current(config)["version"] == 1
+    act("/today/retract", story=story, note="the report was withdrawn", sure="1")  # v2: the item leaves
     assert story not in [i["story_id"] for i in current(config)["items"]]
     page = desk.get(f"/today?date={DAY}").text
     undo = re.search(rf'<div class="retracted-item" id="{story}".*?</div>', page, re.S)
@@ -685,7 +701,7 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
     assert "retraction undone" in desk.get(f"/story?id={story}").text
 
     # retracted again (the same note, the same person): a fact of its own, and it leaves again
-    act("/today/retract", story=story, note="the report was withdrawn")  # v4
+    act("/today/retract", story=story, note="the report was withdrawn", sure="1")  # v4
     again = [
         e for e in store_of(config).read(event_types=["story.retracted"]) if e.event_id != retraction.event_id
     ]
@@ -781,6 +797,7 @@ def test_an_act_that_would_leave_the_brief_unpublishable_is_refused_and_nothing_
             "seen": seen_of(page),
             "story": core[0],
             "note": "withdrawn",
+            "sure": "1",
         },
     )
     assert refused.status_code == 400, refused.text

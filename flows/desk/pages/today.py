@@ -13,6 +13,7 @@ from flows.desk import reads
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page, parse_version
 from ops import acts
 from storage.brief import Item
+from storage.errors import InputError
 from tasks import render
 
 router = APIRouter()
@@ -58,6 +59,10 @@ def correct(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
 
 @router.post("/today/retract")
 def retract(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
+    if form.get("sure") != "1":  # the page's "yes" tick, asked of every post, not only by the browser
+        raise InputError(
+            'tick "yes" to retract: readers get a new version without the item, its note in its place'
+        )
     outcome = acts.retract(desk.settings, act, form.get("story", ""), form.get("note", ""))
     return done(request, "retraction", outcome, "/today")
 
