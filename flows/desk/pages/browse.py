@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from flows.desk import reads
-from flows.desk.web import DeskOf, End, page, parse_date
+from flows.desk.web import FIRST_DAY, DeskOf, End, page, parse_date
 from storage.errors import InputError
 
 router = APIRouter()
@@ -52,7 +52,7 @@ def sources(request: Request, desk: DeskOf, end: End) -> Response:
         request,
         "sources.html.j2",
         end=end.isoformat(),
-        earlier=(end - window).isoformat(),
+        earlier=(end - window).isoformat() if end - window >= FIRST_DAY else None,
         later=min(end + window, latest).isoformat() if end < latest else None,
         window=health.WINDOW_DAYS,
         sources=health.source_health(desk.store, desk.settings, end),
@@ -73,7 +73,9 @@ def runs(request: Request, desk: DeskOf, end: End) -> Response:
         request,
         "runs.html.j2",
         end=end.isoformat(),
-        earlier=(end - timedelta(days=WINDOW_DAYS)).isoformat(),
+        earlier=(end - timedelta(days=WINDOW_DAYS)).isoformat()
+        if end - timedelta(days=WINDOW_DAYS) >= FIRST_DAY
+        else None,
         window=WINDOW_DAYS,
         runs=recent_runs(desk.store, end, ui),
         ui_url=ui,
