@@ -209,8 +209,10 @@ def said_line(
     refused: int = 0,
     held: bool = False,
     failed: Sequence[tuple[str, str]] = (),
+    unchanged: bool = False,
 ) -> str:
-    """The line after an act: its words (``DONE``), the version it made, the channels it reached (of
+    """The line after an act: its words (``DONE``), the version it made (``unchanged``: none, the
+    brief reads as it did, as the command line says), the channels it reached (of
     the configured ones), those it failed to reach and why (``failed``: channel, reason), and when
     the update it left pending goes out."""
     said = DONE[what]
@@ -218,7 +220,9 @@ def said_line(
         said += f", kept as {cases} regression case(s)"
         if refused:
             said += f" ({refused} not kept: it contradicts a case in the set)"
-    if version is not None:
+    if version is not None and unchanged:  # recorded, but the brief reads as it did: no new version
+        said += f": unchanged (v{version})"
+    elif version is not None:
         said += f" v{version}" if what == "approved" else f": v{version}"
     channels = {c.name for c in desk.settings.delivery.channels}
     reached = [name for name in sent if name in channels]
@@ -257,6 +261,7 @@ def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Respo
         refused=len(outcome.refused),
         held=outcome.held,
         failed=outcome.failed,
+        unchanged=outcome.published is not None and not outcome.published.changed,
     )
     return answered(request, what, line, then, {"date": outcome.day.isoformat()})
 

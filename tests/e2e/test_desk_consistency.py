@@ -897,3 +897,17 @@ def test_a_send_that_fails_names_its_channels_and_reasons_on_the_page(config: Pa
     )
     said = html.unescape(done.text)
     assert re.search(r"correction recorded: v2; FAILED to reach readers \([^)]+\)", said), said
+
+
+def test_an_act_that_changes_nothing_says_unchanged_as_the_command_line_does(config: Path) -> None:
+    """A core story marked core again: the mark is recorded, the brief reads as it did, and the
+    line says "unchanged (v1)", not a version it did not make."""
+    desk = client(config, "ann")
+    [core] = [i["story_id"] for i in current(config)["items"] if i.get("relevance") == "core"][:1]
+    page = desk.get(f"/today?date={DAY}").text
+    done = desk.post(
+        "/today/mark",
+        data={"story": core, "mark": "core", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)},
+    )
+    assert done.status_code == 200 and "mark recorded: unchanged (v1)" in done.text, done.text
+    assert current(config)["version"] == 1
