@@ -36,6 +36,8 @@ from tasks.settings import Settings
 
 LOG = logging.getLogger("flows.desk")  # the desk's log: what failed, with its traceback
 MAX_FORM = 64 * 1024
+ENDED = "refused: your session ended (signed out, or signed in elsewhere); sign in again"
+BAD_CSRF = "refused: the form's CSRF token is missing or wrong; reload the page, try again"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -94,18 +96,8 @@ def create_app(
             fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
             form = {k: v[-1] for k, v in fields.items()}
             request.state.fields = fields  # every value of a field named more than once (ticks)
-            if ended:
-                return _finish(
-                    _text(
-                        403, "refused: your session ended (signed out, or signed in elsewhere); sign in again"
-                    )
-                )
             if fresh or not access.csrf_ok(session, form.get("csrf")):
-                return _finish(
-                    _text(
-                        403, "refused: the form's CSRF token is missing or wrong; reload the page, try again"
-                    )
-                )
+                return _finish(_text(403, ENDED if ended else BAD_CSRF))
             if request.state.person is None and not open_path:
                 return _finish(_text(401, "refused: sign in first"))
             request.state.form = form

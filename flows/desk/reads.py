@@ -9,7 +9,7 @@ import polars as pl
 
 from storage.brief import Brief
 from storage.errors import InputError
-from storage.payloads import BriefPublished
+from storage.payloads import BriefPublished, StoryRestored, StoryRetracted
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
@@ -68,11 +68,10 @@ def standing_retractions(store: ParquetEventStore, day: date) -> dict[str, str]:
     """The day's retractions not undone: story id -> the retraction's event id."""
     standing: dict[str, str] = {}
     for e in store.read(days=[day], event_types=["story.retracted", "story.restored"]):
-        story = str(e.payload["story_id"])
         if e.event_type == "story.retracted":
-            standing[story] = e.event_id
-        elif standing.get(story) == e.payload.get("retraction"):
-            del standing[story]
+            standing[payload_of(e, StoryRetracted).story_id] = e.event_id
+        elif standing.get((undone := payload_of(e, StoryRestored)).story_id) == undone.retraction:
+            del standing[undone.story_id]
     return standing
 
 
