@@ -5,7 +5,8 @@ Mark, same story, two stories, correct, retract (and undo it), answer (a review 
 ``deliver-held`` flow parse what a person gave, call one of these and show its ``Outcome``.
 
 Each act takes the day's lock (``steps.day_lock``), checks and records its events against the log
-as it stands inside the lock, composes and publishes the new version from every act recorded
+as it stands inside the lock (an act after which the brief could not be published is refused
+here, before anything is written), composes and publishes the new version from every act recorded
 before it, and sends what the channels are owed, all before the lock is let go: no other act, run
 or purge publishes a version of the day in between. The hold rules are the same whoever acts: an
 answer to the day's questions is a person's look at the brief and approves a held one; a mark, a
@@ -87,6 +88,11 @@ class Outcome:
         """The channels that received a message."""
         return [s.channel for s in self.delivery.sent if s.ok] if self.delivery is not None else []
 
+    @property
+    def failed(self) -> list[tuple[str, str]]:
+        """The channels a message failed to reach, each with why (secrets redacted)."""
+        return [(s.channel, s.reason) for s in self.delivery.failed] if self.delivery is not None else []
+
 
 Make = Callable[[steps.RunContext], list[Event]]
 DeliveryOutcome = steps.DeliveryOutcome  # what a delivery sent, failed to send or held back
@@ -163,7 +169,9 @@ def record(
     and published again, and what the channels are owed sent (``approves``: approving a held brief
     by ``act.who``; ``urgent``: an update goes out now, not when its ``update_after`` window closes).
     Nothing given is refused (InputError), nothing written; so is an act made from an earlier
-    version (``act.seen``) when an item of ``about`` changed since (StaleAct)."""
+    version (``act.seen``) when an item of ``about`` changed since (StaleAct), and an act after
+    which the brief could not be published (``[delivery] min_core``; UnfitAct): an act is
+    recorded together with the version it makes, or not at all."""
     ctx = context(settings, resources, act.day, what if act.via is None else f"{act.via}-{what}")
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
@@ -174,6 +182,7 @@ def record(
             raise InputError(
                 f"nothing to record on the brief of {act.day}: no answer, mark or correction given"
             )
+        _refuse_unfit(ctx, what, outcome.events)
         ctx.store.append(outcome.events)
         outcome.published = steps.rebrief(ctx)
         if ctx.settings.delivery.channels:
@@ -185,6 +194,25 @@ def record(
 
         outcome.cases = cases_of_corrections(settings, ctx.store, outcome.events, act.who, outcome.refused)
     return outcome
+
+
+class UnfitAct(InputError):
+    """An act after which the day's brief could not be published: refused before it is written."""
+
+
+def _refuse_unfit(ctx: steps.RunContext, what: str, events: Sequence[Event]) -> None:
+    """Under the day's lock, before ``events`` are written: refuse them when the brief composed
+    with them is not fit to publish (``steps.unfit_with``), saying why and what to do instead."""
+    reason = steps.unfit_with(ctx, events)
+    if reason is None:
+        return
+    current = ctx.store.tree.briefs.current_document(ctx.day)
+    readers = f"the brief stays at v{current.version}" if current is not None else "no brief is published"
+    raise UnfitAct(
+        f"not recorded: after this {what} the brief of {ctx.day} would have {reason}, and could not be "
+        f"published; {readers}. Mark another story core first, or set [delivery] min_core = 0 to "
+        "publish thinner briefs"
+    )
 
 
 def _check_seen(ctx: steps.RunContext, act: Act, about: Sequence[str] | None) -> None:
@@ -200,7 +228,7 @@ def _check_seen(ctx: steps.RunContext, act: Act, about: Sequence[str] | None) ->
 def _hold_state(ctx: steps.RunContext, outcome: Outcome) -> None:
     state = delivery_rules.fold(ctx.store.read(days=[ctx.day], event_types=delivery_rules.DELIVERY_TYPES))
     outcome.approved = state.approved is not None
-    outcome.held = state.held is not None and state.approved is None
+    outcome.held = state.holding
 
 
 # -- the acts ---------------------------------------------------------------------------------
@@ -304,15 +332,24 @@ def retract(settings: Settings, resources: steps.Resources, act: Act, story: str
     )
 
 
-def restore(settings: Settings, resources: steps.Resources, act: Act, story: str, note: str = "") -> Outcome:
+def restore(
+    settings: Settings,
+    resources: steps.Resources,
+    act: Act,
+    story: str,
+    note: str = "",
+    *,
+    retraction: str | None = None,
+) -> Outcome:
     """Undo the retraction of ``story``: it comes back in the next version (the retraction and its
-    undoing both stay in the log)."""
+    undoing both stay in the log). ``retraction``: the event id of the retraction to undo (a desk
+    form's); refused (ActConflict) when another one stands now."""
     return record(
         settings,
         resources,
         act,
         "restore",
-        lambda ctx: steps.restore_item(ctx, story, note, act.who, act.via),
+        lambda ctx: steps.restore_item(ctx, story, note, act.who, act.via, retraction),
         about=[story],
     )
 

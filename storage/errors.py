@@ -30,6 +30,11 @@ class InputError(BriefError):
     """A command-line argument or other user input is malformed."""
 
 
+class ActConflict(InputError):
+    """An act on something another act changed meanwhile (an undo naming a retraction that no longer
+    stands, another one standing in its place): refused, nothing written; the desk answers 409."""
+
+
 class StaleAct(InputError):
     """An act made from an earlier version of a day's brief than the current one, on something that
     changed since: ``seen`` the version the form was made from, ``current`` the day's version now,

@@ -51,6 +51,22 @@ class DayState:
     held: BriefHeld | None = None
     approved: Approval | None = None
 
+    @property
+    def deadline_release(self) -> Sent | None:
+        """The first message that reached readers because the held brief's deadline passed unapproved."""
+        released = [s for s in self.delivered.values() if s.delivery.released == "deadline"]
+        return min(released, key=lambda s: s.at) if released else None
+
+    @property
+    def released(self) -> bool:
+        """Readers have the held brief: a person approved it, or it went out at its deadline."""
+        return self.approved is not None or self.deadline_release is not None
+
+    @property
+    def holding(self) -> bool:
+        """The brief is held and not released: readers get nothing yet, the editors review copies."""
+        return self.held is not None and not self.released
+
     def versions_sent(self, channel: str) -> list[int]:
         return sorted({v for (c, v, k) in self.delivered if c == channel and k != "review"})
 
@@ -126,7 +142,7 @@ def plan(
         until = settings.deadline(now, zone) if state.held is None else state.held.until
         if state.approved is not None:
             released, by = "approved", state.approved.approval.by
-        elif until is not None and now >= until:
+        elif state.deadline_release is not None or (until is not None and now >= until):
             released = "deadline"
         else:
             at = f" or at {until.astimezone(zone):%Y-%m-%d %H:%M %Z}" if until else ""

@@ -104,6 +104,14 @@ class Access:
             return None
         return person
 
+    def ended(self, session: Session) -> bool:
+        """Whether ``session`` is one this desk ended before its time (signed out, or its person
+        signed in elsewhere)."""
+        sid, until = session.get("sid"), session.get("until")
+        return (
+            isinstance(sid, str) and isinstance(until, int) and until >= time.time() and sid in self.revoked
+        )
+
     def open(self, session: Session, person: str) -> None:
         """A new session for ``person`` in place of whatever ``session`` held (a new id each time:
         signing in never keeps an id a visitor had before)."""
@@ -112,7 +120,9 @@ class Access:
 
     def sign_in(self, session: Session, person: str) -> None:
         """A new session for ``person``, who gave their token; the session they signed in with before
-        (another browser, a copied cookie) ends: a person has one session, the latest."""
+        (another browser, a copied cookie) ends: a person has one session, the latest. So does the
+        live session this browser held, whoever's it was: a copy of its cookie opens nothing."""
+        self.revoke(session)
         earlier = self.signed_in.get(person)
         if earlier is not None:
             self._end(*earlier)

@@ -13,6 +13,7 @@ resources (``web.Desk``, given to the pages by ``Depends``) and a router per pag
 from __future__ import annotations
 
 import errno
+import logging
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -31,10 +32,13 @@ from flows.desk.pages import browse, history, hold, questions, signin, today
 from flows.desk.web import HERE, Desk, page, stale_page
 from ops import acts
 from ops.workspace import Resources, resources_of
-from storage.errors import BriefError, InputError, StaleAct
+from storage.errors import ActConflict, BriefError, InputError, StaleAct
 from tasks.settings import Settings
 
+LOG = logging.getLogger("flows.desk")  # the desk's log: what failed, with its traceback
 MAX_FORM = 64 * 1024
+ENDED = "refused: your session ended (signed out, or signed in elsewhere); sign in again"
+BAD_CSRF = "refused: the form's CSRF token is missing or wrong; reload the page, try again"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -83,6 +87,7 @@ def create_app(
         session = request.session  # Starlette's signed cookie, read by SessionMiddleware
         claimed = access.person_of(session)
         fresh = claimed is None
+        ended = fresh and access.ended(session)
         if claimed is None:  # no session, a forged, expired or signed-out one: a new anonymous (or local) one
             claimed = access.local_person or ""
             access.open(session, claimed)
@@ -97,11 +102,7 @@ def create_app(
             form = {k: v[-1] for k, v in fields.items()}
             request.state.fields = fields  # every value of a field named more than once (ticks)
             if fresh or not access.csrf_ok(session, form.get("csrf")):
-                return _finish(
-                    _text(
-                        403, "refused: the form's CSRF token is missing or wrong; reload the page, try again"
-                    )
-                )
+                return _finish(_text(403, ENDED if ended else BAD_CSRF))
             if request.state.person is None and not open_path:
                 return _finish(_text(401, "refused: sign in first"))
             request.state.form = form
@@ -138,8 +139,11 @@ def answer_errors(app: FastAPI) -> None:
 
     @app.exception_handler(BriefError)
     async def mistake(request: Request, exc: BriefError) -> Response:
-        status = 400 if isinstance(exc, InputError) else 500
-        return _finish(page(request, "error.html.j2", status=status, message=str(exc)))
+        written = isinstance(exc, InputError)  # refused before anything was recorded
+        if not written:
+            LOG.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+        status = 400 if written else 500
+        return _finish(page(request, "error.html.j2", status=status, message=str(exc), written=written))
 
     @app.exception_handler(Exception)
     async def failure(request: Request, exc: Exception) -> Response:
@@ -154,6 +158,10 @@ def answer_errors(app: FastAPI) -> None:
             405: f"refused: this page does not take {request.method}; use the page's form",
         }
         return _finish(_text(exc.status_code, said.get(exc.status_code, f"refused: {exc.detail}")))
+
+    @app.exception_handler(ActConflict)
+    async def conflict(request: Request, exc: ActConflict) -> Response:
+        return _finish(page(request, "error.html.j2", status=409, message=str(exc), written=True))
 
     @app.exception_handler(StaleAct)
     async def changed_meanwhile(request: Request, exc: StaleAct) -> Response:

@@ -9,7 +9,7 @@ import polars as pl
 
 from storage.brief import Brief
 from storage.errors import InputError
-from storage.payloads import BriefPublished
+from storage.payloads import BriefPublished, StoryRestored, StoryRetracted
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
@@ -62,6 +62,17 @@ def open_questions(store: ParquetEventStore, day: date) -> list[dict]:
     frame = materialize(store, "questions", days=[day])
     frame = frame.filter((pl.col("status") == "open") & (pl.col("brief_date") == day))
     return list(frame.iter_rows(named=True))
+
+
+def standing_retractions(store: ParquetEventStore, day: date) -> dict[str, str]:
+    """The day's retractions not undone: story id -> the retraction's event id."""
+    standing: dict[str, str] = {}
+    for e in store.read(days=[day], event_types=["story.retracted", "story.restored"]):
+        if e.event_type == "story.retracted":
+            standing[payload_of(e, StoryRetracted).story_id] = e.event_id
+        elif standing.get((undone := payload_of(e, StoryRestored)).story_id) == undone.retraction:
+            del standing[undone.story_id]
+    return standing
 
 
 def delivery_state(store: ParquetEventStore, day: date) -> deliver.DayState:

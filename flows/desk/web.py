@@ -163,6 +163,7 @@ DONE = {
     "approved": "approved",
     "send": "update sent",
     "nothing": "nothing to send: every channel has the current version, or the brief waits for approval",
+    "failed": "not sent",
 }
 KEPT_LINES = 2000  # acts' lines the desk remembers (the oldest forgotten first): one a redirect
 
@@ -196,15 +197,21 @@ def said_line(
     cases: int | None = None,
     refused: int = 0,
     held: bool = False,
+    failed: Sequence[tuple[str, str]] = (),
+    unchanged: bool = False,
 ) -> str:
-    """The line after an act: its words (``DONE``), the version it made, the channels it reached (of
-    the configured ones) and when the update it left pending goes out."""
+    """The line after an act: its words (``DONE``), the version it made (``unchanged``: none, the
+    brief reads as it did, as the command line says), the channels it reached (of
+    the configured ones), those it failed to reach and why (``failed``: channel, reason), and when
+    the update it left pending goes out."""
     said = DONE[what]
     if cases is not None:
         said += f", kept as {cases} regression case(s)"
         if refused:
             said += f" ({refused} not kept: it contradicts a case in the set)"
-    if version is not None:
+    if version is not None and unchanged:  # recorded, but the brief reads as it did: no new version
+        said += f": unchanged (v{version})"
+    elif version is not None:
         said += f" v{version}" if what == "approved" else f": v{version}"
     channels = {c.name for c in desk.settings.delivery.channels}
     reached = [name for name in sent if name in channels]
@@ -212,6 +219,9 @@ def said_line(
         said += f"; sent to {', '.join(reached) or 'no channel'}"
     elif reached:
         said += f"; sent to {', '.join(reached)}"
+    if failed:
+        why = "; ".join(f"{name} ({reason or 'no reason given'})" for name, reason in failed)
+        said += f"; FAILED to reach {why}: Hold's \"send now\" or 'brief deliver' tries again"
     if pending is not None:
         whom = "the review copy to the editors" if held else "the update to readers"
         said += f"; {whom} goes out at {pending:%H:%M} UTC"
@@ -239,6 +249,8 @@ def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Respo
         cases=len(outcome.cases) if request.state.form.get("as_case") else None,
         refused=len(outcome.refused),
         held=outcome.held,
+        failed=outcome.failed,
+        unchanged=outcome.published is not None and not outcome.published.changed,
     )
     return answered(request, what, line, then, {"date": outcome.day.isoformat()})
 

@@ -64,7 +64,7 @@ from tasks.steps.review import (
     two_stories,
 )
 from tasks.steps.score import Scored, score_stories
-from tasks.steps.stages import STAGES, Day, Stage, between, draft, rebrief, recompose, run_stages
+from tasks.steps.stages import STAGES, Day, Stage, between, draft, rebrief, recompose, run_stages, unfit_with
 
 __all__ = [
     "LIVE",
@@ -137,6 +137,7 @@ __all__ = [
     "story_link",
     "today",
     "two_stories",
+    "unfit_with",
     "updates_due",
     "withhold",
     "withhold_if_unfit",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from storage.brief import Brief, Item
-from storage.errors import InputError
+from storage.errors import ActConflict, InputError
 from storage.events import Event, new_event, utcnow
 from storage.payloads import BriefCorrected, StoryRestored, StoryRetracted
 from storage.typed import payload_of
@@ -160,11 +160,19 @@ def retract_item(ctx: RunContext, story_id: str, note: str, by: str, via: str | 
     return [_fact(ctx, "story.retracted", payload, story_id, by)]
 
 
-def restore_item(ctx: RunContext, story_id: str, note: str, by: str, via: str | None = None) -> list[Event]:
+def restore_item(
+    ctx: RunContext, story_id: str, note: str, by: str, via: str | None = None, retraction: str | None = None
+) -> list[Event]:
     """Undo the retraction of an item: it comes back in the next version (the retraction stays in
-    the log). Refused in one line when the story has no retraction standing on the day."""
+    the log). Refused in one line when the story has no retraction standing on the day, and
+    (ActConflict) when ``retraction``, the one the person meant to undo, is not the one standing."""
     standing = editor_acts(ctx).retracted_by.get(story_id)
     if standing is None:
         raise InputError(f"story {story_id!r} is not retracted on {ctx.day}: there is no retraction to undo")
+    if retraction is not None and retraction != standing:
+        raise ActConflict(
+            f"the retraction {retraction} of story {story_id!r} no longer stands: it was undone, and "
+            f"{standing} retracted the story again since; reload the page to undo that one"
+        )
     payload = {"story_id": story_id, "retraction": standing, "note": plain_line(note), "by": by, "via": via}
     return [_fact(ctx, "story.restored", payload, story_id, by)]

@@ -307,8 +307,8 @@ def updates_due(
     out = {}
     for day, events in sorted(delivered.items()):
         state = deliver.fold(events)
-        if state.held is not None and state.approved is None:
-            # held: readers get nothing before an approval or the deadline; the editors a review copy
+        if state.holding:
+            # held, not released: readers wait for an approval or the deadline; the editors get review copies
             asked = state.versions_reviewed(review) if review else []
             if not asked:
                 continue

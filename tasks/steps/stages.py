@@ -8,13 +8,16 @@ regression set to the written draft (``draft``), learning to the scores.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from storage.brief import Brief
+from storage.events import Event
+from storage.store.pending import WithPending
 from tasks import factcheck
 from tasks.steps.analyze import analyze_stories, left_out
-from tasks.steps.context import RunContext
+from tasks.steps.context import Dry, RunContext
 from tasks.steps.dedup import DedupOutcome, dedup_day
 from tasks.steps.draft import written
 from tasks.steps.gate import run_gates
@@ -137,3 +140,14 @@ def rebrief(ctx: RunContext) -> Published:
     changed. Composed and published under the day's lock: from every act recorded before it."""
     with day_lock(ctx.store, ctx.day):
         return publish(ctx, recompose(ctx))
+
+
+def unfit_with(ctx: RunContext, events: Sequence[Event]) -> str | None:
+    """Why the day's brief composed as if ``events`` were recorded could not be published (fewer
+    core stories than ``[delivery] min_core``), or None: composed from the log and them, recording
+    nothing, before an act's events are written."""
+    resources = dataclasses.replace(ctx.resources, store=WithPending(ctx.store, events))
+    trial = dataclasses.replace(
+        ctx.fork(), resources=resources, recorder=Dry(), emitted={k: list(v) for k, v in ctx.emitted.items()}
+    )
+    return withhold_reason(trial, run_stages(trial, STAGES).drafted(), 0, [])

@@ -119,7 +119,14 @@ def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_ag
     assert seen_of(ann_page) == "3"
     retracted = bo.post(
         "/today/retract",
-        data={"story": other, "note": "withdrawn", "date": DAY, "seen": "3", "csrf": csrf_of(bo_page)},
+        data={
+            "story": other,
+            "note": "withdrawn",
+            "sure": "1",
+            "date": DAY,
+            "seen": "3",
+            "csrf": csrf_of(bo_page),
+        },
     )
     assert retracted.status_code == 200 and "retraction recorded: v4" in retracted.text
     marked = ann.post(
@@ -187,7 +194,7 @@ def test_the_diff_credits_the_acts_between_its_versions_and_a_retraction_with_th
         assert done.status_code == 200, done.text
 
     act("/today/correct", story=first["story_id"], field="title", value="Corrected first", note="")  # v2
-    act("/today/retract", story=gone["story_id"], note="the report was withdrawn")  # v3
+    act("/today/retract", story=gone["story_id"], note="the report was withdrawn", sure="1")  # v3
     act("/today/correct", story=first["story_id"], field="summary", value="Corrected later", note="")  # v4
     store = store_of(config)
     [title, summary] = store.read(event_types=["brief.corrected"])
@@ -339,7 +346,14 @@ def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last
     page = desk.get(f"/today?date={DAY}").text
     gone = desk.post(
         "/today/retract",
-        data={"story": other, "note": "withdrawn", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)},
+        data={
+            "story": other,
+            "note": "withdrawn",
+            "sure": "1",
+            "date": DAY,
+            "seen": seen_of(page),
+            "csrf": csrf_of(page),
+        },
     )
     assert gone.status_code == 200 and "sent to readers" in gone.text
     assert readers_got(config) == [(1, "brief"), (5, "update"), (7, "update")]
@@ -661,7 +675,9 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
         assert answer.status_code == expect, answer.text
         return answer
 
-    act("/today/retract", story=story, note="the report was withdrawn")  # v2: the item leaves
+    unsure = act("/today/retract", expect=400, story=story, note="the report was withdrawn")  # no "yes" tick
+    assert 'tick "yes" to retract' in html.unescape(unsure.text) and current(config)["version"] == 1
+    act("/today/retract", story=story, note="the report was withdrawn", sure="1")  # v2: the item leaves
     assert story not in [i["story_id"] for i in current(config)["items"]]
     page = desk.get(f"/today?date={DAY}").text
     undo = re.search(rf'<div class="retracted-item" id="{story}".*?</div>', page, re.S)
@@ -696,13 +712,21 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
     assert "retraction undone" in desk.get(f"/story?id={story}").text
 
     # retracted again (the same note, the same person): a fact of its own, and it leaves again
-    act("/today/retract", story=story, note="the report was withdrawn")  # v4
+    act("/today/retract", story=story, note="the report was withdrawn", sure="1")  # v4
     again = [
         e for e in store_of(config).read(event_types=["story.retracted"]) if e.event_id != retraction.event_id
     ]
     assert [e.payload.get("follows") for e in again] == [undone.event_id]
     assert story not in [i["story_id"] for i in current(config)["items"]]
-    act("/today/restore", story=story)  # v5: undone a second time, naming the second retraction
+    # the undo form names the retraction it undoes; one naming the first, undone since, is refused
+    assert f'name="retraction" value="{again[0].event_id}"' in desk.get(f"/today?date={DAY}").text
+    written = {e.event_id for e in store_of(config).read()}
+    refused = act("/today/restore", expect=409, story=story, retraction=retraction.event_id)
+    assert f"the retraction {retraction.event_id} of story {story!r} no longer stands" in html.unescape(
+        refused.text
+    )
+    assert {e.event_id for e in store_of(config).read()} == written and current(config)["version"] == 4
+    act("/today/restore", story=story, retraction=again[0].event_id)  # v5: undoing the second retraction
     assert [e.payload["retraction"] for e in store_of(config).read(event_types=["story.restored"])][-1] == (
         again[0].event_id
     )
@@ -760,3 +784,146 @@ def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(
     assert reviewed == [1, 4]
     due(30)
     assert len(hook.posts) == 2  # nothing twice, and the readers still wait for an approval
+
+
+def test_an_act_that_would_leave_the_brief_unpublishable_is_refused_and_nothing_is_recorded(
+    config: Path,
+) -> None:
+    """min_core at the day's core count: retracting a core item would withhold the next version, so
+    the retraction is refused before it is written, at the desk and through ops.acts alike; an act
+    the brief survives (a correction) is recorded with its version."""
+    from ops import acts
+
+    brief = current(config)
+    core = [i["story_id"] for i in brief["items"] if i.get("relevance") == "core"]
+    assert core, brief["items"]
+    config.write_text(config.read_text() + f"[delivery]\nmin_core = {len(core)}\n")
+    before = {e.event_id for e in store_of(config).read()}
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    refused = desk.post(
+        "/today/retract",
+        data={
+            "date": DAY,
+            "csrf": csrf_of(page),
+            "seen": seen_of(page),
+            "story": core[0],
+            "note": "withdrawn",
+            "sure": "1",
+        },
+    )
+    assert refused.status_code == 400, refused.text
+    said = html.unescape(refused.text)
+    assert f"after this retract the brief of {DAY} would have {len(core) - 1} core stor" in said
+    assert f"fewer than min_core = {len(core)}" in said and f"the brief stays at v{brief['version']}" in said
+    assert "Nothing was written." in said
+    assert {e.event_id for e in store_of(config).read()} == before  # the page's words are true
+    assert current(config)["version"] == brief["version"]
+
+    from ops.workspace import open_resources
+
+    settings, resources = open_resources(str(config))
+    with pytest.raises(acts.UnfitAct, match="min_core"):
+        acts.retract(settings, resources, acts.Act(date.fromisoformat(DAY), "bo"), core[0], "withdrawn")
+    assert {e.event_id for e in store_of(config).read()} == before
+    # an act the brief survives: recorded, and its version published
+    done = acts.correct(
+        settings, resources, acts.Act(date.fromisoformat(DAY), "bo"), core[0], {"title": "Fixed"}
+    )
+    assert done.version == brief["version"] + 1 and [
+        i["title"] for i in current(config)["items"] if i["story_id"] == core[0]
+    ] == ["Fixed"]
+    assert len(store_of(config).read(event_types=["brief.corrected"])) == 1
+
+
+def test_a_brief_released_at_its_deadline_is_no_longer_held_after_a_later_act(config: Path, hook) -> None:
+    """Held a day ago until the midnight since passed: released to readers at its deadline; a
+    correction then makes v2, which readers get as one update when its window closes. The day is then
+    due for nothing more, Today says it was released, not held, and Hold offers no approval."""
+    from ops import acts
+    from storage.events import utcnow
+    from tasks import steps
+
+    config.write_text(
+        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "00:00"\n'
+        "update_after = 10\n"
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\nbackoff_s = 0.05\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nbackoff_s = 0.05\n'
+    )
+    settings = load_settings(str(config))
+    day = date.fromisoformat(DAY)
+    start = utcnow()
+    steps.deliver_day(acts.context(settings, day, "deliver"), now=start - timedelta(hours=25))  # held
+    acts.release_due(settings, start, say=lambda line: None)  # its deadline passed: v1 to readers
+    assert [p for p, _ in hook.posts] == ["/editors", "/readers"]
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+    page = desk.get(f"/today?date={DAY}").text
+    done = desk.post(
+        "/today/correct",
+        data={
+            "story": story,
+            "field": "title",
+            "value": "Fixed after the deadline",
+            "note": "",
+            "date": DAY,
+            "seen": seen_of(page),
+            "csrf": csrf_of(page),
+        },
+    )
+    assert done.status_code == 200 and "the update to readers goes out at" in done.text, done.text
+    today = html.unescape(desk.get(f"/today?date={DAY}").text)
+    assert "Held for review" not in today and "readers have nothing yet" not in today
+    assert "Released at its deadline, unapproved (v1) · readers have v1" in today
+    assert "An update to readers is pending" in today and "review copy" not in today
+    on_hold = html.unescape(desk.get(f"/hold?date={DAY}").text)
+    assert "v1 went to readers at its deadline" in on_hold and "Approve v2" not in on_hold
+    assert "An update is pending" in on_hold
+    store = store_of(config)
+    [due] = steps.updates_due(store, settings.delivery, start, [day]).values()
+    later = due + timedelta(minutes=1)
+    acts.release_updates(settings, later, say=lambda line: None)  # the window closed: v2 as an update
+    assert [p for p, _ in hook.posts] == ["/editors", "/readers", "/readers"]
+    assert "Fixed after the deadline" in hook.posts[-1][1]["message"]
+    assert steps.updates_due(store, settings.delivery, later, [day]) == {}  # nothing due, ever again
+    assert steps.updates_due(store, settings.delivery, later + timedelta(days=1), [day]) == {}
+
+
+def test_a_send_that_fails_names_its_channels_and_reasons_on_the_page(config: Path) -> None:
+    """The readers' channel listens nowhere: "send now" and an act's banner say which channel was not
+    reached and why, not "nothing to send"."""
+    from tests.delivery_servers import free_port
+
+    nowhere = f"json://127.0.0.1:{free_port()}/readers"
+    config.write_text(
+        config.read_text() + f'[[delivery.channels]]\nname = "readers"\nurl = "{nowhere}"\nretries = 0\n'
+    )
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text  # Hold shows no form: nothing is pending yet
+    sent = desk.post("/hold/send", data={"date": DAY, "csrf": csrf_of(page)})
+    said = html.unescape(sent.text)
+    assert sent.status_code == 200 and "nothing to send" not in said, said
+    assert re.search(r"not sent: v1; FAILED to reach readers \([^)]+\)", said), said
+    story = current(config)["items"][0]["story_id"]
+    page = desk.get(f"/today?date={DAY}").text
+    done = desk.post(
+        "/today/correct",
+        data={"story": story, "field": "title", "value": "Fixed", "note": "", "date": DAY}
+        | {"seen": seen_of(page), "csrf": csrf_of(page)},
+    )
+    said = html.unescape(done.text)
+    assert re.search(r"correction recorded: v2; FAILED to reach readers \([^)]+\)", said), said
+
+
+def test_an_act_that_changes_nothing_says_unchanged_as_the_command_line_does(config: Path) -> None:
+    """A core story marked core again: the mark is recorded, the brief reads as it did, and the
+    line says "unchanged (v1)", not a version it did not make."""
+    desk = client(config, "ann")
+    [core] = [i["story_id"] for i in current(config)["items"] if i.get("relevance") == "core"][:1]
+    page = desk.get(f"/today?date={DAY}").text
+    done = desk.post(
+        "/today/mark",
+        data={"story": core, "mark": "core", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)},
+    )
+    assert done.status_code == 200 and "mark recorded: unchanged (v1)" in done.text, done.text
+    assert current(config)["version"] == 1

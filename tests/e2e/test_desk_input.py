@@ -125,7 +125,7 @@ def test_any_text_in_any_query_parameter_is_answered_without_a_500(day_desk, whe
 FORMS = {
     "/today/mark": ("story", "mark", "date", "as_case"),
     "/today/correct": ("story", "field", "value", "note", "date"),
-    "/today/retract": ("story", "note", "date"),
+    "/today/retract": ("story", "note", "sure", "date"),
     "/today/same": ("story", "other", "date"),
     "/today/split": ("story", "apart", "date"),
     "/questions": ("date",),
@@ -235,7 +235,7 @@ def test_control_characters_typed_in_a_correction_never_reach_the_published_brie
     typed = "Orchard \u202eknil siht kcilc\u202c update \u2066now\u2069\u200b out"
     for data in (
         {"story": first, "field": "title", "value": typed, "note": "a \u202efix\u202c"},
-        {"story": second, "note": "withdrawn \u2067at source\u2069"},
+        {"story": second, "note": "withdrawn \u2067at source\u2069", "sure": "1"},
     ):
         action = "/today/correct" if "field" in data else "/today/retract"
         answer = desk.post(

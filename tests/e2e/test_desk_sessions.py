@@ -39,7 +39,8 @@ def test_a_copy_of_a_signed_out_cookie_is_refused(desk) -> None:
     desk.cookies.set("desk_session", old_cookie)
     # the old session's own token no longer opens anything: the act is refused before it is read
     replayed = desk.post("/today/mark", data={"csrf": csrf, "story": "st-x", "mark": "core"})
-    assert replayed.status_code == 403 and "CSRF" in replayed.text
+    assert replayed.status_code == 403 and "CSRF" not in replayed.text
+    assert "your session ended (signed out, or signed in elsewhere); sign in again" in replayed.text
 
 
 @pytest.mark.parametrize("where", ["cookie", "csrf"])
@@ -110,3 +111,15 @@ def test_signing_in_again_ends_the_persons_earlier_session(tmp_path: Path, monke
     assert phone.post("/signout", data={"csrf": csrf}, follow_redirects=False).status_code == 303
     assert phone.get("/runs", follow_redirects=False).status_code == 303
     assert signed_in("ann").get("/runs").status_code == 200
+
+    # ann signs in on the browser holding bo's live session: bo's session ends there, and a copy of
+    # its cookie opens nothing
+    bos = bo.cookies["desk_session"]
+    csrf = csrf_of(bo.get("/runs").text)
+    answer = bo.post(
+        "/signin", data={"name": "ann", "token": tokens["ann"], "csrf": csrf}, follow_redirects=False
+    )
+    assert answer.status_code == 303 and ">ann <form" in bo.get("/runs").text
+    copy = TestClient(app, base_url=LOCAL)
+    copy.cookies.set("desk_session", bos)
+    assert copy.get("/runs", follow_redirects=False).status_code == 303

@@ -345,3 +345,20 @@ def test_while_held_the_review_channel_gets_one_copy_per_update_window_not_one_p
     assert (
         kinds(released) == [("email", "brief"), ("hook", "brief"), ("big", "brief")] and not released.pending
     )
+
+
+def test_a_brief_released_at_its_deadline_is_released_not_held_and_its_updates_go_to_readers() -> None:
+    settings = channels(hold=True, hold_until="08:30")
+    held = BriefHeld(
+        brief_date="2025-08-06", version=1, review_channel="eds", until=NOW + timedelta(minutes=30)
+    )
+    waiting = deliver.DayState(delivered=sent(1, ("eds", "review")).delivered, held=held)
+    assert waiting.holding and not waiting.released and waiting.deadline_release is None
+    at_deadline = delivery("email", 1, "brief")
+    at_deadline = deliver.Sent(at_deadline.delivery.model_copy(update={"released": "deadline"}), held.until)
+    out = deliver.DayState(delivered={**waiting.delivered, ("email", 1, "brief"): at_deadline}, held=held)
+    assert out.released and not out.holding and out.deadline_release == at_deadline
+    # v2, made after the release: an update to the readers who had v1, no review copy, no waiting
+    v2 = deliver.plan(settings, out, version=2, core=3, now=NOW + timedelta(minutes=40), zone=ZONE)
+    assert v2.waiting is None and ("email", "update") in kinds(v2) and ("eds", "review") not in kinds(v2)
+    assert {s.released for s in v2.sends} == {"deadline"}

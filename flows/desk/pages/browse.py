@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from flows.desk import reads
 from flows.desk.web import DeskOf, End, page
 from storage.errors import InputError
-from tasks.dates import parse_date
+from tasks.dates import FIRST_DAY, parse_date
 
 router = APIRouter()
 
@@ -53,7 +53,7 @@ def sources(request: Request, desk: DeskOf, end: End) -> Response:
         request,
         "sources.html.j2",
         end=end.isoformat(),
-        earlier=(end - window).isoformat(),
+        earlier=(end - window).isoformat() if end - window >= FIRST_DAY else None,
         later=min(end + window, latest).isoformat() if end < latest else None,
         window=health.WINDOW_DAYS,
         sources=health.source_health(desk.store, desk.settings, end),
@@ -74,7 +74,9 @@ def runs(request: Request, desk: DeskOf, end: End) -> Response:
         request,
         "runs.html.j2",
         end=end.isoformat(),
-        earlier=(end - timedelta(days=WINDOW_DAYS)).isoformat(),
+        earlier=(end - timedelta(days=WINDOW_DAYS)).isoformat()
+        if end - timedelta(days=WINDOW_DAYS) >= FIRST_DAY
+        else None,
         window=WINDOW_DAYS,
         runs=recent_runs(desk.store, end, ui),
         ui_url=ui,

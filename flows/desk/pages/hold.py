@@ -26,6 +26,8 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
         held=state.held,
         current=current.version if current is not None else None,
         approved=state.approved,
+        deadline=state.deadline_release,
+        holding=state.holding,
         delivered=sorted(state.delivered.values(), key=lambda d: d.at),
         pending=acts.pending_update(desk.settings, desk.resources, day),
         update_after=desk.settings.delivery.update_after,
@@ -45,6 +47,11 @@ def send_now(request: Request, desk: DeskOf, act: ActOf) -> Response:
     """The pending update sent now, before its window closes."""
     outcome = acts.deliver(desk.settings, desk.resources, act.day, now=True)
     sent = [s.channel for s in outcome.sent if s.ok]
-    what = "send" if sent else "nothing"
-    line = said_line(desk, what, version=outcome.version, sent=sent) if sent else DONE[what]
+    failed = [(s.channel, s.reason) for s in outcome.failed]
+    what = "send" if sent else "failed" if failed else "nothing"
+    line = (
+        said_line(desk, what, version=outcome.version, sent=sent, failed=failed)
+        if sent or failed
+        else DONE[what]
+    )
     return answered(request, what, line, "/hold", {"date": act.day.isoformat()})

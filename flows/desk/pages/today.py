@@ -13,6 +13,7 @@ from flows.desk import reads
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page, parse_version
 from ops import acts
 from storage.brief import Item
+from storage.errors import InputError
 from tasks import render
 
 router = APIRouter()
@@ -32,6 +33,7 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         parts={i.story_id: i.citations for i in doc.items},
         leads={i.story_id for i in doc.items if i.lead},
         retracted_ids=[r.story_id for r in doc.retracted or ()],
+        retractions=reads.standing_retractions(desk.store, day) if version is None else {},
         opened=request.query_params.get("open"),
         standing=standing_of(desk, day) if version is None else None,
         current=version is None,
@@ -59,6 +61,10 @@ def correct(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
 
 @router.post("/today/retract")
 def retract(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
+    if form.get("sure") != "1":  # the page's "yes" tick, asked of every post, not only by the browser
+        raise InputError(
+            'tick "yes" to retract: readers get a new version without the item, its note in its place'
+        )
     outcome = acts.retract(desk.settings, desk.resources, act, form.get("story", ""), form.get("note", ""))
     return done(request, "retraction", outcome, "/today")
 
@@ -66,7 +72,8 @@ def retract(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
 @router.post("/today/restore")
 def restore(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     """Undo a retraction: the item comes back in the next version."""
-    outcome = acts.restore(desk.settings, desk.resources, act, form.get("story", ""), form.get("note", ""))
+    story, undoes = form.get("story", ""), form.get("retraction") or None  # the retraction the page showed
+    outcome = acts.restore(desk.settings, desk.resources, act, story, form.get("note", ""), retraction=undoes)
     return done(request, "restored", outcome, "/today")
 
 
@@ -107,13 +114,15 @@ def likely_same(items: Sequence[Item]) -> dict[str, list[tuple[str, str]]]:
 
 
 def standing_of(desk: Desk, day: date) -> dict:
-    """Where the day's brief stands with its readers: held, approved, the versions they have."""
+    """Where the day's brief stands with its readers: held, approved or released at its deadline,
+    the versions they have."""
     state = reads.delivery_state(desk.store, day)
     readers = {c.name for c in desk.settings.delivery.readers}
     sent = sorted({v for (c, v, k) in state.delivered if c in readers and k != "review"})
     return {
-        "held": state.held is not None and state.approved is None,
+        "held": state.holding,
         "approved": state.approved,
+        "deadline": state.deadline_release,
         "sent": sent[-1] if sent else None,
         "channels": bool(desk.settings.delivery.channels),
     }
