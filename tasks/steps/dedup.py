@@ -13,7 +13,7 @@ from storage.events import Event
 from storage.payloads import StoryClustered, StoryMerged, StorySplit
 from storage.projections import materialize
 from storage.projections.articles import EVIDENCE_FIELDS
-from storage.typed import payload_of
+from storage.typed import payload_field, payload_of
 from tasks import dedup, editorial, pairs
 from tasks.settings import PolicySettings
 from tasks.steps.context import FOLLOW_UP_DAYS, RunContext
@@ -110,10 +110,10 @@ def article_events(ctx: RunContext) -> tuple[dict[str, str], dict[tuple[str, str
                 "occurred_at",
                 "seq",
                 pl.when(pl.col("event_type") == "article.corrected")
-                .then(pl.col("payload").str.json_path_match("$.article_id"))
+                .then(payload_field("article.corrected", "article_id"))
                 .alias("article_id"),
                 pl.when(pl.col("event_type") == "article.corrected")
-                .then(pl.col("payload").str.json_path_match("$.field"))
+                .then(payload_field("article.corrected", "field"))
                 .alias("field"),
             )
             .sort("occurred_at", "seq", "event_id")
@@ -163,77 +163,20 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     items = _items(articles)
     briefed = briefed_before(ctx)
     collected, corrections = article_events(ctx)
-    events: list[Event] = []
-    news: list[dedup.Item] = []
-    first_day = dict(zip(articles["article_id"], articles["first_brief_date"], strict=True))
-    collected_today = set(
-        ctx.store.query(
-            lambda: ctx.store.scan([ctx.day], event_types=["article.collected"]).select("subject_id")
-        )
-        .get_column("subject_id")
-        .to_list()
-    )
-    for article_id in sorted(items):
-        item = items[article_id]
-        if not dedup.in_window(item.published_at, window):
-            continue  # archive items are facts in the log, not news
-        first = first_day[article_id]
-        # a repository trending again today is news again, as a follow-up of the story it was
-        trending_again = item.kind == "repos" and article_id in collected_today
-        if article_id in briefed and not trending_again:
-            earlier_story, when = briefed[article_id]
-            events.append(_not_news(ctx, article_id, earlier_story, "briefed_before", when, collected))
-            continue
-        earlier_window = dedup.news_window(first, ctx.settings.zone, policy.lookback_hours)
-        if first < ctx.day and dedup.in_window(item.published_at, earlier_window):
-            events.append(_not_news(ctx, article_id, article_id, "seen_before", first, collected))
-            continue
-        news.append(item)
+    collected_today = _collected_on(ctx, ctx.day)
+    events, news = _todays_news(ctx, items, articles, briefed, collected, collected_today, window)
     vectors = ctx.embedder.encode([i.text for i in news])
     multilingual = multilingual_vectors(ctx, news)
-    dedup_policy = clustering_rule(policy)
     model = pairs.load_pair_model(policy.story_model)
     must, cannot = human_links(ctx, ctx.reach) if not ctx.held_out else (frozenset(), frozenset())
     clustering = cluster_news(policy, news, vectors, must, cannot, multilingual)
-    for dup in clustering.duplicates:
-        events.append(
-            ctx.emit(
-                "article.duplicate_detected",
-                {"article_id": dup.article_id, "duplicate_of": dup.duplicate_of, "reason": dup.reason},
-                subject=dup.article_id,
-                producer="dedup.exact@1",
-                sources=[collected[a] for a in (dup.article_id, dup.duplicate_of) if a in collected],
-            )
-        )
-    follow = follow_ups(ctx, clustering.stories, items, briefed, dedup_policy, model)
-    producer = f"{producer_of(policy)}:{ctx.embedder.name}"
-    if multilingual is not None and ctx.multilingual is not None:
-        producer += f"+{ctx.multilingual.name}"
-    continued = set(follow.values())
-    earlier_sources: dict[str, set[str]] = {}
-    for article_id, (story_id, _) in briefed.items():
-        if story_id in continued and article_id in items:
-            earlier_sources.setdefault(story_id, set()).add(editorial.outlet_of(items[article_id]))
+    events += [_duplicate_event(ctx, dup, collected) for dup in clustering.duplicates]
+    follow = follow_ups(ctx, clustering.stories, items, briefed, clustering_rule(policy), model)
     linked = link_events(ctx, ctx.reach) if must or cannot else {}
-    for story in clustering.stories:
-        story_id = follow.get(story.story_id, story.story_id)
-        links = [i for a in story.members for i in linked.get(a, ())]
-        events.append(
-            ctx.emit(
-                "story.clustered",
-                {
-                    "story_id": story_id,
-                    "members": list(story.members),
-                    "representative": story.representative,
-                    "follow_up_of": follow.get(story.story_id),
-                    "pair_scores": [list(p) for p in story.pair_scores],
-                    "decided_by": decided_by(policy),
-                },
-                subject=story_id,
-                producer=producer,
-                sources=[collected[a] for a in story.members if a in collected] + links,
-            )
-        )
+    producer = _producer(ctx, multilingual is not None)
+    events += [
+        _clustered_event(ctx, story, follow, collected, linked, producer) for story in clustering.stories
+    ]
     ctx.append(events)
     corrected = {r["article_id"]: r["category"] for r in articles.iter_rows(named=True) if r["category"]}
     marked = (
@@ -252,11 +195,111 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         corrected_category=corrected,
         corrected_relevance=marked,
         undated=sorted(a for a in collected_today if items[a].published_at is None),
-        earlier_sources=earlier_sources,
+        earlier_sources=_earlier_sources(briefed, set(follow.values()), items),
         same_url={d.article_id: d.duplicate_of for d in clustering.duplicates if d.reason == "same_url"},
         collected=collected,
         corrections=corrections,
     )
+
+
+def _collected_on(ctx: RunContext, day: date) -> set[str]:
+    """The articles collected for ``day`` (a repository trending again today is among them)."""
+    return set(
+        ctx.store.query(lambda: ctx.store.scan([day], event_types=["article.collected"]).select("subject_id"))
+        .get_column("subject_id")
+        .to_list()
+    )
+
+
+def _todays_news(
+    ctx: RunContext,
+    items: dict[str, dedup.Item],
+    articles: pl.DataFrame,
+    briefed: dict[str, tuple[str, date]],
+    collected: dict[str, str],
+    collected_today: set[str],
+    window: tuple[datetime, datetime],
+) -> tuple[list[Event], list[dedup.Item]]:
+    """The day's news: the window's items that were neither briefed nor news on an earlier day
+    (each of those recorded as a duplicate of what it was), in article id order."""
+    policy = ctx.settings.policy
+    first_day = dict(zip(articles["article_id"], articles["first_brief_date"], strict=True))
+    events: list[Event] = []
+    news: list[dedup.Item] = []
+    for article_id in sorted(items):
+        item = items[article_id]
+        if not dedup.in_window(item.published_at, window):
+            continue  # archive items are facts in the log, not news
+        first = first_day[article_id]
+        # a repository trending again today is news again, as a follow-up of the story it was
+        trending_again = item.kind == "repos" and article_id in collected_today
+        if article_id in briefed and not trending_again:
+            earlier_story, when = briefed[article_id]
+            events.append(_not_news(ctx, article_id, earlier_story, "briefed_before", when, collected))
+            continue
+        earlier_window = dedup.news_window(first, ctx.settings.zone, policy.lookback_hours)
+        if first < ctx.day and dedup.in_window(item.published_at, earlier_window):
+            events.append(_not_news(ctx, article_id, article_id, "seen_before", first, collected))
+            continue
+        news.append(item)
+    return events, news
+
+
+def _duplicate_event(ctx: RunContext, dup: dedup.Duplicate, collected: dict[str, str]) -> Event:
+    """``article.duplicate_detected`` for a same-day duplicate (the same link or text)."""
+    return ctx.emit(
+        "article.duplicate_detected",
+        {"article_id": dup.article_id, "duplicate_of": dup.duplicate_of, "reason": dup.reason},
+        subject=dup.article_id,
+        producer="dedup.exact@1",
+        sources=[collected[a] for a in (dup.article_id, dup.duplicate_of) if a in collected],
+    )
+
+
+def _producer(ctx: RunContext, multilingual: bool) -> str:
+    """The clustering's producer: its rule and the models whose vectors it read."""
+    producer = f"{producer_of(ctx.settings.policy)}:{ctx.embedder.name}"
+    if multilingual and ctx.multilingual is not None:
+        producer += f"+{ctx.multilingual.name}"
+    return producer
+
+
+def _clustered_event(
+    ctx: RunContext,
+    story: dedup.Story,
+    follow: dict[str, str],
+    collected: dict[str, str],
+    linked: dict[str, list[str]],
+    producer: str,
+) -> Event:
+    """``story.clustered`` for one story: its members, and the earlier story it follows up."""
+    story_id = follow.get(story.story_id, story.story_id)
+    links = [i for a in story.members for i in linked.get(a, ())]
+    return ctx.emit(
+        "story.clustered",
+        {
+            "story_id": story_id,
+            "members": list(story.members),
+            "representative": story.representative,
+            "follow_up_of": follow.get(story.story_id),
+            "pair_scores": [list(p) for p in story.pair_scores],
+            "decided_by": decided_by(ctx.settings.policy),
+        },
+        subject=story_id,
+        producer=producer,
+        sources=[collected[a] for a in story.members if a in collected] + links,
+    )
+
+
+def _earlier_sources(
+    briefed: dict[str, tuple[str, date]], continued: set[str], items: dict[str, dedup.Item]
+) -> dict[str, set[str]]:
+    """The outlets that reported each followed-up story on earlier days."""
+    earlier: dict[str, set[str]] = {}
+    for article_id, (story_id, _) in briefed.items():
+        if story_id in continued and article_id in items:
+            earlier.setdefault(story_id, set()).add(editorial.outlet_of(items[article_id]))
+    return earlier
 
 
 def _not_news(
