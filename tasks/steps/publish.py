@@ -81,7 +81,9 @@ def withhold_if_unfit(
     if reason is None:
         return None
     silent = nothing_collected(sources)
-    return withhold(ctx, document, fetched, failed, silent or reason, send_anyway=not silent)
+    # every source down is said as such ("2 of 2 sources failed"); a date none had anything for, why
+    said = reason if sources and all(o.error for o in sources) else (silent or reason)
+    return withhold(ctx, document, fetched, failed, said, send_anyway=not silent)
 
 
 def nothing_collected(sources: Sequence[SourceOutcome]) -> str | None:

@@ -841,6 +841,7 @@ def test_a_brief_released_at_its_deadline_is_no_longer_held_after_a_later_act(co
     correction then makes v2, which readers get as one update when its window closes. The day is then
     due for nothing more, Today says it was released, not held, and Hold offers no approval."""
     from ops import acts
+    from ops.workspace import open_resources
     from storage.events import utcnow
     from tasks import steps
 
@@ -850,11 +851,13 @@ def test_a_brief_released_at_its_deadline_is_no_longer_held_after_a_later_act(co
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\nbackoff_s = 0.05\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nbackoff_s = 0.05\n'
     )
-    settings = load_settings(str(config))
+    settings, resources = open_resources(str(config))
     day = date.fromisoformat(DAY)
     start = utcnow()
-    steps.deliver_day(acts.context(settings, day, "deliver"), now=start - timedelta(hours=25))  # held
-    acts.release_due(settings, start, say=lambda line: None)  # its deadline passed: v1 to readers
+    steps.deliver_day(
+        acts.context(settings, resources, day, "deliver"), now=start - timedelta(hours=25)
+    )  # held
+    acts.release_due(settings, resources, start, say=lambda line: None)  # its deadline passed: v1 to readers
     assert [p for p, _ in hook.posts] == ["/editors", "/readers"]
     desk = client(config, "ann")
     story = current(config)["items"][0]["story_id"]
@@ -882,7 +885,9 @@ def test_a_brief_released_at_its_deadline_is_no_longer_held_after_a_later_act(co
     store = store_of(config)
     [due] = steps.updates_due(store, settings.delivery, start, [day]).values()
     later = due + timedelta(minutes=1)
-    acts.release_updates(settings, later, say=lambda line: None)  # the window closed: v2 as an update
+    acts.release_updates(
+        settings, resources, later, say=lambda line: None
+    )  # the window closed: v2 as an update
     assert [p for p, _ in hook.posts] == ["/editors", "/readers", "/readers"]
     assert "Fixed after the deadline" in hook.posts[-1][1]["message"]
     assert steps.updates_due(store, settings.delivery, later, [day]) == {}  # nothing due, ever again

@@ -26,7 +26,8 @@ def test_every_label_has_a_chinese_text_with_the_same_placeholders() -> None:
     assert set(LABELS["zh"]) == set(LABELS["en"])
     for key, english in LABELS["en"].items():
         chinese = LABELS["zh"][key]
-        assert chinese.strip() and re.search(r"[\u4e00-\u9fff]", chinese), key
+        # Chinese words, or Chinese punctuation for a label that is only a mark (a sentence's stop)
+        assert chinese.strip() and re.search(r"[\u4e00-\u9fff]|^[\u3000-\u303f\uff00-\uffef]+$", chinese), key
         assert fields(chinese) <= fields(english) and fields(english) - fields(chinese) <= {"stories"}, key
 
 
