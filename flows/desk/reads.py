@@ -53,7 +53,7 @@ def document(store: ParquetEventStore, day: date, version: int | None = None) ->
     try:
         return briefs.read(path)
     except (FileNotFoundError, OSError):
-        what = f"version {version} of the brief" if version else "a brief"
+        what = f"version {version} of the brief" if version else "brief"
         raise InputError(f"no {what} is published for {day}") from None
 
 

@@ -60,7 +60,7 @@ class DeliveryOutcome:
         ok = sum(s.ok for s in self.sent)
         if self.waiting:  # the readers' channels wait: held, not failed
             at = f"{self.until.astimezone(self.zone):%m-%d %H:%M %Z} or " if self.until else ""
-            parts = [f"held till {at}brief approve"] + (["review copy sent"] if ok else [])
+            parts = [f"held until {at}approved"] + (["review copy sent"] if ok else [])
         else:
             parts = [
                 f"sent to {ok} of {len(self.sent)} channel(s)" if self.failed else f"sent to {ok} channel(s)"

@@ -89,6 +89,11 @@ def test_every_query_parameter_of_every_page_given_bad_text_is_a_400_of_one_line
     # the values the issue found: a version of superscript two, dates near year 1 and year 9999
     assert day_desk.get("/today", params={"date": DAY, "version": "²"}).status_code == 400
     assert day_desk.get("/diff", params={"date": DAY, "a": "²", "b": "1"}).status_code == 400
+    # a day with no brief says so in plain words
+    missing = day_desk.get("/today", params={"date": "2024-01-01"})
+    assert "no brief is published for 2024-01-01" in missing.text, missing.text
+    missing = day_desk.get("/today", params={"date": DAY, "version": "99"})
+    assert f"no version 99 of the brief is published for {DAY}" in missing.text, missing.text
 
 
 @pytest.mark.parametrize(
