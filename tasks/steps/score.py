@@ -10,12 +10,14 @@ dropped as off-topic on a model's word.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import Any
 
 from tasks import analyze, editorial, injection, llm
 from tasks.steps.context import RunContext, lookback_days
 from tasks.steps.dedup import DedupOutcome
+from tasks.steps.llm import Analyst
 from tasks.steps.llm import analyst as llm_analyst
 
 
@@ -100,159 +102,246 @@ def mark_event(outcome: DedupOutcome, story) -> list[str]:
     return [found] if found else []
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What every story of a run is scored with: the model, the topic, and each article's vectors."""
+
+    model: editorial.EditorialModel
+    topic: editorial.TopicEvidence
+    vector_of: dict  # article id -> its vector (the run's embedder)
+    topic_vector: Any
+    multilingual_of: dict  # article id -> its multilingual vector, for the articles not in English
+    seen_products: set[str]  # ``known_products``
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One story's decision as it is taken: the model's, then a language model's, then a person's."""
+
+    outcome: editorial.Outcome
+    relevance: float
+    core: float
+    rank: float
+    features: dict
+    reasons: list[str]
+    lead: bool = False
+
+
+def read_day(
+    ctx: RunContext, outcome: DedupOutcome, model: editorial.EditorialModel, topic: editorial.TopicEvidence
+) -> Reading:
+    """Embed the day's articles and the topic once, for every story's evidence."""
+    policy = ctx.settings.policy
+    order = sorted({a for s in outcome.stories for a in s.members})
+    vectors = ctx.embedder.encode([outcome.items[a].text for a in order] + [policy.topic.description])
+    return Reading(
+        model,
+        topic,
+        dict(zip(order, vectors[:-1], strict=True)),
+        vectors[-1],
+        multilingual_vectors(ctx, [outcome.items[a] for a in order]),
+        known_products(ctx, outcome, topic),
+    )
+
+
+def story_topic_evidence(ctx: RunContext, reading: Reading, items) -> dict[str, float]:
+    """A story's topic evidence: each article's, with its embedding head's value, then the strongest."""
+    per_article = []
+    for item in items:
+        vector = reading.vector_of[item.article_id]
+        evidence = editorial.article_evidence(reading.topic, item, float(vector @ reading.topic_vector))
+        if item.language in editorial.ENGLISH:
+            evidence["emb_head"] = editorial.head_value(
+                reading.model, vector, ctx.embedder.name, item.language
+            )
+        else:
+            evidence["emb_head"] = editorial.multilingual_head_value(
+                reading.model,
+                reading.multilingual_of.get(item.article_id),
+                ctx.editorial_reader.name if ctx.editorial_reader else None,
+            )
+        per_article.append(evidence)
+    return editorial.story_evidence(per_article)
+
+
+def importance_inputs(
+    ctx: RunContext, outcome: DedupOutcome, reading: Reading, items, story_id: str
+) -> editorial.ImportanceInputs:
+    """What importance reads of a story beyond relevance: its outlets, names, amounts and crowd."""
+    products = {name for i in items for name in analyze.release_names(i.title, reading.topic.versioned)}
+    amounts = [
+        float(f.value.split()[1])
+        for i in items
+        for f in analyze.extract_facts(i, ctx.day.year)
+        if f.kind == "amount" and f.value.startswith("USD ")
+    ]
+    crowd = [dict(i.evidence) for i in items]
+    return editorial.ImportanceInputs(
+        sources={editorial.outlet_of(i) for i in items},
+        earlier_sources=outcome.earlier_sources.get(story_id, set()),
+        first_party=any(reading.topic.first_party(i) for i in items),
+        titles=[i.title for i in items],
+        products=products,
+        novel_products=products - reading.seen_products,
+        newest=max((i.published_at for i in items if i.published_at), default=None),
+        largest_amount_usd=max(amounts, default=0.0),
+        languages={i.language for i in items},
+        points=max((int(e.get("points", 0)) for e in crowd), default=0),
+        comments=max((int(e.get("comments", 0)) for e in crowd), default=0),
+        stars_today=max((int(e.get("stars_today", 0)) for e in crowd), default=0),
+    )
+
+
+def legacy_importance(
+    ctx: RunContext, outcome: DedupOutcome, items, inputs: editorial.ImportanceInputs
+) -> float:
+    """The unfitted formula of earlier versions, which the baseline model kinds rank with."""
+    policy = ctx.settings.policy
+    category_rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
+    category, _ = analyze.categorise(
+        " ".join(f"{i.title} {i.title} {i.summary}" for i in items), category_rules
+    )
+    return analyze.importance(
+        [i.source for i in items],
+        {s.name: s.weight for s in ctx.settings.sources},
+        {c.name: c.weight for c in policy.categories}.get(category, 0.8),
+        inputs.newest,
+        outcome.window[1],
+        policy.lookback_hours,
+    )
+
+
+def model_decision(
+    ctx: RunContext, outcome: DedupOutcome, reading: Reading, items, story_id: str
+) -> tuple[dict[str, float], editorial.Relevance, editorial.ImportanceInputs, Decision]:
+    """The model's decision on a story, with its evidence, its judgement and importance's inputs."""
+    model = reading.model
+    evidence = story_topic_evidence(ctx, reading, items)
+    judged = editorial.judge(model, evidence)
+    inputs = importance_inputs(ctx, outcome, reading, items, story_id)
+    policy = ctx.settings.policy
+    features = editorial.importance_features(
+        reading.topic, inputs, judged, evidence, outcome.window[1], policy.lookback_hours
+    )
+    legacy = legacy_importance(ctx, outcome, items, inputs) if model.kind != "fitted" else 0.0
+    rank = editorial.importance(model, features, legacy)
+    reasons = list(judged.reasons)
+    if judged.outcome == "off-topic":
+        reasons.append(f"on-topic score {judged.relevance:.2f}, under {on_topic_threshold(model):.2f}")
+    return (
+        evidence,
+        judged,
+        inputs,
+        Decision(judged.outcome, judged.relevance, judged.core, rank, features, reasons),
+    )
+
+
+def ask_language_model(
+    analyst: Analyst, story_id: str, items, first_party: bool, decision: Decision
+) -> Decision:
+    """A language model's relevance and importance over the model's, but not over a declared on-topic
+    source's post said off-topic."""
+    verdict = analyst.ask("relevance", story_id, items)
+    reasons = list(decision.reasons)
+    if isinstance(verdict, llm.RelevanceAnswer) and verdict.outcome == "off-topic" and first_party:
+        reasons.append(
+            "language model said off-topic; kept: a post of a declared on-topic source or a lab's own site"
+        )
+    elif isinstance(verdict, llm.RelevanceAnswer):
+        sure = 0.5 + verdict.confidence / 2
+        relevance = sure if verdict.outcome != "off-topic" else 1 - sure
+        core = relevance if verdict.outcome == "core" else min(decision.core, 0.49)
+        decision = replace(decision, outcome=verdict.outcome, relevance=relevance, core=core)
+        reasons.insert(0, f"language model: {verdict.outcome} ({verdict.reason[:160]})".rstrip(" ()"))
+    ranked = analyst.ask("importance", story_id, items)
+    if isinstance(ranked, llm.ImportanceAnswer):
+        features = {**decision.features, "offline_importance": decision.rank}
+        decision = replace(decision, rank=ranked.importance, features=features)
+        reasons.append(f"language model importance {ranked.importance:.2f}")
+    return replace(decision, reasons=reasons)
+
+
+def mark(marked: str | None, decision: Decision) -> Decision:
+    """A person's mark over every other decision."""
+    if marked is None:
+        return decision
+    return replace(
+        decision,
+        outcome="core" if marked == "lead" else marked,  # type: ignore[arg-type]
+        lead=marked == "lead",
+        reasons=[f"a person marked it {marked}", *decision.reasons],
+    )
+
+
+def score_story(
+    ctx: RunContext, outcome: DedupOutcome, reading: Reading, analyst: Analyst | None, story
+) -> tuple[Scored, Any]:
+    """One story's score and its ``story.scored`` (not appended yet)."""
+    model = reading.model
+    items = [outcome.items[a] for a in story.members]
+    story_id = outcome.follow_up_of.get(story.story_id, story.story_id)
+    evidence, judged, inputs, decision = model_decision(ctx, outcome, reading, items, story_id)
+    marked = marked_of(outcome, story)
+    instructed = any(injection.looks_like_instructions(f"{i.title} {i.summary}") for i in items)
+    if analyst is not None and marked is None and instructed:
+        kept = "language model not asked: a report talks to an AI system (offline decision kept)"
+        decision = replace(decision, reasons=[*decision.reasons, kept])
+    if analyst is not None and marked is None and not instructed:
+        decision = ask_language_model(analyst, story_id, items, inputs.first_party, decision)
+    decision = mark(marked, decision)
+    decided = ctx.emit(
+        "story.scored",
+        {
+            "story_id": story_id,
+            "topic": reading.topic.name,
+            "relevance": decision.relevance,
+            "core": decision.core,
+            "outcome": decision.outcome,
+            "model_outcome": judged.outcome,
+            "importance": decision.rank,
+            "evidence": {**evidence, **{f"importance.{k}": v for k, v in decision.features.items()}},
+            "reasons": decision.reasons,
+            "marked_by": "human" if marked else None,
+            "model": model.name,
+            "representative": story.representative,
+            "title": outcome.items[story.representative].title,
+        },
+        subject=story_id,
+        producer=f"score.{model.kind}@1:{model.name}",
+        sources=[
+            *ctx.made("story.clustered", story_id),
+            *(mark_event(outcome, story) if marked else []),
+            *(analyst.used("relevance", story_id) + analyst.used("importance", story_id) if analyst else []),
+        ],
+    )
+    scored = Scored(
+        story_id,
+        decision.relevance,
+        decision.core,
+        decision.outcome,
+        decision.rank,
+        decision.lead,
+        {**evidence, **decision.features},
+        marked is not None,
+        bool(evidence["not_news"]) and model.kind == "fitted",
+        decided.event_id,
+    )
+    return scored, decided
+
+
 def score_stories(ctx: RunContext, outcome: DedupOutcome) -> dict[str, Scored]:
     """Story (clustering id) -> its score; appends one ``story.scored`` per story."""
-    policy = ctx.settings.policy
-    model = editorial.load_model(policy.editorial_model)
+    model = editorial.load_model(ctx.settings.policy.editorial_model)
     topic = topic_evidence(ctx)
     if not outcome.stories:
         return {}
-    members = {a for s in outcome.stories for a in s.members}
-    order = sorted(members)
-    vectors = ctx.embedder.encode([outcome.items[a].text for a in order] + [policy.topic.description])
-    topic_vector = vectors[-1]
-    vector_of = dict(zip(order, vectors[:-1], strict=True))
-    multilingual_of = multilingual_vectors(ctx, [outcome.items[a] for a in order])
-    seen_products = known_products(ctx, outcome, topic)
-    source_weights = {s.name: s.weight for s in ctx.settings.sources}
-    category_rules = [analyze.CategoryRule(c.name, tuple(c.keywords), c.weight) for c in policy.categories]
-    category_weights = {c.name: c.weight for c in policy.categories}
+    reading = read_day(ctx, outcome, model, topic)
+    analyst = llm_analyst(ctx)
     scores: dict[str, Scored] = {}
     events = []
-    analyst = llm_analyst(ctx)
     for story in outcome.stories:
-        items = [outcome.items[a] for a in story.members]
-        per_article = []
-        for item in items:
-            vector = vector_of[item.article_id]
-            evidence = editorial.article_evidence(topic, item, float(vector @ topic_vector))
-            if item.language in editorial.ENGLISH:
-                evidence["emb_head"] = editorial.head_value(model, vector, ctx.embedder.name, item.language)
-            else:
-                evidence["emb_head"] = editorial.multilingual_head_value(
-                    model,
-                    multilingual_of.get(item.article_id),
-                    ctx.editorial_reader.name if ctx.editorial_reader else None,
-                )
-            per_article.append(evidence)
-        evidence = editorial.story_evidence(per_article)
-        judged = editorial.judge(model, evidence)
-        story_id = outcome.follow_up_of.get(story.story_id, story.story_id)
-        products = {name for i in items for name in analyze.release_names(i.title, topic.versioned)}
-        amounts = [
-            float(f.value.split()[1])
-            for i in items
-            for f in analyze.extract_facts(i, ctx.day.year)
-            if f.kind == "amount" and f.value.startswith("USD ")
-        ]
-        crowd = [dict(i.evidence) for i in items]
-        inputs = editorial.ImportanceInputs(
-            sources={editorial.outlet_of(i) for i in items},
-            earlier_sources=outcome.earlier_sources.get(story_id, set()),
-            first_party=any(topic.first_party(i) for i in items),
-            titles=[i.title for i in items],
-            products=products,
-            novel_products=products - seen_products,
-            newest=max((i.published_at for i in items if i.published_at), default=None),
-            largest_amount_usd=max(amounts, default=0.0),
-            languages={i.language for i in items},
-            points=max((int(e.get("points", 0)) for e in crowd), default=0),
-            comments=max((int(e.get("comments", 0)) for e in crowd), default=0),
-            stars_today=max((int(e.get("stars_today", 0)) for e in crowd), default=0),
-        )
-        features = editorial.importance_features(
-            topic, inputs, judged, evidence, outcome.window[1], policy.lookback_hours
-        )
-        legacy = 0.0
-        if model.kind != "fitted":  # the baselines rank with the unfitted formula of earlier versions
-            category, _ = analyze.categorise(
-                " ".join(f"{i.title} {i.title} {i.summary}" for i in items), category_rules
-            )
-            legacy = analyze.importance(
-                [i.source for i in items],
-                source_weights,
-                category_weights.get(category, 0.8),
-                inputs.newest,
-                outcome.window[1],
-                policy.lookback_hours,
-            )
-        rank = editorial.importance(model, features, legacy)
-        marked = marked_of(outcome, story)
-        outcome_, lead, reasons = judged.outcome, False, list(judged.reasons)
-        if judged.outcome == "off-topic":
-            reasons.append(f"on-topic score {judged.relevance:.2f}, under {on_topic_threshold(model):.2f}")
-        relevance, core = judged.relevance, judged.core
-        instructed = any(injection.looks_like_instructions(f"{i.title} {i.summary}") for i in items)
-        if analyst is not None and marked is None and instructed:
-            reasons.append("language model not asked: a report talks to an AI system (offline decision kept)")
-        if analyst is not None and marked is None and not instructed:
-            verdict = analyst.ask("relevance", story_id, items)
-            if (
-                isinstance(verdict, llm.RelevanceAnswer)
-                and verdict.outcome == "off-topic"
-                and inputs.first_party
-            ):
-                reasons.append(
-                    "language model said off-topic; "
-                    "kept: a post of a declared on-topic source or a lab's own site"
-                )
-            elif isinstance(verdict, llm.RelevanceAnswer):
-                outcome_ = verdict.outcome
-                sure = 0.5 + verdict.confidence / 2
-                relevance = sure if verdict.outcome != "off-topic" else 1 - sure
-                core = relevance if verdict.outcome == "core" else min(core, 0.49)
-                reasons.insert(0, f"language model: {verdict.outcome} ({verdict.reason[:160]})".rstrip(" ()"))
-            ranked = analyst.ask("importance", story_id, items)
-            if isinstance(ranked, llm.ImportanceAnswer):
-                features = {**features, "offline_importance": rank}
-                rank = ranked.importance
-                reasons.append(f"language model importance {ranked.importance:.2f}")
-        if marked is not None:
-            outcome_ = "core" if marked == "lead" else marked  # type: ignore[assignment]
-            lead = marked == "lead"
-            reasons.insert(0, f"a person marked it {marked}")
-        decided = ctx.emit(
-            "story.scored",
-            {
-                "story_id": story_id,
-                "topic": topic.name,
-                "relevance": relevance,
-                "core": core,
-                "outcome": outcome_,
-                "model_outcome": judged.outcome,
-                "importance": rank,
-                "evidence": {**evidence, **{f"importance.{k}": v for k, v in features.items()}},
-                "reasons": reasons,
-                "marked_by": "human" if marked else None,
-                "model": model.name,
-                "representative": story.representative,
-                "title": outcome.items[story.representative].title,
-            },
-            subject=story_id,
-            producer=f"score.{model.kind}@1:{model.name}",
-            sources=[
-                *ctx.made("story.clustered", story_id),
-                *(mark_event(outcome, story) if marked else []),
-                *(
-                    analyst.used("relevance", story_id) + analyst.used("importance", story_id)
-                    if analyst
-                    else []
-                ),
-            ],
-        )
+        scores[story.story_id], decided = score_story(ctx, outcome, reading, analyst, story)
         events.append(decided)
-        scores[story.story_id] = Scored(
-            story_id,
-            relevance,
-            core,
-            outcome_,
-            rank,
-            lead,
-            {**evidence, **features},
-            marked is not None,
-            bool(evidence["not_news"]) and model.kind == "fitted",
-            decided.event_id,
-        )
     ctx.append(events)
     if analyst is not None:
         analyst.flush()
