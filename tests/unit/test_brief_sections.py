@@ -108,3 +108,16 @@ def test_each_quick_link_is_a_line_of_its_own_in_markdown() -> None:
     text = render("markdown", view(doc, {}))
     quick = text.split("## Quick links\n", 1)[1].strip().splitlines()
     assert [line.split("](")[0] for line in quick] == ["- [Story p5", "- [Story p6", "- [Story p7"], quick
+
+
+def test_a_thin_day_gives_a_shorter_brief_the_threshold_decides_not_a_count() -> None:
+    """What the topic filter kept is the brief: three stories give three items, one of them core gives a
+    top section of one; nothing is added to reach the top section's or the quick links' size."""
+    thin = [
+        story_item("core", 0.7, kind_citation("ars")),
+        story_item("related", 0.6, kind_citation("wired"), relevance="related"),
+        story_item("discussed", 0.5, kind_citation("hn", "community"), relevance="related"),
+    ]
+    out = arrange(thin, top=5, quotas={"models": 5}, quick_links=15)
+    assert sections(out) == {"core": "top", "related": "category", "discussed": "community"}
+    assert arrange([], top=5, quotas={"models": 5}, quick_links=15) == []
