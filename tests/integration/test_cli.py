@@ -143,6 +143,11 @@ def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], m
             "[storage] append_format Input should be 'jsonl' or 'parquet'",
         ),
         ("[storage\nroot='x'", "not valid TOML"),
+        (
+            "[storage]\nroot='x'\n[[delivery]]\nname='e'\nurl='json://127.0.0.1/'\n[delivery]\nmin_core=0\n",
+            "[delivery] and [[delivery]] both appear (at line 6, column 10); TOML allows one: with "
+            "[delivery] settings, write each channel as [[delivery.channels]] under it",
+        ),
     ],
 )
 def test_bad_config_names_the_field(tmp_path: Path, toml: str, message: str) -> None:
