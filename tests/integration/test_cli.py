@@ -320,3 +320,21 @@ def test_tomorrow_is_still_a_brief_date(sample: Path) -> None:
     assert refuse_future(latest_day(settings), settings) == latest_day(settings)
     tomorrow = (datetime.now(settings.zone) + timedelta(days=1)).date().isoformat()
     assert brief("collect", "--date", tomorrow, "--config", str(sample)).returncode == 0
+
+
+def test_export_piped_prints_no_blank_line_before_its_result(tmp_path: Path) -> None:
+    """The export's progress bar is for a terminal: piped, nothing of it is left (it left a blank
+    line on stderr before the result)."""
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n[[sources]]\nname = "a"\nurl = "file://a/{date}.xml"\n')
+    (tmp_path / "store").mkdir()
+    out = tmp_path / "out"
+    done = real_process(
+        "export", "events", "--start", "2025-08-01", "--end", "2025-08-02", "--out", str(out),
+        "--config", str(config),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout.startswith("0 event(s) of 0 day(s) -> "), (
+        done.stdout,
+        done.stderr,
+    )
