@@ -99,9 +99,10 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
                 out.print()
                 return answers
             except KeyboardInterrupt:
+                given = len(answers)
+                lost = "" if not given else f", not even the {given} answer{'s' * (given > 1)} given"
                 raise Interrupted(
-                    f"\ninterrupted: nothing recorded, the {len(answers)} answer(s) given included "
-                    "(Ctrl-D stops and keeps them)"
+                    f"\ninterrupted: nothing recorded{lost} (Ctrl-D stops and keeps the answers given)"
                 ) from None
             answers.append(Answer(question["question_id"], answer, by))
     return answers

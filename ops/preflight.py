@@ -46,7 +46,7 @@ def check_config(config: str | None) -> tuple[Settings | None, Check]:
     try:
         settings = load_settings(config)
     except ConfigError as exc:
-        return None, Check("config", "fail", str(exc), "fix that setting and run 'brief check' again")
+        return None, Check("config", "fail", str(exc), "correct the file, then run 'brief check' again")
     channels = len(channels_of(settings))
     detail = f"{len(settings.sources)} source(s), {channels} channel(s), timezone {settings.timezone}"
     if not settings.sources:

@@ -10,6 +10,7 @@ one as a suggestion, and a required key it most likely misspells is then not rep
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -138,3 +139,21 @@ def explain(exc: ValidationError, data: dict, model: type[BaseModel]) -> list[st
             subject = f"{table}: {field}"
         lines.append((loc, f"{subject} {message}"))
     return [line for _, line in lines]
+
+
+def toml_said(text: str, error: str) -> str:
+    """A TOML error of a config file, in its own terms: a table written both as ``[x]`` and as
+    ``[[x]]`` (TOML allows one of the two) says so and, for ``delivery``, how to write both the
+    settings and the channels; any other error as the parser says it."""
+    both = [
+        name
+        for name in dict.fromkeys(re.findall(r"^\s*\[\[\s*([\w.-]+)\s*\]\]", text, re.M))
+        if re.search(rf"^\s*\[\s*{re.escape(name)}\s*\]", text, re.M)
+    ]
+    if not both or not error.startswith(("Cannot declare", "Cannot overwrite")):
+        return f"not valid TOML ({error})"
+    name = both[0]
+    said = f"[{name}] and [[{name}]] both appear ({error.rpartition('(')[2].rstrip(')')}); TOML allows one"
+    if name == "delivery":
+        said += ": with [delivery] settings, write each channel as [[delivery.channels]] under it"
+    return said

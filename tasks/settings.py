@@ -734,7 +734,9 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
             # the storage root comes from the sources, not from an argument
             settings = _checked(lambda: Settings(), lambda: reading.data, str(path))  # type: ignore[call-arg]
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        from tasks.config_errors import toml_said
+
+        raise ConfigError(f"{path}: {toml_said(path.read_text(errors='replace'), str(exc))}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
     finally:

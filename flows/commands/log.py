@@ -216,7 +216,7 @@ def export_events_command(
     browse.check_types(event_type)
     _, store = open_store(config)
     days = [d for d in store.days() if first <= d <= last]
-    with Progress(console=err, transient=True) as progress:
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         bar = progress.add_task("exporting", total=max(len(days), 1))
         result = export_events(
             store,

@@ -309,7 +309,7 @@ def collect(
 
     plan = plan_collect(config, parse_date(day))
     written = skipped = 0
-    with Progress(console=err, transient=True) as progress:
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         count = len(plan.settings.sources)
         bar = progress.add_task(f"collecting {count} source(s)", total=count)
         for got in collect_sources(plan):

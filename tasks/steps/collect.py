@@ -156,7 +156,11 @@ def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
     items = sum(e.event_type == "article.collected" for e in events)
     if failed:
         first = payload_of(failed[0], FeedFailed)
-        return SourceOutcome(src.name, 0, 0, first.error, first.message, batches=tuple(batches))
+        said = first.message
+        if first.error == "NOT_FOUND" and (holds := archive_holds(source)):
+            missing = Path(unquote(urlsplit(source.url_for(ctx.day)).path))
+            said = f"no file {missing.parent.name}/{missing.name} ({holds})"
+        return SourceOutcome(src.name, 0, 0, first.error, said, batches=tuple(batches))
     return SourceOutcome(src.name, items, 0, batches=tuple(batches))
 
 
@@ -164,19 +168,40 @@ def archive_skip(source: Source, day: date) -> str | None:
     """Why a ``file://`` archive is not read for ``day``: its day's file is absent and its folder
     holds only later days (see ``archive_skip_reason``). An archive over HTTP cannot be listed."""
     url = source.url_for(day)
-    if urlsplit(url).scheme not in ("", "file"):
+    if urlsplit(url).scheme not in ("", "file") or Path(unquote(urlsplit(url).path)).is_file():
         return None
-    path = Path(unquote(urlsplit(url).path))
-    if path.is_file() or "{date}" not in Path(source.url).name:
+    dated = archive_dates(source)
+    return None if dated is None else archive_skip_reason(day, dated)
+
+
+def archive_dates(source: Source) -> list[date] | None:
+    """The dates a ``file://`` archive whose file name holds ``{date}`` has files for (None for
+    any other source: an archive over HTTP cannot be listed)."""
+    if urlsplit(source.url).scheme not in ("", "file") or "{date}" not in Path(source.url).name:
         return None
-    before, _, after = Path(unquote(urlsplit(source.url).path)).name.partition("{date}")
+    template = Path(unquote(urlsplit(source.url).path))
+    before, _, after = template.name.partition("{date}")
     dated = []
-    for other in path.parent.glob(f"{glob.escape(before)}*{glob.escape(after)}"):
+    for other in template.parent.glob(f"{glob.escape(before)}*{glob.escape(after)}"):
         try:
             dated.append(date.fromisoformat(other.name[len(before) : len(other.name) - len(after)]))
         except ValueError:
             continue
-    return archive_skip_reason(day, dated)
+    return sorted(dated)
+
+
+def archive_holds(source: Source) -> str | None:
+    """What a dated ``file://`` archive holds, said for a date it has no file of ("its archive
+    holds 2025-08-06 only", "… 2025-07-01 .. 2025-07-31", "its archive folder has no dated
+    file"); None for any other source."""
+    dated = archive_dates(source)
+    if dated is None:
+        return None
+    if not dated:
+        return "its archive folder has no dated file"
+    if len(dated) == 1:
+        return f"its archive holds {dated[0].isoformat()} only"
+    return f"its archive holds {dated[0].isoformat()} .. {dated[-1].isoformat()}"
 
 
 def collect_lookback(ctx: RunContext, source: Source) -> int:

@@ -97,9 +97,12 @@ def _item(ctx: RunContext, story_id: str) -> Item:
     for item in document.items:
         if item.story_id == story_id:
             return item
+    ids = [item.story_id for item in document.items]
+    shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
     raise InputError(
-        f"story {story_id!r} is not in the current brief of {ctx.day} (v{document.version}); "
-        f"'brief replay --date {ctx.day} --projection briefs' shows its items"
+        f"story {story_id!r} is not in the current brief of {ctx.day} (v{document.version}), whose "
+        f"items are {shown or 'none'}; 'brief replay --date {ctx.day} --projection scores' lists every "
+        "story of the day with its id and outcome"
     )
 
 

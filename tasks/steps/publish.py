@@ -81,8 +81,13 @@ def withhold_if_unfit(
     if reason is None:
         return None
     silent = nothing_collected(sources)
-    # every source down is said as such ("2 of 2 sources failed"); a date none had anything for, why
-    said = reason if sources and all(o.error for o in sources) else (silent or reason)
+    # every source down is said as such ("2 of 2 sources failed (a, b): a: why; b: why"); a date
+    # none had anything for, why
+    if sources and all(o.error for o in sources):
+        whys = (f"{o.source}: {_first_line(o.message or o.error or '')}" for o in sources)
+        said = f"{reason}: " + "; ".join(whys)
+    else:
+        said = silent or reason
     return withhold(ctx, document, fetched, failed, said, send_anyway=not silent)
 
 

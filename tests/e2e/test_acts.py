@@ -403,3 +403,17 @@ def test_runs_and_desk_corrections_at_once_publish_and_send_no_version_without_a
     assert n >= 2
     carries_every_act(config)
     assert document(config)["items"][0]["title"] == f"Headline, take {n}"
+
+
+def test_a_story_not_in_the_brief_is_refused_naming_the_briefs_items(built: Path, tmp_path: Path) -> None:
+    """The refusal names the items the brief does hold (and where every story's id is listed),
+    so that the act can be given again with a right id; nothing is written."""
+    config = copy(built, tmp_path / "day")
+    items = [item["story_id"] for item in document(config)["items"]]
+    before = ids(config)
+    done = brief("retract", "st-zzzzzz", "--note", "x", "--date", DAY, "--config", str(config))
+    assert done.returncode == 2, done.stderr
+    said = done.stderr.strip()
+    assert "'st-zzzzzz' is not in the current brief of 2025-08-06 (v1), whose items are " in said, said
+    assert all(story in said for story in items[:6]) and "--projection scores' lists every story" in said
+    assert ids(config) == before

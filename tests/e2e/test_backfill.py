@@ -159,3 +159,33 @@ def test_a_date_no_source_had_anything_for_says_so_and_not_that_min_core_0_sends
     assert "no source had anything for this date: labnotes: " in said.group(1), said.group(1)
     assert "; techwire: " in said.group(1) and "fewer than min_core" not in said.group(1)
     assert "min_core = 0" not in screen, screen
+
+
+def test_a_date_after_every_archive_says_each_sources_why_and_what_its_archive_holds(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """The sample's archives hold 2025-08-06 only: 08-07 fails both sources, and the withheld
+    date says each one's why (no file, and the dates its archive holds), not only their names."""
+    from tests.cli import brief
+    from tests.e2e.test_review import setup
+
+    config = setup(tmp_path)
+    result = brief(
+        "backfill",
+        "--start",
+        "2025-08-07",
+        "--end",
+        "2025-08-07",
+        "--config",
+        str(config),
+        env={"COLUMNS": "400"},
+    )
+    screen = result.stdout + result.stderr
+    assert result.returncode == 1, screen
+    said = re.search(r"^  2025-08-07 withheld: (.*)$", result.stdout, re.M)
+    assert said, result.stdout
+    why = "withheld: 2 of 2 sources failed (labnotes, techwire): labnotes: no file labnotes/2025-08-07.xml "
+    assert (
+        why + "(its archive holds 2025-08-06 only); techwire: no file techwire/2025-08-07.xml "
+        in said.group(1)
+    ), said

@@ -256,7 +256,7 @@ def test_ctrl_c_at_the_review_prompt_stops_at_once_with_130_and_records_nothing(
     assert pressed is not None, text[-2000:]
     assert os.waitstatus_to_exitcode(status) == 130, text[-2000:]
     assert ended - pressed < 5, ended - pressed
-    assert "interrupted: nothing recorded" in text and "Traceback" not in text
+    assert "interrupted: nothing recorded, not even the 1 answer given" in text and "Traceback" not in text
     assert len(store_of(config).read()) == before  # no answer, no version
 
 

@@ -143,6 +143,11 @@ def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], m
             "[storage] append_format Input should be 'jsonl' or 'parquet'",
         ),
         ("[storage\nroot='x'", "not valid TOML"),
+        (
+            "[storage]\nroot='x'\n[[delivery]]\nname='e'\nurl='json://127.0.0.1/'\n[delivery]\nmin_core=0\n",
+            "[delivery] and [[delivery]] both appear (at line 6, column 10); TOML allows one: with "
+            "[delivery] settings, write each channel as [[delivery.channels]] under it",
+        ),
     ],
 )
 def test_bad_config_names_the_field(tmp_path: Path, toml: str, message: str) -> None:
@@ -315,3 +320,21 @@ def test_tomorrow_is_still_a_brief_date(sample: Path) -> None:
     assert refuse_future(latest_day(settings), settings) == latest_day(settings)
     tomorrow = (datetime.now(settings.zone) + timedelta(days=1)).date().isoformat()
     assert brief("collect", "--date", tomorrow, "--config", str(sample)).returncode == 0
+
+
+def test_export_piped_prints_no_blank_line_before_its_result(tmp_path: Path) -> None:
+    """The export's progress bar is for a terminal: piped, nothing of it is left (it left a blank
+    line on stderr before the result)."""
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n[[sources]]\nname = "a"\nurl = "file://a/{date}.xml"\n')
+    (tmp_path / "store").mkdir()
+    out = tmp_path / "out"
+    done = real_process(
+        "export", "events", "--start", "2025-08-01", "--end", "2025-08-02", "--out", str(out),
+        "--config", str(config),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout.startswith("0 event(s) of 0 day(s) -> "), (
+        done.stdout,
+        done.stderr,
+    )

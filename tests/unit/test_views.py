@@ -58,6 +58,20 @@ def test_events_show_whole_ids_and_a_cut_payload_in_80_columns() -> None:
     assert "…" in text  # a long payload is cut, and says so
 
 
+def test_a_failure_s_reason_comes_first_in_its_cut_payload() -> None:
+    """A delivery that failed: the line, cut at 80 columns, shows why before its attempt's details."""
+    payload = (
+        '{"attempt":1,"attempted_at":"2026-12-03T19:45:25.958732Z","brief_date":"2025-08-06",'
+        '"channel":"email","reason":"SMTP_PASSWORD is not set","will_retry":false}'
+    )
+    text = "\n".join(
+        shown(events_view([event("delivery.failed", "brief-2025-08-06", payload)], "1 event(s)", 80))
+    )
+    assert '{"reason":"SMTP_PASSWORD is not set","attempt":1' in text, text
+    plain = "\n".join(shown(events_view([event("run.finished", RUN, '{"counts":{}}')], "1 event(s)", 80)))
+    assert '{"counts":{}}' in plain  # nothing to put first: as it was
+
+
 def test_stats_fit_80_columns_with_the_model_and_a_long_error() -> None:
     error = "step 'collect' failed: RuntimeError: " + "a long reason that needs several lines " * 4
     frame = pl.DataFrame(
