@@ -191,14 +191,18 @@ def policy_show(
     as_of: Annotated[
         str | None, typer.Option("--as-of", help="The policy in force at this UTC time.")
     ] = None,
+    every: Annotated[
+        bool, typer.Option("--all", help="Every setting and file, not only what changed.")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """The policy in force (now, or at --as-of): who adopted it, why, its settings and files."""
+    """The policy in force (now, or at --as-of): who adopted it, why, what it changed (--all: every
+    setting and file)."""
     from ops.improve import policy_in_force
 
     moment = parse_time(as_of)
     settings, store = open_store(config)
-    show_in_force(out, policy_in_force(settings, store, moment), moment)
+    show_in_force(out, policy_in_force(settings, store, moment), moment, every)
 
 
 @policy_app.command("history")

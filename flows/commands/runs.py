@@ -290,8 +290,10 @@ def alerts(
     rows = recent(settings, resources, days, moment)
     if fmt is Format.jsonl:
         sys.stdout.writelines(alerts_jsonl(rows))
-    else:
+    elif rows:
         out.print(alerts_table(days, rows))
+    else:
+        out.print(f"no alert in the last {days} day(s)")
     if failed:
         err.print(f"error: {len(failed)} alert(s) could not be sent; see above; the next check tries again")
         raise SystemExit(1)

@@ -153,10 +153,11 @@ def setting_lines(tables: PolicyTables, width: int = WIDTH) -> list[str]:
     ]
 
 
-def show_in_force(out: Console, found: InForce, moment: datetime | None) -> None:
-    """The adoption in force: who adopted it, why, on which evaluation; a pinned file's note; its
-    settings and files."""
-    from ops.policy import tables_of  # loaded already: the command read the adoption with it
+def show_in_force(out: Console, found: InForce, moment: datetime | None, every: bool = False) -> None:
+    """The adoption in force: who adopted it, why, on which evaluation; a pinned file's note; what
+    it changed from the policy before it, and how many settings it has (``every``: each of its
+    settings and files)."""
+    from ops.policy import flatten, tables_of  # loaded already: the command read the adoption with it
 
     if found.adoption is None:
         when = f" at {moment.isoformat()}" if moment else ""
@@ -167,9 +168,17 @@ def show_in_force(out: Console, found: InForce, moment: datetime | None) -> None
     if found.pinned:
         for line in wrap(f"note: {found.pinned}", WIDTH, "  ", "      "):
             out.print(line)
-    out.print("  settings:")
-    for line in setting_lines(tables_of(found.adoption)):
-        out.print(line)
+    if every:
+        out.print("  settings:")
+        for line in setting_lines(tables_of(found.adoption)):
+            out.print(line)
+        return
+    changes = payload_of(found.adoption, PolicyAdoptedV2).changes
+    out.print("  changed from the policy before it:")
+    for line in change_lines([c.model_dump() for c in changes], WIDTH - 2):
+        out.print(f"  {line}")
+    count = len(flatten(tables_of(found.adoption)))
+    out.print(f"  {count} settings and files in all; 'brief policy show --all' lists each")
 
 
 def history_table(events: Sequence[Event]) -> Table:

@@ -95,8 +95,12 @@ def test_adopt_records_the_policy_whole_and_show_history_diff_read_it_back(tmp_p
 
     shown = brief("policy", "show", "--config", str(config))
     assert "by bo" in shown.stdout and "why: shorter quick links" in shown.stdout
-    assert "policy.quick_links = 4" in shown.stdout
-    as_of = brief("policy", "show", "--as-of", event.occurred_at.isoformat(), "--config", str(config))
+    assert "policy.quick_links: 15 -> 4" in shown.stdout and "policy.quick_links = 4" not in shown.stdout
+    every = brief("policy", "show", "--all", "--config", str(config))
+    assert "policy.quick_links = 4" in every.stdout
+    as_of = brief(
+        "policy", "show", "--all", "--as-of", event.occurred_at.isoformat(), "--config", str(config)
+    )
     assert "by ana" in as_of.stdout and "policy.quick_links = 15" in as_of.stdout
     before_any = brief("policy", "show", "--as-of", "2000-01-01T00:00:00Z", "--config", str(config))
     assert "no policy adopted at 2000-01-01" in before_any.stdout

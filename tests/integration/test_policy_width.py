@@ -37,7 +37,12 @@ def test_policy_show_and_diff_wrap_long_values_at_words_within_80_columns(tmp_pa
             "--by", "ana", "--reason", REASON, "--config", config,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-    shown = brief("policy", "show", "--config", config)
+    shown = brief("policy", "show", "--all", "--config", config)
+    short = brief("policy", "show", "--config", config)
+    assert short.returncode == 0 and len(short.stdout.splitlines()) < len(shown.stdout.splitlines()) / 2
+    assert "changed from the policy before it:" in short.stdout and "policy.topic.keywords: [" in short.stdout
+    assert "settings and files in all; 'brief policy show --all' lists each" in short.stdout
+    assert max(map(cells, short.stdout.splitlines())) <= 80
     diff = brief("policy", "diff", "1", "2", "--config", config)
     for done in (shown, diff):
         assert done.returncode == 0, done.stderr
