@@ -218,6 +218,7 @@ def test_no_brief_by_the_deadline_is_one_alert(tmp_path: Path, prefect_harness: 
     before = brief("alerts", "--check", "--now", "2025-08-06T06:29:00Z", "--config", str(config))
     assert before.returncode == 0, before.stdout + before.stderr
     assert "0 alert(s) sent" in before.stdout and ops.posts == []  # 08:29 in Amsterdam
+    assert "no alert in the last 7 day(s)" in before.stdout and "┃" not in before.stdout  # not an empty table
     # the deliver-held deployment's check, five minutes later
     assert deliver_held(str(config), now="2025-08-06T06:31:00Z") == []  # nothing held
     [(_, alert)] = ops.posts
