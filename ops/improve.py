@@ -166,9 +166,9 @@ def learn(
                 "refine; give --labels to fit from hand labels"
             )
     note = f"brief learn over {days[0]} .. {days[-1]}" + (f" with labels from {labels}" if labels else "")
-    fitted = learning.fit(
-        examples, name or out.stem, settings.policy.topic.name, settings.embedding.model, note=note, base=base
-    )
+    with stage(f"fitting on {len(examples)} example(s), and its figures on each block of days left out …"):
+        topic, model = settings.policy.topic.name, settings.embedding.model
+        fitted = learning.fit(examples, name or out.stem, topic, model, note=note, base=base)
     story_labels = story_learning.read_story_labels(Path(labels)) if labels else {}
     answered = bool(store.read(event_types=["story.merged", "story.split"]))
     story_days = [d for d in days if answered or d in story_labels]  # a day with neither teaches nothing

@@ -21,7 +21,7 @@ from flows.commands.options import (
     parse_time,
     person,
 )
-from flows.views.console import err, out
+from flows.views.console import err, out, stage
 from flows.views.policy import (
     case_table,
     change_lines,
@@ -70,7 +70,7 @@ def evaluate(
     if policy is None:
         raise InputError("give --policy FILE (or --regression to replay the regression set)")
     settings, store = open_store(config)
-    done = evaluate_candidate(settings, store, policy, start, end, labels, stage=err.status)
+    done = evaluate_candidate(settings, store, policy, start, end, labels, stage=stage)
     show_evaluation(out, done.days, table(done.figures), done.verdict["line"])
     if regression:
         regress_evaluate(policy, config)
@@ -117,7 +117,7 @@ def learn(
     def progress(day: date, n: int) -> None:
         err.print(f"  {day}: {n} example(s) so far")
 
-    learnt = learn_model(settings, store, out_file, first, last, labels, name, progress, stage=err.status)
+    learnt = learn_model(settings, store, out_file, first, last, labels, name, progress, stage=stage)
     show_learnt(out, learnt, card_text(learnt.fitted.model), out_path, settings.config_option)
 
 
@@ -152,7 +152,7 @@ def policy_adopt(
 
     who = person(by)
     settings, store = open_store(config)
-    adoption = adopt_candidate(settings, store, file, who, reason, force, stage=err.status)
+    adoption = adopt_candidate(settings, store, file, who, reason, force, stage=stage)
     show_adoption(out, adoption)
     adopted = payload_of(adoption.event, PolicyAdoptedV2)
     verdict = adopted.verdict
@@ -298,7 +298,7 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
     from ops.improve import replay_regression
 
     settings, store = open_store(config)
-    done = replay_regression(settings, store, policy, stage=err.status)
+    done = replay_regression(settings, store, policy, stage=stage)
     if done is None:
         out.print("no regression cases yet; 'brief regress add' freezes one")
         return

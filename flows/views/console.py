@@ -6,7 +6,8 @@ No console markup: what is printed (feed titles, error reasons, config names suc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from rich.console import Console
 from rich.status import Status
@@ -22,6 +23,18 @@ def screen_status(text: str) -> Status:
     clear its line on the screen, so the first line printed after it would be glued to it."""
     screen = Console(file=err.file, highlight=False, markup=False, width=err.width if err._width else None)
     return screen.status(text)
+
+
+@contextmanager
+def stage(text: str) -> Iterator[None]:
+    """A long step of a command: a spinner on a terminal; piped or in a log, its line once, so that
+    what the command is doing shows there too (a spinner draws nothing off a terminal)."""
+    if err.is_terminal:
+        with err.status(text):
+            yield
+    else:
+        err.print(text, soft_wrap=True)
+        yield
 
 
 def above(status: Status, soft_wrap: bool = False, to: Console | None = None) -> Callable[[str], None]:
