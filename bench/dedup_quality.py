@@ -14,7 +14,8 @@ model and, side by side, by the decision before it (``tasks/dedup.py``: cosine t
 hand rules at their defaults), and each pair of labelled entries put in one story is judged
 against the labels. Pooled per mix: pair precision and recall with their counts and a Wilson
 95 % interval; pairs with a digest and pairs the labels call uncertain apart; and the
-follow-ups across days (``same_as_previous_day``, 2025-08-06 and -07). ``--write-model`` fits on
+follow-ups across days (``same_as_previous_day``, 2025-08-06 and -07; a link the labels call doubtful,
+``uncertain_previous_day``, apart). ``--write-model`` fits on
 every labelled day and writes the shipped artefact and its card.
 """
 
@@ -89,7 +90,11 @@ def judge_block(
         judged.add(fitting.judge(days[d], clustered[d]))
     for earlier, later in itertools.pairwise(block):
         if days[later].previous:
-            judged.follow_ups.add(fitting.follow_ups(days[later], days[earlier], clustered[later], link))
+            judged.follow_ups.add(
+                fitting.follow_ups(
+                    days[later], days[earlier], clustered[later], link, judged.follow_ups_uncertain
+                )
+            )
     return judged, clustered
 
 
@@ -121,6 +126,8 @@ def table(
         f"| digest pairs | {pr(pooled_before.digest)} | {pr(pooled_after.digest)} |",
         f"| uncertain pairs | {pr(pooled_before.uncertain)} | {pr(pooled_after.uncertain)} |",
         f"| follow-ups across days | {pr(pooled_before.follow_ups)} | {pr(pooled_after.follow_ups)} |",
+        f"| follow-ups the labels call doubtful | {pr(pooled_before.follow_ups_uncertain)} | "
+        f"{pr(pooled_after.follow_ups_uncertain)} |",
         "",
     ]
     if figures is not None:

@@ -1,0 +1,41 @@
+"""Judging story decisions against the labels: follow-ups across days, doubtful links apart."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ops import pairs as fitting
+from ops.story_days import Entry, LabelledDay
+from tests.unit.test_dedup import item
+
+
+def labelled(day: str, ids: list[str], stories: list[str], **extra) -> LabelledDay:
+    items = [item(i, "techcrunch", f"Report {i}") for i in ids]
+    entry: dict[str, Entry | None] = {
+        i: Entry(f"https://techcrunch.example/{i}", s) for i, s in zip(ids, stories, strict=True)
+    }
+    return LabelledDay(day, "tech", items, entry, vectors=np.eye(len(ids), 4), **extra)
+
+
+def test_a_follow_up_the_labels_call_doubtful_is_counted_apart() -> None:
+    previous = labelled("2025-08-05", ["p1", "p2", "p3"], ["s1", "s2", "s3"])
+    day = labelled(
+        "2025-08-06",
+        ["n1", "n2", "n3"],
+        ["t1", "t2", "t3"],
+        previous={"t1": "s1"},
+        previous_uncertain=frozenset({("t2", "s2")}),
+    )
+    strength = {("n1", "p1"): 0.9, ("n2", "p2"): 0.8, ("n3", "p3"): 0.7}
+
+    def link(heads, old, *_) -> np.ndarray:
+        return np.array([[strength.get((h.article_id, o.article_id), -1.0) for o in old] for h in heads])
+
+    stories = [("n1",), ("n2",), ("n3",)]
+    doubtful = fitting.Counts()
+    counts = fitting.follow_ups(day, previous, stories, link, doubtful)
+    # n1 -> p1 is the labels' link; n3 -> p3 one they do not make; n2 -> p2 one they doubt
+    assert (counts.tp, counts.fp, counts.fn) == (1, 1, 0)
+    assert (doubtful.tp, doubtful.fp, doubtful.fn) == (0, 1, 0)
+    # without a place for doubtful links they are left out, not counted false
+    assert fitting.follow_ups(day, previous, stories, link).fp == 1
