@@ -189,8 +189,7 @@ def card(model) -> str:
         f"A logistic regression over {len(model.features)} features of a pair of articles; fitted "
         f"{model.card['fitted_at']} with {model.card['library']}. Two articles are one story from probability "
         f"{model.threshold:.3f} on ({model.card['threshold_from']}); stories join by average linkage. Never "
-        "joined, whatever the model says: two stories of one digest entry, and two titles written as "
-        "reactions (first person, a how-to, a cheat sheet or tips; `tasks/pairs.py`, `REACTION`).",
+        "joined, whatever the model says: two stories of one digest entry.",
         "",
         f"Its cosines are those of `{model.card['embedding']['english']}` (every pair) and "
         f"`{model.card['embedding']['multilingual']}` (pairs with non-English text), the run's default "

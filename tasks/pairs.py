@@ -70,12 +70,6 @@ FEATURES = (
 FLOOR = 0.05
 # an outlet's word in this many of its titles, and in no other outlet's, marks a recurring series
 SERIES_TITLES = 3
-# a title written as someone's use of a thing rather than as an event: first person, a how-to, a guide
-REACTION = re.compile(
-    r"(?:^|\s)(?:i|i'm|i’m|i've|i’ve|i'd|my|me)(?![\w.'’-])|^how (?:i|we|to)\b"
-    r"|\bcheat ?sheet\b|\bguide to\b|\btips\b|\btutorial\b|\blessons? (?:from|learned)\b",
-    re.IGNORECASE,
-)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORDS = re.compile(r"[^\W_]+")
 
@@ -265,17 +259,9 @@ def _unmatched(x: dedup.Evidence, y: dedup.Evidence) -> int:
     return sum(n not in y.folded for n in x.names) + len(x.versions - y.text_versions)
 
 
-def is_reaction(item: dedup.Item) -> bool:
-    """Whether the title is written as a reaction (``REACTION``): someone's use of a thing, not an event."""
-    return bool(REACTION.search(item.title))
-
-
 def never_together(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
-    """The hard constraints: two stories of one digest entry are two stories, and so are two reactions
-    (two people's uses of one thing are no event; the labels never join two)."""
-    return (a.kind == "digest" and b.kind == "digest" and ea.entry == eb.entry) or (
-        is_reaction(a) and is_reaction(b)
-    )
+    """The hard constraint: two stories of one digest entry are two stories."""
+    return a.kind == "digest" and b.kind == "digest" and ea.entry == eb.entry
 
 
 def rare_words(items: Sequence[dedup.Item]) -> tuple[np.ndarray, np.ndarray]:
@@ -506,12 +492,10 @@ def probability_matrix(
     found = [dedup.evidence(i) for i in items]
     forbidden = np.zeros((n, n), dtype=bool)
     digests = [x for x, i in enumerate(items) if i.kind == "digest"]
-    reactions = [x for x, i in enumerate(items) if is_reaction(i)]
-    for group in (digests, reactions):
-        for k, x in enumerate(group):
-            for y in group[k + 1 :]:
-                if never_together(items[x], items[y], found[x], found[y]):
-                    forbidden[x, y] = forbidden[y, x] = True
+    for k, x in enumerate(digests):
+        for y in digests[k + 1 :]:
+            if never_together(items[x], items[y], found[x], found[y]):
+                forbidden[x, y] = forbidden[y, x] = True
     probs = np.zeros((n, n))
     if index_pairs:
         p = model.probabilities(feature_rows(items, sims, cross, index_pairs))
@@ -630,6 +614,4 @@ def follow_up_probabilities(
         return np.zeros((len(new), len(earlier)))
     sims = english @ english.T
     cross = None if multilingual is None else multilingual @ multilingual.T
-    p = model.probabilities(feature_rows(both, sims, cross, index_pairs)).reshape(len(new), len(earlier))
-    reacting = np.array([is_reaction(i) for i in both], dtype=bool)
-    return np.where(np.outer(reacting[: len(new)], reacting[len(new) :]), 0.0, p)
+    return model.probabilities(feature_rows(both, sims, cross, index_pairs)).reshape(len(new), len(earlier))

@@ -98,42 +98,6 @@ def test_two_stories_of_one_digest_entry_never_join() -> None:
     assert len(stories) == 2
 
 
-@pytest.mark.parametrize(
-    "title",
-    [
-        "How I'm productive with Widget Code",
-        "Widget Code cheat sheet",
-        "I used Widget Code for a month",
-        "Widget Code edited an ad into my PR",
-        "How to set up Widget Code",
-    ],
-)
-def test_a_title_written_as_a_reaction_is_one(title: str) -> None:
-    assert pairs.is_reaction(item("a", "hn", title))
-
-
-@pytest.mark.parametrize(
-    "title", ["Acme ships Widget Code 2", "Acme and I.B.M. sign a deal", "Acme hires ex-CEO"]
-)
-def test_a_report_is_no_reaction(title: str) -> None:
-    assert not pairs.is_reaction(item("a", "hn", title))
-
-
-def test_two_reactions_never_join_and_a_reaction_may_join_its_event() -> None:
-    items = [
-        item("a", "hn", "Widget Code cheat sheet"),
-        item("b", "hn2", "How I'm productive with Widget Code"),
-        item("c", "techcrunch", "Acme releases Widget Code"),
-    ]
-    vectors = np.ones((3, 4)) / 2.0  # one text for the embedder: only the constraint keeps them apart
-    m = model(0.5, cosine=10.0)
-    stories = sorted(s.members for s in pairs.cluster(items, vectors, m).stories)
-    assert len(stories) == 2 and all({"a", "b"} - set(s) for s in stories)
-    assert any("c" in s and len(s) == 2 for s in stories)
-    links = pairs.follow_up_probabilities(items[:1], items[1:], vectors, None, m)
-    assert links[0, 0] == 0.0 and links[0, 1] > 0.5
-
-
 def test_the_artefact_round_trips_and_a_foreign_one_is_refused(tmp_path) -> None:
     m = model(0.4, cosine=2.5, same_outlet=-1.0)
     path = tmp_path / "m.pairs.json"
