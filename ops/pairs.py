@@ -322,7 +322,8 @@ def follow_ups(
     """The day's stories of new articles (not on the previous day) linked to a previous day's article,
     one earlier story once, strongest first, judged against ``same_as_previous_day``. A link the labels
     call doubtful (``uncertain_previous_day``) is counted apart, in ``uncertain``: right when the
-    labels make it, false when they keep the two apart.
+    labels make it, false when they keep the two apart. A definite link the decision misses is missed
+    in the returned counts, also when the story was linked to a doubtful earlier story instead.
 
     ``link`` gives the decision's score of each (new story, earlier article) link, -1 for none.
     """
@@ -368,7 +369,7 @@ def follow_ups(
             )
             counts.tp += right
             counts.fp += not right
-            counts.fn += truth is not None and not right
+            out.fn += truth is not None and not right  # a definite link missed is a miss, whatever was linked
         else:
             out.fn += truth is not None
     return out

@@ -39,3 +39,25 @@ def test_a_follow_up_the_labels_call_doubtful_is_counted_apart() -> None:
     assert (doubtful.tp, doubtful.fp, doubtful.fn) == (0, 1, 0)
     # without a place for doubtful links they are left out, not counted false
     assert fitting.follow_ups(day, previous, stories, link).fp == 1
+
+
+def test_a_definite_follow_up_linked_to_a_doubtful_story_instead_is_missed() -> None:
+    previous = labelled("2025-08-05", ["p1", "p2"], ["s1", "s2"])
+    day = labelled(
+        "2025-08-06",
+        ["n1", "n2"],
+        ["t1", "t2"],
+        previous={"t1": "s1", "t2": "s2"},
+        previous_uncertain=frozenset({("t1", "s2")}),
+    )
+    # n1 continues s1 for the labels, but the decision links it to s2, a link the labels doubt
+    strength = {("n1", "p2"): 0.9, ("n1", "p1"): 0.5}
+
+    def link(heads, old, *_) -> np.ndarray:
+        return np.array([[strength.get((h.article_id, o.article_id), -1.0) for o in old] for h in heads])
+
+    doubtful = fitting.Counts()
+    counts = fitting.follow_ups(day, previous, [("n1",), ("n2",)], link, doubtful)
+    # both definite links are missed (n2 was linked to nothing); the doubtful link is false apart
+    assert (counts.tp, counts.fp, counts.fn) == (0, 0, 2)
+    assert (doubtful.tp, doubtful.fp, doubtful.fn) == (0, 1, 0)
