@@ -65,6 +65,12 @@ class Judged:
         for name in ("pairs", "digest", "uncertain", "follow_ups", "follow_ups_uncertain"):
             getattr(self, name).add(getattr(other, name))
 
+    @property
+    def follow_ups_as_labelled(self) -> Counts:
+        """The follow-ups as the labels decide them: a doubtful link is one they do not make."""
+        doubtful = self.follow_ups_uncertain
+        return Counts(self.follow_ups.tp + doubtful.tp, self.follow_ups.fp + doubtful.fp, self.follow_ups.fn)
+
 
 def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
     """The Wilson score interval of a proportion (95 % by default)."""

@@ -39,6 +39,9 @@ def test_a_follow_up_the_labels_call_doubtful_is_counted_apart() -> None:
     assert (doubtful.tp, doubtful.fp, doubtful.fn) == (0, 1, 0)
     # without a place for doubtful links they are left out, not counted false
     assert fitting.follow_ups(day, previous, stories, link).fp == 1
+    # as the labels decide, a doubtful link is one they do not make: false
+    labelled_counts = fitting.Judged(follow_ups=counts, follow_ups_uncertain=doubtful).follow_ups_as_labelled
+    assert (labelled_counts.tp, labelled_counts.fp, labelled_counts.fn) == (1, 2, 0)
 
 
 def test_a_definite_follow_up_linked_to_a_doubtful_story_instead_is_missed() -> None:
