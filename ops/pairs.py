@@ -59,10 +59,17 @@ class Judged:
     digest: Counts = field(default_factory=Counts)
     uncertain: Counts = field(default_factory=Counts)
     follow_ups: Counts = field(default_factory=Counts)  # fp: a link the labels do not make; fn: one missed
+    follow_ups_uncertain: Counts = field(default_factory=Counts)  # links the labels call doubtful
 
     def add(self, other: Judged) -> None:
-        for name in ("pairs", "digest", "uncertain", "follow_ups"):
+        for name in ("pairs", "digest", "uncertain", "follow_ups", "follow_ups_uncertain"):
             getattr(self, name).add(getattr(other, name))
+
+    @property
+    def follow_ups_as_labelled(self) -> Counts:
+        """The follow-ups as the labels decide them: a doubtful link is one they do not make."""
+        doubtful = self.follow_ups_uncertain
+        return Counts(self.follow_ups.tp + doubtful.tp, self.follow_ups.fp + doubtful.fp, self.follow_ups.fn)
 
 
 def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
@@ -316,9 +323,13 @@ def follow_ups(
     previous: LabelledDay,
     stories: Sequence[Sequence[str]],
     link: Callable[..., np.ndarray],
+    uncertain: Counts | None = None,
 ) -> Counts:
     """The day's stories of new articles (not on the previous day) linked to a previous day's article,
-    one earlier story once, strongest first, judged against ``same_as_previous_day``.
+    one earlier story once, strongest first, judged against ``same_as_previous_day``. A link the labels
+    call doubtful (``uncertain_previous_day``) is counted apart, in ``uncertain``: right when the
+    labels make it, false when they keep the two apart. A definite link the decision misses is missed
+    in the returned counts, also when the story was linked to a doubtful earlier story instead.
 
     ``link`` gives the decision's score of each (new story, earlier article) link, -1 for none.
     """
@@ -348,7 +359,7 @@ def follow_ups(
         if h not in linked and key not in taken:
             linked[h] = o
             taken.add(key)
-    out = Counts()
+    out, doubtful = Counts(), Counts() if uncertain is None else uncertain
     for h, head in enumerate(heads):
         entry = day.entry[head.article_id]
         if entry is None:
@@ -357,9 +368,14 @@ def follow_ups(
         if h in linked:
             earlier_entry = previous.entry[old[linked[h]].article_id]
             right = earlier_entry is not None and truth == earlier_entry.story
-            out.tp += right
-            out.fp += not right
-            out.fn += truth is not None and not right
+            counts = (
+                doubtful
+                if earlier_entry is not None and (entry.story, earlier_entry.story) in day.previous_uncertain
+                else out
+            )
+            counts.tp += right
+            counts.fp += not right
+            out.fn += truth is not None and not right  # a definite link missed is a miss, whatever was linked
         else:
             out.fn += truth is not None
     return out
