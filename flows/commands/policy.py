@@ -152,7 +152,7 @@ def policy_adopt(
 
     who = person(by)
     settings, store = open_store(config)
-    adoption = adopt_candidate(settings, store, file, who, reason, force, stage=stage)
+    adoption = adopt_candidate(settings, store, file, who, reason, force, stage=err.status)
     show_adoption(out, adoption)
     adopted = payload_of(adoption.event, PolicyAdoptedV2)
     verdict = adopted.verdict
@@ -298,7 +298,7 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
     from ops.improve import replay_regression
 
     settings, store = open_store(config)
-    done = replay_regression(settings, store, policy, stage=stage)
+    done = replay_regression(settings, store, policy, stage=err.status)
     if done is None:
         out.print("no regression cases yet; 'brief regress add' freezes one")
         return

@@ -24,7 +24,7 @@ from flows.commands.options import (
     parse_time,
     prefect_defaults,
 )
-from flows.views.console import above, err, out, screen_status, stage
+from flows.views.console import above, err, out, screen_status
 from flows.views.runs import (
     alerts_jsonl,
     alerts_table,
@@ -338,7 +338,7 @@ def check(
     from ops.preflight import check as preflight
 
     given = parse_date(day)
-    report = preflight(config, given, send_test=send_test, stage=stage)
+    report = preflight(config, given, send_test=send_test, stage=err.status)
     show_checks(out, err, "brief check" + (f" of {given}" if given else ""), report.checks)
     if report.settings is None:
         raise SystemExit(2)  # a mistake in the config, as every command says it
