@@ -96,7 +96,6 @@ class Outcome:
 
 
 Make = Callable[[steps.RunContext], list[Event]]
-DeliveryOutcome = steps.DeliveryOutcome  # what a delivery sent, failed to send or held back
 
 
 def approver() -> str:
