@@ -73,12 +73,13 @@ def collect_archives_task(
     shared by that date's sources. Says how far it is every tenth of the way (and moves the
     backfill's progress bar over its first fifth).
     """
+    from ops.workspace import resources_of
     from tasks.collect import Source
-    from tasks.steps import bootstrap, collect_one, open_run
+    from tasks.steps import collect_one, open_run
 
     log = get_run_logger()
     archives = [s.name for s in settings.sources if Source(s.name, s.url).is_archive]
-    resources = bootstrap(settings)  # one store and one set of models for every date
+    resources = resources_of(settings, must_exist=False)  # the process's: one store and models for all
     contexts = {day: open_run(resources, settings, day, run_id) for day in days} if archives else {}
     jobs = [(day, name) for day in days for name in archives]
     started, step = time.perf_counter(), max(1, len(jobs) // 10)
@@ -101,10 +102,11 @@ def collect_archives_task(
 def embed_archives_task(days: list[date], settings: Settings, run_id: str) -> str:
     """The texts every date's run will embed, embedded at once, each date's vectors cached under it
     (``tasks/steps/embed_range.py``): the dates' runs then find them and compute none."""
-    from tasks.steps import bootstrap, open_run
+    from ops.workspace import resources_of
+    from tasks.steps import open_run
     from tasks.steps.embed_range import embed_range
 
-    resources = bootstrap(settings)
+    resources = resources_of(settings, must_exist=False)  # the models every date's run then uses
     done = embed_range([open_run(resources, settings, day, run_id) for day in days])
     return (
         f"{done.texts} text(s) of {done.dates} date(s) to embed, "

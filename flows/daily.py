@@ -247,9 +247,9 @@ def daily_brief(
     from ops.policy import governed_context
 
     configured = settings if settings is not None else load_settings(config)
-    # the composition root: one store (on S3, one check of the bucket) for the adopted policy and
-    # the run, its models and its clock
-    resources = steps.bootstrap(configured)
+    # the process's resources (the composition root): one store (on S3, one check of the bucket)
+    # for the adopted policy and the run, its models and its clock; a backfill's dates share them
+    resources = resources_of(configured, must_exist=False)
     clock = resources.clock  # the day is refused before anything is written
     day = steps.refuse_future(steps.resolve_day(date_, configured, clock), configured, clock=clock)
     ctx, policy = governed_context(configured, day, current_run_id(), resources)

@@ -4,10 +4,11 @@ Mark, same story, two stories, correct, retract (and undo it), answer (a review 
 ``brief review`` / ``correct`` / ``retract`` / ``approve`` / ``deliver``, the desk's forms and the
 ``deliver-held`` flow parse what a person gave, call one of these and show its ``Outcome``.
 
-Each act takes the day's lock (``steps.day_lock``), checks and records its events against the log
-as it stands inside the lock (an act after which the brief could not be published is refused
-here, before anything is written), composes and publishes the new version from every act recorded
-before it, and sends what the channels are owed, all before the lock is let go: no other act, run
+Each act takes the day's lock (``steps.day_lock``), checks its events against the log as it
+stands inside the lock, composes the new version once from every act recorded before it and its
+own (an act after which the brief could not be published is refused here, before anything is
+written), records the events and publishes that version, and sends what the channels are owed,
+all before the lock is let go: no other act, run
 or purge publishes a version of the day in between. The hold rules are the same whoever acts: an
 answer to the day's questions is a person's look at the brief and approves a held one; a mark, a
 correction, a retraction or a same-story act does not.
@@ -95,7 +96,6 @@ class Outcome:
 
 
 Make = Callable[[steps.RunContext], list[Event]]
-DeliveryOutcome = steps.DeliveryOutcome  # what a delivery sent, failed to send or held back
 
 
 def approver() -> str:
@@ -165,8 +165,9 @@ def record(
     urgent: bool = False,
 ) -> Outcome:
     """The one path of every act: under the day's lock, ``make(ctx)`` checks the act against the log
-    and gives its events (all checked before any is written); they are recorded, the brief composed
-    and published again, and what the channels are owed sent (``approves``: approving a held brief
+    and gives its events (all checked before any is written); the brief is composed once from the
+    log and them, with nothing written yet; then they are recorded with what composing made, that
+    composition published, and what the channels are owed sent (``approves``: approving a held brief
     by ``act.who``; ``urgent``: an update goes out now, not when its ``update_after`` window closes).
     Nothing given is refused (InputError), nothing written; so is an act made from an earlier
     version (``act.seen``) when an item of ``about`` changed since (StaleAct), and an act after
@@ -182,9 +183,9 @@ def record(
             raise InputError(
                 f"nothing to record on the brief of {act.day}: no answer, mark or correction given"
             )
-        _refuse_unfit(ctx, what, outcome.events)
-        ctx.store.append(outcome.events)
-        outcome.published = steps.rebrief(ctx)
+        composition = steps.compose_with(ctx, outcome.events)
+        _refuse_unfit(ctx, what, composition)
+        outcome.published = steps.publish_composition(ctx, composition)
         if ctx.settings.delivery.channels:
             by = act.who if approves and ctx.settings.delivery.hold else None
             outcome.delivery = steps.deliver_day(ctx, approve_by=by, via=act.via or what, urgent=urgent)
@@ -200,10 +201,11 @@ class UnfitAct(InputError):
     """An act after which the day's brief could not be published: refused before it is written."""
 
 
-def _refuse_unfit(ctx: steps.RunContext, what: str, events: Sequence[Event]) -> None:
-    """Under the day's lock, before ``events`` are written: refuse them when the brief composed
-    with them is not fit to publish (``steps.unfit_with``), saying why and what to do instead."""
-    reason = steps.unfit_with(ctx, events)
+def _refuse_unfit(ctx: steps.RunContext, what: str, composition: steps.Composition) -> None:
+    """Under the day's lock, before the act's events are written: refuse them when the brief
+    composed with them is not fit to publish (``steps.compose_with``), saying why and what to do
+    instead."""
+    reason = composition.unfit
     if reason is None:
         return
     current = ctx.store.tree.briefs.current_document(ctx.day)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from datetime import date
@@ -63,10 +65,28 @@ def refuse_missing(settings: Settings, store: ParquetEventStore) -> None:
 def resources_of(
     settings: Settings, *, must_exist: bool = True, clock: steps.Clock | None = None
 ) -> Resources:
-    """The composition root of a command or the desk: the store of ``settings`` (refused as
-    ``open_store`` refuses it), the models they name (loaded on first use) and the clock, built once
-    for every service the process calls."""
-    return steps.bootstrap(settings, store_of(settings, must_exist=must_exist), clock)
+    """The composition root of a process: the store of ``settings`` (refused as ``open_store``
+    refuses it), the models they name (loaded on first use) and the clock, built once per process
+    for these settings (the same object) and clock. A command, the desk, a backfill's tasks, each
+    date's run and its hooks, handed the same settings, share one store and make each model once."""
+    key = (id(settings), id(clock))
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+        if kept is None:
+            kept = (settings, steps.bootstrap(settings, store_of(settings, must_exist=False), clock))
+            _KEPT[key] = kept
+            while len(_KEPT) > KEPT:
+                _KEPT.popitem(last=False)
+        _KEPT.move_to_end(key)
+    if must_exist:
+        refuse_missing(settings, kept[1].store)
+    return kept[1]
+
+
+KEPT = 8  # the resources of this many settings are kept (a process works with one, a test session with many)
+# keyed by the settings' and the clock's identity; the settings are held, so their id is not reused
+_KEPT: OrderedDict[tuple[int, int], tuple[Settings, Resources]] = OrderedDict()
+_KEPT_LOCK = threading.Lock()
 
 
 def open_resources(config: str | None, *, must_exist: bool = True) -> tuple[Settings, Resources]:

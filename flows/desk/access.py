@@ -28,6 +28,7 @@ from typing import Any
 from itsdangerous import BadData, URLSafeTimedSerializer
 
 from flows.desk.gate import is_loopback
+from ops.workspace import SYSTEM_CLOCK, Clock
 from storage.errors import ConfigError
 from tasks.settings import Settings
 
@@ -81,10 +82,15 @@ class Access:
     revoked: dict[str, float] = field(default_factory=dict)  # session id -> when its cookie expires
     signed_in: dict[str, tuple[str, int]] = field(default_factory=dict)  # person -> (session id, until)
     sign_ins: SignInLimit = field(default_factory=SignInLimit)
+    clock: Clock = SYSTEM_CLOCK  # the desk's: when a session ends is by the clock its acts use
 
     @property
     def needs_sign_in(self) -> bool:
         return bool(self.tokens)
+
+    def now(self) -> float:
+        """Now by the desk's clock, in seconds since the epoch (what a session's end is counted in)."""
+        return self.clock.now().timestamp()
 
     def check_token(self, name: str, token: str) -> bool:
         wanted = self.tokens.get(name)
@@ -100,7 +106,7 @@ class Access:
         sid, until, person = session.get("sid"), session.get("until"), session.get("person")
         if not (isinstance(sid, str) and isinstance(until, int) and isinstance(person, str)):
             return None
-        if until < time.time() or sid in self.revoked:
+        if until < self.now() or sid in self.revoked:
             return None
         return person
 
@@ -108,15 +114,13 @@ class Access:
         """Whether ``session`` is one this desk ended before its time (signed out, or its person
         signed in elsewhere)."""
         sid, until = session.get("sid"), session.get("until")
-        return (
-            isinstance(sid, str) and isinstance(until, int) and until >= time.time() and sid in self.revoked
-        )
+        return isinstance(sid, str) and isinstance(until, int) and until >= self.now() and sid in self.revoked
 
     def open(self, session: Session, person: str) -> None:
         """A new session for ``person`` in place of whatever ``session`` held (a new id each time:
         signing in never keeps an id a visitor had before)."""
         session.clear()
-        session.update(sid=secrets.token_urlsafe(16), until=int(time.time()) + SESSION_SECONDS, person=person)
+        session.update(sid=secrets.token_urlsafe(16), until=int(self.now()) + SESSION_SECONDS, person=person)
 
     def sign_in(self, session: Session, person: str) -> None:
         """A new session for ``person``, who gave their token; the session they signed in with before
@@ -138,7 +142,7 @@ class Access:
             del self.signed_in[session["person"]]
 
     def _end(self, sid: str, until: int) -> None:
-        now = time.time()
+        now = self.now()
         for old in [s for s, ends in self.revoked.items() if ends < now]:
             del self.revoked[old]  # an expired cookie is refused anyway
         self.revoked[sid] = until
@@ -166,8 +170,9 @@ class Access:
             return False
 
 
-def access_for(settings: Settings, host: str, local_person: str) -> Access:
-    """The desk's access rules for ``host``; a ConfigError (one line, exit 2) when it must not start."""
+def access_for(settings: Settings, host: str, local_person: str, clock: Clock = SYSTEM_CLOCK) -> Access:
+    """The desk's access rules for ``host``, its sessions timed by ``clock``; a ConfigError (one line,
+    exit 2) when it must not start."""
     people = settings.desk.people
     if not is_loopback(host) and not people:
         raise ConfigError(
@@ -186,4 +191,4 @@ def access_for(settings: Settings, host: str, local_person: str) -> Access:
                 + "python -c 'import secrets; print(secrets.token_urlsafe())'"
             )
         tokens[name] = token
-    return Access(tokens, None if people else local_person, tls=settings.desk.tls)
+    return Access(tokens, None if people else local_person, tls=settings.desk.tls, clock=clock)

@@ -68,10 +68,10 @@ def create_app(
     ``ui_url``: the Prefect UI the runs page links to (default: from Prefect's settings, read when
     the runs page is shown: the other pages run without Prefect). ``flush_every``: seconds between
     the desk's sends of the updates whose window closed while it serves (``flows/desk/updates.py``).
-    ``resources``: the process's (``ops.workspace.resources_of``: the store and the clock every page
-    and act uses), built here when not given."""
-    access = access_for(settings, host, person or acts.approver())
+    ``resources``: the process's (``ops.workspace.resources_of``: the store and the clock every page,
+    act and session uses), built here when not given."""
     resources = resources or resources_of(settings, must_exist=False)
+    access = access_for(settings, host, person or acts.approver(), resources.clock)
     app = FastAPI(
         title="dailybrief desk",
         docs_url=None,

@@ -3,17 +3,49 @@ print of an act's delivery."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from datetime import date
+from typing import Protocol
 
 from rich.console import Console
 
 from flows.views.console import styled
 
-if TYPE_CHECKING:  # at run time it would load pyarrow and polars before a command needs them
-    from ops.acts import DeliveryOutcome
+
+class Message(Protocol):
+    """One send of a delivery, as the line for it shows it."""
+
+    @property
+    def channel(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def reason(self) -> str: ...
 
 
-def show_delivery(out: Console, outcome: DeliveryOutcome) -> None:
+class Delivery(Protocol):
+    """What a delivery did, as these lines show it: the ``DeliveryOutcome`` the acts of ``ops.acts``
+    return (a command never names the steps it is made by)."""
+
+    @property
+    def day(self) -> date: ...
+    @property
+    def version(self) -> int | None: ...
+    @property
+    def sent(self) -> Sequence[Message]: ...
+    @property
+    def skipped(self) -> Sequence[tuple[str, str]]: ...
+    @property
+    def waiting(self) -> str | None: ...
+
+
+def show_delivery(out: Console, outcome: Delivery) -> None:
     """One line per channel: sent, failed (and how to resend), or why not."""
     for sent in outcome.sent:
         if sent.ok:

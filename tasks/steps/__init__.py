@@ -64,7 +64,19 @@ from tasks.steps.review import (
     two_stories,
 )
 from tasks.steps.score import Scored, score_stories
-from tasks.steps.stages import STAGES, Day, Stage, between, draft, rebrief, recompose, run_stages, unfit_with
+from tasks.steps.stages import (
+    STAGES,
+    Composition,
+    Day,
+    Stage,
+    between,
+    compose_with,
+    draft,
+    publish_composition,
+    rebrief,
+    recompose,
+    run_stages,
+)
 
 __all__ = [
     "LIVE",
@@ -73,6 +85,7 @@ __all__ = [
     "BriefWithheld",
     "Capturing",
     "Clock",
+    "Composition",
     "Day",
     "DedupOutcome",
     "DeliveryOutcome",
@@ -99,6 +112,7 @@ __all__ = [
     "collect_one",
     "collect_sources",
     "compose",
+    "compose_with",
     "correct_item",
     "day_lock",
     "dedup_day",
@@ -120,6 +134,7 @@ __all__ = [
     "open_questions",
     "open_run",
     "publish",
+    "publish_composition",
     "raise_questions",
     "rebrief",
     "recompose",
@@ -137,7 +152,6 @@ __all__ = [
     "story_link",
     "today",
     "two_stories",
-    "unfit_with",
     "updates_due",
     "withhold",
     "withhold_if_unfit",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -109,8 +110,21 @@ def bootstrap(
             run if same else embedder(chosen.multilingual, chosen.batch_size, "embedding.multilingual")
         )
     models = Models(run, multilingual, Remembered(MultilingualEmbedder(), DIMENSIONS))
+    with _MADE_LOCK:
+        _MADE.update({m.name for m in (models.run, models.multilingual, models.reader) if m is not None})
     store = store or settings.storage.event_store()
     return Resources(store, models, clock or SYSTEM_CLOCK, caches or store.tree.caches)
+
+
+_MADE: Counter[str] = Counter()
+_MADE_LOCK = threading.Lock()
+
+
+def models_made() -> Counter[str]:
+    """How many times this process's composition root made each embedding model (by name): a
+    process that builds its resources once makes each once, whatever it runs with them."""
+    with _MADE_LOCK:
+        return Counter(_MADE)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from storage.events import Event
 from storage.store.pending import WithPending
 from tasks import factcheck
 from tasks.steps.analyze import analyze_stories, left_out
-from tasks.steps.context import Dry, RunContext
+from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome, dedup_day
 from tasks.steps.draft import written
 from tasks.steps.gate import run_gates
@@ -142,12 +142,33 @@ def rebrief(ctx: RunContext) -> Published:
         return publish(ctx, recompose(ctx))
 
 
-def unfit_with(ctx: RunContext, events: Sequence[Event]) -> str | None:
-    """Why the day's brief composed as if ``events`` were recorded could not be published (fewer
-    core stories than ``[delivery] min_core``), or None: composed from the log and them, recording
-    nothing, before an act's events are written."""
-    resources = dataclasses.replace(ctx.resources, store=WithPending(ctx.store, events))
-    trial = dataclasses.replace(
-        ctx.fork(), resources=resources, recorder=Dry(), emitted={k: list(v) for k, v in ctx.emitted.items()}
-    )
-    return withhold_reason(trial, run_stages(trial, STAGES).drafted(), 0, [])
+@dataclass(frozen=True)
+class Composition:
+    """The day's brief composed as if an act's events were recorded, none of them written yet:
+    the ``document``, why it could not be published (``unfit``; None: it can be), and the act's
+    events with every event composing it made, pending in ``log`` until ``publish_composition``."""
+
+    document: Brief
+    unfit: str | None
+    log: WithPending
+
+
+def compose_with(ctx: RunContext, events: Sequence[Event]) -> Composition:
+    """The day's brief from the log and ``events`` (an act's, not written yet): every stage run on
+    a log that holds them and keeps what the stages append in memory, so that an act after which
+    the brief could not be published (fewer core stories than ``[delivery] min_core``) is refused
+    with nothing written, and one that can be is published from this one composition."""
+    log = WithPending(ctx.store, events)
+    composing = dataclasses.replace(ctx, resources=dataclasses.replace(ctx.resources, store=log))
+    document = run_stages(composing, STAGES).drafted()
+    return Composition(document, withhold_reason(composing, document, 0, []), log)
+
+
+def publish_composition(ctx: RunContext, composition: Composition) -> Published:
+    """Write the composition's pending events (the act's first, then the stages', batch by batch)
+    and publish its brief: one composition checked and published, under the day's lock."""
+    if composition.unfit is not None:
+        raise RuntimeError(f"an unfit composition is refused, never published: {composition.unfit}")
+    with day_lock(ctx.store, ctx.day):
+        composition.log.commit()
+        return publish(ctx, composition.document)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tasks.settings import config_parses
+from tasks.embed_multilingual import MULTILINGUAL_MODEL
+from tasks.settings import config_parses, load_settings
 from tests.cli import brief
 from tests.conftest import REPO
 
@@ -58,3 +60,22 @@ def test_a_run_a_review_and_a_delivery_parse_their_config_once(sample: Path, pre
     assert review == 1, said  # was 2: the day, then the store
     deliver, said = parses_of("deliver", "--date", "2025-08-06", "--config", str(sample))
     assert deliver == 1, said  # was 2
+
+
+def test_a_backfill_makes_each_model_once(sample: Path, prefect_harness: None) -> None:
+    """Two dates in one process, one published and one withheld (its failure hook runs): the command,
+    the collection of the archives, their embedding, each date's run and its hooks take the
+    process's resources from the composition root, so each embedding model is made once. It was
+    made for each of them: once per date, and once more for the collection, the embedding and each
+    withheld date's hook."""
+    from tasks.steps.context import models_made
+
+    before = models_made()
+    done = brief("backfill", "--start", "2025-08-05", "--end", "2025-08-06", "--config", str(sample))
+    said = done.stdout + done.stderr
+    assert "2025-08-06" in said and "completed" in said, said
+    assert "withheld, readers got nothing: 2025-08-05" in said, said
+    made = models_made() - before
+    settings = load_settings(str(sample))
+    models = {settings.embedding.model, settings.embedding.multilingual, MULTILINGUAL_MODEL} - {None, ""}
+    assert made == Counter(models), made

@@ -4,6 +4,8 @@ text is refused as wrong, never a 500."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -123,3 +125,43 @@ def test_signing_in_again_ends_the_persons_earlier_session(tmp_path: Path, monke
     copy = TestClient(app, base_url=LOCAL)
     copy.cookies.set("desk_session", bos)
     assert copy.get("/runs", follow_redirects=False).status_code == 303
+
+
+@dataclass
+class Turning:
+    """A clock a test turns forward."""
+
+    at: datetime
+
+    def now(self) -> datetime:
+        return self.at
+
+
+def test_a_session_ends_by_the_clock_the_desk_was_given(tmp_path: Path, monkeypatch) -> None:
+    """The desk's sessions are timed by the clock of its resources, as its acts are: a session opened
+    at 09:00 by that clock still opens pages a minute before its end, and none after it."""
+    from fastapi.testclient import TestClient
+
+    from flows.desk.access import SESSION_SECONDS
+    from flows.desk.app import create_app
+    from ops.workspace import resources_of
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n\n[desk.people]\nann = "DESK_TOKEN_ANN"\n')
+    token = "a-long-random-token-for-ann"
+    monkeypatch.setenv("DESK_TOKEN_ANN", token)
+    settings = load_settings(str(config))
+    clock = Turning(datetime(2025, 8, 6, 9, 0, tzinfo=UTC))
+    resources = resources_of(settings, must_exist=False, clock=clock)
+    app = create_app(settings, "127.0.0.1", ui_url="http://127.0.0.1:4200", resources=resources)
+    browser = TestClient(app, base_url=LOCAL)
+    csrf = csrf_of(browser.get("/signin").text)
+    signed = browser.post(
+        "/signin", data={"name": "ann", "token": token, "csrf": csrf}, follow_redirects=False
+    )
+    assert signed.status_code == 303 and browser.get("/runs").status_code == 200
+    clock.at += timedelta(seconds=SESSION_SECONDS - 60)
+    assert browser.get("/runs", follow_redirects=False).status_code == 200
+    clock.at += timedelta(seconds=120)  # past its end by the desk's clock, whatever the system's says
+    ended = browser.get("/runs", follow_redirects=False)
+    assert ended.status_code == 303 and ended.headers["location"] == "/signin"

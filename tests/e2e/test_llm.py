@@ -350,6 +350,47 @@ def test_a_new_prompt_is_a_new_policy_and_makes_new_calls(
     assert len(templates) == 2
 
 
+def test_an_act_asks_the_model_once_and_records_every_call_it_makes(
+    llm_server: ScriptedLLM, tmp_path: Path, prefect_harness: None
+) -> None:
+    """Two stories said to be one: the act's next version asks the model about the story it makes,
+    once per question, and every call is in the log as a run's are; the version names only events
+    of the log and reaches them, and running the day again asks nothing the act asked."""
+    from flows.daily import daily_brief
+    from ops import acts
+    from ops.workspace import open_resources
+
+    llm_server.mode("valid")
+    config = write_config(tmp_path / "act", llm_server.base_url)
+    daily_brief(DAY, str(config))
+    store = store_of(config)
+    before = {e.event_id for e in store.read()}
+    items = json.loads((Path(store.base) / "briefs" / f"{DAY}.json").read_text())["items"]
+    assert len(items) >= 2, items
+    llm_server.mode("valid")  # resets the count
+    settings, resources = open_resources(str(config))
+    stories = [items[0]["story_id"], items[1]["story_id"]]
+    done = acts.same_story(settings, resources, acts.Act(date.fromisoformat(DAY), "bo"), stories)
+    asked = llm_server.stats()["requests"]
+    log = {e.event_id: e for e in store.read()}
+    made = [e for e in log.values() if e.event_id not in before]
+    calls = [e for e in made if e.event_type == "llm.called"]
+    assert asked > 0 and len(calls) == asked, (asked, len(calls))
+    assert done.published is not None and done.published.changed
+    [published] = [e for e in made if e.event_type == "brief.published"]
+    named = {i for e in made for i in e.source_event_ids}
+    assert named <= set(log), sorted(named - set(log))
+    reached, edge = set(), set(published.source_event_ids)
+    while edge:  # the version's lineage, to its roots
+        reached |= edge
+        edge = {i for e in edge for i in log[e].source_event_ids} - reached
+    assert {c.event_id for c in calls} & reached  # the version is made from the calls it recorded
+
+    llm_server.mode("valid")
+    daily_brief(DAY, str(config))
+    assert llm_server.stats()["requests"] == 0  # what the act asked is answered from the log
+
+
 def test_the_key_appears_nowhere(
     llm_server: ScriptedLLM, shared_data: Path, tmp_path: Path, prefect_harness: None
 ) -> None:

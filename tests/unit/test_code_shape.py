@@ -263,3 +263,27 @@ def test_no_module_outside_the_brief_model_reads_a_brief_by_key() -> None:
         if name_of(p) != BRIEF_MODULE and (found := brief_reads(p.read_text()))
     }
     assert reads == {}, f"read these briefs through storage/brief.py's models: {reads}"
+
+
+def test_a_delivery_outcome_has_one_name() -> None:
+    """What a delivery did is ``DeliveryOutcome`` of ``tasks/steps/deliver.py`` (``steps.DeliveryOutcome``):
+    no module binds it again under its name (``DeliveryOutcome = steps.DeliveryOutcome``), and none
+    imports it from a module that only passes it on."""
+    home = "tasks/steps/deliver.py"
+    found = []
+    for path in modules(*PACKAGES):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign) and name_of(path) != home:
+                named = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                found += [f"{name_of(path)}:{node.lineno} binds it" for n in named if n == "DeliveryOutcome"]
+            elif isinstance(node, ast.ImportFrom) and node.module not in (
+                "tasks.steps.deliver",
+                "tasks.steps",
+            ):
+                imported = [a.name for a in node.names]
+                found += [
+                    f"{name_of(path)}:{node.lineno} imports it from {node.module}"
+                    for n in imported
+                    if n == "DeliveryOutcome"
+                ]
+    assert found == [], found
