@@ -1,10 +1,12 @@
 """Who changed a day's brief, and when: its published versions and people's acts, read from the log.
 
-Every act is recorded under the day's lock and published at once (``ops.acts.record``), so the
-first version published after an act is the one that carries it: ``Acted.version``. The desk's diff
-credits a change to the acts carried by the versions between its two (``between``); an act made
-from an earlier version than the current one is refused when the items it acts on changed since
-(``stale``), naming what changed, by which acts, and who did them.
+Every act is recorded under the day's lock and published at once (``ops.acts.record``), by the act's
+own run: the version that run published is the one that carries it (``Acted.version``). An act
+after which the brief read as before ("unchanged (vN)") published nothing: it changed nothing, and
+no later version is credited with it (``Acted.changed`` false, its version the one it left standing).
+The desk's diff credits a change to the acts carried by the versions between its two (``between``);
+an act made from an earlier version than the current one is refused when the items it acts on
+changed since (``stale``), naming what changed, by which acts, and who did them.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ class Publication:
 @dataclass(frozen=True)
 class Acted:
     """A person's act on the day (an answer, mark, correction, retraction, approval or same-story
-    link), and the first version published after it (None: none yet)."""
+    link), and the version its run published (``changed``), or, for an act that changed nothing,
+    the version standing when it was made (None: none yet)."""
 
     event_id: str
     type: str
@@ -60,6 +63,7 @@ class Acted:
     by: str
     via: str
     version: int | None
+    changed: bool = True  # its run published a version: it changed the brief
 
     def line(self) -> str:
         """The act in a few words: what, by whom, where and when, and the version that carried it."""
@@ -67,6 +71,8 @@ class Acted:
         what = " ".join(w for w in (self.type, self.field, said) if w)
         where = f" via {self.via}" if self.via else ""
         carried = f" (v{self.version})" if self.version is not None else ""
+        if not self.changed:
+            carried = f" (unchanged, v{self.version})" if self.version is not None else " (unchanged)"
         return f"{what} — {self.by or 'someone'}{where} at {self.at:%H:%M:%S} UTC{carried}"
 
 
@@ -107,7 +113,7 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
     for day, by_version in versions.items():
         carried: dict[int, list[Acted]] = {}
         for x in _acted(frame.filter(pl.col("brief_date") == day), by_version):
-            if x.version is not None:
+            if x.changed and x.version is not None:
                 carried.setdefault(x.version, []).append(x)
         for v, p in by_version.items():
             acted = carried.get(v, [])
@@ -123,7 +129,10 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
 
 
 def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Acted]:
+    """The acts of ``frame``, each with the version that carried it: the one its own run published.
+    An act whose run published none changed nothing: it stands at the version published before it."""
     order = sorted(published.values(), key=lambda p: p.at)
+    by_run = {p.run_id: p.version for p in order}
     out = []
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
         act = payload_of(row, Payload)  # one of several types: each part is read where the type has it
@@ -141,16 +150,27 @@ def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Ac
                 linked,
                 getattr(act, "person", None) or getattr(act, "by", "") or "",
                 getattr(act, "via", None) or "",
-                next((p.version for p in order if p.at >= at), None),
+                *_carried(row["run_id"], at, order, by_run),
             )
         )
     return out
 
 
+def _carried(
+    run_id: str, at: datetime, order: Sequence[Publication], by_run: Mapping[str, int]
+) -> tuple[int | None, bool]:
+    """The version an act of ``run_id`` made at ``at`` is carried by, and whether it changed the brief."""
+    if run_id in by_run:
+        return by_run[run_id], True
+    standing = [p.version for p in order if p.at <= at]
+    return (standing[-1] if standing else None), False
+
+
 def between(acted: Iterable[Acted], a: int, b: int) -> list[Acted]:
-    """The acts carried by the versions after the older of ``a`` and ``b``, up to the newer."""
+    """The acts that changed the brief, carried by the versions after the older of ``a`` and ``b``,
+    up to the newer: an act that changed nothing is no cause of anything."""
     low, high = sorted((a, b))
-    return [x for x in acted if x.version is not None and low < x.version <= high]
+    return [x for x in acted if x.changed and x.version is not None and low < x.version <= high]
 
 
 def cited(story: str, documents: Iterable[Brief]) -> set[str]:
@@ -221,7 +241,9 @@ def stale(
     except (FileNotFoundError, OSError):
         before = None  # purged: every item counts as changed
     published = publications(store, day)
-    since = [x for x in acts(store, day, published) if x.version is not None and x.version > seen]
+    since = [
+        x for x in acts(store, day, published) if x.changed and x.version is not None and x.version > seen
+    ]
     if stories is None:
         lines = [x.line() for x in since] or _runs(published, seen, now)
         return StaleAct(_said(day, seen, now, []), seen, now, [], lines)

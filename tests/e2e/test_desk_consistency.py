@@ -932,3 +932,32 @@ def test_an_act_that_changes_nothing_says_unchanged_as_the_command_line_does(con
     )
     assert done.status_code == 200 and "mark recorded: unchanged (v1)" in done.text, done.text
     assert current(config)["version"] == 1
+
+
+def test_an_act_that_changed_nothing_is_no_cause_of_the_next_version(config: Path) -> None:
+    """A core story marked core again changes nothing ("unchanged (v1)"); its headline corrected next
+    makes v2. The diff v1 → v2 credits the correction alone, and history's line for v2 names it."""
+    desk = client(config, "ann")
+    [core] = [i["story_id"] for i in current(config)["items"] if i.get("relevance") == "core"][:1]
+
+    def act(path: str, said: str, **form: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        done = desk.post(path, data={"date": DAY, "csrf": csrf_of(page), "seen": seen_of(page), **form})
+        assert done.status_code == 200 and said in done.text, done.text
+
+    act("/today/mark", "mark recorded: unchanged (v1)", story=core, mark="core")
+    act("/today/correct", "recorded: v2", story=core, field="title", value="A headline of its own", note="")
+    store = store_of(config)
+    marks = [e for e in store.read(event_types=["article.corrected"]) if e.payload.get("by") == "ann"]
+    [correction] = store.read(event_types=["brief.corrected"])
+    assert marks, "the mark was recorded"
+
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2").text
+    causes = re.findall(r'<div class="cause">(.*?)</div>', diff, re.S)
+    assert [c for c in causes if correction.event_id in c], diff
+    assert not [c for c in causes if any(m.event_id in c for m in marks)], causes
+    line = re.search(
+        r'version=2"[^>]*>v2</a> \(\d+\) <span class="summary">(.*?)</span>', desk.get("/history").text
+    )
+    assert line is not None
+    assert html.unescape(line.group(1)) == "ann: brief.corrected title “A headline of its own”"
