@@ -1,0 +1,84 @@
+"""What every page of the desk shows, over HTTP against the desk's application on the samples' day:
+dates as dates and moments in one style (never ISO text such as ``2025-08-05T00:00``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from tests.e2e.test_desk import built as built  # the samples' day, run once per module
+from tests.e2e.test_desk import client, config, csrf_of, hook, with_channels
+from tests.e2e.test_review import DAY
+
+__all__ = ["built", "config", "hook"]  # fixtures
+ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d|\d\d:\d\d:\d\d|[+-]\d\d:\d\d\b|\d\d:\d\dZ")
+MOMENT = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
+HEADERS = ("content-security-policy", "x-frame-options", "x-content-type-options")
+
+
+def brief_of(config: Path) -> dict:
+    from tasks.settings import load_settings
+
+    return json.loads((Path(load_settings(str(config)).storage.root) / "briefs" / f"{DAY}.json").read_text())
+
+
+def held_desk(config: Path, hook):
+    """The day held for review (a deadline on Hold) and corrected once at the desk (two versions)."""
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+
+    with_channels(
+        config,
+        '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n',
+    )
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}").text
+    story = brief_of(config)["items"][0]["story_id"]
+    seen = re.search(r'name="seen" value="(\d+)"', page).group(1)
+    form = {"date": DAY, "csrf": csrf_of(page), "seen": seen, "story": story, "field": "title"}
+    done = desk.post("/today/correct", data={**form, "value": "A headline corrected", "note": ""})
+    assert done.status_code == 200 and "v2" in done.text, done.text
+    return desk, story
+
+
+def test_every_page_shows_dates_as_dates_and_moments_in_one_style(config: Path, hook) -> None:
+    desk, story = held_desk(config, hook)
+    window = brief_of(config)["window"]
+    start = datetime.fromisoformat(window["start"])
+    end = datetime.fromisoformat(window["end"])
+    assert start.time() == end.time() and start.hour == start.minute == 0  # the samples' window: whole days
+    pages = {
+        path: desk.get(path)
+        for path in (
+            f"/today?date={DAY}",
+            f"/today?date={DAY}&version=1",
+            f"/questions?date={DAY}",
+            f"/hold?date={DAY}",
+            "/history",
+            f"/diff?date={DAY}&a=1&b=2",
+            f"/story?id={story}",
+            f"/search?q=the&start={DAY}&end={DAY}",
+            f"/sources?date={DAY}",
+            f"/runs?date={DAY}",
+        )
+    }
+    for path, answer in pages.items():
+        assert answer.status_code == 200, (path, answer.text[:300])
+        assert not ISO.findall(answer.text), (path, ISO.findall(answer.text)[:5])
+    today = pages[f"/today?date={DAY}"].text
+    last = (end - timedelta(days=1)).date()
+    days = start.date().isoformat() if last == start.date() else f"{start.date()} – {last}"
+    header = re.search(r'<p class="meta">.*?</p>', today).group(0)
+    assert re.search(rf"· [^<·]* {days} ·", header), header
+    hold = pages[f"/hold?date={DAY}"].text
+    deadline = re.search(r'<b class="deadline">(.*?)</b>', hold).group(1)
+    assert MOMENT.fullmatch(deadline), deadline  # a moment: its time matters
+    runs = pages[f"/runs?date={DAY}"].text
+    assert MOMENT.search(runs) and "run" in runs
+    history = pages["/history"].text
+    assert re.search(r'title="published \d{4}-\d\d-\d\d \d\d:\d\d UTC"', history), history
