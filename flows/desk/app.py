@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
@@ -52,7 +52,8 @@ HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
-OPEN_PATHS = ("/signin", "/static/")
+OPEN_PATHS = ("/signin", "/static/", "/favicon.ico")
+FAVICON = HERE / "static" / "favicon.svg"  # also at /favicon.ico, where a browser asks without a link
 STATIC_CACHE = "max-age=600"  # the desk's own stylesheet and script: a page load need not fetch them again
 
 
@@ -109,7 +110,7 @@ def create_app(
         elif request.state.person is None and not open_path:
             return _finish(RedirectResponse("/signin", status_code=303))
         response = _finish(await call_next(request))
-        if request.url.path.startswith("/static/") and response.status_code in (200, 304):
+        if request.url.path.startswith(("/static/", "/favicon.ico")) and response.status_code in (200, 304):
             response.headers["Cache-Control"] = STATIC_CACHE  # no token or data in them
         return response
 
@@ -130,7 +131,17 @@ def create_app(
     answer_errors(app)
     for pages in (signin, today, browse, questions, hold, history):
         app.include_router(pages.router)
+    app.include_router(icon)
     return app
+
+
+icon = APIRouter()
+
+
+@icon.get("/favicon.ico", include_in_schema=False)
+def favicon() -> Response:
+    """The desk's icon where a browser asks for one without a link (the pages link the same file)."""
+    return FileResponse(FAVICON, media_type="image/svg+xml")
 
 
 def answer_errors(app: FastAPI) -> None:

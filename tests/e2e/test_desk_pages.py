@@ -1,5 +1,6 @@
 """What every page of the desk shows, over HTTP against the desk's application on the samples' day:
-dates as dates and moments in one style (never ISO text such as ``2025-08-05T00:00``)."""
+dates as dates and moments in one style (never ISO text such as ``2025-08-05T00:00``), and an
+icon, so that no page load asks for a file the desk does not have."""
 
 from __future__ import annotations
 
@@ -82,3 +83,36 @@ def test_every_page_shows_dates_as_dates_and_moments_in_one_style(config: Path, 
     assert MOMENT.search(runs) and "run" in runs
     history = pages["/history"].text
     assert re.search(r'title="published \d{4}-\d\d-\d\d \d\d:\d\d UTC"', history), history
+
+
+def test_the_desk_has_an_icon_with_its_headers_and_every_page_links_it(config: Path) -> None:
+    desk = client(config)
+    icon = desk.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.content.startswith(b"<svg") and len(icon.content) < 1024
+    for name in HEADERS:
+        assert name in icon.headers, name
+    linked = re.search(r'<link rel="icon" href="([^"]+)"', desk.get(f"/today?date={DAY}").text)
+    assert linked is not None
+    assert desk.get(linked.group(1)).content == icon.content
+
+
+def test_the_icon_is_served_before_anyone_signs_in(tmp_path: Path, monkeypatch) -> None:
+    """A desk with people: the sign-in page links the icon, and the icon needs no session."""
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+    from tasks.settings import load_settings
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n\n[desk.people]\nann = "DESK_TOKEN_ANN"\n')
+    monkeypatch.setenv("DESK_TOKEN_ANN", "a-long-random-token-for-ann")
+    stranger = TestClient(
+        create_app(load_settings(str(config)), "127.0.0.1"), base_url="http://127.0.0.1:8484"
+    )
+    assert stranger.get("/runs", follow_redirects=False).headers["location"] == "/signin"
+    assert '<link rel="icon" href="/static/favicon.svg"' in stranger.get("/signin").text
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        icon = stranger.get(path, follow_redirects=False)
+        assert icon.status_code == 200 and icon.content.startswith(b"<svg"), path
+        assert icon.headers["x-frame-options"] == "DENY"
