@@ -29,7 +29,7 @@ from flows.desk import updates
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
-from flows.desk.web import HERE, Desk, page, stale_page
+from flows.desk.web import HERE, Desk, page, stale_page, templates
 from ops import acts
 from ops.workspace import Resources, resources_of
 from storage.errors import ActConflict, BriefError, InputError, StaleAct
@@ -81,6 +81,7 @@ def create_app(
         lifespan=updates.lifespan(settings, resources, flush_every),
     )
     app.state.desk = Desk(settings, resources, access, ui_url)
+    templates()  # every page's template compiled now, not on its first load
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.middleware("http")

@@ -84,6 +84,8 @@ def templates() -> jinja2.Environment:
     )
     env.filters["time"] = shown_time
     env.globals["news_window"] = shown_window
+    for name in env.list_templates():  # compiled with the desk, not on a page's first load
+        env.get_template(name)
     return env
 
 

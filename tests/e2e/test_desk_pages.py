@@ -116,3 +116,72 @@ def test_the_icon_is_served_before_anyone_signs_in(tmp_path: Path, monkeypatch) 
         icon = stranger.get(path, follow_redirects=False)
         assert icon.status_code == 200 and icon.content.startswith(b"<svg"), path
         assert icon.headers["x-frame-options"] == "DENY"
+
+
+FIRST_LOADS = """
+import json, sys, time
+from fastapi.testclient import TestClient
+from flows.desk.app import create_app
+from tasks.settings import load_settings
+
+desk = TestClient(create_app(load_settings(sys.argv[1]), "127.0.0.1", "ann", flush_every=None), base_url=sys.argv[2])
+desk.get("/static/desk.css")  # the client's and the framework's own first request
+out = {}
+for path in sys.argv[3:]:
+    before = set(sys.modules)
+    t0 = time.perf_counter()
+    first = desk.get(path)
+    t1 = time.perf_counter()
+    desk.get(path)
+    t2 = time.perf_counter()
+    imported = sorted(set(sys.modules) - before)
+    out[path] = {"status": first.status_code, "imported": imported, "ms": [(t1 - t0) * 1000, (t2 - t1) * 1000],
+                 "text": first.text}
+print(json.dumps(out))
+"""
+
+
+def test_a_pages_first_load_does_no_work_the_next_does_not_and_runs_read_no_prefect(
+    config: Path, tmp_path: Path
+) -> None:
+    """In a desk process of its own: the first load of Runs, Story, Search and Sources imports
+    nothing (Prefect least of all: its import took seconds), and Runs links the Prefect UI named by
+    Prefect's active profile, read without Prefect."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "prefect-home"
+    home.mkdir()
+    (home / "profiles.toml").write_text(
+        'active = "desk"\n[profiles.desk]\nPREFECT_API_URL = "http://127.0.0.1:4299/api"\n'
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PREFECT_API_URL", "PREFECT_UI_URL", "PREFECT_PROFILE")
+    }
+    env.update(PREFECT_HOME=str(home), PYTHONPATH=str(Path.cwd()))
+    story = brief_of(config)["items"][0]["story_id"]
+    paths = [f"/runs?date={DAY}", f"/story?id={story}", f"/search?q=the&end={DAY}", f"/sources?date={DAY}"]
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_LOADS, str(config), "http://127.0.0.1:8484", *paths],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loads = json.loads(done.stdout.splitlines()[-1])
+    for path, load in loads.items():
+        assert load["status"] == 200, (path, load["text"][:300])
+        assert not [
+            m for m in load["imported"] if m.split(".")[0] in ("prefect", "flows", "ops", "storage", "tasks")
+        ], (
+            path,
+            load["imported"],
+        )
+        print(f"{path}: first {load['ms'][0]:.0f} ms, next {load['ms'][1]:.0f} ms")
+    links = re.findall(r'<a href="([^"]+)" rel="noopener" class="prefect">', loads[paths[0]]["text"])
+    assert links and all(link.startswith("http://127.0.0.1:4299/runs/flow-run/") for link in links), links
