@@ -30,6 +30,7 @@ from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
 from flows.desk.web import HERE, Desk, page, stale_page, templates
+from flows.interrupt import Interrupted
 from ops import acts
 from ops.workspace import Resources, resources_of
 from storage.errors import ActConflict, BriefError, InputError, StaleAct
@@ -37,6 +38,7 @@ from tasks.settings import Settings
 
 LOG = logging.getLogger("flows.desk")  # the desk's log: what failed, with its traceback
 MAX_FORM = 64 * 1024
+GRACE_S = 1  # on Ctrl-C, what a page still being made gets before it is cancelled
 ENDED = "refused: your session ended (signed out, or signed in elsewhere); sign in again"
 BAD_CSRF = "refused: the form's CSRF token is missing or wrong; reload the page, try again"
 CSP = (
@@ -221,15 +223,27 @@ def server_config(app: FastAPI, settings: Settings) -> Any:
     sign-in's limit counts)."""
     import uvicorn
 
-    return uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=bool(settings.desk.hosts))
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=bool(settings.desk.hosts),
+        timeout_graceful_shutdown=GRACE_S,
+    )
 
 
 def listen(app: FastAPI, sock: socket.socket, settings: Settings) -> None:
-    """Serve the desk on a socket from :func:`bind` until Ctrl-C."""
+    """Serve the desk on a socket from :func:`bind` until Ctrl-C (or SIGTERM): a page still being
+    made gets ``GRACE_S``, the timer that sends updates stops, and the command exits at once
+    (``Interrupted``: one line, 130), not after the seconds Python takes to tear a process down."""
     import uvicorn
 
     server = uvicorn.Server(server_config(app, settings))
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn stops, then raises the Ctrl-C it caught
+        raise Interrupted(
+            "the desk stopped (Ctrl-C); nothing is lost: every act was recorded when made"
+        ) from None
     finally:
         sock.close()

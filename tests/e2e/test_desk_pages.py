@@ -185,3 +185,55 @@ def test_a_pages_first_load_does_no_work_the_next_does_not_and_runs_read_no_pref
         print(f"{path}: first {load['ms'][0]:.0f} ms, next {load['ms'][1]:.0f} ms")
     links = re.findall(r'<a href="([^"]+)" rel="noopener" class="prefect">', loads[paths[0]]["text"])
     assert links and all(link.startswith("http://127.0.0.1:4299/runs/flow-run/") for link in links), links
+
+
+def test_ctrl_c_stops_a_real_brief_desk_at_once(config: Path) -> None:
+    """``brief desk`` in a process of its own, a browser's keep-alive connection open after three
+    pages: Ctrl-C ends it in well under two seconds (it took 5 to 14), exit 130, one line."""
+    import http.client
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.e2e.test_desk import free_port
+
+    port = free_port()
+    desk = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "desk", "--port", str(port), "--config", str(config)],
+        env={**os.environ, "PYTHONPATH": str(Path.cwd()), "COLUMNS": "160"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                browser = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                browser.request("GET", "/static/desk.css")
+                browser.getresponse().read()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and desk.poll() is None, "the desk did not start"
+                time.sleep(0.2)
+        story = brief_of(config)["items"][0]["story_id"]
+        for path in (f"/today?date={DAY}", f"/runs?date={DAY}", f"/story?id={story}"):
+            browser.request("GET", path)
+            answer = browser.getresponse()
+            assert answer.status == 200 and answer.read()
+        started = time.monotonic()
+        desk.send_signal(signal.SIGINT)
+        _, err = desk.communicate(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        if desk.poll() is None:
+            desk.kill()
+            desk.wait()
+    print(f"brief desk stopped {took:.2f} s after Ctrl-C")
+    assert desk.returncode == 130, (desk.returncode, err)
+    assert took < 2.0, f"brief desk took {took:.2f} s to stop after Ctrl-C"
+    assert err.strip().splitlines() == [
+        "the desk stopped (Ctrl-C); nothing is lost: every act was recorded when made"
+    ], err
