@@ -25,7 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
-from flows.desk import updates
+from flows.desk import reads, updates
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
@@ -38,6 +38,8 @@ from tasks.settings import Settings
 
 LOG = logging.getLogger("flows.desk")  # the desk's log: what failed, with its traceback
 MAX_FORM = 64 * 1024
+DECODED_BYTES = 256 * 2**20  # the log's files the desk keeps decoded in memory (the shared month: 6 MB)
+WARM_DAYS = 45  # the latest days' files decoded as the desk starts: what Search, Sources and Runs read
 GRACE_S = 1  # on Ctrl-C, what a page still being made gets before it is cancelled
 ENDED = "refused: your session ended (signed out, or signed in elsewhere); sign in again"
 BAD_CSRF = "refused: the form's CSRF token is missing or wrong; reload the page, try again"
@@ -84,6 +86,7 @@ def create_app(
     )
     app.state.desk = Desk(settings, resources, access, ui_url)
     templates()  # every page's template compiled now, not on its first load
+    reads.keep_decoded(resources.store, DECODED_BYTES, WARM_DAYS)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.middleware("http")

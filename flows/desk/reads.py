@@ -36,6 +36,16 @@ def versions(store: ParquetEventStore, days: list[date] | None = None) -> dict[d
     return dict(sorted(out.items(), reverse=True))
 
 
+def keep_decoded(store: ParquetEventStore, limit_bytes: int, warm_days: int) -> None:
+    """Have the store keep the log's files decoded in memory (``storage/store/decoded.py``): every
+    page reads a month of the log, each file of it is decoded once per process. The latest
+    ``warm_days`` days are decoded now, so that no page's first load decodes them."""
+    if not store.keep_decoded(limit_bytes):
+        return  # an object store: its files are read as each page asks
+    latest = store.days()[-warm_days:]
+    store.raw_units([u for d in latest for u in store.units(d)])
+
+
 def latest_day(store: ParquetEventStore) -> date | None:
     """The most recent date with a published brief, looking at the newest days of the log first."""
     days = sorted(store.days(), reverse=True)
