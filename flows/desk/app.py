@@ -16,7 +16,6 @@ import errno
 import logging
 import socket
 from collections.abc import Callable
-from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Request
@@ -29,6 +28,7 @@ from flows.desk import reads, updates
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
+from flows.desk.server import ActsInFlight
 from flows.desk.web import HERE, Desk, page, stale_page, templates
 from flows.interrupt import Interrupted
 from ops import acts
@@ -40,8 +40,8 @@ LOG = logging.getLogger("flows.desk")  # the desk's log: what failed, with its t
 MAX_FORM = 64 * 1024
 DECODED_BYTES = 256 * 2**20  # the log's files the desk keeps decoded in memory (the shared month: 6 MB)
 WARM_DAYS = 45  # the latest days' files decoded as the desk starts: what Search, Sources and Runs read
-GRACE_S = 1  # on Ctrl-C, what a page still being made gets before it is cancelled
 ENDED = "refused: your session ended (signed out, or signed in elsewhere); sign in again"
+STOPPING = "refused: the desk is stopping (Ctrl-C); nothing was recorded"
 BAD_CSRF = "refused: the form's CSRF token is missing or wrong; reload the page, try again"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -85,6 +85,7 @@ def create_app(
         lifespan=updates.lifespan(settings, resources, flush_every),
     )
     app.state.desk = Desk(settings, resources, access, ui_url)
+    app.state.acts = in_flight = ActsInFlight()  # what Ctrl-C waits for (flows/desk/server.py)
     templates()  # every page's template compiled now, not on its first load
     reads.keep_decoded(resources.store, DECODED_BYTES, WARM_DAYS)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
@@ -113,12 +114,16 @@ def create_app(
             if request.state.person is None and not open_path:
                 return _finish(_text(401, "refused: sign in first"))
             request.state.form = form
+            if in_flight.closing:
+                return _finish(_text(503, STOPPING))
+            in_flight.count += 1
+            try:
+                return await _after(request, call_next)
+            finally:
+                in_flight.count -= 1
         elif request.state.person is None and not open_path:
             return _finish(RedirectResponse("/signin", status_code=303))
-        response = _finish(await call_next(request))
-        if request.url.path.startswith(("/static/", "/favicon.ico")) and response.status_code in (200, 304):
-            response.headers["Cache-Control"] = STATIC_CACHE  # no token or data in them
-        return response
+        return await _after(request, call_next)
 
     # the session cookie, read before the guard and written after it; the key is the desk's own
     app.add_middleware(
@@ -185,6 +190,13 @@ def answer_errors(app: FastAPI) -> None:
         return _finish(stale_page(request, exc))
 
 
+async def _after(request: Request, call_next: Callable) -> Response:
+    response = _finish(await call_next(request))
+    if request.url.path.startswith(("/static/", "/favicon.ico")) and response.status_code in (200, 304):
+        response.headers["Cache-Control"] = STATIC_CACHE  # no token or data in them
+    return response
+
+
 def _text(status: int, message: str) -> Response:
     return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
 
@@ -220,31 +232,22 @@ def bind(host: str, port: int, flag: str = "--port") -> socket.socket:
     return sock
 
 
-def server_config(app: FastAPI, settings: Settings) -> Any:
-    """uvicorn's settings for the desk: ``X-Forwarded-For`` is believed only when ``[desk] hosts``
-    names the proxy the desk sits behind (else any local program could name the address that
-    sign-in's limit counts)."""
-    import uvicorn
-
-    return uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        proxy_headers=bool(settings.desk.hosts),
-        timeout_graceful_shutdown=GRACE_S,
-    )
-
-
 def listen(app: FastAPI, sock: socket.socket, settings: Settings) -> None:
-    """Serve the desk on a socket from :func:`bind` until Ctrl-C (or SIGTERM): a page still being
-    made gets ``GRACE_S``, the timer that sends updates stops, and the command exits at once
+    """Serve the desk on a socket from :func:`bind` until Ctrl-C (or SIGTERM): no new request is
+    taken, the acts under way are waited for (a second Ctrl-C stops at once), a page still being
+    made gets ``flows.desk.server.GRACE_S``, the timer that sends updates stops, and the command exits
     (``Interrupted``: one line, 130), not after the seconds Python takes to tear a process down."""
-    import uvicorn
+    from flows.desk.server import desk_server
 
-    server = uvicorn.Server(server_config(app, settings))
+    server = desk_server(app, settings)
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn stops, then raises the Ctrl-C it caught
+        if app.state.acts.count:  # a second Ctrl-C while an act was under way
+            raise Interrupted(
+                "the desk stopped at once (Ctrl-C twice); the act under way may be recorded in part: "
+                "see History before acting again"
+            ) from None
         raise Interrupted(
             "the desk stopped (Ctrl-C); nothing is lost: every act was recorded when made"
         ) from None

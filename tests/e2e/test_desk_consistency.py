@@ -655,7 +655,8 @@ def test_answers_from_a_page_older_than_the_brief_approve_nothing_and_an_approva
 
 
 def test_x_forwarded_for_is_believed_only_behind_a_configured_proxy(config: Path) -> None:
-    from flows.desk.app import create_app, server_config
+    from flows.desk.app import create_app
+    from flows.desk.server import server_config
 
     plain = load_settings(str(config))
     assert server_config(create_app(plain, "127.0.0.1", "ann"), plain).proxy_headers is False

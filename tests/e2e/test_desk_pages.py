@@ -237,3 +237,112 @@ def test_ctrl_c_stops_a_real_brief_desk_at_once(config: Path) -> None:
     assert err.strip().splitlines() == [
         "the desk stopped (Ctrl-C); nothing is lost: every act was recorded when made"
     ], err
+
+
+def started_desk(config: Path, port: int):
+    """``brief desk`` in a process of its own, once it answers."""
+    import http.client
+    import os
+    import subprocess
+    import sys
+    import time
+
+    desk = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "desk", "--port", str(port), "--config", str(config)],
+        env={**os.environ, "PYTHONPATH": str(Path.cwd()), "COLUMNS": "160"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            probe.request("GET", "/static/desk.css")
+            probe.getresponse().read()
+            probe.close()
+            return desk
+        except OSError:
+            if time.monotonic() > deadline or desk.poll() is not None:
+                desk.kill()
+                raise AssertionError(f"the desk did not start: {desk.communicate()[1]}") from None
+            time.sleep(0.2)
+
+
+def test_ctrl_c_waits_for_an_act_under_way_and_a_second_is_not_needed(config: Path, hook) -> None:
+    """Ctrl-C while a correction's update is being sent to a channel that answers after 3 s: the
+    desk says once that it waits, lets the act finish, then exits 130. The correction, the version
+    it made, the brief's three files and the delivery's record agree."""
+    import http.client
+    import signal
+    import threading
+    from urllib.parse import urlencode
+
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+    from tests.e2e.test_desk import free_port, store_of
+
+    with_channels(
+        config,
+        "[delivery]\nupdate_after = 0\n"
+        f'[[delivery.channels]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n',
+    )
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))  # v1 sent
+    assert len(hook.posts) == 1
+    hook.arrived.clear()
+    hook.delay_s = 3.0
+    port = free_port()
+    desk = started_desk(config, port)
+    answered: dict = {}
+    try:
+        browser = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        browser.request("GET", f"/today?date={DAY}")
+        page = browser.getresponse()
+        html = page.read().decode()
+        cookie = page.getheader("set-cookie").split(";")[0]
+        story = brief_of(config)["items"][0]["story_id"]
+        seen = re.search(r'name="seen" value="(\d+)"', html).group(1)
+        form = {"date": DAY, "csrf": csrf_of(html), "seen": seen, "story": story, "field": "title"}
+        form |= {"value": "A headline corrected as the desk stops", "note": ""}
+        headers = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
+
+        def act() -> None:
+            browser.request("POST", "/today/correct", body=urlencode(form), headers=headers)
+            answer = browser.getresponse()
+            answered.update(status=answer.status, text=answer.read().decode())
+
+        acting = threading.Thread(target=act)
+        acting.start()
+        assert hook.arrived.wait(120), "the correction's update never reached the channel"
+        desk.send_signal(signal.SIGINT)  # the update is being sent: 3 s to go
+        _, err = desk.communicate(timeout=120)
+        acting.join(timeout=10)
+    finally:
+        if desk.poll() is None:
+            desk.kill()
+            desk.wait()
+    assert desk.returncode == 130, (desk.returncode, err)
+    assert err.count("waiting for an act to finish… (Ctrl-C again to stop now)") == 1, err
+    assert err.strip().splitlines()[-1] == (
+        "the desk stopped (Ctrl-C); nothing is lost: every act was recorded when made"
+    ), err
+    assert answered.get("status") == 303, answered  # the act's answer: back to its item
+    store = store_of(config)
+    [corrected] = store.read(event_types=["brief.corrected"])
+    assert corrected.payload["value"] == "A headline corrected as the desk stops"
+    published = [e.payload["version"] for e in store.read(event_types=["brief.published"])]
+    assert max(published) == 2
+    delivered = {
+        (e.payload["channel"], e.payload["version"]) for e in store.read(event_types=["brief.delivered"])
+    }
+    assert ("hook", 2) in delivered and len(hook.posts) == 2  # sent once, and recorded
+    folder = Path(load_root(config)) / "briefs"
+    assert brief_of(config)["version"] == 2
+    for suffix in ("md", "html", "json"):
+        assert "A headline corrected as the desk stops" in (folder / f"{DAY}.{suffix}").read_text(), suffix
+
+
+def load_root(config: Path) -> str:
+    from tasks.settings import load_settings
+
+    return load_settings(str(config)).storage.root
