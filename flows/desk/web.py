@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
+from zoneinfo import ZoneInfo
 
 import jinja2
 from fastapi import Depends, Request
@@ -62,15 +63,16 @@ def shown_time(at: datetime | str | None) -> str:
     return "?" if at is None else f"{moment(at):%Y-%m-%d %H:%M} UTC"
 
 
-def shown_window(start: str, end: str) -> str:
+def shown_window(start: str, end: str, zone: str = "UTC") -> str:
     """A brief's news window as the desk shows it: its days when it runs from midnight to midnight
-    (UTC), the last day being the one before its end (``2025-08-05 – 2025-08-06``, or one date for
-    one day); else from moment to moment, as ``shown_time``."""
-    first, last = moment(start), moment(end)
+    in the configured timezone ``zone`` (``tasks.dedup.news_window`` stores local midnight as UTC),
+    the last day being the one before its end (``2025-08-05 – 2025-08-06``, or one date for one
+    day); else from moment to moment, as ``shown_time``."""
+    first, last = (moment(at).astimezone(ZoneInfo(zone)) for at in (start, end))
     if first.time() == last.time() == time(0) and last > first:
         days = first.date(), (last - timedelta(days=1)).date()
         return days[0].isoformat() if days[0] == days[1] else f"{days[0]} – {days[1]}"
-    return f"{first:%Y-%m-%d %H:%M} – {last:%Y-%m-%d %H:%M} UTC"
+    return f"{moment(start):%Y-%m-%d %H:%M} – {moment(end):%Y-%m-%d %H:%M} UTC"
 
 
 @functools.cache
@@ -159,6 +161,7 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
             person=request.state.person,
             csrf=request.state.csrf,
             sign_in=desk.access.needs_sign_in,
+            zone=desk.settings.timezone,  # the configured timezone: a news window's days are its
             **context,
         )
     )
