@@ -4,12 +4,8 @@ step, and a failed run's error with a link to its page in the Prefect UI."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import tomllib
-from collections.abc import Mapping
 from datetime import date, timedelta
-from pathlib import Path
 
 import polars as pl
 
@@ -49,39 +45,3 @@ def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list
             }
         )
     return out
-
-
-def prefect_ui_url(environ: Mapping[str, str] | None = None) -> str | None:
-    """The Prefect UI this desk's runs are seen in: ``PREFECT_UI_URL``, else the UI beside
-    ``PREFECT_API_URL``, each from the environment, else from the active profile of Prefect's
-    profiles file (``PREFECT_PROFILE``, else the file's ``active``). Read without importing Prefect,
-    which takes seconds: the runs page's first load is as fast as the next."""
-    environ = os.environ if environ is None else environ
-    profile = _active_profile(environ)
-
-    def setting(name: str) -> str | None:
-        value = environ.get(name) or profile.get(name)
-        return str(value) if value else None
-
-    ui, api = setting("PREFECT_UI_URL"), setting("PREFECT_API_URL")
-    if ui:
-        return ui
-    return api.removesuffix("/").removesuffix("/api") if api else None
-
-
-def _active_profile(environ: Mapping[str, str]) -> dict[str, object]:
-    """The settings of Prefect's active profile (``PREFECT_PROFILES_PATH``, else ``profiles.toml``
-    in ``PREFECT_HOME``, else in ``~/.prefect``); none when the file is missing or unreadable."""
-    home = Path(environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser()
-    path = Path(environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml").expanduser()
-    try:
-        profiles = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-    every = profiles.get("profiles")
-    found = (
-        every.get(environ.get("PREFECT_PROFILE") or profiles.get("active"))
-        if isinstance(every, dict)
-        else None
-    )
-    return found if isinstance(found, dict) else {}

@@ -10,7 +10,8 @@ from fastapi.responses import Response
 
 # every page's module imported with the desk, not on a page's first load
 from flows.desk import health, reads
-from flows.desk.runs import WINDOW_DAYS, prefect_ui_url, recent_runs
+from flows.desk.prefect_ui import prefect_ui_url
+from flows.desk.runs import WINDOW_DAYS, recent_runs
 from flows.desk.search import search
 from flows.desk.timeline import story_timeline
 from flows.desk.web import DeskOf, End, page
@@ -65,7 +66,7 @@ def sources(request: Request, desk: DeskOf, end: End) -> Response:
 
 @router.get("/runs")
 def runs(request: Request, desk: DeskOf, end: End) -> Response:
-    ui = desk.ui_url or prefect_ui_url()  # read when shown: the environment or Prefect's profile
+    ui = desk.ui_url or prefect_ui_url()  # read when shown, as Prefect reads it (flows/desk/prefect_ui.py)
     return page(
         request,
         "runs.html.j2",
