@@ -2,8 +2,10 @@
 
 Every act is recorded under the day's lock and published at once (``ops.acts.record``), by the act's
 own run: the version that run published is the one that carries it (``Acted.version``). An act
-after which the brief read as before ("unchanged (vN)") published nothing: it changed nothing, and
-no later version is credited with it (``Acted.changed`` false, its version the one it left standing).
+whose run recorded that the brief read as before (``brief.unchanged``: "unchanged (vN)") changed
+nothing, and no later version is credited with it (``Acted.changed`` false, its version the one it
+left standing). Without that record (its run failed or was stopped after the act was written, or
+an act before ``brief.unchanged`` was recorded) the act is credited to the first version after it.
 The desk's diff credits a change to the acts carried by the versions between its two (``between``);
 an act made from an earlier version than the current one is refused when the items it acts on
 changed since (``stale``), naming what changed, by which acts, and who did them.
@@ -20,7 +22,7 @@ import polars as pl
 
 from storage.brief import Brief
 from storage.errors import StaleAct
-from storage.payloads import BriefPublished, Payload
+from storage.payloads import BriefPublished, BriefUnchanged, Payload
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
 
@@ -99,7 +101,7 @@ def acts(
 ) -> list[Acted]:
     """People's acts on the day, oldest first, each with the version that first carried it."""
     published = publications(store, day) if published is None else published
-    frame = store.query(lambda: store.scan([day], event_types=list(ACT_TYPES)))
+    frame = store.query(lambda: store.scan([day], event_types=[*ACT_TYPES, "brief.unchanged"]))
     return _acted(frame, published)
 
 
@@ -108,7 +110,7 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
     carried (the first of them and how many more), or the run that published it. One scan of the
     versions and one of the acts, whatever the number of days."""
     versions = every_publication(store, days)
-    frame = store.query(lambda: store.scan(days, event_types=list(ACT_TYPES)))
+    frame = store.query(lambda: store.scan(days, event_types=[*ACT_TYPES, "brief.unchanged"]))
     out = {}
     for day, by_version in versions.items():
         carried: dict[int, list[Acted]] = {}
@@ -130,11 +132,18 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
 
 def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Acted]:
     """The acts of ``frame``, each with the version that carried it: the one its own run published.
-    An act whose run published none changed nothing: it stands at the version published before it."""
+    An act whose run recorded ``brief.unchanged`` (in ``frame`` too) changed nothing: it stands at
+    that version. Any other is carried by the first version published after it."""
     order = sorted(published.values(), key=lambda p: p.at)
     by_run = {p.run_id: p.version for p in order}
+    kept = frame.filter(pl.col("event_type") == "brief.unchanged")
+    unchanged = {row["run_id"]: payload_of(row, BriefUnchanged).version for row in kept.iter_rows(named=True)}
     out = []
-    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
+    for row in (
+        frame.filter(pl.col("event_type") != "brief.unchanged")
+        .sort(["occurred_at", "seq"])
+        .iter_rows(named=True)
+    ):
         act = payload_of(row, Payload)  # one of several types: each part is read where the type has it
         at: datetime = row["occurred_at"]
         linked = tuple(getattr(act, "article_ids", None) or ())
@@ -150,20 +159,25 @@ def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Ac
                 linked,
                 getattr(act, "person", None) or getattr(act, "by", "") or "",
                 getattr(act, "via", None) or "",
-                *_carried(row["run_id"], at, order, by_run),
+                *_carried(row["run_id"], at, order, by_run, unchanged),
             )
         )
     return out
 
 
 def _carried(
-    run_id: str, at: datetime, order: Sequence[Publication], by_run: Mapping[str, int]
+    run_id: str,
+    at: datetime,
+    order: Sequence[Publication],
+    by_run: Mapping[str, int],
+    unchanged: Mapping[str, int],
 ) -> tuple[int | None, bool]:
     """The version an act of ``run_id`` made at ``at`` is carried by, and whether it changed the brief."""
     if run_id in by_run:
         return by_run[run_id], True
-    standing = [p.version for p in order if p.at <= at]
-    return (standing[-1] if standing else None), False
+    if run_id in unchanged:  # its run said so: the brief read as this version did
+        return unchanged[run_id], False
+    return next((p.version for p in order if p.at >= at), None), True
 
 
 def between(acted: Iterable[Acted], a: int, b: int) -> list[Acted]:
