@@ -12,10 +12,13 @@ resources (``web.Desk``, given to the pages by ``Depends``) and a router per pag
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Request
@@ -77,17 +80,17 @@ def create_app(
     and act uses), built here when not given."""
     access = access_for(settings, host, person or acts.approver())
     resources = resources or resources_of(settings, must_exist=False)
+    decoded = reads.keep_decoded(resources.store, DECODED_BYTES)  # the latest days: as it serves
     app = FastAPI(
         title="dailybrief desk",
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
-        lifespan=updates.lifespan(settings, resources, flush_every),
+        lifespan=serving(settings, resources, flush_every, WARM_DAYS if decoded else 0),
     )
     app.state.desk = Desk(settings, resources, access, ui_url)
     app.state.acts = in_flight = ActsInFlight()  # what Ctrl-C waits for (flows/desk/server.py)
     templates()  # every page's template compiled now, not on its first load
-    reads.keep_decoded(resources.store, DECODED_BYTES, WARM_DAYS)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.middleware("http")
@@ -144,6 +147,28 @@ def create_app(
         app.include_router(pages.router)
     app.include_router(icon)
     return app
+
+
+def serving(
+    settings: Settings, resources: Resources, flush_every: float | None, warm_days: int
+) -> Callable[[Any], contextlib.AbstractAsyncContextManager]:
+    """The application's lifespan: the latest ``warm_days`` of the log decoded in a thread of their
+    own (a large store does not hold back the desk's start, nor its first page), and the updates'
+    timer (``flows/desk/updates.py``)."""
+    timer = updates.lifespan(settings, resources, flush_every)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        if warm_days:
+            warming = threading.Thread(
+                target=reads.warm, args=(resources.store, warm_days), name="desk-warm", daemon=True
+            )
+            warming.start()
+            app.state.warming = warming
+        async with timer(app):
+            yield
+
+    return lifespan
 
 
 icon = APIRouter()
