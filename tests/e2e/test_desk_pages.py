@@ -4,6 +4,7 @@ icon, so that no page load asks for a file the desk does not have."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from datetime import date, datetime, timedelta
@@ -346,3 +347,62 @@ def load_root(config: Path) -> str:
     from tasks.settings import load_settings
 
     return load_settings(str(config)).storage.root
+
+
+def test_brief_serves_desk_stops_after_the_act_under_way(config: Path, hook) -> None:
+    """The desk ``brief serve`` runs in a thread stops as ``brief desk`` does: a correction whose
+    update a channel answers after 3 s is finished, sent and recorded before the desk is gone, and a
+    form posted meanwhile is refused (503), nothing recorded."""
+    import threading
+
+    import httpx
+
+    from flows.deliver import resend
+    from flows.serve import start_desk
+    from ops.workspace import open_resources
+    from tests.e2e.test_desk import free_port, store_of
+
+    with_channels(
+        config,
+        "[delivery]\nupdate_after = 0\n"
+        f'[[delivery.channels]]\nname = "hook"\nurl = "{hook.url()}"\nupdates = true\nbackoff_s = 0.05\n',
+    )
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
+    hook.arrived.clear()
+    hook.delay_s = 3.0
+    port = free_port()
+    desk = start_desk(str(config), "127.0.0.1", port)
+    base = f"http://127.0.0.1:{port}"
+    answered: dict = {}
+    try:
+        browser = httpx.Client(base_url=base, timeout=60)
+        html = browser.get(f"/today?date={DAY}").text
+        story = brief_of(config)["items"][0]["story_id"]
+        seen = re.search(r'name="seen" value="(\d+)"', html).group(1)
+        form = {"date": DAY, "csrf": csrf_of(html), "seen": seen, "story": story, "field": "title"}
+        form |= {"value": "A headline corrected as the scheduler stops", "note": ""}
+        acting = threading.Thread(
+            target=lambda: answered.update(answer=browser.post("/today/correct", data=form))
+        )
+        acting.start()
+        assert hook.arrived.wait(120), "the correction's update never reached the channel"
+        stopping = threading.Thread(target=desk.stop)
+        stopping.start()
+        while not desk.server.acts.closing:
+            pass
+        late = httpx.Client(base_url=base, timeout=60, cookies=browser.cookies)
+        with contextlib.suppress(httpx.TransportError):  # the listener may be closed already
+            refused = late.post("/today/mark", data={**form, "mark": "core"})
+            assert refused.status_code == 503 and "the desk is stopping" in refused.text
+        stopping.join(timeout=120)
+        acting.join(timeout=10)
+    finally:
+        desk.stop()
+    assert not desk.thread.is_alive()
+    assert answered["answer"].status_code == 303
+    store = store_of(config)
+    assert {
+        (e.payload["channel"], e.payload["version"]) for e in store.read(event_types=["brief.delivered"])
+    } >= {("hook", 2)}
+    assert len(hook.posts) == 2 and brief_of(config)["version"] == 2
+    assert not [e for e in store.read(event_types=["article.corrected"]) if e.payload.get("by") == "ann"]
