@@ -187,8 +187,15 @@ class DeskThread:
     url: str
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+        """Stop as ``brief desk`` does on Ctrl-C: the acts under way are waited for, however long
+        (a Ctrl-C meanwhile stops at once), a page still being made gets a second."""
+        self.server.stop()
+        try:
+            while self.thread.is_alive():
+                self.thread.join(timeout=0.1)
+        except KeyboardInterrupt:
+            self.server.force_exit = True
+            self.thread.join(timeout=5)
 
 
 def start_desk(
@@ -201,15 +208,14 @@ def start_desk(
 ) -> DeskThread:
     """The desk of ``config_path`` on ``host:port`` in a thread; returns once it listens. A port
     that cannot be had is a ServerError (one line)."""
-    import uvicorn
-
-    from flows.desk.app import bind, create_app, server_config
+    from flows.desk.app import bind, create_app
+    from flows.desk.server import desk_server
     from tasks.settings import load_settings
 
     settings = settings or load_settings(config_path)
     app = create_app(settings, host, resources=resources)
     listening = bind(host, port, "--desk-port")  # a taken port: one line, before anything is announced
-    server = uvicorn.Server(server_config(app, settings))
+    server = desk_server(app, settings)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, name="desk", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout_s

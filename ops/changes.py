@@ -1,10 +1,14 @@
 """Who changed a day's brief, and when: its published versions and people's acts, read from the log.
 
-Every act is recorded under the day's lock and published at once (``ops.acts.record``), so the
-first version published after an act is the one that carries it: ``Acted.version``. The desk's diff
-credits a change to the acts carried by the versions between its two (``between``); an act made
-from an earlier version than the current one is refused when the items it acts on changed since
-(``stale``), naming what changed, by which acts, and who did them.
+Every act is recorded under the day's lock and published at once (``ops.acts.record``), by the act's
+own run: the version that run published is the one that carries it (``Acted.version``). An act
+whose run recorded that the brief read as before (``brief.unchanged``: "unchanged (vN)") changed
+nothing, and no later version is credited with it (``Acted.changed`` false, its version the one it
+left standing). Without that record (its run failed or was stopped after the act was written, or
+an act before ``brief.unchanged`` was recorded) the act is credited to the first version after it.
+The desk's diff credits a change to the acts carried by the versions between its two (``between``);
+an act made from an earlier version than the current one is refused when the items it acts on
+changed since (``stale``), naming what changed, by which acts, and who did them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import polars as pl
 
 from storage.brief import Brief
 from storage.errors import StaleAct
-from storage.payloads import BriefPublished, Payload
+from storage.payloads import BriefPublished, BriefUnchanged, Payload
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
 
@@ -48,7 +52,8 @@ class Publication:
 @dataclass(frozen=True)
 class Acted:
     """A person's act on the day (an answer, mark, correction, retraction, approval or same-story
-    link), and the first version published after it (None: none yet)."""
+    link), and the version its run published (``changed``), or, for an act that changed nothing,
+    the version standing when it was made (None: none yet)."""
 
     event_id: str
     type: str
@@ -60,6 +65,7 @@ class Acted:
     by: str
     via: str
     version: int | None
+    changed: bool = True  # its run published a version: it changed the brief
 
     def line(self) -> str:
         """The act in a few words: what, by whom, where and when, and the version that carried it."""
@@ -67,6 +73,8 @@ class Acted:
         what = " ".join(w for w in (self.type, self.field, said) if w)
         where = f" via {self.via}" if self.via else ""
         carried = f" (v{self.version})" if self.version is not None else ""
+        if not self.changed:
+            carried = f" (unchanged, v{self.version})" if self.version is not None else " (unchanged)"
         return f"{what} — {self.by or 'someone'}{where} at {self.at:%H:%M:%S} UTC{carried}"
 
 
@@ -93,7 +101,7 @@ def acts(
 ) -> list[Acted]:
     """People's acts on the day, oldest first, each with the version that first carried it."""
     published = publications(store, day) if published is None else published
-    frame = store.query(lambda: store.scan([day], event_types=list(ACT_TYPES)))
+    frame = store.query(lambda: store.scan([day], event_types=[*ACT_TYPES, "brief.unchanged"]))
     return _acted(frame, published)
 
 
@@ -102,12 +110,12 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
     carried (the first of them and how many more), or the run that published it. One scan of the
     versions and one of the acts, whatever the number of days."""
     versions = every_publication(store, days)
-    frame = store.query(lambda: store.scan(days, event_types=list(ACT_TYPES)))
+    frame = store.query(lambda: store.scan(days, event_types=[*ACT_TYPES, "brief.unchanged"]))
     out = {}
     for day, by_version in versions.items():
         carried: dict[int, list[Acted]] = {}
         for x in _acted(frame.filter(pl.col("brief_date") == day), by_version):
-            if x.version is not None:
+            if x.changed and x.version is not None:
                 carried.setdefault(x.version, []).append(x)
         for v, p in by_version.items():
             acted = carried.get(v, [])
@@ -123,9 +131,19 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
 
 
 def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Acted]:
+    """The acts of ``frame``, each with the version that carried it: the one its own run published.
+    An act whose run recorded ``brief.unchanged`` (in ``frame`` too) changed nothing: it stands at
+    that version. Any other is carried by the first version published after it."""
     order = sorted(published.values(), key=lambda p: p.at)
+    by_run = {p.run_id: p.version for p in order}
+    kept = frame.filter(pl.col("event_type") == "brief.unchanged")
+    unchanged = {row["run_id"]: payload_of(row, BriefUnchanged).version for row in kept.iter_rows(named=True)}
     out = []
-    for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
+    for row in (
+        frame.filter(pl.col("event_type") != "brief.unchanged")
+        .sort(["occurred_at", "seq"])
+        .iter_rows(named=True)
+    ):
         act = payload_of(row, Payload)  # one of several types: each part is read where the type has it
         at: datetime = row["occurred_at"]
         linked = tuple(getattr(act, "article_ids", None) or ())
@@ -141,16 +159,32 @@ def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Ac
                 linked,
                 getattr(act, "person", None) or getattr(act, "by", "") or "",
                 getattr(act, "via", None) or "",
-                next((p.version for p in order if p.at >= at), None),
+                *_carried(row["run_id"], at, order, by_run, unchanged),
             )
         )
     return out
 
 
+def _carried(
+    run_id: str,
+    at: datetime,
+    order: Sequence[Publication],
+    by_run: Mapping[str, int],
+    unchanged: Mapping[str, int],
+) -> tuple[int | None, bool]:
+    """The version an act of ``run_id`` made at ``at`` is carried by, and whether it changed the brief."""
+    if run_id in by_run:
+        return by_run[run_id], True
+    if run_id in unchanged:  # its run said so: the brief read as this version did
+        return unchanged[run_id], False
+    return next((p.version for p in order if p.at >= at), None), True
+
+
 def between(acted: Iterable[Acted], a: int, b: int) -> list[Acted]:
-    """The acts carried by the versions after the older of ``a`` and ``b``, up to the newer."""
+    """The acts that changed the brief, carried by the versions after the older of ``a`` and ``b``,
+    up to the newer: an act that changed nothing is no cause of anything."""
     low, high = sorted((a, b))
-    return [x for x in acted if x.version is not None and low < x.version <= high]
+    return [x for x in acted if x.changed and x.version is not None and low < x.version <= high]
 
 
 def cited(story: str, documents: Iterable[Brief]) -> set[str]:
@@ -221,7 +255,9 @@ def stale(
     except (FileNotFoundError, OSError):
         before = None  # purged: every item counts as changed
     published = publications(store, day)
-    since = [x for x in acts(store, day, published) if x.version is not None and x.version > seen]
+    since = [
+        x for x in acts(store, day, published) if x.changed and x.version is not None and x.version > seen
+    ]
     if stories is None:
         lines = [x.line() for x in since] or _runs(published, seen, now)
         return StaleAct(_said(day, seen, now, []), seen, now, [], lines)

@@ -442,6 +442,15 @@ class BriefPublished(Payload):
     version_files: dict[str, str] = Field(default_factory=dict)  # this version's own copies
 
 
+class BriefUnchanged(Payload):
+    """A run (a person's act's, or a day's run again) that composed the brief as its current version
+    reads (``version``): nothing was published. What says that an act changed nothing."""
+
+    brief_date: str
+    version: int = Field(ge=1)
+    content_hash: str
+
+
 class BriefWithheld(Payload):
     """A brief readers did not get: too few core stories, or too many sources failed."""
 
@@ -476,6 +485,12 @@ REGISTRY.register("story.scored", {1: StoryScored}, fact=False, natural_key=_key
 REGISTRY.register(
     "brief.published",
     {1: BriefPublished},
+    fact=False,
+    natural_key=_key("brief_date", "version", "content_hash"),
+)
+REGISTRY.register(
+    "brief.unchanged",
+    {1: BriefUnchanged},
     fact=False,
     natural_key=_key("brief_date", "version", "content_hash"),
 )

@@ -11,6 +11,7 @@ import email.policy
 import json
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -80,9 +81,12 @@ class MailServer:
 
 @dataclass
 class Webhook:
-    """An HTTP server that records each POST's path and JSON body; ``status`` answers it."""
+    """An HTTP server that records each POST's path and JSON body; ``status`` answers it, after
+    ``delay_s`` (a slow channel)."""
 
     status: int = 200
+    delay_s: float = 0.0
+    arrived: threading.Event = field(default_factory=threading.Event)  # a POST reached it
     posts: list[tuple[str, dict]] = field(default_factory=list)
     port: int = 0
 
@@ -92,6 +96,8 @@ class Webhook:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                hook.arrived.set()
+                time.sleep(hook.delay_s)
                 if hook.status == 200:
                     hook.posts.append((self.path, json.loads(body)))
                 self.send_response(hook.status)

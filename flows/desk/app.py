@@ -12,24 +12,28 @@ resources (``web.Desk``, given to the pages by ``Depends``) and a router per pag
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
-from flows.desk import updates
+from flows.desk import reads, updates
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.pages import browse, history, hold, questions, signin, today
-from flows.desk.web import HERE, Desk, page, stale_page
+from flows.desk.server import ActsInFlight
+from flows.desk.web import HERE, Desk, page, stale_page, templates
+from flows.interrupt import Interrupted
 from ops import acts
 from ops.workspace import Resources, resources_of
 from storage.errors import ActConflict, BriefError, InputError, StaleAct
@@ -37,7 +41,10 @@ from tasks.settings import Settings
 
 LOG = logging.getLogger("flows.desk")  # the desk's log: what failed, with its traceback
 MAX_FORM = 64 * 1024
+DECODED_BYTES = 256 * 2**20  # the log's files the desk keeps decoded in memory (the shared month: 6 MB)
+WARM_DAYS = 45  # the latest days' files decoded as the desk starts: what Search, Sources and Runs read
 ENDED = "refused: your session ended (signed out, or signed in elsewhere); sign in again"
+STOPPING = "refused: the desk is stopping (Ctrl-C); nothing was recorded"
 BAD_CSRF = "refused: the form's CSRF token is missing or wrong; reload the page, try again"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -52,7 +59,8 @@ HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
-OPEN_PATHS = ("/signin", "/static/")
+OPEN_PATHS = ("/signin", "/static/", "/favicon.ico")
+FAVICON = HERE / "static" / "favicon.svg"  # also at /favicon.ico, where a browser asks without a link
 STATIC_CACHE = "max-age=600"  # the desk's own stylesheet and script: a page load need not fetch them again
 
 
@@ -72,14 +80,17 @@ def create_app(
     act and session uses), built here when not given."""
     resources = resources or resources_of(settings, must_exist=False)
     access = access_for(settings, host, person or acts.approver(), resources.clock)
+    decoded = reads.keep_decoded(resources.store, DECODED_BYTES)  # the latest days: as it serves
     app = FastAPI(
         title="dailybrief desk",
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
-        lifespan=updates.lifespan(settings, resources, flush_every),
+        lifespan=serving(settings, resources, flush_every, WARM_DAYS if decoded else 0),
     )
     app.state.desk = Desk(settings, resources, access, ui_url)
+    app.state.acts = in_flight = ActsInFlight()  # what Ctrl-C waits for (flows/desk/server.py)
+    templates()  # every page's template compiled now, not on its first load
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.middleware("http")
@@ -106,12 +117,16 @@ def create_app(
             if request.state.person is None and not open_path:
                 return _finish(_text(401, "refused: sign in first"))
             request.state.form = form
+            if in_flight.closing:
+                return _finish(_text(503, STOPPING))
+            in_flight.count += 1
+            try:
+                return await _after(request, call_next)
+            finally:
+                in_flight.count -= 1
         elif request.state.person is None and not open_path:
             return _finish(RedirectResponse("/signin", status_code=303))
-        response = _finish(await call_next(request))
-        if request.url.path.startswith("/static/") and response.status_code in (200, 304):
-            response.headers["Cache-Control"] = STATIC_CACHE  # no token or data in them
-        return response
+        return await _after(request, call_next)
 
     # the session cookie, read before the guard and written after it; the key is the desk's own
     app.add_middleware(
@@ -130,7 +145,39 @@ def create_app(
     answer_errors(app)
     for pages in (signin, today, browse, questions, hold, history):
         app.include_router(pages.router)
+    app.include_router(icon)
     return app
+
+
+def serving(
+    settings: Settings, resources: Resources, flush_every: float | None, warm_days: int
+) -> Callable[[Any], contextlib.AbstractAsyncContextManager]:
+    """The application's lifespan: the latest ``warm_days`` of the log decoded in a thread of their
+    own (a large store does not hold back the desk's start, nor its first page), and the updates'
+    timer (``flows/desk/updates.py``)."""
+    timer = updates.lifespan(settings, resources, flush_every)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        if warm_days:
+            warming = threading.Thread(
+                target=reads.warm, args=(resources.store, warm_days), name="desk-warm", daemon=True
+            )
+            warming.start()
+            app.state.warming = warming
+        async with timer(app):
+            yield
+
+    return lifespan
+
+
+icon = APIRouter()
+
+
+@icon.get("/favicon.ico", include_in_schema=False)
+def favicon() -> Response:
+    """The desk's icon where a browser asks for one without a link (the pages link the same file)."""
+    return FileResponse(FAVICON, media_type="image/svg+xml")
 
 
 def answer_errors(app: FastAPI) -> None:
@@ -168,6 +215,13 @@ def answer_errors(app: FastAPI) -> None:
         return _finish(stale_page(request, exc))
 
 
+async def _after(request: Request, call_next: Callable) -> Response:
+    response = _finish(await call_next(request))
+    if request.url.path.startswith(("/static/", "/favicon.ico")) and response.status_code in (200, 304):
+        response.headers["Cache-Control"] = STATIC_CACHE  # no token or data in them
+    return response
+
+
 def _text(status: int, message: str) -> Response:
     return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
 
@@ -203,21 +257,24 @@ def bind(host: str, port: int, flag: str = "--port") -> socket.socket:
     return sock
 
 
-def server_config(app: FastAPI, settings: Settings) -> Any:
-    """uvicorn's settings for the desk: ``X-Forwarded-For`` is believed only when ``[desk] hosts``
-    names the proxy the desk sits behind (else any local program could name the address that
-    sign-in's limit counts)."""
-    import uvicorn
-
-    return uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=bool(settings.desk.hosts))
-
-
 def listen(app: FastAPI, sock: socket.socket, settings: Settings) -> None:
-    """Serve the desk on a socket from :func:`bind` until Ctrl-C."""
-    import uvicorn
+    """Serve the desk on a socket from :func:`bind` until Ctrl-C (or SIGTERM): no new request is
+    taken, the acts under way are waited for (a second Ctrl-C stops at once), a page still being
+    made gets ``flows.desk.server.GRACE_S``, the timer that sends updates stops, and the command exits
+    (``Interrupted``: one line, 130), not after the seconds Python takes to tear a process down."""
+    from flows.desk.server import desk_server
 
-    server = uvicorn.Server(server_config(app, settings))
+    server = desk_server(app, settings)
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn stops, then raises the Ctrl-C it caught
+        if app.state.acts.count:  # a second Ctrl-C while an act was under way
+            raise Interrupted(
+                "the desk stopped at once (Ctrl-C twice); the act under way may be recorded in part: "
+                "see History before acting again"
+            ) from None
+        raise Interrupted(
+            "the desk stopped (Ctrl-C); nothing is lost: every act was recorded when made"
+        ) from None
     finally:
         sock.close()

@@ -92,10 +92,10 @@ def source_health(store: ParquetEventStore, settings: Settings, end: date) -> li
     firsts = store.query(
         lambda: (
             store.scan(padded, event_types=["article.collected"])
-            .select(_source("article.collected"), "subject_id", "brief_date")
             .group_by("subject_id")
-            .agg(pl.col("source").first(), pl.col("brief_date").min())
-            .filter(pl.col("brief_date") >= window[0])
+            .agg(pl.col("payload").first(), pl.col("brief_date").min())
+            .filter(pl.col("brief_date") >= window[0])  # new in the window: only their source is read
+            .select(_source("article.collected"), "brief_date")
             .group_by("source", "brief_date")
             .len()
         )

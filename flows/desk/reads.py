@@ -36,6 +36,20 @@ def versions(store: ParquetEventStore, days: list[date] | None = None) -> dict[d
     return dict(sorted(out.items(), reverse=True))
 
 
+def keep_decoded(store: ParquetEventStore, limit_bytes: int) -> bool:
+    """Have the store keep the log's files decoded in memory (``storage/store/decoded.py``): every
+    page reads a month of the log, each file of it is decoded once per process. False: an object
+    store, whose files are read as each page asks."""
+    return store.keep_decoded(limit_bytes)
+
+
+def warm(store: ParquetEventStore, days: int) -> None:
+    """Decode the latest ``days`` days' files now (the desk does it in a thread as it starts
+    serving), so that no page's first load decodes them."""
+    latest = store.days()[-days:]
+    store.raw_units([u for d in latest for u in store.units(d)])
+
+
 def latest_day(store: ParquetEventStore) -> date | None:
     """The most recent date with a published brief, looking at the newest days of the log first."""
     days = sorted(store.days(), reverse=True)

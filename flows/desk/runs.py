@@ -45,14 +45,3 @@ def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list
             }
         )
     return out
-
-
-def prefect_ui_url() -> str | None:
-    """The Prefect UI this desk's runs are seen in (``PREFECT_UI_URL``, else beside ``PREFECT_API_URL``)."""
-    from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL
-
-    ui = PREFECT_UI_URL.value()
-    if ui:
-        return str(ui)
-    api = PREFECT_API_URL.value()
-    return str(api).removesuffix("/").removesuffix("/api") if api else None

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ops import acts
@@ -45,9 +46,17 @@ def lifespan(
 
 
 async def flush(settings: Settings, resources: Resources, every: float) -> None:
-    while True:
-        await asyncio.sleep(every)
-        try:
-            await asyncio.to_thread(acts.release_updates, settings, resources, None, log.info)
-        except (BriefError, OSError) as problem:  # the next tick tries again
-            log.warning(f"sending the updates due failed: {problem}")
+    # a thread of the timer's own, not the event loop's default executor, which the server's loop
+    # waits for as it closes: a send under way does not hold the desk's Ctrl-C (what it had sent
+    # is recorded; the rest goes at the next tick, act or run)
+    sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="desk-updates")
+    loop = asyncio.get_running_loop()
+    try:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await loop.run_in_executor(sender, acts.release_updates, settings, resources, None, log.info)
+            except (BriefError, OSError) as problem:  # the next tick tries again
+                log.warning(f"sending the updates due failed: {problem}")
+    finally:
+        sender.shutdown(wait=False, cancel_futures=True)

@@ -9,15 +9,15 @@ import secrets
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
+from zoneinfo import ZoneInfo
 
 import jinja2
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import TypeAdapter
 
 from flows.desk import reads
 from flows.desk.access import Access
@@ -52,12 +52,27 @@ class Desk:
         return today(self.settings, self.resources.clock)
 
 
-LOGGED_TIME = TypeAdapter(datetime)
+def moment(at: datetime | str) -> datetime:
+    """A time from the log or a brief (a datetime, or ISO 8601 text), in UTC."""
+    when = datetime.fromisoformat(at) if isinstance(at, str) else at
+    return when.astimezone(UTC) if when.tzinfo is not None else when
 
 
-def logged_time(moment: datetime) -> str:
-    """A time as the log writes it in a payload (ISO 8601, ``Z`` for UTC): a held brief's deadline."""
-    return str(LOGGED_TIME.dump_python(moment, mode="json"))
+def shown_time(at: datetime | str | None) -> str:
+    """A moment as every page of the desk shows one: ``2025-08-05 18:00 UTC`` ("?": not known)."""
+    return "?" if at is None else f"{moment(at):%Y-%m-%d %H:%M} UTC"
+
+
+def shown_window(start: str, end: str, zone: str = "UTC") -> str:
+    """A brief's news window as the desk shows it: its days when it runs from midnight to midnight
+    in the configured timezone ``zone`` (``tasks.dedup.news_window`` stores local midnight as UTC),
+    the last day being the one before its end (``2025-08-05 – 2025-08-06``, or one date for one
+    day); else from moment to moment, as ``shown_time``."""
+    first, last = (moment(at).astimezone(ZoneInfo(zone)) for at in (start, end))
+    if first.time() == last.time() == time(0) and last > first:
+        days = first.date(), (last - timedelta(days=1)).date()
+        return days[0].isoformat() if days[0] == days[1] else f"{days[0]} – {days[1]}"
+    return f"{moment(start):%Y-%m-%d %H:%M} – {moment(end):%Y-%m-%d %H:%M} UTC"
 
 
 @functools.cache
@@ -69,7 +84,10 @@ def templates() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["logged_time"] = logged_time
+    env.filters["time"] = shown_time
+    env.globals["news_window"] = shown_window
+    for name in env.list_templates():  # compiled with the desk, not on a page's first load
+        env.get_template(name)
     return env
 
 
@@ -143,6 +161,7 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
             person=request.state.person,
             csrf=request.state.csrf,
             sign_in=desk.access.needs_sign_in,
+            zone=desk.settings.timezone,  # the configured timezone: a news window's days are its
             **context,
         )
     )

@@ -18,6 +18,7 @@ when it ends. ``append_format="parquet"`` writes zstd Parquet on every append in
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import threading
@@ -55,6 +56,7 @@ from storage.store.base import (
     fresh_events,
     read_segments,
 )
+from storage.store.decoded import DecodedBatches
 from storage.store.objectstore import resolve_filesystem
 from storage.store.vanished import rereading
 
@@ -96,6 +98,15 @@ class ParquetEventStore(EventStore):
         self.is_local = isinstance(self.fs, pafs.LocalFileSystem)
         self._index: dict[date, _DayIndex] = {}
         self._lock = threading.Lock()
+        self._decoded: DecodedBatches | None = None  # none until keep_decoded
+
+    def keep_decoded(self, limit_bytes: int) -> bool:
+        """Keep the part files this process reads decoded in memory, up to ``limit_bytes``
+        (``storage/store/decoded.py``): a long-lived reader of the same days, such as the desk,
+        decodes each file once. A local store only: whether this store keeps them."""
+        if self.is_local and self._decoded is None:
+            self._decoded = DecodedBatches(limit_bytes)
+        return self._decoded is not None
 
     # -- layout ------------------------------------------------------------------------
 
@@ -114,7 +125,10 @@ class ParquetEventStore(EventStore):
             selector = pafs.FileSelector(directory, allow_not_found=True)
             names = [i.base_name for i in self.fs.get_file_info(selector) if i.type == pafs.FileType.File]
         parts = (n for n in names if n.startswith("part-") and n.endswith((SEGMENT, PARQUET)))
-        return sorted(f"{directory}/{n}" for n in parts)
+        listed = sorted(f"{directory}/{n}" for n in parts)
+        if self._decoded is not None:
+            self._decoded.keep_listed(directory, set(listed))
+        return listed
 
     def days(self) -> list[date]:
         selector = pafs.FileSelector(self.events_dir, allow_not_found=True)
@@ -190,6 +204,9 @@ class ParquetEventStore(EventStore):
         return self.files(day)
 
     def raw_units(self, paths: Sequence[str]) -> pl.LazyFrame:
+        if self._decoded is not None and paths:
+            frames = [self._decoded.get(p, functools.partial(self._decode, p)) for p in paths]
+            return pl.concat([f.lazy() for f in frames], how="vertical")
         parquet = [p for p in paths if p.endswith(PARQUET)]
         segments = [p for p in paths if p.endswith(SEGMENT)]
         parts = []
@@ -211,6 +228,12 @@ class ParquetEventStore(EventStore):
         if not parts:
             return pl.LazyFrame(schema=POLARS_SCHEMA)
         return parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
+
+    def _decode(self, path: str) -> pl.DataFrame:
+        """One local part file, read whole (for ``keep_decoded``)."""
+        if path.endswith(PARQUET):
+            return pl.read_parquet(path, schema=POLARS_SCHEMA, hive_partitioning=False)
+        return read_segments([path]).collect()
 
     # -- maintenance -------------------------------------------------------------------
 

@@ -199,7 +199,19 @@ def publish(
             )
             for path in (version_files[ext], files[ext]):
                 briefs.write(path, text)
-        if not same:
+        if same:  # the run's own record that it changed nothing: History credits its acts to no version
+            unchanged = {"brief_date": ctx.day.isoformat(), "version": version, "content_hash": digest}
+            ctx.append(
+                [
+                    ctx.emit(
+                        "brief.unchanged",
+                        unchanged,
+                        subject=f"brief-{ctx.day.isoformat()}",
+                        producer="write@1",
+                    )
+                ]
+            )
+        else:
             ctx.append(
                 [
                     ctx.emit(

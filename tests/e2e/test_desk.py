@@ -10,7 +10,7 @@ import shutil
 import socket
 import threading
 import time
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -601,7 +601,8 @@ def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Pa
     page = desk.get(f"/hold?date={DAY}")
     assert 'class="deadline"' in page.text and "Approve v1 as ann" in page.text
     [held] = [e.payload for e in store_of(config).read(event_types=["brief.held"])]
-    assert f'<b class="deadline">{held["until"]}</b>' in page.text  # the deadline as the log writes it
+    until = datetime.fromisoformat(held["until"]).astimezone(UTC)
+    assert f'<b class="deadline">{until:%Y-%m-%d %H:%M} UTC</b>' in page.text  # the deadline, in UTC
     seen = re.search(r'name="seen" value="(\d+)"', page.text).group(1)  # the version it shows
     done = desk.post("/hold/approve", data={"date": DAY, "seen": seen, "csrf": csrf_of(page.text)})
     assert done.status_code == 200 and "approved v1; sent to readers" in done.text

@@ -655,7 +655,8 @@ def test_answers_from_a_page_older_than_the_brief_approve_nothing_and_an_approva
 
 
 def test_x_forwarded_for_is_believed_only_behind_a_configured_proxy(config: Path) -> None:
-    from flows.desk.app import create_app, server_config
+    from flows.desk.app import create_app
+    from flows.desk.server import server_config
 
     plain = load_settings(str(config))
     assert server_config(create_app(plain, "127.0.0.1", "ann"), plain).proxy_headers is False
@@ -932,3 +933,71 @@ def test_an_act_that_changes_nothing_says_unchanged_as_the_command_line_does(con
     )
     assert done.status_code == 200 and "mark recorded: unchanged (v1)" in done.text, done.text
     assert current(config)["version"] == 1
+
+
+def test_an_act_that_changed_nothing_is_no_cause_of_the_next_version(config: Path) -> None:
+    """A core story marked core again changes nothing ("unchanged (v1)"); its headline corrected next
+    makes v2. The diff v1 → v2 credits the correction alone, and history's line for v2 names it."""
+    desk = client(config, "ann")
+    [core] = [i["story_id"] for i in current(config)["items"] if i.get("relevance") == "core"][:1]
+
+    def act(path: str, said: str, **form: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        done = desk.post(path, data={"date": DAY, "csrf": csrf_of(page), "seen": seen_of(page), **form})
+        assert done.status_code == 200 and said in done.text, done.text
+
+    act("/today/mark", "mark recorded: unchanged (v1)", story=core, mark="core")
+    act("/today/correct", "recorded: v2", story=core, field="title", value="A headline of its own", note="")
+    store = store_of(config)
+    marks = [e for e in store.read(event_types=["article.corrected"]) if e.payload.get("by") == "ann"]
+    [correction] = store.read(event_types=["brief.corrected"])
+    assert marks, "the mark was recorded"
+
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2").text
+    causes = re.findall(r'<div class="cause">(.*?)</div>', diff, re.S)
+    assert [c for c in causes if correction.event_id in c], diff
+    assert not [c for c in causes if any(m.event_id in c for m in marks)], causes
+    line = re.search(
+        r'version=2"[^>]*>v2</a> \(\d+\) <span class="summary">(.*?)</span>', desk.get("/history").text
+    )
+    assert line is not None
+    assert html.unescape(line.group(1)) == "ann: brief.corrected title “A headline of its own”"
+
+
+def test_an_act_whose_rebrief_failed_after_it_was_recorded_is_a_cause_of_the_next_version(
+    config: Path,
+) -> None:
+    """A correction is recorded, then its run fails writing the new version's files (a folder stands
+    where v2.md goes): no version, and no record that the brief was unchanged. The next act makes v2:
+    the diff v1 → v2, and history's line for v2, credit both, the failed one first."""
+    desk = client(config, "ann")
+    [first, second] = [i["story_id"] for i in current(config)["items"]][:2]
+    blocker = Path(store_of(config).base) / "briefs" / DAY / "v2.md"
+    blocker.mkdir(parents=True)
+
+    def act(story: str, value: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        form = {"date": DAY, "csrf": csrf_of(page), "seen": seen_of(page), "story": story}
+        desk.post("/today/correct", data={**form, "field": "title", "value": value, "note": ""})
+
+    with pytest.raises(OSError):
+        act(first, "A headline its run never published")
+    assert current(config)["version"] == 1
+    blocker.rmdir()
+    act(second, "A headline published in v2")
+    assert current(config)["version"] == 2
+    corrections = {
+        e.payload["value"]: e.event_id for e in store_of(config).read(event_types=["brief.corrected"])
+    }
+    assert set(corrections) == {"A headline its run never published", "A headline published in v2"}
+
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2").text
+    causes = re.findall(r'<div class="cause">(.*?)</div>', diff, re.S)
+    for event_id in corrections.values():
+        assert [c for c in causes if event_id in c], (event_id, causes)
+    line = re.search(
+        r'version=2"[^>]*>v2</a> \(\d+\) <span class="summary">(.*?)</span>', desk.get("/history").text
+    )
+    assert line is not None
+    said = html.unescape(line.group(1))
+    assert said == "ann: brief.corrected title “A headline its run never published” (and 1 more)", said

@@ -8,7 +8,12 @@ from datetime import timedelta
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from flows.desk import reads
+# every page's module imported with the desk, not on a page's first load
+from flows.desk import health, reads
+from flows.desk.prefect_ui import prefect_ui_url
+from flows.desk.runs import WINDOW_DAYS, recent_runs
+from flows.desk.search import search
+from flows.desk.timeline import story_timeline
 from flows.desk.web import DeskOf, End, page
 from storage.errors import InputError
 from tasks.dates import FIRST_DAY, parse_date
@@ -18,8 +23,6 @@ router = APIRouter()
 
 @router.get("/story")
 def story(request: Request, desk: DeskOf) -> Response:
-    from flows.desk.timeline import story_timeline
-
     story_id = request.query_params.get("id", "")
     found = story_timeline(desk.store, story_id) if story_id else None
     if found is None:
@@ -29,8 +32,6 @@ def story(request: Request, desk: DeskOf) -> Response:
 
 @router.get("/search")
 def find(request: Request, desk: DeskOf) -> Response:
-    from flows.desk.search import search
-
     q = request.query_params.get("q", "").strip()
     latest = reads.latest_day(desk.store) or desk.today()
     end = parse_date(request.query_params.get("end") or None, "end") or latest
@@ -45,8 +46,6 @@ def find(request: Request, desk: DeskOf) -> Response:
 
 @router.get("/sources")
 def sources(request: Request, desk: DeskOf, end: End) -> Response:
-    from flows.desk import health
-
     latest = reads.latest_day(desk.store) or desk.today()
     window = timedelta(days=health.WINDOW_DAYS)
     return page(
@@ -67,9 +66,7 @@ def sources(request: Request, desk: DeskOf, end: End) -> Response:
 
 @router.get("/runs")
 def runs(request: Request, desk: DeskOf, end: End) -> Response:
-    from flows.desk.runs import WINDOW_DAYS, prefect_ui_url, recent_runs
-
-    ui = desk.ui_url or prefect_ui_url()  # Prefect's settings read here only: no other page needs them
+    ui = desk.ui_url or prefect_ui_url()  # read when shown, as Prefect reads it (flows/desk/prefect_ui.py)
     return page(
         request,
         "runs.html.j2",

@@ -9,6 +9,7 @@ from fastapi.responses import Response
 
 from flows.desk import reads
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page
+from flows.review import batch_numbers, interpret, numbered_choices
 from ops import acts
 from storage.errors import InputError
 
@@ -17,8 +18,6 @@ router = APIRouter()
 
 @router.get("/questions")
 def questions(request: Request, desk: DeskOf, day: Day) -> Response:
-    from flows.review import batch_numbers, numbered_choices
-
     asked = reads.open_questions(desk.store, day)
     numbering = batch_numbers(asked)  # brief review's: a digit means one answer across a batch
     current = desk.store.tree.briefs.current_document(day)
@@ -52,8 +51,6 @@ def items_asked_about(desk: Desk, day: date, asked: list[dict]) -> dict[str, lis
 
 @router.post("/questions")
 def answer(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
-    from flows.review import interpret
-
     replies = []
     for q in reads.open_questions(desk.store, act.day):
         key = f"q:{q['question_id']}"

@@ -1,0 +1,78 @@
+"""The desk's HTTP server: uvicorn, stopped so that no act is cut in half.
+
+An act is several writes (its events, the new version's files one by one, ``brief.published``, the
+deliveries and their records); a process killed among them leaves the day out of step. So Ctrl-C
+(or SIGTERM) first stops taking requests, then waits for the acts under way however long they
+take, saying so once; a second Ctrl-C stops at once. A page still being made gets ``GRACE_S``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+
+if TYPE_CHECKING:
+    from tasks.settings import Settings
+
+GRACE_S = 1  # on Ctrl-C, what a page still being made gets before it is cancelled
+WAITING = "waiting for an act to finish… (Ctrl-C again to stop now)"
+
+
+@dataclass
+class ActsInFlight:
+    """The desk's acts (its POSTs) under way; once ``closing``, no new one is taken."""
+
+    count: int = 0
+    closing: bool = False
+    said: bool = False
+    say: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
+
+    def wait_line(self) -> None:
+        if not self.said:
+            self.said = True
+            self.say(WAITING)
+
+
+class DeskServer(uvicorn.Server):
+    """uvicorn, whose shutdown waits for the acts in flight before it gives pages their grace."""
+
+    def __init__(self, config: uvicorn.Config, acts: ActsInFlight) -> None:
+        super().__init__(config)
+        self.acts = acts
+
+    async def shutdown(self, sockets: list[Any] | None = None) -> None:
+        for server in self.servers:  # no new connection; a POST on an open one is refused (503)
+            server.close()
+        self.acts.closing = True
+        while self.acts.count and not self.force_exit:  # force_exit: the second Ctrl-C
+            self.acts.wait_line()
+            await asyncio.sleep(0.05)
+        await super().shutdown(sockets)
+
+    def stop(self) -> None:
+        """Stop from another thread (``brief serve``): as a first Ctrl-C does."""
+        self.acts.closing = True
+        self.should_exit = True
+
+
+def server_config(app: Any, settings: Settings) -> uvicorn.Config:
+    """uvicorn's settings for the desk: ``X-Forwarded-For`` is believed only when ``[desk] hosts``
+    names the proxy the desk sits behind (else any local program could name the address that
+    sign-in's limit counts)."""
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=bool(settings.desk.hosts),
+        timeout_graceful_shutdown=GRACE_S,
+    )
+
+
+def desk_server(app: Any, settings: Settings) -> DeskServer:
+    """The desk's server over ``app`` (made by ``flows.desk.app.create_app``)."""
+    return DeskServer(server_config(app, settings), app.state.acts)

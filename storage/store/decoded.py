@@ -1,0 +1,68 @@
+"""A process's decoded batches of a local store, kept in memory by path.
+
+A batch (a part file) is immutable: appends, compaction and rewrites write new names and delete
+the old ones. So a reader that asks for the same days again and again (the desk: every page reads
+a month of the log) decodes each file once and reads it from memory after. Bounded: the least
+recently used batch goes first once ``limit_bytes`` is passed; a day's batches that its listing
+no longer holds (compacted away, a purge's old files) are dropped when the day is listed again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection
+
+import polars as pl
+
+
+class DecodedBatches:
+    """Decoded part files by path, up to ``limit_bytes`` (Polars' estimate of their size)."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.size = 0
+        self._frames: OrderedDict[str, pl.DataFrame] = OrderedDict()
+        self._by_folder: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._frames
+
+    def get(self, path: str, decode: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+        """The batch at ``path``, decoded by ``decode`` the first time it is asked for."""
+        with self._lock:
+            frame = self._frames.get(path)
+            if frame is not None:
+                self._frames.move_to_end(path)
+                return frame
+        frame = decode()  # outside the lock: other readers go on meanwhile
+        with self._lock:
+            if path not in self._frames:
+                self._frames[path] = frame
+                self._by_folder.setdefault(_folder(path), set()).add(path)
+                self.size += int(frame.estimated_size())
+                self._evict()
+        return frame
+
+    def keep_listed(self, directory: str, listed: Collection[str]) -> None:
+        """Drop the batches of ``directory`` (a day's folder) that its listing no longer holds."""
+        with self._lock:
+            held = self._by_folder.get(directory.rstrip("/"), set())
+            for path in [p for p in held if p not in listed]:
+                self._drop(path)
+
+    def _evict(self) -> None:
+        while self.size > self.limit_bytes and len(self._frames) > 1:
+            self._drop(next(iter(self._frames)))
+
+    def _drop(self, path: str) -> None:
+        self.size -= int(self._frames.pop(path).estimated_size())
+        self._by_folder[_folder(path)].discard(path)
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0]

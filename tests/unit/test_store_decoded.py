@@ -1,0 +1,54 @@
+"""A local store that keeps its decoded files in memory (``keep_decoded``, for the desk) reads as one
+that does not: after appends, compaction and a rewrite, and when its bound has pushed files out."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import polars as pl
+
+from storage.store import ParquetEventStore
+from tests.factories import DAY, collected
+
+
+def frames(store: ParquetEventStore) -> pl.DataFrame:
+    return store.query(lambda: store.scan()).sort("event_id")
+
+
+def test_a_store_keeping_its_files_decoded_reads_as_one_that_does_not(tmp_path: Path) -> None:
+    days = [DAY, DAY + timedelta(days=1)]
+    plain = ParquetEventStore(str(tmp_path / "root"))
+    kept = ParquetEventStore(str(tmp_path / "root"))
+    assert kept.keep_decoded(64 * 2**20)
+    cache = kept._decoded
+    assert cache is not None
+    plain.append([collected(i, day=days[i % 2]) for i in range(6)])
+    assert frames(kept).equals(frames(plain)) and len(cache) == 2  # one file a day, each decoded once
+    plain.append([collected(i, day=DAY) for i in range(6, 9)])  # a new file: read as it appears
+    assert frames(kept).equals(frames(plain)) and frames(kept).height == 9 and len(cache) == 3
+    old = set(plain.units(DAY))
+    plain.compact(DAY)  # the day's two files become one: the old ones leave memory as they leave the disk
+    assert frames(kept).equals(frames(plain))
+    assert not any(p in cache for p in old) and all(p in cache for p in plain.units(DAY))
+    plain.rewrite(DAY, lambda frame: frame.filter(pl.col("subject_id") != collected(0, day=DAY).subject_id))
+    assert (
+        frames(kept).equals(frames(plain)) and frames(kept).height == 8
+    )  # a takedown is not read from memory
+
+
+def test_the_bound_pushes_the_least_recently_read_files_out_and_reading_stays_right(tmp_path: Path) -> None:
+    store = ParquetEventStore(str(tmp_path / "root"))
+    days = [DAY + timedelta(days=k) for k in range(5)]
+    store.append([collected(i, day=d) for i, d in enumerate(days)])
+    plain = frames(ParquetEventStore(str(tmp_path / "root")))
+    store.keep_decoded(1)  # room for one file
+    assert frames(store).equals(plain)
+    assert store._decoded is not None and len(store._decoded) == 1
+
+
+def test_an_object_store_does_not_keep_its_files_decoded() -> None:
+    import uuid
+
+    store = ParquetEventStore(f"memory://decoded-{uuid.uuid4().hex}")
+    assert not store.keep_decoded(64 * 2**20) and store._decoded is None
