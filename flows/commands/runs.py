@@ -24,7 +24,7 @@ from flows.commands.options import (
     parse_time,
     prefect_defaults,
 )
-from flows.views.console import above, err, out, screen_status
+from flows.views.console import above, err, out, saying, screen_status
 from flows.views.runs import (
     alerts_jsonl,
     alerts_table,
@@ -71,9 +71,10 @@ def run(
     from flows.interrupt import Interrupted, cancellable, interruptible
     from flows.keptserver import prefect_api
 
+    running = "starting Prefect and running the daily brief …"
     with (
         interruptible() as stop,
-        screen_status("starting Prefect and running the daily brief …") as status,
+        screen_status(running) as status,
         prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
     ):
         from prefect.exceptions import TerminationSignal
@@ -90,7 +91,7 @@ def run(
         stop.overdue = lambda: ended_overdue(plan, stop, stopped_line(plan, config, stop))
         log = run_log(plan.settings, plan.store, plan.day)
         try:
-            with run_output(log, step, verbose=verbose), cancellable():
+            with run_output(log, step, verbose=verbose, loading=saying(status, running)), cancellable():
                 for note in notes:
                     print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config, settings=plan.settings)
@@ -170,8 +171,9 @@ def backfill(
     prefect_defaults()
     from flows.keptserver import prefect_api
 
+    backfilling = f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"
     with (
-        screen_status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …") as status,
+        screen_status(backfilling) as status,
         prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
     ):
         from flows.backfill import PROGRESS_LINE
@@ -181,7 +183,8 @@ def backfill(
         log = run_log(plan.settings, plan.store, plan.days[0], "backfill")
         try:
             # a line per date as it ends (its steps' lines would interleave: they are in the log)
-            with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE):
+            loading = saying(status, backfilling)
+            with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE, loading=loading):
                 for note in notes:
                     print(note, file=sys.stderr)  # to the backfill's log (and the screen with --verbose)
                 outcomes = backfill_flow(

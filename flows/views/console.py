@@ -35,6 +35,15 @@ def above(status: Status, soft_wrap: bool = False, to: Console | None = None) ->
     return show
 
 
+def saying(status: Status, idle: str) -> Callable[[str | None], None]:
+    """The spinner's text set to what is going on now (a model loading), or back to ``idle``."""
+
+    def say(text: str | None) -> None:
+        status.update(text or idle)
+
+    return say
+
+
 def styled(*parts: str | tuple[str, str]) -> Text:
     """Plain strings, and ``(text, style)`` pairs for the styled words."""
     return Text.assemble(*parts)
