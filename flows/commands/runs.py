@@ -12,6 +12,7 @@ import contextlib
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -38,8 +39,10 @@ from storage.errors import BriefError
 from tasks.dates import given_day, parse_date
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from flows.interrupt import Stop
-    from ops.runs import RunPlan
+    from ops.runs import RunPlan, RunResult
 
 AFTER_PUBLISHING = ("publish", "deliver", "alerts", "compact")  # a run stopped after these has published
 
@@ -64,9 +67,30 @@ def run(
     Prints one line per step and the brief; the rest of the run's output goes to its log file
     (under the store root, in logs/DATE/), and to the screen as well with --verbose."""
     from ops.runs import plan_run
+    from storage.events import utcnow
 
-    began = time.perf_counter()
+    began, since = time.perf_counter(), utcnow()
     plan = plan_run(config, parse_date(day))  # a bad config fails here, before Prefect starts
+    try:
+        result, shown = run_day(plan, config, day, verbose)
+    except KeyboardInterrupt:  # pressed before the run could take it (importing, starting Prefect)
+        from flows.interrupt import STOP, Interrupted
+
+        raise Interrupted(stopped_line(plan, config, STOP, since)) from None
+    show_run(out, err, result, shown, plan.settings.config_option, time.perf_counter() - began)
+    if show:
+        from rich.markdown import Markdown
+
+        from ops.workspace import brief_text
+
+        out.print(Markdown(brief_text(plan.store, result.files["md"])))
+
+
+def run_day(plan: RunPlan, config: str | None, day: str | None, verbose: bool) -> tuple[RunResult, str]:
+    """The daily brief of the plan's day, its step lines above a spinner: its result and its log."""
+    from storage.events import utcnow
+
+    since = utcnow()
     prefect_defaults()
     from flows.interrupt import Interrupted, cancellable, interruptible
     from flows.keptserver import prefect_api
@@ -88,37 +112,48 @@ def run(
             stop.note_step(line)
             above_spinner(line)
 
-        stop.overdue = lambda: ended_overdue(plan, stop, stopped_line(plan, config, stop))
         log = run_log(plan.settings, plan.store, plan.day)
+        stop.overdue = lambda: ended_overdue(
+            plan, stop, lambda: stopped_line(plan, config, stop, since, log.shown)
+        )
         try:
             with run_output(log, step, verbose=verbose, loading=saying(status, running)), cancellable():
                 for note in notes:
                     print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config, settings=plan.settings)
         except (KeyboardInterrupt, TerminationSignal):
-            raise Interrupted(stopped_line(plan, config, stop)) from None
+            raise Interrupted(stopped_line(plan, config, stop, since, log.shown)) from None
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise
         finally:
             stop.overdue = None
-    show_run(out, err, result, log.shown, plan.settings.config_option, time.perf_counter() - began)
-    if show:
-        from rich.markdown import Markdown
-
-        from ops.workspace import brief_text
-
-        out.print(Markdown(brief_text(plan.store, result.files["md"])))
+    return result, log.shown
 
 
-def stopped_line(plan: RunPlan, config: str | None, stop: Stop) -> str:
-    """What an interrupted run says: when it stopped, and the command that runs it again."""
+def stopped_line(
+    plan: RunPlan, config: str | None, stop: Stop, since: datetime, log: str | None = None
+) -> str:
+    """What an interrupted run says, as its log of events has it: that it had not started and wrote
+    nothing, or the step it stopped in and that it is recorded cancelled; and the command that runs
+    it again."""
+    from ops.failure import stopped_run
+
     rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
-    when = "after publishing" if stop.after in AFTER_PUBLISHING else "before publishing"
-    return f"interrupted: the run of {plan.day} stopped {when}; rerun with {rerun}"
+    try:
+        run_id, cancelled = stopped_run(plan.store, plan.day, stop.run_id, since)
+    except Exception:  # the store unreadable now: what this process knows
+        run_id, cancelled = stop.run_id, False
+    if run_id is None:
+        written = f"no event was written (its log: {log})" if log else "nothing was written"
+        return f"interrupted before the run of {plan.day} started: {written}; run it with {rerun}"
+    when = f"after {stop.after}" if stop.after else "during collect"
+    published = "its brief was published before" if stop.after in AFTER_PUBLISHING else "nothing published"
+    recorded = "recorded as cancelled" if cancelled else f"not recorded as cancelled (see its log: {log})"
+    return f"interrupted {when}: run {run_id} {recorded}, {published}; rerun with {rerun}"
 
 
-def ended_overdue(plan: RunPlan, stop: Stop, line: str) -> None:
+def ended_overdue(plan: RunPlan, stop: Stop, line: Callable[[], str]) -> None:
     """Prefect still waits for a task after the interruption: record the stop, and exit now."""
     from flows.interrupt import mark_cancelled, stop_now
     from ops.failure import record_cancel
@@ -132,7 +167,7 @@ def ended_overdue(plan: RunPlan, stop: Stop, line: str) -> None:
             record_cancel(plan.settings, resources, str(plan.day), stop.run_id, how, stop.after, why)
         with contextlib.suppress(Exception):
             mark_cancelled(stop.run_id, f"stopped by {stop.how}")
-    print(line, file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
+    print(line(), file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
     stop_now(130)
 
 
