@@ -110,7 +110,9 @@ def _written(value: object) -> str:
     if isinstance(value, str):
         word = len(value) <= 12 and all(c.isalpha() or c in " -" for c in value) and value[:1].isalpha()
         return repr(value) if word else "text"
-    return {list: "a list", dict: "a table"}.get(type(value), "that value")
+    if isinstance(value, list):
+        return "a list"
+    return "a table" if isinstance(value, dict) else "that value"
 
 
 NUMBER = ("float_parsing", "float_type", "int_parsing", "int_type", "int_from_float")
