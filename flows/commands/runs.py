@@ -21,6 +21,7 @@ from rich.progress import Progress
 from flows.commands.options import (
     ConfigOption,
     Format,
+    checked_config,
     open_store,
     parse_time,
     prefect_defaults,
@@ -66,11 +67,14 @@ def run(
 
     Prints one line per step and the brief; the rest of the run's output goes to its log file
     (under the store root, in logs/DATE/), and to the screen as well with --verbose."""
+    began = time.perf_counter()
+    wanted = parse_date(day)
+    checked_config(config)  # a bad config is said before polars, Prefect and the models load
     from ops.runs import plan_run
     from storage.events import utcnow
 
-    began, since = time.perf_counter(), utcnow()
-    plan = plan_run(config, parse_date(day))  # a bad config fails here, before Prefect starts
+    since = utcnow()
+    plan = plan_run(config, wanted)
     try:
         result, shown = run_day(plan, config, day, verbose)
     except KeyboardInterrupt:  # pressed before the run could take it (importing, starting Prefect)
@@ -200,6 +204,7 @@ def backfill(
 
     Prints a table of the dates when done; everything the runs print goes to one log file (under
     the store root, in logs/START/), and to the screen as well with --verbose."""
+    checked_config(config)  # a bad config is said before polars, Prefect and the models load
     from ops.runs import plan_backfill
 
     plan = plan_backfill(config, start, end)

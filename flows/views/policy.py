@@ -13,15 +13,15 @@ from rich.console import Console
 from rich.table import Table
 
 from flows.views.text import WIDTH, wrap
-from storage.payloads import PolicyAdopted, PolicyAdoptedV2, PolicyTables, RegressionCaseAdded
-from storage.typed import payload_of
 
-if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
+if TYPE_CHECKING:  # at run time they would load pyarrow and polars (and the payloads: each function
+    # that reads one imports them) before a command needs them
     import polars as pl
 
     from ops.improve import FrozenCase, InForce, Learnt, RegressionRun
     from ops.policy import Adoption
     from storage.events import Event
+    from storage.payloads import PolicyTables, RegressionCaseAdded
 
 
 def frame_table(title: str, frame: pl.DataFrame) -> Table:
@@ -90,6 +90,9 @@ def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str, config: 
 
 def show_adoption(out: Console, adoption: Adoption) -> None:
     """An adoption (or rollback) as ``adoption_lines`` says it, then what it changed."""
+    from storage.payloads import PolicyAdopted
+    from storage.typed import payload_of
+
     for line in adoption_lines(adoption.event):
         out.print(line)
     out.print("  changes:")
@@ -104,6 +107,9 @@ def show_adoption(out: Console, adoption: Adoption) -> None:
 def adoption_lines(event: Event, width: int = WIDTH) -> list[str]:
     """An adoption as lines for a person, each within ``width`` columns (a long reason or list of
     cases wrapped at words, under a hanging indent)."""
+    from storage.payloads import PolicyAdoptedV2
+    from storage.typed import payload_of
+
     p = payload_of(event, PolicyAdoptedV2)
     lines = [
         f"policy {p.version} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p.by}"
@@ -174,6 +180,9 @@ def show_in_force(out: Console, found: InForce, moment: datetime | None) -> None
 
 def history_table(events: Sequence[Event]) -> Table:
     """Every adoption, oldest first: when, which version, who, why, on which evaluation, how many changes."""
+    from storage.payloads import PolicyAdoptedV2
+    from storage.typed import payload_of
+
     table = Table(title=f"{len(events)} adoption(s)")
     for column in ("#", "adopted (UTC)", "version", "by", "reason", "evaluation", "changes"):
         table.add_column(column, overflow="fold")
@@ -215,6 +224,9 @@ def expected(case: RegressionCaseAdded) -> str:
 
 def kept_case_line(day: date, case: Event) -> str:
     """A regression case an act kept (``--as-case``), in one line."""
+    from storage.payloads import RegressionCaseAdded
+    from storage.typed import payload_of
+
     p = payload_of(case, RegressionCaseAdded)
     return f"kept as regression case {p.case_id}: {day} {p.story_id} expected {expected(p)}"
 
@@ -222,6 +234,8 @@ def kept_case_line(day: date, case: Event) -> str:
 def show_frozen(out: Console, day: date, frozen: FrozenCase) -> None:
     """A case added (or found in the set), its frozen facts, and whether the policy in force passes it."""
     from ops.regress import describe
+    from storage.payloads import RegressionCaseAdded
+    from storage.typed import payload_of
 
     p = payload_of(frozen.event, RegressionCaseAdded)
     what = "added" if frozen.written else "already in the set (nothing new written)"
