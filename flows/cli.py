@@ -24,6 +24,7 @@ from flows.commands.errors import command_of, withheld
 from flows.commands.options import ByOption, ConfigOption, forget_checked_config, parse_time
 from flows.views.acts import show_delivery
 from flows.views.console import err, out, styled
+from flows.views.text import counted
 from storage.errors import BriefError, InputError
 
 if TYPE_CHECKING:
@@ -128,16 +129,17 @@ def review(
     published = outcome.published
     assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
-    out.print(
-        f"{len(given) + len(marks)} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}"
+    recorded = " and ".join(
+        counted(n, what) for n, what in ((len(given), "answer"), (len(marks), "mark")) if n
     )
+    out.print(f"{recorded} recorded. Brief for {wanted}: {state}: {published.files['md']}", soft_wrap=True)
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
     if marks and not answers:  # marks given at the command line: nothing was asked meanwhile
         still = acts.open_questions(settings, resources, wanted).height
         if still:
             asks = f"brief review --date {wanted}{settings.config_option}"
-            out.print(f"{still} question(s) still open; '{asks}' asks them", soft_wrap=True)
+            out.print(f"{counted(still, 'question')} still open; '{asks}' asks them", soft_wrap=True)
     if outcome.delivery is not None:
         show_delivery(out, outcome.delivery)
     if as_case:
