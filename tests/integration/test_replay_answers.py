@@ -1,5 +1,6 @@
 """What ``brief replay`` says of a time or a version that has nothing: one line on what was
-written by then (no empty table before it), no brief published for the date (not "no version N")."""
+written by then (no empty table before it), no brief published for the date (not "no version N");
+and what a command prints to a pipe has no trailing spaces."""
 
 from __future__ import annotations
 
@@ -40,3 +41,12 @@ def test_a_version_of_a_date_without_a_brief_says_none_is_published(config: str)
     assert done.returncode == 2
     assert done.stderr.startswith("error: --as-of v3: no brief is published for 2025-08-06;"), done.stderr
     assert "no version" not in done.stderr
+
+
+def test_piped_output_has_no_trailing_spaces(config: str) -> None:
+    for args in (["replay", "--date", "2025-08-06"], ["stats"], ["events", "--limit", "0"]):
+        done = brief(*args, "--config", config, env={"COLUMNS": "80"})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip(), args
+        padded = [line for line in done.stdout.splitlines() if line != line.rstrip()]
+        assert padded == [], (args, padded)
