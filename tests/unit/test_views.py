@@ -175,3 +175,26 @@ def test_a_projection_table_breaks_no_word_in_80_columns() -> None:
             assert not words_whole(lines, cells + headers), (name, width, "\n".join(lines))
     table = shown(projection_view(articles, "articles", "articles", 120), 120)
     assert "art-11d34e091b52996bae74" in "\n".join(table)  # the id a purge takes, in the table
+
+
+def test_a_check_whose_detail_holds_a_long_path_shows_every_word_whole() -> None:
+    from flows.views.runs import show_checks
+    from ops.preflight import Check
+
+    root = "/tmp/pytest-of-root/pytest-618/test_bad_config_names_the_fiel6/samples/store"
+    checks = [
+        Check("config", "ok", "2 source(s), 0 channel(s), timezone UTC"),
+        Check("storage", "ok", f"{root}: 1 day(s), the last 2025-08-06"),
+        Check("source labnotes", "ok", "archive of 2025-08-06: 4 item(s), newest 2025-08-06 09:15 UTC"),
+    ]
+    screen = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+    show_checks(screen, screen, "brief check of 2025-08-06", checks)
+    lines = screen.export_text().splitlines()
+    fits(lines)
+    words = {word for line in lines for word in line.split()}
+    assert root + ":" in words, lines  # the path whole, on one line, as it can be copied
+    for check in checks:
+        assert set(check.detail.split()) <= words, check
+    short = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+    show_checks(short, short, "brief check", checks[::2])  # short details: the table, as before
+    assert "┃ check" in short.export_text()
