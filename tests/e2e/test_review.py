@@ -303,7 +303,7 @@ def test_a_mark_answers_the_open_question_about_the_story_it_marks(
 
     # the question left, asked at the end of piped input: the closing line starts on its own
     piped = brief("review", "--date", DAY, "--config", str(config), input="", env={"COLUMNS": "200"})
-    assert piped.returncode == 0 and "answer [off-topic]: \nNo answers given" in piped.stdout, piped.stdout
+    assert piped.returncode == 0 and "answer [off-topic]:\nNo answers given" in piped.stdout, piped.stdout
 
     # the day as it stood when v1 was published: one version, the question still open
     def replay(projection: str, as_of: str) -> Completed:
@@ -312,13 +312,13 @@ def test_a_mark_answers_the_open_question_about_the_story_it_marks(
         )
 
     versions = replay("briefs", "v1")
-    assert versions.returncode == 0 and "(v1 published): 1 row(s)" in versions.stdout, versions.stdout
+    assert versions.returncode == 0 and "(v1 published): 1 row" in versions.stdout, versions.stdout
     then = replay("questions", "v1").stdout
     assert f"{tiny['question_id']}  confirmation  open" in then, then
     assert replay("briefs", "v3").stderr.strip().startswith("error: --as-of v3: no version 3 of the brief")
     # a time before anything of the day was written says so, and when its first event was
     before = replay("briefs", "2025-08-06T18:00:00Z")
-    assert ": 0 row(s)" in before.stdout and "Nothing of 2025-08-06 was written by then" in before.stdout
+    assert ": 0 rows" in before.stdout and "Nothing of 2025-08-06 was written by then" in before.stdout
 
 
 def test_an_answer_given_with_a_mark_keeps_its_own_answer(tmp_path: Path, prefect_harness: None) -> None:
