@@ -35,7 +35,22 @@ def frame_table(title: str, frame: pl.DataFrame) -> Table:
 
 
 def show_evaluation(out: Console, days: Sequence[date], frame: pl.DataFrame, verdict: str) -> None:
-    out.print(frame_table(f"policy evaluation {days[0]} .. {days[-1]}", frame))
+    """The figures measured on the days, a row each; the names of those measured for no policy,
+    once, below; then the verdict."""
+    import polars as pl
+
+    from ops.evaluate import NOT_MEASURED  # loaded already: the command evaluated with it
+
+    policies = [c for c in frame.columns if c != "metric"]
+    unmeasured = (
+        pl.all_horizontal([pl.col(c) == NOT_MEASURED for c in policies]) if policies else pl.lit(False)
+    )
+    measured, missing = frame.filter(~unmeasured), frame.filter(unmeasured)["metric"].to_list()
+    title = f"policy evaluation {days[0]} .. {days[-1]}"
+    out.print(frame_table(title, measured) if measured.height else f"{title}: nothing could be measured")
+    if missing:
+        said = f"not measured on these days (no labels or cases for them): {', '.join(missing)}"
+        out.print("\n".join(wrap(said, out.width, hanging="  ")), soft_wrap=True)
     out.print(verdict)
     out.print("recorded as a policy.evaluated event")
 

@@ -198,3 +198,28 @@ def test_a_check_whose_detail_holds_a_long_path_shows_every_word_whole() -> None
     short = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
     show_checks(short, short, "brief check", checks[::2])  # short details: the table, as before
     assert "┃ check" in short.export_text()
+
+
+def test_an_evaluation_shows_what_was_measured_and_names_the_rest_once() -> None:
+    from flows.views.policy import show_evaluation
+
+    frame = pl.DataFrame(
+        {
+            "metric": ["relevance_f1", "importance_ndcg", "story_pairs_precision", "regression_passed"],
+            "current": ["0.812", "n/a", "n/a", "n/a"],
+            "candidate": ["0.845", "n/a", "n/a", "3"],
+        }
+    )
+    screen = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+    show_evaluation(screen, [date(2025, 8, 5), date(2025, 8, 7)], frame, "verdict: adopt")
+    lines = screen.export_text().splitlines()
+    fits(lines)
+    rows = [line for line in lines if "│" in line]
+    assert any("relevance_f1" in r for r in rows) and any("regression_passed" in r for r in rows)
+    assert not any("importance_ndcg" in r or "story_pairs_precision" in r for r in rows), lines
+    flowed = " ".join(line.strip() for line in lines)
+    assert (
+        "not measured on these days (no labels or cases for them): importance_ndcg, story_pairs_precision"
+        in flowed
+    )
+    assert lines[-2:] == ["verdict: adopt", "recorded as a policy.evaluated event"]
