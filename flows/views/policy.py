@@ -55,10 +55,22 @@ def show_evaluation(out: Console, days: Sequence[date], frame: pl.DataFrame, ver
     out.print("recorded as a policy.evaluated event")
 
 
+def card_lines(card: str, width: int = WIDTH) -> list[str]:
+    """A model's card in lines of at most ``width`` columns: a long line (its weights, its days)
+    wrapped at its words, its next lines indented two more than it, so that each line of the card
+    still reads as one."""
+    lines: list[str] = []
+    for line in card.splitlines():
+        lead = line[: len(line) - len(line.lstrip())]
+        lines += wrap(line.strip(), width, indent=lead, hanging=lead + "  ") if line.strip() else [""]
+    return lines
+
+
 def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str, config: str = "") -> None:
     """The model's card, then what was written and what to do with it (a command to copy, whole,
     with ``config``: `` --config PATH`` unless the config is the default)."""
-    out.print(card, markup=False, highlight=False)
+    for line in card_lines(card, out.width):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     model_path = learnt.model_path
     if learnt.stories is not None and learnt.stories_path is not None:
         fit = learnt.stories

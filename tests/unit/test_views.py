@@ -223,3 +223,16 @@ def test_an_evaluation_shows_what_was_measured_and_names_the_rest_once() -> None
         in flowed
     )
     assert lines[-2:] == ["verdict: adopt", "recorded as a policy.evaluated event"]
+
+
+def test_a_models_card_wraps_its_long_lines_under_an_indent() -> None:
+    from flows.views.policy import card_lines
+
+    weights = ", ".join(f"feature_{k} {k / 10:+.2f}" for k in range(12))
+    card = f"model m (logistic) for the topic 'AI'\n  2025-08-05: 12 stories\non-topic weights: {weights}"
+    lines = card_lines(card, 80)
+    fits(lines)
+    assert lines[:2] == ["model m (logistic) for the topic 'AI'", "  2025-08-05: 12 stories"]
+    first = lines.index(next(line for line in lines if line.startswith("on-topic weights:")))
+    assert len(lines) - first > 1 and all(line.startswith("  ") for line in lines[first + 1 :]), lines
+    assert " ".join(line.strip() for line in lines[first:]) == f"on-topic weights: {weights}"
