@@ -303,7 +303,7 @@ def test_a_mark_answers_the_open_question_about_the_story_it_marks(
 
     # the question left, asked at the end of piped input: the closing line starts on its own
     piped = brief("review", "--date", DAY, "--config", str(config), input="", env={"COLUMNS": "200"})
-    assert piped.returncode == 0 and "answer [off-topic]:\nNo answers given" in piped.stdout, piped.stdout
+    assert piped.returncode == 0 and "answer [off-topic]: \nNo answers given" in piped.stdout, piped.stdout
 
     # the day as it stood when v1 was published: one version, the question still open
     def replay(projection: str, as_of: str) -> Completed:
