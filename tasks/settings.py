@@ -725,12 +725,15 @@ def config_parses() -> int:
 
 # Settings a command checked as it parsed its options (``keep=True``), handed to its first
 # ``load_settings`` of the same unchanged file instead of a second parse; forgotten when it ends.
-_KEPT: ContextVar[tuple[Path, tuple[int, int], Settings] | None] = ContextVar("config_kept", default=None)
+_KEPT: ContextVar[tuple[tuple[object, ...], Settings] | None] = ContextVar("config_kept", default=None)
 
 
-def _stamp(path: Path) -> tuple[int, int]:
+def _stamp(path: Path) -> tuple[object, ...]:
+    """What the settings of ``path`` are made of: the file (where it is, as it is now) and the
+    ``BRIEF_*`` variables that override it."""
     stat = path.stat()
-    return stat.st_mtime_ns, stat.st_size
+    overrides = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX)))
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size, overrides
 
 
 def forget_kept_settings() -> None:
@@ -746,10 +749,10 @@ def load_settings(explicit: str | os.PathLike[str] | None = None, *, keep: bool 
     for the first ``load_settings`` of the same file, which takes it instead of parsing again."""
     path = config_path(explicit)
     kept = _KEPT.get()
-    if kept is not None and kept[0] == path and kept[1] == _stamp(path):
+    if kept is not None and kept[0] == _stamp(path):
         if not keep:
             _KEPT.set(None)
-        return kept[2]
+        return kept[1]
     reading = _Reading(path)
     token = _READING.set(reading)
     try:
@@ -764,7 +767,7 @@ def load_settings(explicit: str | os.PathLike[str] | None = None, *, keep: bool 
         _READING.reset(token)
     settings._file = path
     if keep:
-        _KEPT.set((path, _stamp(path), settings))
+        _KEPT.set((_stamp(path), settings))
     return settings
 
 

@@ -68,3 +68,33 @@ def test_a_config_mistake_is_said_before_anything_heavy_loads(
     said, last = answered(*command, "--config", str(configs["misspelt"]))
     assert last == "exit 2 heavy -", (said, last)
     assert said.startswith("error: ") and "rooot" in said, said
+
+
+def test_a_checked_config_is_taken_only_for_the_same_file_and_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The settings a command checked as it parsed ``--config`` stand for that file only: a copy of it
+    elsewhere (same name, size and time, another root) or another BRIEF_* variable is parsed anew."""
+    import shutil
+
+    from tasks.settings import config_parses, forget_kept_settings, load_settings
+
+    first, second = tmp_path / "a" / "brief.toml", tmp_path / "b" / "brief.toml"
+    first.parent.mkdir()
+    second.parent.mkdir()
+    first.write_text('[storage]\nroot = "store"\n\n[[sources]]\nname = "a"\nurl = "https://a.example/feed"\n')
+    shutil.copy2(first, second)
+    try:
+        monkeypatch.chdir(first.parent)
+        checked = load_settings("brief.toml", keep=True)
+        parses = config_parses()
+        assert load_settings("brief.toml") is checked and config_parses() == parses  # taken, not parsed
+        load_settings("brief.toml", keep=True)
+        monkeypatch.chdir(second.parent)
+        elsewhere = load_settings("brief.toml")
+        assert elsewhere.storage.root != checked.storage.root and config_parses() == parses + 2
+        load_settings("brief.toml", keep=True)
+        monkeypatch.setenv("BRIEF_TIMEZONE", "Europe/Amsterdam")
+        assert load_settings("brief.toml").timezone == "Europe/Amsterdam"
+    finally:
+        forget_kept_settings()
