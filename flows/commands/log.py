@@ -95,7 +95,10 @@ def replay(
         + (f" (v{version.group(1)} published)" if version else "")
         + f": {counted(frame.height, 'row')}"
     )
-    out.print(projection_view(frame, projection, title, out.width) if frame.height else title, soft_wrap=True)
+    if frame.height:
+        out.print(projection_view(frame, projection, title, out.width))
+    else:  # no empty table: the title says 0 rows
+        out.print(title, soft_wrap=True)
     first = browse.first_recorded(store, wanted) if moment and frame.height == 0 else None
     if moment and first and first > moment:
         out.print(
