@@ -20,12 +20,17 @@ setup: $(STAMP)
 
 # torch first, pinned: 2.13.0 is the CPU build this machine keeps on disk (any other
 # request pulls a multi-GB CUDA build); then everything else at the locked versions.
+# Each step says what it installs and roughly how long it takes (a first setup: about 10 minutes).
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@echo "setting up $(VENV) (first time only, about 10 minutes in all): upgrading pip (about 10 s)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "installing torch 2.13.0, the CPU build (about 200 MB: 1 to 4 minutes)"
 	$(BIN)/python -m pip install --quiet torch==2.13.0
+	@echo "installing dailybrief and the $$(grep -c '==' requirements.lock) packages of requirements.lock (3 to 8 minutes)"
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
+	@echo "$(VENV) is ready; the first run also loads the embedding model once (about 40 s)"
 
 run: $(STAMP)
 	$(BIN)/brief run --config $(CONFIG) --date $(DATE) --show

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.options import ByOption, ConfigOption, parse_time
+from flows.commands.errors import command_of, withheld
+from flows.commands.options import ByOption, ConfigOption, forget_checked_config, parse_time
 from flows.views.acts import show_delivery
 from flows.views.console import err, out, styled
+from flows.views.text import counted
 from storage.errors import BriefError, InputError
 
 if TYPE_CHECKING:
@@ -127,16 +129,17 @@ def review(
     published = outcome.published
     assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
-    out.print(
-        f"{len(given) + len(marks)} answer(s) recorded. Brief for {wanted}: {state}: {published.files['md']}"
+    recorded = " and ".join(
+        counted(n, what) for n, what in ((len(given), "answer"), (len(marks), "mark")) if n
     )
+    out.print(f"{recorded} recorded. Brief for {wanted}: {state}: {published.files['md']}", soft_wrap=True)
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
     if marks and not answers:  # marks given at the command line: nothing was asked meanwhile
         still = acts.open_questions(settings, resources, wanted).height
         if still:
             asks = f"brief review --date {wanted}{settings.config_option}"
-            out.print(f"{still} question(s) still open; '{asks}' asks them", soft_wrap=True)
+            out.print(f"{counted(still, 'question')} still open; '{asks}' asks them", soft_wrap=True)
     if outcome.delivery is not None:
         show_delivery(out, outcome.delivery)
     if as_case:
@@ -344,20 +347,10 @@ app.add_typer(policy.regress_app, name="regress")
 register(policy.purge, runs.reparse)
 
 
-def _command_of(exc: Exception) -> str:
-    """The command a usage error is about, as the person typed it (``brief policy rollback``)."""
-    names, ctx = [], getattr(exc, "ctx", None)
-    while ctx is not None and ctx.parent is not None:
-        names.append(ctx.info_name)
-        ctx = ctx.parent
-    return " ".join(["brief", *reversed(names)])
-
-
 def main() -> None:
     """Console-script entry point: one clear line, and exit code 2 on a user mistake (1 when the
     day's brief was withheld)."""
     from flows.interrupt import Interrupted, stop_now
-    from ops.runs import BriefWithheld
 
     try:
         code = app(standalone_mode=False)
@@ -374,7 +367,7 @@ def main() -> None:
     except BriefError as exc:
         err.print(f"error: {exc}", soft_wrap=True)
         # a withheld brief is the run's outcome (exit 1, as a failed date), not a mistake in the input
-        raise SystemExit(1 if isinstance(getattr(exc, "cause", exc), BriefWithheld) else 2) from None
+        raise SystemExit(1 if withheld(exc) else 2) from None
     except typer.Abort:
         err.print("aborted")
         raise SystemExit(130) from None
@@ -390,9 +383,11 @@ def main() -> None:
         raise SystemExit(2) from None
     except Exception as exc:  # usage errors of the bundled click: unknown option, missing value
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            err.print(f"error: {exc.format_message()} (see '{_command_of(exc)} --help')", soft_wrap=True)
+            err.print(f"error: {exc.format_message()} (see '{command_of(exc)} --help')", soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
         raise
+    finally:
+        forget_checked_config()
 
 
 if __name__ == "__main__":

@@ -11,13 +11,19 @@ process (``python -m flows.keptserver``) that stops it once nobody has used it f
 Under ``PREFECT_HOME`` (Prefect's home, ``~/.prefect`` by default; its database is the one a
 temporary server used, so earlier runs stay listed in the UI):
 
-- ``brief-server.json``: the port, the watchdog's pid and the home of the running server;
+- ``brief-server.json``: the port, the watchdog's pid and the home of the running server, the
+  checkout whose command started it, and the checkouts told that they use it;
 - ``brief-server.lock``: taken while a command finds or starts the server, so two commands
   started at once end up on one server;
 - ``brief-server.used``: its modification time is the last use;
 - ``brief-server.log``: the server's and the watchdog's output.
 
 ``brief serve --stop`` stops it now.
+
+One server per Prefect home, not per checkout: the home is Prefect's database, which every run of
+the machine's user is listed in, whichever checkout ran it; a server is only that database's API.
+A checkout that finds a server another one started says so once on the terminal (which checkout,
+which home, how to stop it, and that a ``PREFECT_HOME`` of its own keeps one per checkout).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -46,6 +52,7 @@ DEFAULT_IDLE_S = 900
 STATE, LOCK, USED, LOG = "brief-server.json", "brief-server.lock", "brief-server.used", "brief-server.log"
 START_TIMEOUT_S = 120.0
 STOP_HINT = "brief serve --stop"
+CHECKOUT = str(Path(__file__).resolve().parents[1])  # the folder of this copy of the project
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,9 @@ class KeptServer:
     pid: int  # the watchdog's: it stops the server when it ends
     home: str
     log: str
+    checkout: str = ""  # the checkout whose command started it ("" when the state does not say)
     started: bool = False  # this command started it (else it was running already)
+    first_here: bool = False  # the first use by this checkout of a server another checkout started
 
     @property
     def url(self) -> str:
@@ -63,6 +72,14 @@ class KeptServer:
     @property
     def api_url(self) -> str:
         return f"{self.url}/api"
+
+    def elsewhere_line(self) -> str:
+        """What ``brief`` says once in a checkout that uses a server another checkout started."""
+        return (
+            f"using the local Prefect server at {self.url} that a command of {self.checkout} started "
+            f"(Prefect home {self.home}); '{STOP_HINT}' stops it, and PREFECT_HOME set to a folder of "
+            "this checkout's own keeps a server for it alone"
+        )
 
     def line(self, idle_s: float) -> str:
         """What ``brief`` says once, when it starts the server."""
@@ -99,7 +116,8 @@ def recorded(home: Path) -> KeptServer | None:
     """The server the state file names, whether or not it still answers."""
     try:
         data = json.loads((home / STATE).read_text())
-        return KeptServer(int(data["port"]), int(data["pid"]), str(data["home"]), str(data["log"]))
+        checkout = str(data.get("checkout") or "")
+        return KeptServer(int(data["port"]), int(data["pid"]), str(data["home"]), str(data["log"]), checkout)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -132,10 +150,26 @@ def kept_server(home: Path | None = None, timeout_s: float = START_TIMEOUT_S) ->
         running = recorded(home)
         if running is not None and answers(running):
             touch(home)
-            return running
+            return _told_here(home, running)
         (home / STATE).unlink(missing_ok=True)
         touch(home)
         return _start(home, idle_s, timeout_s)
+
+
+def _told_here(home: Path, server: KeptServer) -> KeptServer:
+    """``server``, marked ``first_here`` when another checkout started it and this one has not been
+    told yet (the state file keeps who was told; called under the lock)."""
+    if not server.checkout or server.checkout == CHECKOUT:
+        return server
+    try:
+        state = json.loads((home / STATE).read_text())
+        told = list(state.get("told") or [])
+        if CHECKOUT in told:
+            return server
+        (home / STATE).write_text(json.dumps({**state, "told": [*told, CHECKOUT]}))
+    except (OSError, ValueError):
+        return server
+    return replace(server, first_here=True)
 
 
 def _start(home: Path, idle_s: float, timeout_s: float) -> KeptServer:
@@ -151,7 +185,7 @@ def _start(home: Path, idle_s: float, timeout_s: float) -> KeptServer:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a terminal's Ctrl-C goes to its foreground group, not here
         )
-    server = KeptServer(port, watchdog.pid, str(home), str(log), started=True)
+    server = KeptServer(port, watchdog.pid, str(home), str(log), CHECKOUT, started=True)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if watchdog.poll() is not None:
@@ -160,7 +194,7 @@ def _start(home: Path, idle_s: float, timeout_s: float) -> KeptServer:
             )
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(f"{server.api_url}/health", timeout=2).status_code == 200:
-                state = {k: v for k, v in asdict(server).items() if k != "started"}
+                state = {k: v for k, v in asdict(server).items() if k not in ("started", "first_here")}
                 (home / STATE).write_text(json.dumps(state))
                 return server
         time.sleep(0.3)
@@ -244,11 +278,14 @@ def prefect_api(say: Callable[[str], None]) -> Iterator[list[str]]:
         return
     if server.started:
         say(server.line(idle_s))
+    elif server.first_here:
+        say(server.elsewhere_line())
     before = os.environ.get("PREFECT_API_URL")
     os.environ["PREFECT_API_URL"] = server.api_url  # for processes the command starts
     try:
         with temporary_settings({PREFECT_API_URL: server.api_url}), in_use(home, idle_s):
             how = "started by this command" if server.started else "kept from an earlier command"
+            how += f" of {server.checkout}" if server.checkout and server.checkout != CHECKOUT else ""
             try:
                 yield [f"Prefect: the local server at {server.url}, {how} (its log: {server.log})"]
             finally:

@@ -24,6 +24,7 @@ from flows.daily import STEP_LINE
 from storage.events import utcnow
 from storage.root.logs import RunLogs
 from storage.store import ParquetEventStore
+from tasks.embed import LOADING_LOG, MODEL_LOADING
 from tasks.settings import Settings
 
 
@@ -72,6 +73,19 @@ def _like(handler: logging.Handler, stream: TextIO) -> logging.Handler:
     return copy
 
 
+class _ModelLoading(logging.Handler):
+    """Tells ``show`` what model is loading (the record's message), and when it is loaded (None)."""
+
+    def __init__(self, show: Callable[[str | None], None]) -> None:
+        super().__init__()
+        self.show = show
+
+    def emit(self, record: logging.LogRecord) -> None:
+        loading = getattr(record, MODEL_LOADING, None)
+        if loading is not None:
+            self.show(record.getMessage() if loading else None)
+
+
 class _StepLines(logging.Handler):
     """Prints the flow's step lines (records marked ``marker``: ``STEP_LINE`` for a run)."""
 
@@ -88,10 +102,16 @@ class _StepLines(logging.Handler):
 
 @contextlib.contextmanager
 def run_output(
-    log: RunLog, show: Callable[[str], None], *, verbose: bool = False, marker: str = STEP_LINE
+    log: RunLog,
+    show: Callable[[str], None],
+    *,
+    verbose: bool = False,
+    marker: str = STEP_LINE,
+    loading: Callable[[str | None], None] | None = None,
 ) -> Iterator[None]:
     """While a run goes: its lines (records marked ``marker``: a run's steps, a backfill's dates) to
-    ``show``; every console log handler, and stderr (progress
+    ``show``; a slow model's first load to ``loading`` (what loads, then None once it is loaded),
+    for the spinner to say; every console log handler, and stderr (progress
     bars, warnings), to the run's log file; with ``verbose``, console handlers to the screen's
     stderr as well. All is put back when the run ends, and a remote log is copied to the store."""
     log.local.parent.mkdir(parents=True, exist_ok=True)
@@ -107,6 +127,8 @@ def run_output(
     steps = _StepLines(show, marker)
     flow_runs = logging.getLogger("prefect.flow_runs")
     flow_runs.addHandler(steps)
+    models = _ModelLoading(loading or (lambda _: None))
+    LOADING_LOG.addHandler(models)
     screen = sys.stderr
     if not verbose:
         sys.stderr = stream
@@ -117,6 +139,7 @@ def run_output(
             stop_temporary_server()  # its goodbye goes to the log too, not to the screen at exit
         sys.stderr = screen
         flow_runs.removeHandler(steps)
+        LOADING_LOG.removeHandler(models)
         for logger, handler, instead in reversed(swapped):
             for h in instead:
                 logger.removeHandler(h)

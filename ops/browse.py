@@ -35,9 +35,15 @@ def version_published(store: ParquetEventStore, day: date, version: int) -> date
     from storage.payloads import BriefPublished
     from storage.typed import payload_of
 
-    for event in store.read(days=[day], event_types=["brief.published"]):
+    published = store.read(days=[day], event_types=["brief.published"])
+    for event in published:
         if payload_of(event, BriefPublished).version == version:
             return event.occurred_at
+    if not published:
+        raise InputError(
+            f"--as-of v{version}: no brief is published for {day}; give a time instead "
+            "(e.g. --as-of 2025-08-06T18:00:00Z), or 'brief run --date DAY' to publish one"
+        )
     raise InputError(
         f"--as-of v{version}: no version {version} of the brief of {day}; "
         f"'brief replay --date {day} --projection briefs' lists them"

@@ -458,7 +458,10 @@ def table(figures: dict[str, dict]) -> pl.DataFrame:
     return pl.DataFrame({"metric": metrics, **{n: [_fmt(figures[n][m]) for m in metrics] for n in names}})
 
 
+NOT_MEASURED = "n/a"  # a figure the days gave nothing to compute it on (no labels, no cases)
+
+
 def _fmt(value: float | int | None) -> str:
     if value is None:
-        return "n/a"
+        return NOT_MEASURED
     return f"{value:.3f}" if isinstance(value, float) else str(value)

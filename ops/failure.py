@@ -130,3 +130,21 @@ def explain_failure(
         f"## How to rerun\n\nFix the cause above, then run:\n\n```\n{rerun}\n```\n\n"
         "Rerunning is safe: facts already in the log are not written again.\n"
     ), day
+
+
+def stopped_run(store, day: date, run_id: str | None, since) -> tuple[str | None, bool]:
+    """What an interrupted command's run left in the log of ``day``: the run's id (``run_id``, else
+    that of a run started there since ``since``, the command's start), or None when no run started;
+    and whether it is recorded cancelled."""
+    kept = store.query(
+        lambda: store.scan([day], event_types=["run.started", "run.cancelled"]).select(
+            "run_id", "event_type", "occurred_at"
+        )
+    )
+    if run_id is None:
+        started = kept.filter((pl.col("event_type") == "run.started") & (pl.col("occurred_at") >= since))
+        run_id = started["run_id"][-1] if started.height else None
+    if run_id is None:
+        return None, False
+    cancelled = kept.filter((pl.col("event_type") == "run.cancelled") & (pl.col("run_id") == run_id))
+    return run_id, cancelled.height > 0

@@ -1,6 +1,7 @@
 """Per-day run metrics, from the ``runs`` projection: the day's items and duplicates are the day's
-own facts (whichever run stored them: a fact is stored once, so a rerun stores none of them again);
-its status, stories and timings are those of its last run."""
+own facts (whichever run stored them: a fact is stored once, so a rerun stores none of them again),
+its versions every version of its brief published (by a run, an answer, a mark or a correction);
+its status, stories and timings are those of its last run (``last_run_id``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ WANTED = (
     "feed.failed",
     "article.duplicate_detected",
     "story.clustered",
-    "brief.published",
     "llm.called",
 )
 
@@ -43,10 +43,22 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         .join(counts.select("run_id", "steps"), on="run_id", how="left")
         .join(off_topic(store, days), on="run_id", how="left")
     )
+    counted = ("collected", "duplicates", "versions_published")
     return (
         per_day(joined)
         .join(day_facts(store, days), on="date", how="left")
-        .select(*(c if c not in ("collected", "duplicates") else pl.col(c).fill_null(0) for c in COLUMNS))
+        .join(day_versions(store, days), on="date", how="left")
+        .select(*(c if c not in counted else pl.col(c).fill_null(0) for c in COLUMNS))
+    )
+
+
+def day_versions(store: EventStore, days: list[date]) -> pl.DataFrame:
+    """Each day's published versions of its brief, whoever published them (a run or an editor's act)."""
+    versions = materialize(store, "briefs", days=days)
+    return (
+        versions.group_by("date")
+        .agg(pl.col("version").n_unique().cast(pl.UInt32).alias("versions_published"))
+        .select(pl.col("date").str.to_date(), "versions_published")
     )
 
 
@@ -133,12 +145,13 @@ COLUMNS = (
     "llm_cost",
     "last_run_s",
     "dedup_s",
+    "last_run_id",
     "last_error",
 )
 
 
 def per_day(joined: pl.DataFrame) -> pl.DataFrame:
-    """One row a day: its runs and failures, and the figures of its last run."""
+    """One row a day: its runs and failures, and the figures of its last run (and its id)."""
     return (
         joined.sort("started_at")
         .group_by("brief_date", maintain_order=True)
@@ -149,12 +162,12 @@ def per_day(joined: pl.DataFrame) -> pl.DataFrame:
             pl.col("feed.failed").fill_null(0).last().alias("feeds_failed"),
             pl.col("story.clustered").fill_null(0).last().alias("stories"),
             pl.col("off_topic").fill_null(0).last().alias("off_topic"),
-            pl.col("brief.published").fill_null(0).sum().alias("versions_published"),
             pl.col("llm.called").fill_null(0).last().alias("llm_calls"),
             pl.col("llm_tokens").fill_null(0).last().alias("llm_tokens"),
             pl.col("llm_cost").fill_null(0.0).last().round(4).alias("llm_cost"),
             pl.col("duration_s").last().round(2).alias("last_run_s"),
             pl.col("steps").struct.field("dedup").last().round(2).alias("dedup_s"),
+            pl.col("run_id").last().alias("last_run_id"),
             pl.col("error").drop_nulls().last().alias("last_error"),
         )
         .rename({"brief_date": "date"})

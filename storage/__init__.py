@@ -1,3 +1,4 @@
-"""The event log: event model and registry, Parquet and in-memory stores, Polars projections."""
+"""The event log: event model and registry, Parquet and in-memory stores, Polars projections.
 
-from storage import payloads as _payloads  # noqa: F401  (fills the registry)
+The event types are registered by ``storage/payloads.py``, imported at the registry's first look-up
+(``storage/registry.py``): importing ``storage.errors`` does not load them."""

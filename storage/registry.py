@@ -50,6 +50,7 @@ class EventRegistry:
     """A mutable catalogue of event types; the module-level ``REGISTRY`` is the project's."""
 
     _specs: dict[str, EventSpec] = field(default_factory=dict)
+    catalog: str | None = None  # the module that registers this registry's types, imported when first needed
 
     def register(
         self,
@@ -83,7 +84,14 @@ class EventRegistry:
             event_type, dict(models), ups, fact, natural_key, hash_payload, fact_when
         )
 
+    def _catalogued(self) -> None:
+        if self.catalog is not None:
+            import importlib
+
+            importlib.import_module(self.catalog)  # registers its types the first time only
+
     def spec(self, event_type: str) -> EventSpec:
+        self._catalogued()
         try:
             return self._specs[event_type]
         except KeyError:
@@ -94,6 +102,7 @@ class EventRegistry:
             raise UnknownEventType(f"unknown event type {event_type!r}; {hint}") from None
 
     def types(self) -> list[str]:
+        self._catalogued()
         return sorted(self._specs)
 
     def validate(self, event_type: str, version: int, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,4 +132,7 @@ class EventRegistry:
         return version, payload
 
 
-REGISTRY = EventRegistry()
+# The project's event types are registered by ``storage/payloads.py`` as it is imported: by name,
+# at the first look-up, and not when ``storage`` is imported (``brief --help`` and a mistake in
+# the config need none of them, and its models take a second to build).
+REGISTRY = EventRegistry(catalog="storage.payloads")

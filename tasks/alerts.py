@@ -20,18 +20,6 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from storage.events import Event
-from storage.payloads import (
-    ArticleCollectedV4,
-    BriefWithheld,
-    DeliveryFailed,
-    FeedFailed,
-    FeedFetchedV2,
-    RunCrashed,
-    RunFailed,
-    RunStarted,
-    ValidationCompleted,
-)
-from storage.typed import payload_of
 from tasks.channels import Endpoint, clock_time
 
 # what ``causes`` reads
@@ -138,6 +126,9 @@ def causes(
 
 
 def _run_outcomes(today: list[Event], day: date) -> list[Cause]:
+    from storage.payloads import BriefWithheld, RunCrashed, RunFailed
+    from storage.typed import payload_of
+
     out = []
     withheld = [e for e in today if e.event_type == "brief.withheld"]
     if withheld:
@@ -184,6 +175,9 @@ def _run_outcomes(today: list[Event], day: date) -> list[Cause]:
 
 
 def _gate(today: list[Event], day: date) -> list[Cause]:
+    from storage.payloads import ValidationCompleted
+    from storage.typed import payload_of
+
     counts: dict[str, int] = {}
     for e in today:
         if e.event_type == "validation.completed" and (v := payload_of(e, ValidationCompleted)).quarantined:
@@ -203,6 +197,9 @@ def _gate(today: list[Event], day: date) -> list[Cause]:
 
 
 def _deliveries(today: list[Event], day: date) -> list[Cause]:
+    from storage.payloads import DeliveryFailed
+    from storage.typed import payload_of
+
     last: dict[str, DeliveryFailed] = {}
     for e in today:
         if e.event_type == "delivery.failed" and not (d := payload_of(e, DeliveryFailed)).will_retry:
@@ -221,6 +218,9 @@ def _deliveries(today: list[Event], day: date) -> list[Cause]:
 
 def _failing_sources(ordered: list[Event], day: date, runs: int, sources: Sequence[str]) -> list[Cause]:
     """Sources with a ``feed.failed`` in each of the last ``runs`` daily runs up to ``day``."""
+    from storage.payloads import FeedFailed, RunStarted
+    from storage.typed import payload_of
+
     if runs <= 0:
         return []
     started = [
@@ -258,6 +258,9 @@ def _silent_sources(
     ordered: list[Event], today: list[Event], day: date, days: int, sources: Sequence[str], zone: ZoneInfo
 ) -> list[Cause]:
     """Sources fetched fine on ``day`` whose newest item is older than its ``days`` last dates."""
+    from storage.payloads import ArticleCollectedV4, FeedFetchedV2
+    from storage.typed import payload_of
+
     if days <= 0:
         return []
     fetched = {payload_of(e, FeedFetchedV2).source for e in today if e.event_type == "feed.fetched"}

@@ -101,6 +101,51 @@ def table_of(data: dict, loc: tuple[object, ...]) -> tuple[str, tuple[object, ..
     return "", loc
 
 
+def _written(value: object) -> str:
+    """A value as the TOML file has it (numbers and booleans bare, a short word in quotes), or what
+    kind of value it is: a value that could be a secret (a token in a URL) is never repeated."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        word = len(value) <= 12 and all(c.isalpha() or c in " -" for c in value) and value[:1].isalpha()
+        return repr(value) if word else "text"
+    if isinstance(value, list):
+        return "a list"
+    return "a table" if isinstance(value, dict) else "that value"
+
+
+NUMBER = ("float_parsing", "float_type", "int_parsing", "int_type", "int_from_float")
+BOUNDS = {
+    "greater_than_equal": ("at least", "ge"),
+    "greater_than": ("more than", "gt"),
+    "less_than_equal": ("at most", "le"),
+    "less_than": ("less than", "lt"),
+}
+
+
+def in_file_terms(error: Any) -> str | None:
+    """What a value's mistake (a key's type or range) is, said of the value as it is written in the
+    file ("must be a number, not 'heavy'"); None for the mistakes said as pydantic says them."""
+    kind, given, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    if kind in NUMBER:
+        number = "a whole number (e.g. 3)" if kind.startswith("int") else "a number (e.g. 1.5)"
+        return f"must be {number}, not {_written(given)}"
+    if kind in BOUNDS:
+        said, bound = BOUNDS[kind]
+        limit = ctx.get(bound)
+        shown = int(limit) if isinstance(limit, float) and limit.is_integer() else limit
+        return f"must be {said} {shown}, not {_written(given)}"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"must be true or false, not {_written(given)}"
+    if kind == "string_type":
+        return f"must be text in quotes, not {_written(given)}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}, not {_written(given)}"
+    return None
+
+
 def explain(exc: ValidationError, data: dict, model: type[BaseModel]) -> list[str]:
     """One line per mistake of ``exc`` (for ``data`` validated as ``model``): unknown keys first."""
     errors = exc.errors()
@@ -134,6 +179,8 @@ def explain(exc: ValidationError, data: dict, model: type[BaseModel]) -> list[st
                 field = f"the [{rest[0]}] table"
         elif error["type"] == "value_error":
             message = f"is wrong: {message}"
+        else:
+            message = in_file_terms(error) or message
         subject = " ".join(filter(None, (table, field))) or "(top level)"
         if table.startswith("[[") and field:
             subject = f"{table}: {field}"

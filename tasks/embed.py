@@ -20,6 +20,7 @@ loads the model. ``Remembered`` gives any other embedder (the editorial reader's
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import sqlite3
@@ -39,6 +40,11 @@ from storage.root.caches import EmbeddingCache
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 USE_MULTILINGUAL = "use-multilingual-v3"  # the name that selects UniversalSentenceEncoder
 SHARED_ENV = "BRIEF_EMBEDDINGS_SHARED"
+# A record of ``LOADING_LOG`` carrying this attribute says a model is loading (True) or loaded
+# (False): a command shows it on the screen while it waits (``flows/runlog.py``).
+MODEL_LOADING = "brief_model_loading"
+LOADING_LOG = logging.getLogger("dailybrief.models")
+LOADING_LOG.setLevel(logging.INFO)
 
 
 class Embedder(Protocol):
@@ -119,11 +125,26 @@ class _RememberingEmbedder:
         self.model_ref, self.batch_size = model, batch_size
         self.name = model
 
+    load_seconds: ClassVar[int | None] = None  # roughly how long a first load takes, when it is slow
+
     def _load(self) -> object:
         with self._lock:
             if self.model_ref not in self._models:
-                self._models[self.model_ref] = self._open()
+                self._models[self.model_ref] = self._open_said()
             return self._models[self.model_ref]
+
+    def _open_said(self) -> object:
+        """``_open``, said on ``LOADING_LOG`` before and after when it takes long."""
+        if self.load_seconds is None:
+            return self._open()
+        LOADING_LOG.info(
+            f"loading the embedding model {self.name} (first time, ~{self.load_seconds} s) …",
+            extra={MODEL_LOADING: True},
+        )
+        try:
+            return self._open()
+        finally:
+            LOADING_LOG.info(f"the embedding model {self.name} is loaded", extra={MODEL_LOADING: False})
 
     def _open(self) -> object:
         raise NotImplementedError
@@ -166,6 +187,8 @@ class SentenceTransformerEmbedder(_RememberingEmbedder):
 
     ``setting`` names the setting that chose it, for the error a model that cannot load gives.
     """
+
+    load_seconds = 40  # importing torch and reading the weights, on a laptop's first run
 
     def __init__(
         self, model: str = DEFAULT_MODEL, batch_size: int = 64, setting: str = "embedding.model"

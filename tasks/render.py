@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -238,8 +239,16 @@ def shown_facts(item: Item) -> list[str]:
 
 
 def window_text(start: str, end: str) -> str:
-    """The news window as a person reads it: ``2025-08-05 00:00 – 2025-08-07 00:00 UTC``, the end's
-    date left out when it is the start's."""
+    """The news window as a person reads it. Whole days by their dates, the last one included:
+    ``2025-08-05 – 2025-08-06 UTC`` (a window from midnight to midnight, ``2025-08-05T00:00`` up to
+    ``2025-08-07T00:00``), ``2025-08-06 UTC`` for one day; else with the times,
+    ``2025-08-06 06:00 – 18:00 UTC``, the end's date left out when it is the start's."""
+    if start[11:16] == "00:00" and end[11:16] == "00:00":
+        first_day = date.fromisoformat(start[:10])
+        last_day = date.fromisoformat(end[:10]) - timedelta(days=1)
+        if last_day <= first_day:
+            return f"{first_day} UTC"
+        return f"{first_day} – {last_day} UTC"
     first, last = start[:16].replace("T", " "), end[:16].replace("T", " ")
     if first[:10] == last[:10]:
         last = last[11:]

@@ -723,10 +723,36 @@ def config_parses() -> int:
     return _PARSES[0]
 
 
-def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
+# Settings a command checked as it parsed its options (``keep=True``), handed to its first
+# ``load_settings`` of the same unchanged file instead of a second parse; forgotten when it ends.
+_KEPT: ContextVar[tuple[tuple[object, ...], Settings] | None] = ContextVar("config_kept", default=None)
+
+
+def _stamp(path: Path) -> tuple[object, ...]:
+    """What the settings of ``path`` are made of: the file (where it is, as it is now) and the
+    ``BRIEF_*`` variables that override it."""
+    stat = path.stat()
+    overrides = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX)))
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size, overrides
+
+
+def forget_kept_settings() -> None:
+    """Forget the settings a command kept (it has ended)."""
+    _KEPT.set(None)
+
+
+def load_settings(explicit: str | os.PathLike[str] | None = None, *, keep: bool = False) -> Settings:
     """The settings of the config file (``config_path``): its TOML, then ``BRIEF_*`` environment
-    variables over it (``ENV_PREFIX``); a ConfigError naming every mistake at once."""
+    variables over it (``ENV_PREFIX``); a ConfigError naming every mistake at once.
+
+    ``keep``: the command checks its config before it imports its services, and keeps the result
+    for the first ``load_settings`` of the same file, which takes it instead of parsing again."""
     path = config_path(explicit)
+    kept = _KEPT.get()
+    if kept is not None and kept[0] == _stamp(path):
+        if not keep:
+            _KEPT.set(None)
+        return kept[1]
     reading = _Reading(path)
     token = _READING.set(reading)
     try:
@@ -742,6 +768,8 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
     finally:
         _READING.reset(token)
     settings._file = path
+    if keep:
+        _KEPT.set((_stamp(path), settings))
     return settings
 
 

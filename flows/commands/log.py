@@ -18,6 +18,7 @@ from rich.progress import Progress
 
 from flows.commands.options import ConfigOption, Format, open_store, parse_time
 from flows.views.console import err, out
+from flows.views.text import counted
 from storage.errors import InputError
 from tasks.dates import given_day, parse_date
 
@@ -92,9 +93,12 @@ def replay(
         f"{projection} of {day}"
         + (f" as of {moment.isoformat()}" if moment else "")
         + (f" (v{version.group(1)} published)" if version else "")
-        + f": {frame.height} row(s)"
+        + f": {counted(frame.height, 'row')}"
     )
-    out.print(projection_view(frame, projection, title, out.width))
+    if frame.height:
+        out.print(projection_view(frame, projection, title, out.width))
+    else:  # no empty table: the title says 0 rows
+        out.print(title, soft_wrap=True)
     first = browse.first_recorded(store, wanted) if moment and frame.height == 0 else None
     if moment and first and first > moment:
         out.print(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
@@ -19,8 +20,36 @@ if TYPE_CHECKING:
     from storage.store import ParquetEventStore
     from tasks.settings import Settings
 
+
+def checked_config(config: str | None) -> Settings:
+    """The settings of ``config``, read and checked before a command imports what loads pyarrow,
+    polars, Prefect or the models: a mistake in the file is said in about a second."""
+    from tasks.settings import load_settings
+
+    return load_settings(config, keep=True)  # the command's first load_settings takes it
+
+
+def forget_checked_config() -> None:
+    """The command has ended: the settings its ``--config`` check kept are forgotten (``tasks.settings``
+    is loaded only when a config was read)."""
+    settings = sys.modules.get("tasks.settings")
+    if settings is not None:
+        settings.forget_kept_settings()
+
+
+def _config_first(config: str | None) -> str | None:
+    """``--config`` (or ``BRIEF_CONFIG``) checked as it is parsed, before the command's body imports
+    its services: a mistake in the file is the first thing said, at once."""
+    if config is not None or os.environ.get("BRIEF_CONFIG"):
+        checked_config(config)
+    return config
+
+
 ConfigOption = Annotated[
-    str | None, typer.Option("--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).")
+    str | None,
+    typer.Option(
+        "--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).", callback=_config_first
+    ),
 ]
 ByOption = Annotated[str | None, typer.Option("--by", help="Who (default: $BRIEF_USER or $USER).")]
 
@@ -42,10 +71,11 @@ def parse_time(text: str | None, option: str = "--as-of") -> datetime | None:
 
 def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings, ParquetEventStore]:
     """The settings and the store of ``config`` (``ops/workspace.py``, imported when a command opens
-    the store: it loads pyarrow and polars)."""
-    from ops.workspace import open_store as opened
+    the store, once the config is read: it loads pyarrow and polars)."""
+    from tasks.settings import load_settings
 
-    return opened(config, must_exist=must_exist)
+    settings = load_settings(config)
+    return settings, store_of(settings, must_exist=must_exist)
 
 
 def store_of(settings: Settings, *, must_exist: bool = True) -> ParquetEventStore:

@@ -8,8 +8,6 @@ and Rich's Markdown (markdown-it, for ``run --show`` only).
 
 from __future__ import annotations
 
-import contextlib
-import shlex
 import sys
 import time
 from typing import TYPE_CHECKING, Annotated
@@ -20,11 +18,13 @@ from rich.progress import Progress
 from flows.commands.options import (
     ConfigOption,
     Format,
+    checked_config,
     open_store,
     parse_time,
     prefect_defaults,
 )
-from flows.views.console import above, err, out, screen_status
+from flows.commands.stopped import ended_overdue, stopped_line
+from flows.views.console import above, err, out, saying, screen_status
 from flows.views.runs import (
     alerts_jsonl,
     alerts_table,
@@ -38,10 +38,7 @@ from storage.errors import BriefError
 from tasks.dates import given_day, parse_date
 
 if TYPE_CHECKING:
-    from flows.interrupt import Stop
-    from ops.runs import RunPlan
-
-AFTER_PUBLISHING = ("publish", "deliver", "alerts", "compact")  # a run stopped after these has published
+    from ops.runs import RunPlan, RunResult
 
 
 def run(
@@ -63,17 +60,42 @@ def run(
 
     Prints one line per step and the brief; the rest of the run's output goes to its log file
     (under the store root, in logs/DATE/), and to the screen as well with --verbose."""
-    from ops.runs import plan_run
-
     began = time.perf_counter()
-    plan = plan_run(config, parse_date(day))  # a bad config fails here, before Prefect starts
+    wanted = parse_date(day)
+    checked_config(config)  # a bad config is said before polars, Prefect and the models load
+    from ops.runs import plan_run
+    from storage.events import utcnow
+
+    since = utcnow()
+    plan = plan_run(config, wanted)
+    try:
+        result, shown = run_day(plan, config, day, verbose)
+    except KeyboardInterrupt:  # pressed before the run could take it (importing, starting Prefect)
+        from flows.interrupt import STOP, Interrupted
+
+        raise Interrupted(stopped_line(plan, config, STOP, since)) from None
+    show_run(out, err, result, shown, plan.settings.config_option, time.perf_counter() - began)
+    if show:
+        from rich.markdown import Markdown
+
+        from ops.workspace import brief_text
+
+        out.print(Markdown(brief_text(plan.store, result.files["md"])))
+
+
+def run_day(plan: RunPlan, config: str | None, day: str | None, verbose: bool) -> tuple[RunResult, str]:
+    """The daily brief of the plan's day, its step lines above a spinner: its result and its log."""
+    from storage.events import utcnow
+
+    since = utcnow()
     prefect_defaults()
     from flows.interrupt import Interrupted, cancellable, interruptible
     from flows.keptserver import prefect_api
 
+    running = "starting Prefect and running the daily brief …"
     with (
         interruptible() as stop,
-        screen_status("starting Prefect and running the daily brief …") as status,
+        screen_status(running) as status,
         prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
     ):
         from prefect.exceptions import TerminationSignal
@@ -87,52 +109,23 @@ def run(
             stop.note_step(line)
             above_spinner(line)
 
-        stop.overdue = lambda: ended_overdue(plan, stop, stopped_line(plan, config, stop))
         log = run_log(plan.settings, plan.store, plan.day)
+        stop.overdue = lambda: ended_overdue(
+            plan, stop, lambda: stopped_line(plan, config, stop, since, log.shown)
+        )
         try:
-            with run_output(log, step, verbose=verbose), cancellable():
+            with run_output(log, step, verbose=verbose, loading=saying(status, running)), cancellable():
                 for note in notes:
                     print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config, settings=plan.settings)
         except (KeyboardInterrupt, TerminationSignal):
-            raise Interrupted(stopped_line(plan, config, stop)) from None
+            raise Interrupted(stopped_line(plan, config, stop, since, log.shown)) from None
         except BriefError:
             err.print(f"the run's log: {log.shown}")
             raise
         finally:
             stop.overdue = None
-    show_run(out, err, result, log.shown, plan.settings.config_option, time.perf_counter() - began)
-    if show:
-        from rich.markdown import Markdown
-
-        from ops.workspace import brief_text
-
-        out.print(Markdown(brief_text(plan.store, result.files["md"])))
-
-
-def stopped_line(plan: RunPlan, config: str | None, stop: Stop) -> str:
-    """What an interrupted run says: when it stopped, and the command that runs it again."""
-    rerun = f"brief run --date {plan.day}" + (f" --config {shlex.quote(config)}" if config else "")
-    when = "after publishing" if stop.after in AFTER_PUBLISHING else "before publishing"
-    return f"interrupted: the run of {plan.day} stopped {when}; rerun with {rerun}"
-
-
-def ended_overdue(plan: RunPlan, stop: Stop, line: str) -> None:
-    """Prefect still waits for a task after the interruption: record the stop, and exit now."""
-    from flows.interrupt import mark_cancelled, stop_now
-    from ops.failure import record_cancel
-    from ops.workspace import resources_of
-
-    if stop.run_id:
-        why = "its tasks had not ended within seconds: the command ended them"
-        with contextlib.suppress(Exception):
-            resources = resources_of(plan.settings, must_exist=False)
-            how = stop.how or "SIGINT"
-            record_cancel(plan.settings, resources, str(plan.day), stop.run_id, how, stop.after, why)
-        with contextlib.suppress(Exception):
-            mark_cancelled(stop.run_id, f"stopped by {stop.how}")
-    print(line, file=sys.__stderr__, flush=True)  # the screen's: sys.stderr is the run's log now
-    stop_now(130)
+    return result, log.shown
 
 
 def backfill(
@@ -164,14 +157,16 @@ def backfill(
 
     Prints a table of the dates when done; everything the runs print goes to one log file (under
     the store root, in logs/START/), and to the screen as well with --verbose."""
+    checked_config(config)  # a bad config is said before polars, Prefect and the models load
     from ops.runs import plan_backfill
 
     plan = plan_backfill(config, start, end)
     prefect_defaults()
     from flows.keptserver import prefect_api
 
+    backfilling = f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"
     with (
-        screen_status(f"backfilling {len(plan.days)} date(s), {concurrency} at a time …") as status,
+        screen_status(backfilling) as status,
         prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
     ):
         from flows.backfill import PROGRESS_LINE
@@ -181,7 +176,8 @@ def backfill(
         log = run_log(plan.settings, plan.store, plan.days[0], "backfill")
         try:
             # a line per date as it ends (its steps' lines would interleave: they are in the log)
-            with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE):
+            loading = saying(status, backfilling)
+            with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE, loading=loading):
                 for note in notes:
                     print(note, file=sys.stderr)  # to the backfill's log (and the screen with --verbose)
                 outcomes = backfill_flow(

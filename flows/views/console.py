@@ -6,12 +6,27 @@ No console markup: what is printed (feed titles, error reasons, config names suc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
+from rich.console import Console as RichConsole
+from rich.segment import Segment
 from rich.status import Status
 from rich.text import Text
+
+TRAILING = re.compile(r"[ \t]+(?=\n|$)")
+
+
+class Console(RichConsole):
+    """Rich's console, whose lines end at their last character when they go to a file or a pipe
+    (a table pads its cells, a wrapped line keeps the space it was broken at): a script that reads
+    them, or a diff of them, sees no trailing spaces. A terminal gets them as Rich draws them."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        rendered = super()._render_buffer(buffer)
+        return rendered if self.is_terminal else TRAILING.sub("", rendered)
+
 
 out = Console(highlight=False, soft_wrap=False, markup=False)
 err = Console(stderr=True, highlight=False, markup=False)
@@ -46,6 +61,15 @@ def above(status: Status, soft_wrap: bool = False, to: Console | None = None) ->
         status.start()
 
     return show
+
+
+def saying(status: Status, idle: str) -> Callable[[str | None], None]:
+    """The spinner's text set to what is going on now (a model loading), or back to ``idle``."""
+
+    def say(text: str | None) -> None:
+        status.update(text or idle)
+
+    return say
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:

@@ -118,26 +118,49 @@ STATS_HEADERS = {
 MODEL_HEADERS = {"date": "date", "llm_calls": "calls", "llm_tokens": "tokens", "llm_cost": "cost"}
 
 
-def _table(title: str, headers: Mapping[str, str], rows: Iterable[Sequence[Any]]) -> Table:
+def _table(
+    title: str, headers: Mapping[str, str], rows: Iterable[Sequence[Any]], width: int
+) -> RenderableType:
+    """A narrow table (one space between columns, headers on two lines) when its columns fit in
+    ``width``; else each row as an entry, its first cell then "header value" pairs wrapped between
+    them: no cell is ever cut."""
+    from flows.views.text import wrap
+
+    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    wide = [
+        max([*(len(line) for line in header.split("\n")), *(len(row[k]) for row in cells)])
+        for k, header in enumerate(headers.values())
+    ]
+    if sum(wide) + len(wide) - 1 > width:
+        parts: list[RenderableType] = [Text(title, style="bold")]
+        names = [header.replace("\n", " ") for header in headers.values()]
+        for row in cells:
+            facts = " · ".join(
+                f"{name} {cell}" for name, cell in zip(names[1:], row[1:], strict=True) if cell
+            )
+            parts += [Text(row[0], style="bold"), Text("\n".join(wrap(facts, width, " " * INDENT)))]
+        return Group(*parts)
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False)
     for key, header in headers.items():
         left = key in ("date", "last_status")
         table.add_column(header, no_wrap=True, justify="left" if left else "right")
-    for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
+    for row in cells:
+        table.add_row(*row)
     return table
 
 
 def stats_view(frame, width: int) -> RenderableType:
-    """Runs per day in one narrow table (short headers, one space between columns); the language
-    model's calls, tokens and cost in a second one when a model was used; each day's last error
-    below them, wrapped at its words."""
+    """Runs per day in one narrow table (short headers, one space between columns), its status and
+    seconds said to be the last run's; the language model's calls, tokens and cost in a second one
+    when a model was used; each day's last error below them, wrapped at its words."""
     shown = [c for c in STATS_HEADERS if c in frame.columns]
+    days = f"{frame.height} day" + ("" if frame.height == 1 else "s")
     parts: list[RenderableType] = [
         _table(
-            f"runs per day: {frame.height} day(s)",
+            f"runs per day: {days}; status and secs are of each day's last run",
             {c: STATS_HEADERS[c] for c in shown},
             frame.select(shown).iter_rows(),
+            width,
         )
     ]
     if "llm_calls" in frame.columns and bool(frame["llm_calls"].sum()):
@@ -148,6 +171,7 @@ def stats_view(frame, width: int) -> RenderableType:
                 "language model per day",
                 {c: MODEL_HEADERS[c] for c in model},
                 frame.select(model).iter_rows(),
+                width,
             ),
         ]
     if "last_error" in frame.columns:

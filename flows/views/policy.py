@@ -13,15 +13,15 @@ from rich.console import Console
 from rich.table import Table
 
 from flows.views.text import WIDTH, wrap
-from storage.payloads import PolicyAdopted, PolicyAdoptedV2, PolicyTables, RegressionCaseAdded
-from storage.typed import payload_of
 
-if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
+if TYPE_CHECKING:  # at run time they would load pyarrow and polars (and the payloads: each function
+    # that reads one imports them) before a command needs them
     import polars as pl
 
     from ops.improve import FrozenCase, InForce, Learnt, RegressionRun
     from ops.policy import Adoption
     from storage.events import Event
+    from storage.payloads import PolicyTables, RegressionCaseAdded
 
 
 def frame_table(title: str, frame: pl.DataFrame) -> Table:
@@ -35,15 +35,42 @@ def frame_table(title: str, frame: pl.DataFrame) -> Table:
 
 
 def show_evaluation(out: Console, days: Sequence[date], frame: pl.DataFrame, verdict: str) -> None:
-    out.print(frame_table(f"policy evaluation {days[0]} .. {days[-1]}", frame))
+    """The figures measured on the days, a row each; the names of those measured for no policy,
+    once, below; then the verdict."""
+    import polars as pl
+
+    from ops.evaluate import NOT_MEASURED  # loaded already: the command evaluated with it
+
+    policies = [c for c in frame.columns if c != "metric"]
+    unmeasured = (
+        pl.all_horizontal([pl.col(c) == NOT_MEASURED for c in policies]) if policies else pl.lit(False)
+    )
+    measured, missing = frame.filter(~unmeasured), frame.filter(unmeasured)["metric"].to_list()
+    title = f"policy evaluation {days[0]} .. {days[-1]}"
+    out.print(frame_table(title, measured) if measured.height else f"{title}: nothing could be measured")
+    if missing:
+        said = f"not measured on these days (no labels or cases for them): {', '.join(missing)}"
+        out.print("\n".join(wrap(said, out.width, hanging="  ")), soft_wrap=True)
     out.print(verdict)
     out.print("recorded as a policy.evaluated event")
+
+
+def card_lines(card: str, width: int = WIDTH) -> list[str]:
+    """A model's card in lines of at most ``width`` columns: a long line (its weights, its days)
+    wrapped at its words, its next lines indented two more than it, so that each line of the card
+    still reads as one."""
+    lines: list[str] = []
+    for line in card.splitlines():
+        lead = line[: len(line) - len(line.lstrip())]
+        lines += wrap(line.strip(), width, indent=lead, hanging=lead + "  ") if line.strip() else [""]
+    return lines
 
 
 def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str, config: str = "") -> None:
     """The model's card, then what was written and what to do with it (a command to copy, whole,
     with ``config``: `` --config PATH`` unless the config is the default)."""
-    out.print(card, markup=False, highlight=False)
+    for line in card_lines(card, out.width):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     model_path = learnt.model_path
     if learnt.stories is not None and learnt.stories_path is not None:
         fit = learnt.stories
@@ -90,6 +117,9 @@ def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str, config: 
 
 def show_adoption(out: Console, adoption: Adoption) -> None:
     """An adoption (or rollback) as ``adoption_lines`` says it, then what it changed."""
+    from storage.payloads import PolicyAdopted
+    from storage.typed import payload_of
+
     for line in adoption_lines(adoption.event):
         out.print(line)
     out.print("  changes:")
@@ -104,6 +134,9 @@ def show_adoption(out: Console, adoption: Adoption) -> None:
 def adoption_lines(event: Event, width: int = WIDTH) -> list[str]:
     """An adoption as lines for a person, each within ``width`` columns (a long reason or list of
     cases wrapped at words, under a hanging indent)."""
+    from storage.payloads import PolicyAdoptedV2
+    from storage.typed import payload_of
+
     p = payload_of(event, PolicyAdoptedV2)
     lines = [
         f"policy {p.version} adopted {event.occurred_at:%Y-%m-%d %H:%M:%S} UTC by {p.by}"
@@ -183,6 +216,9 @@ def show_in_force(out: Console, found: InForce, moment: datetime | None, every: 
 
 def history_table(events: Sequence[Event]) -> Table:
     """Every adoption, oldest first: when, which version, who, why, on which evaluation, how many changes."""
+    from storage.payloads import PolicyAdoptedV2
+    from storage.typed import payload_of
+
     table = Table(title=f"{len(events)} adoption(s)")
     for column in ("#", "adopted (UTC)", "version", "by", "reason", "evaluation", "changes"):
         table.add_column(column, overflow="fold")
@@ -224,6 +260,9 @@ def expected(case: RegressionCaseAdded) -> str:
 
 def kept_case_line(day: date, case: Event) -> str:
     """A regression case an act kept (``--as-case``), in one line."""
+    from storage.payloads import RegressionCaseAdded
+    from storage.typed import payload_of
+
     p = payload_of(case, RegressionCaseAdded)
     return f"kept as regression case {p.case_id}: {day} {p.story_id} expected {expected(p)}"
 
@@ -231,6 +270,8 @@ def kept_case_line(day: date, case: Event) -> str:
 def show_frozen(out: Console, day: date, frozen: FrozenCase) -> None:
     """A case added (or found in the set), its frozen facts, and whether the policy in force passes it."""
     from ops.regress import describe
+    from storage.payloads import RegressionCaseAdded
+    from storage.typed import payload_of
 
     p = payload_of(frozen.event, RegressionCaseAdded)
     what = "added" if frozen.written else "already in the set (nothing new written)"

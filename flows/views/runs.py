@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flows.views.console import styled
+from flows.views.text import wrap
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     from ops.alerts import Alert
@@ -97,15 +98,27 @@ def show_collected(out: Console, got: Collected) -> None:
 MARKS = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}
 
 
+CHECK_WIDTH = 22  # the check column's widest; the mark's is 4; borders and padding take 10
+
+
 def show_checks(out: Console, err: Console, title: str, checks: Sequence[Check]) -> None:
-    """The pre-flight's table; then each warning and failure on stderr with how to fix it."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("check", overflow="fold", max_width=22)
-    table.add_column("", no_wrap=True)
-    table.add_column("detail", overflow="fold")
-    for c in checks:
-        table.add_row(c.what, styled(MARKS[c.status]), c.detail)
-    out.print(table)
+    """The pre-flight's table, when its detail column holds every word of the details whole (a
+    path, a URL); else each check as an entry, its detail wrapped at its words below it. Then each
+    warning and failure on stderr with how to fix it."""
+    room = out.width - CHECK_WIDTH - 4 - 10
+    if max((len(word) for c in checks for word in c.detail.split()), default=0) <= room:
+        table = Table(title=title, title_justify="left")
+        table.add_column("check", overflow="fold", max_width=CHECK_WIDTH)
+        table.add_column("", no_wrap=True)
+        table.add_column("detail", overflow="fold")
+        for c in checks:
+            table.add_row(c.what, styled(MARKS[c.status]), c.detail)
+        out.print(table)
+    else:
+        out.print(title)
+        for c in checks:
+            out.print(styled(MARKS[c.status], f" {c.what}"))
+            out.print("\n".join(wrap(c.detail, out.width, "  ")), soft_wrap=True)
     for c in checks:
         if c.status != "ok":
             word = "error" if c.status == "fail" else "warning"

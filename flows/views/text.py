@@ -9,6 +9,11 @@ from rich.cells import cell_len
 WIDTH = 80  # what people read fits 80 columns
 
 
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """``n`` things, the noun singular for one: "1 mark", "2 marks", "2 stories" (``many``)."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def cells(text: str) -> int:
     """Columns a terminal gives ``text``: two for a wide (East Asian) character."""
     return cell_len(text)

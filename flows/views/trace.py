@@ -123,7 +123,7 @@ def _scored(e: Event) -> tuple[str, list[str]]:
     p = payload_of(e, StoryScored)
     head = f"{p.outcome} · relevance {p.relevance:.2f} · importance {p.importance:.2f}"
     details = [f"editorial model {p.model}" + (" · marked by a person" if p.marked_by else "")]
-    details += [f"why: {r}" for r in p.reasons[:2]]
+    details += [f"why: {r}" for r in p.reasons]  # every reason, as the desk's story page and replay show them
     return head, details
 
 

@@ -29,9 +29,13 @@ from tests.conftest import REPO
 
 DAY = "2025-08-06"
 RUNS_JSONL = ["--date", DAY, "--projection", "runs", "--format", "jsonl"]
-STOPPED = (
-    f"interrupted: the run of {DAY} stopped before publishing; rerun with brief run --date {DAY} --config "
-)
+RERUN = f"; rerun with brief run --date {DAY} --config "
+
+
+def stopped_line(cancelled_run: str, how: str = "after collect") -> str:
+    """What a run stopped in its steps says last: where it stopped, that it is recorded cancelled
+    (and by which id) and that nothing is published, and the command that runs it again."""
+    return f"interrupted {how}: run {cancelled_run} recorded as cancelled, nothing published{RERUN}"
 
 
 def env_for(home: Path, **more: str) -> dict[str, str]:
@@ -97,14 +101,14 @@ def test_ctrl_c_stops_the_run_recorded_and_a_rerun_publishes_on_the_kept_server(
     process.send_signal(signal.SIGINT)
     code, stderr, took = stopped_within(process, 5)
     assert code == 130, stderr
-    assert stderr.strip().splitlines()[-1] == STOPPED + str(work["config"]), stderr
+    [cancelled] = events(work["config"], "run.cancelled")
+    assert stderr.strip().splitlines()[-1] == stopped_line(cancelled.run_id) + str(work["config"]), stderr
     assert took < 5, f"stopped in {took:.1f} s"
     # the first command started the server, said so once, and it outlived the run
     assert "a local Prefect server is kept for later commands" in stderr
     assert "brief serve --stop" in stderr
     server = recorded(work["home"])
     assert server is not None
-    [cancelled] = events(work["config"], "run.cancelled")
     assert cancelled.payload["how"] == "SIGINT" and cancelled.payload["after"] == "collect"
     assert events(work["config"], "brief.published") == []  # nothing published
     assert not (work["config"].parent / "store" / "briefs" / f"{DAY}.md").exists()
@@ -150,9 +154,12 @@ def test_sigterm_stops_a_run_the_same_way_and_keeps_the_published_brief(work: di
     first_step(process)
     process.send_signal(signal.SIGTERM)
     code, stderr, took = stopped_within(process, 5)
-    assert code == 130 and stderr.strip().splitlines()[-1].startswith(STOPPED), stderr
+    cancelled = events(work["config"], "run.cancelled")
+    assert code == 130 and stderr.strip().splitlines()[-1].startswith(stopped_line(cancelled[-1].run_id)), (
+        stderr
+    )
     assert took < 5, f"stopped in {took:.1f} s"
-    assert [e.payload["how"] for e in events(work["config"], "run.cancelled")] == ["SIGINT", "SIGTERM"]
+    assert [e.payload["how"] for e in cancelled] == ["SIGINT", "SIGTERM"]
     assert brief.read_bytes() == before and len(events(work["config"], "brief.published")) == published
 
 
@@ -204,9 +211,10 @@ def test_a_cancellation_from_the_prefect_ui_ends_the_run_the_same_way(work: dict
         code, stderr, took = stopped_within(process, 5)
     finally:
         feed.shutdown()
-    assert code == 130 and stderr.strip().splitlines()[-1].startswith(STOPPED.split(" --config")[0]), stderr
-    assert took < 5, f"stopped in {took:.1f} s"  # the slow feed still had seconds to go
     [cancelled] = events(config, "run.cancelled")
+    last = stderr.strip().splitlines()[-1]
+    assert code == 130 and last.startswith(stopped_line(cancelled.run_id, "during collect")), stderr
+    assert took < 5, f"stopped in {took:.1f} s"  # the slow feed still had seconds to go
     assert cancelled.run_id == running[0] and cancelled.payload["how"] == "prefect-ui"
     assert flow_run_states(server.api_url)[running[0]] == "CANCELLED"
 
@@ -293,5 +301,7 @@ def test_ctrl_c_before_the_run_begins_is_130_and_one_line_not_a_silent_success(t
         started.kill()
         stop_kept(home)
     assert started.returncode == 130, (out, err)
-    assert err.strip().startswith("interrupted") and err.strip().count("\n") == 0, err
+    assert err.strip().count("\n") == 0, err  # one line, which says exactly what happened
+    said = f"interrupted before the run of {DAY} started: nothing was written; run it with brief run"
+    assert err.strip().startswith(said), err
     assert "Traceback" not in err and not (folder / "samples" / "store" / "briefs").exists()

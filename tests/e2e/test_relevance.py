@@ -52,7 +52,7 @@ def test_marks_make_a_new_version_and_learn_gives_a_candidate_evaluate_tells_apa
     )
     done = cli("review", "--config", str(config), "--date", DAY, "--answers", str(answers))
     assert done.returncode == 0, done.stderr
-    assert "2 answer(s) recorded" in done.stdout and "new version v2" in done.stdout
+    assert "2 marks recorded" in done.stdout and "new version v2" in done.stdout
 
     v2 = json.loads((Path(store.base) / "briefs" / DAY / "v2.json").read_text())
     titles = [i["title"] for i in v2["items"]]

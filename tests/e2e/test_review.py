@@ -107,7 +107,7 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
     numbered = re.findall(r"(\d+)\) ([a-z-]+)", text)  # one number per answer across the batch
     assert len({answer: n for n, answer in numbered}) == len(set(numbered)), numbered
     assert "Batch 1 of 1" in text and "[default]" in text
-    assert "3 answer(s) recorded" in text and "new version v2" in text
+    assert "3 answers recorded" in text and "new version v2" in text
 
     store = store_of(config)
     v2 = json.loads((Path(store.base) / "briefs" / DAY / "v2.json").read_text())
@@ -160,7 +160,7 @@ def test_review_from_an_answers_file(tmp_path: Path, prefect_harness: None) -> N
     answers.write_text(json.dumps({same["question_id"]: "yes"}))
     done = cli("review", "--date", DAY, "--config", str(config), "--answers", str(answers))
     assert done.returncode == 0, done.stderr
-    assert "1 answer(s) recorded" in done.stdout and "new version v2" in done.stdout
+    assert "1 answer recorded" in done.stdout and "new version v2" in done.stdout
     v2 = json.loads((Path(store_of(config).base) / "briefs" / f"{DAY}.json").read_text())
     assert v2["version"] == 2 and pippin_items(v2) == [2]
     left = cli("review", "--date", DAY, "--config", str(config), "--answers", str(answers))
@@ -289,7 +289,8 @@ def test_a_mark_answers_the_open_question_about_the_story_it_marks(
     assert (
         f"question {tiny['question_id']}" in done.stdout and "answered 'related' by the mark" in done.stdout
     )
-    assert "1 question(s) still open" in done.stdout
+    assert "1 question still open" in done.stdout
+    assert "1 mark recorded." in done.stdout  # a mark is no answer, and one is not "(s)"
 
     store = store_of(config)
     [resolved] = store.read(event_types=["confirmation.resolved"])
@@ -311,13 +312,13 @@ def test_a_mark_answers_the_open_question_about_the_story_it_marks(
         )
 
     versions = replay("briefs", "v1")
-    assert versions.returncode == 0 and "(v1 published): 1 row(s)" in versions.stdout, versions.stdout
+    assert versions.returncode == 0 and "(v1 published): 1 row" in versions.stdout, versions.stdout
     then = replay("questions", "v1").stdout
     assert f"{tiny['question_id']}  confirmation  open" in then, then
     assert replay("briefs", "v3").stderr.strip().startswith("error: --as-of v3: no version 3 of the brief")
     # a time before anything of the day was written says so, and when its first event was
     before = replay("briefs", "2025-08-06T18:00:00Z")
-    assert ": 0 row(s)" in before.stdout and "Nothing of 2025-08-06 was written by then" in before.stdout
+    assert ": 0 rows" in before.stdout and "Nothing of 2025-08-06 was written by then" in before.stdout
 
 
 def test_an_answer_given_with_a_mark_keeps_its_own_answer(tmp_path: Path, prefect_harness: None) -> None:

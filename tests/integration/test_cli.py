@@ -140,7 +140,7 @@ def test_bad_input_is_one_clear_line_and_exit_2(sample: Path, args: list[str], m
         ),
         (
             "[storage]\nroot='x'\nappend_format='csv'\n",
-            "[storage] append_format Input should be 'jsonl' or 'parquet'",
+            "[storage] append_format must be one of 'jsonl' or 'parquet', not 'csv'",
         ),
         ("[storage\nroot='x'", "not valid TOML"),
         (

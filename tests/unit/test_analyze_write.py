@@ -159,10 +159,16 @@ def test_the_header_and_key_facts_read_as_a_person_writes_them() -> None:
     md, page = render_markdown(doc, {}), render_html(doc, {})
     for text in (md, page):
         assert "1 story from 1 outlet ·" in text and "1 outlets" not in text
-        assert "2025-08-05 00:00 – 2025-08-07 00:00 UTC" in text and "T00:00" not in text
+        # whole days by their dates, the last one included: no midnight times, no "T00:00"
+        assert "news published 2025-08-05 – 2025-08-06 UTC ·" in text, text
+        assert "00:00" not in text
         assert "$4.5 million" in text and "5 August 2025" not in text
         assert "Pippin-2" not in text.replace(title, "")
     two = doc.model_copy(
         update={"window": Window(start="2025-08-06T06:00:00+00:00", end="2025-08-06T18:00:00+00:00")}
     )
     assert "2025-08-06 06:00 – 18:00 UTC" in render_markdown(two, {})
+    one = doc.model_copy(
+        update={"window": Window(start="2025-08-06T00:00:00+00:00", end="2025-08-07T00:00:00+00:00")}
+    )
+    assert "news published 2025-08-06 UTC ·" in render_markdown(one, {})

@@ -48,3 +48,18 @@ def test_a_key_with_no_near_name_lists_the_known_ones_and_a_missing_table_is_nam
     [line] = mistakes({"storage": {"root": "x"}, "alerting": {"silence": 2}})
     assert line == "unknown key 'silence' in [alerting]; known keys: failing_runs, late_after, silent_days"
     assert mistakes({}) == ["the [storage] table is required"]
+
+
+def test_a_value_of_the_wrong_type_or_out_of_range_is_said_in_the_files_terms() -> None:
+    sources = [
+        {"name": "a", "url": "https://a.example/feed", "weight": "heavy"},
+        {"name": "b", "url": "https://b.example/feed", "weight": 99},
+        {"name": "c", "url": "https://c.example/feed", "on_topic": "perhaps"},
+    ]
+    found = mistakes({"storage": {"root": "x"}, "sources": sources})
+    assert found == [
+        "[[sources]] 'a': weight must be a number (e.g. 1.5), not 'heavy'",
+        "[[sources]] 'b': weight must be at most 10, not 99",
+        "[[sources]] 'c': on_topic must be true or false, not 'perhaps'",
+    ]
+    assert not any("Input should" in line for line in found)  # pydantic's own wording

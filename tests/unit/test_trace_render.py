@@ -130,3 +130,34 @@ def test_every_line_keeps_to_80_columns_at_any_depth() -> None:
             at = line.index("story.clustered")
             below = lines[k + 1]
             assert below[at : at + 3].strip(" │") == "" and below[at + 3 :].startswith("representative")
+
+
+def test_a_score_shows_every_reason_the_desk_and_replay_show() -> None:
+    reasons = [
+        "about AI: 'model', 'release' (relevance 0.91)",
+        "a lab's own post: core",
+        "three outlets carried it (importance 0.74)",
+    ]
+    scored = event(
+        4,
+        "story.scored",
+        {
+            "story_id": "st-1",
+            "topic": "AI",
+            "relevance": 0.91,
+            "core": 0.8,
+            "outcome": "core",
+            "importance": 0.74,
+            "evidence": {},
+            "reasons": reasons,
+            "model": "builtin:default",
+            "representative": "art-0001",
+            "title": "Pippin-2 is out",
+        },
+    )
+    base = chain(fetch())
+    lines = render(Trace(base.day, base.story, 1, base.published, (Node(scored),)))
+    flowed = " ".join(line.lstrip("│├└─ ") for line in lines)
+    assert flowed.count("why: ") == 3, lines
+    for reason in reasons:
+        assert f"why: {reason}" in flowed, lines

@@ -189,3 +189,64 @@ def test_a_projection_table_breaks_no_word_in_80_columns() -> None:
             assert not words_whole(lines, cells + headers), (name, width, "\n".join(lines))
     table = shown(projection_view(articles, "articles", "articles", 120), 120)
     assert "art-11d34e091b52996bae74" in "\n".join(table)  # the id a purge takes, in the table
+
+
+def test_a_check_whose_detail_holds_a_long_path_shows_every_word_whole() -> None:
+    from flows.views.runs import show_checks
+    from ops.preflight import Check
+
+    root = "/tmp/pytest-of-root/pytest-618/test_bad_config_names_the_fiel6/samples/store"
+    checks = [
+        Check("config", "ok", "2 source(s), 0 channel(s), timezone UTC"),
+        Check("storage", "ok", f"{root}: 1 day(s), the last 2025-08-06"),
+        Check("source labnotes", "ok", "archive of 2025-08-06: 4 item(s), newest 2025-08-06 09:15 UTC"),
+    ]
+    screen = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+    show_checks(screen, screen, "brief check of 2025-08-06", checks)
+    lines = screen.export_text().splitlines()
+    fits(lines)
+    words = {word for line in lines for word in line.split()}
+    assert root + ":" in words, lines  # the path whole, on one line, as it can be copied
+    for check in checks:
+        assert set(check.detail.split()) <= words, check
+    short = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+    show_checks(short, short, "brief check", checks[::2])  # short details: the table, as before
+    assert "┃ check" in short.export_text()
+
+
+def test_an_evaluation_shows_what_was_measured_and_names_the_rest_once() -> None:
+    from flows.views.policy import show_evaluation
+
+    frame = pl.DataFrame(
+        {
+            "metric": ["relevance_f1", "importance_ndcg", "story_pairs_precision", "regression_passed"],
+            "current": ["0.812", "n/a", "n/a", "n/a"],
+            "candidate": ["0.845", "n/a", "n/a", "3"],
+        }
+    )
+    screen = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+    show_evaluation(screen, [date(2025, 8, 5), date(2025, 8, 7)], frame, "verdict: adopt")
+    lines = screen.export_text().splitlines()
+    fits(lines)
+    rows = [line for line in lines if "│" in line]
+    assert any("relevance_f1" in r for r in rows) and any("regression_passed" in r for r in rows)
+    assert not any("importance_ndcg" in r or "story_pairs_precision" in r for r in rows), lines
+    flowed = " ".join(line.strip() for line in lines)
+    assert (
+        "not measured on these days (no labels or cases for them): importance_ndcg, story_pairs_precision"
+        in flowed
+    )
+    assert lines[-2:] == ["verdict: adopt", "recorded as a policy.evaluated event"]
+
+
+def test_a_models_card_wraps_its_long_lines_under_an_indent() -> None:
+    from flows.views.policy import card_lines
+
+    weights = ", ".join(f"feature_{k} {k / 10:+.2f}" for k in range(12))
+    card = f"model m (logistic) for the topic 'AI'\n  2025-08-05: 12 stories\non-topic weights: {weights}"
+    lines = card_lines(card, 80)
+    fits(lines)
+    assert lines[:2] == ["model m (logistic) for the topic 'AI'", "  2025-08-05: 12 stories"]
+    first = lines.index(next(line for line in lines if line.startswith("on-topic weights:")))
+    assert len(lines) - first > 1 and all(line.startswith("  ") for line in lines[first + 1 :]), lines
+    assert " ".join(line.strip() for line in lines[first:]) == f"on-topic weights: {weights}"

@@ -1,0 +1,23 @@
+"""How the command line tells its errors apart: the command a usage error is about, and a withheld
+brief (exit 1, the run's outcome) from a mistake in the input (exit 2)."""
+
+from __future__ import annotations
+
+import sys
+
+from storage.errors import BriefError
+
+
+def command_of(exc: Exception) -> str:
+    """The command a usage error is about, as the person typed it (``brief policy rollback``)."""
+    names, ctx = [], getattr(exc, "ctx", None)
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(["brief", *reversed(names)])
+
+
+def withheld(exc: BriefError) -> bool:
+    """A withheld brief (``ops.runs``, loaded only by the commands that run a day: not imported here)."""
+    runs_module = sys.modules.get("ops.runs")
+    return runs_module is not None and isinstance(getattr(exc, "cause", exc), runs_module.BriefWithheld)
