@@ -253,17 +253,20 @@ def test_two_commands_at_once_share_one_server_which_stops_when_unused(
         stop_kept(home)
 
 
+IDLE_S = 1.5  # the watchdog looks every 0.2 s, a command in use pushes its last use every 0.5 s
+
+
 def test_a_server_in_use_outlives_its_idle_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, migrated_prefect_db: Path
 ) -> None:
     from flows.keptserver import answers, in_use
 
     home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
-    monkeypatch.setenv("BRIEF_PREFECT_IDLE_SECONDS", "2")
+    monkeypatch.setenv("BRIEF_PREFECT_IDLE_SECONDS", str(IDLE_S))
     server = kept_server(home)
     try:
-        with in_use(home, 2):
-            time.sleep(8)  # four idle times: each third of one, the use is pushed on
+        with in_use(home, IDLE_S):
+            time.sleep(4 * IDLE_S)  # four idle times: each third of one, the use is pushed on
             assert answers(server)
         deadline = time.monotonic() + 60
         # it stops answering, then its watchdog forgets it: wait for both (they are moments apart)
