@@ -39,7 +39,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
-# The fanned-out backfill over two weeks of real days (make test runs it over four dates).
+# The fanned-out backfill over two weeks of real days (make test runs it over two).
 test-slow: $(STAMP)
 	BRIEF_TEST_WORKER_DAYS=14 $(BIN)/python -m pytest tests/e2e/test_prefect_stack.py -k fans_out
 

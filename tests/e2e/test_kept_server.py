@@ -2,7 +2,10 @@
 and a run stopped on purpose (Ctrl-C, SIGTERM, a cancellation from the Prefect UI).
 
 Each test's processes get their own ``PREFECT_HOME`` and no ``PREFECT_API_URL``, as on a fresh
-machine; every server a test starts is stopped before it ends.
+machine; every server a test starts is stopped before it ends. The homes of the tests that only
+use a server start with a copy of the run's migrated database (``migrated_prefect_db``), so that
+their servers do not migrate one again; a home with no database at all is the Ctrl-C test's
+before the run begins.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pytest
 
 from flows.keptserver import LOCK, STATE, kept_server, recorded, stop_kept
 from tasks.settings import load_settings
-from tests.conftest import REPO
+from tests.conftest import REPO, seed_prefect_home
 
 DAY = "2025-08-06"
 RUNS_JSONL = ["--date", DAY, "--projection", "runs", "--format", "jsonl"]
@@ -44,13 +47,13 @@ def env_for(home: Path, **more: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+def work(tmp_path_factory: pytest.TempPathFactory, migrated_prefect_db: Path) -> Iterator[dict]:
     """The sample in a fresh folder, a Prefect home of its own; its kept server stopped at the end."""
     folder = tmp_path_factory.mktemp("kept-server")
     shutil.copytree(REPO / "samples", folder / "samples")
     config = folder / "samples" / "brief.toml"
     config.write_text(config.read_text().replace('root = "../var/sample-store"', 'root = "store"'))
-    home = folder / "prefect-home"
+    home = seed_prefect_home(folder / "prefect-home", migrated_prefect_db)
     yield {"config": config, "home": home, "env": env_for(home)}
     stop_kept(home)
 
@@ -219,8 +222,10 @@ def test_a_cancellation_from_the_prefect_ui_ends_the_run_the_same_way(work: dict
     assert flow_run_states(server.api_url)[running[0]] == "CANCELLED"
 
 
-def test_two_commands_at_once_share_one_server_which_stops_when_unused(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_two_commands_at_once_share_one_server_which_stops_when_unused(
+    tmp_path: Path, migrated_prefect_db: Path
+) -> None:
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
     idle = {"BRIEF_PREFECT_IDLE_SECONDS": "4"}
     ask = "from flows.keptserver import kept_server; s = kept_server(); print(s.pid, s.port, s.started)"
     both = [
@@ -256,15 +261,20 @@ def test_two_commands_at_once_share_one_server_which_stops_when_unused(tmp_path:
         stop_kept(home)
 
 
-def test_a_server_in_use_outlives_its_idle_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+IDLE_S = 1.5  # the watchdog looks every 0.2 s, a command in use pushes its last use every 0.5 s
+
+
+def test_a_server_in_use_outlives_its_idle_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, migrated_prefect_db: Path
+) -> None:
     from flows.keptserver import answers, in_use
 
-    home = tmp_path / "home"
-    monkeypatch.setenv("BRIEF_PREFECT_IDLE_SECONDS", "2")
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
+    monkeypatch.setenv("BRIEF_PREFECT_IDLE_SECONDS", str(IDLE_S))
     server = kept_server(home)
     try:
-        with in_use(home, 2):
-            time.sleep(8)  # four idle times: each third of one, the use is pushed on
+        with in_use(home, IDLE_S):
+            time.sleep(4 * IDLE_S)  # four idle times: each third of one, the use is pushed on
             assert answers(server)
         deadline = time.monotonic() + 60
         # it stops answering, then its watchdog forgets it: wait for both (they are moments apart)

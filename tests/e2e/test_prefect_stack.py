@@ -5,9 +5,10 @@ at a time each).
 - The deployments run through the API; a failing run's page in the Prefect UI, rendered by
   headless Chromium, carries the failure explanation.
 - The ``backfill`` deployment, run through the API, fans real days out to the workers on an S3
-  store (moto), and it gives the same facts and briefs as a one-process backfill. ``make test`` runs three dates
-  (2025-07-08..10, two workers share them); ``make test-slow`` runs two weeks (``BRIEF_TEST_WORKER_DAYS=14``,
-  2025-07-01..14, about 20 s a date fanned out on two cores). The backfill flow creates one
+  store (moto), and it gives the same facts and briefs as a one-process backfill. ``make test`` runs two dates
+  (2025-07-08..09: one per worker, the second waiting for the first); ``make test-slow`` runs two
+  weeks (``BRIEF_TEST_WORKER_DAYS=14``, 2025-07-01..14, about 20 s a date fanned out on two cores),
+  where most dates also wait for a free worker. The backfill flow creates one
   ``daily-brief`` flow run per date; each date waits for the earlier dates its window reaches
   (``flows/fanout.py``), so whatever order the runs finish in, the decisions are those of the
   one-process backfill, compared event by event and file by file.
@@ -40,10 +41,12 @@ from tests.real_days import archive_config
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PREFECT = str(Path(sys.executable).parent / "prefect")
 SOURCES = ("arstechnica", "techcrunch", "tweakers", "wired")
-DAYS = int(os.environ.get("BRIEF_TEST_WORKER_DAYS", "3"))
-START, END = {14: ("2025-07-01", "2025-07-14"), 7: ("2025-07-07", "2025-07-13")}.get(
-    DAYS, ("2025-07-08", "2025-07-10")
-)
+DAYS = int(os.environ.get("BRIEF_TEST_WORKER_DAYS", "2"))
+START, END = {
+    14: ("2025-07-01", "2025-07-14"),
+    7: ("2025-07-07", "2025-07-13"),
+    3: ("2025-07-08", "2025-07-10"),
+}.get(DAYS, ("2025-07-08", "2025-07-09"))
 WORKERS = 3  # one holds a fanned-out backfill's own run while two run its dates
 FACTS = ("article.collected", "feed.fetched")
 DECISIONS = ("article.duplicate_detected", "story.clustered", "story.scored", "brief.published")
