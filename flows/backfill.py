@@ -28,6 +28,7 @@ from flows.fanout import fan_out as fanned_out
 from ops.runs import BriefWithheld, DateOutcome, date_range
 from storage.store import ParquetEventStore
 from tasks.settings import Settings, load_settings
+from tasks.steps import RunContext, Settled
 
 PROGRESS_LINE = (
     "brief_backfill"  # a record with this attribute is a date's line (``brief backfill`` prints it)
@@ -52,6 +53,73 @@ def one_date(day: date, settings: Settings, config: str | None, deliver: bool = 
         return DateOutcome(
             day, "withheld" if withheld else "failed", error=str(cause if withheld else exc)[:300]
         )
+
+
+@task(name="settled-dates", cache_policy=NO_CACHE)
+def settled_task(days: list[date], settings: Settings, run_id: str) -> dict[date, Settled]:
+    """The dates whose run would read what their last run read (``tasks/steps/unchanged.py``):
+    their outcome stands; they need no embedding and, unless a date before them is run again,
+    no run."""
+    standing = Standing(settings, run_id)
+    return {day: found for day in days if (found := standing.settled(day)) is not None}
+
+
+class Standing:
+    """The backfill's look at its dates' standing outcomes: one store, and the policy the dates'
+    runs decide under (``ops.policy.governing``), for every date."""
+
+    def __init__(self, settings: Settings, run_id: str) -> None:
+        from ops.policy import governing
+        from tasks.steps import bootstrap
+
+        self.resources = bootstrap(settings)  # models are loaded on first use: never, here
+        self.policy = governing(settings, self.resources.store)
+        self.run_id = run_id
+
+    def context(self, day: date) -> RunContext:
+        from tasks.steps import open_run
+
+        return open_run(self.resources, self.policy.settings, day, self.run_id, origin=self.policy.record)
+
+    def settled(self, day: date) -> Settled | None:
+        from tasks.steps import settled
+
+        return settled(self.context(day))
+
+    def keep(self, found: Settled) -> DateOutcome:
+        """The date's standing outcome, recorded (``run.unchanged``) as this backfill's look at it."""
+        from tasks.steps import record_unchanged
+
+        record_unchanged(self.context(found.day), found)
+        if not found.published:
+            return DateOutcome(found.day, "withheld", error=found.reason[:300], unchanged=True)
+        return DateOutcome(
+            found.day,
+            "completed",
+            version=found.version,
+            items=found.items,
+            policy=self.policy.line,
+            unchanged=True,
+        )
+
+
+def date_outcome(
+    day: date,
+    standing: Standing,
+    settled: dict[date, Settled],
+    run_before: bool,
+    settings: Settings,
+    config: str | None,
+    deliver: bool,
+) -> DateOutcome:
+    """The date's standing outcome when its inputs are unchanged (looked at again when a date before
+    it was run in this backfill: its reach may hold what that run wrote), else its run's."""
+    found = settled.get(day)
+    if found is not None and run_before:
+        found = standing.settled(day)
+    if found is not None:
+        return standing.keep(found)
+    return one_date(day, settings, config, deliver)
 
 
 def left(done: int, total: int, started: float) -> str:
@@ -190,17 +258,24 @@ def backfill(
         table = [o.row() for o in fanned]
         create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
         return fanned
-    new_events = collect_archives_task(days, unwalked(settings), concurrency, current_run_id(), progress)
+    run_id = current_run_id()
+    new_events = collect_archives_task(days, unwalked(settings), concurrency, run_id, progress)
     log.info(f"collected the archives of {len(days)} date(s): {new_events} new event(s)")
-    log.info(embed_archives_task(days, unwalked(settings), current_run_id()))
+    settled = settled_task(days, unwalked(settings), run_id)
+    standing = Standing(settings, run_id)
+    log.info(f"{len(settled)} of {len(days)} date(s) unchanged since their last run")
+    if len(settled) < len(days):
+        log.info(embed_archives_task([d for d in days if d not in settled], unwalked(settings), run_id))
     dated: list[DateOutcome] = []
     started = time.perf_counter()
     for done, day in enumerate(days, start=1):
-        outcome = one_date(day, settings, config, deliver)
+        run_before = any(not o.unchanged for o in dated)
+        outcome = date_outcome(day, standing, settled, run_before, settings, config, deliver)
         dated.append(outcome)
         failed = sum(o.status != "completed" for o in dated)
         log.info(
             f"[{done}/{len(days)}] {outcome.day}: {outcome.status}"
+            + (" (unchanged since its last run)" if outcome.unchanged else "")
             + (f" in {outcome.seconds} s" if outcome.seconds is not None else "")
             + f"; {failed} failed or withheld so far, {left(done, len(days), started)}",
             extra={PROGRESS_LINE: True},

@@ -65,6 +65,7 @@ from tasks.steps.review import (
 )
 from tasks.steps.score import Scored, score_stories
 from tasks.steps.stages import STAGES, Day, Stage, between, draft, rebrief, recompose, run_stages, unfit_with
+from tasks.steps.unchanged import Settled, inputs_digest, record_inputs, record_unchanged, settled
 
 __all__ = [
     "LIVE",
@@ -86,6 +87,7 @@ __all__ = [
     "RunIdentity",
     "RunReport",
     "Scored",
+    "Settled",
     "SourceOutcome",
     "Stage",
     "absorb",
@@ -111,6 +113,7 @@ __all__ = [
     "follow_ups",
     "human_links",
     "injection_flags",
+    "inputs_digest",
     "last_validators",
     "latest_day",
     "left_out",
@@ -123,6 +126,8 @@ __all__ = [
     "raise_questions",
     "rebrief",
     "recompose",
+    "record_inputs",
+    "record_unchanged",
     "refuse_future",
     "resolve",
     "resolve_day",
@@ -134,6 +139,7 @@ __all__ = [
     "score_stories",
     "settle_relevance",
     "settle_same_story",
+    "settled",
     "story_link",
     "today",
     "two_stories",
