@@ -95,11 +95,12 @@ def _ids_digest(store: ParquetEventStore, units: tuple[str, ...]) -> str:
 
 def inputs_digest(ctx: RunContext) -> str:
     """What the run of ``ctx`` reads, as one digest: its reach's events (but the runs' records of
-    themselves), the settings and policy it decides under, and the code."""
+    themselves), the settings and policy it decides under (but where the store is), and the code."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(code_digest().encode())
     digest.update(ctx.policy_version.encode())
-    digest.update(ctx.settings.model_dump_json().encode())
+    # where the store is says nothing of what is in it: a store moved or copied keeps its dates
+    digest.update(ctx.settings.model_dump_json(exclude={"storage"}).encode())
     for day in ctx.reach:
         digest.update(f"\n{day.isoformat()}={day_digest(ctx.store, day)}".encode())
     return digest.hexdigest()
