@@ -143,12 +143,17 @@ def collect_archives_task(
     """
     from tasks.collect import Source
     from tasks.steps import bootstrap, collect_one, open_run
+    from tasks.steps.collect import archive_collected
 
     log = get_run_logger()
     archives = [s.name for s in settings.sources if Source(s.name, s.url).is_archive]
     resources = bootstrap(settings)  # one store and one set of models for every date
     contexts = {day: open_run(resources, settings, day, run_id) for day in days} if archives else {}
-    jobs = [(day, name) for day in days for name in archives]
+    known: dict[date, set[tuple[str, str]]] = {}
+    every = [(day, name) for day in days for name in archives]
+    jobs = [(day, name) for day, name in every if not archive_collected(contexts[day], name, known)]
+    if len(jobs) < len(every):
+        log.info(f"{len(every) - len(jobs)} of {len(every)} archive(s) collected already, as they are now")
     started, step = time.perf_counter(), max(1, len(jobs) // 10)
     total = 0
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, 8))) as pool:
