@@ -215,6 +215,13 @@ def with_versions(store: ParquetEventStore, outcomes: list[dict]) -> list[DateOu
 COLLECT_SHARE = 20.0  # percent of the progress bar the collection phase takes
 
 
+def moves_bar(outcome: DateOutcome, done: int, total: int) -> bool:
+    """Whether the progress bar moves after this date: after a date that was run, and every tenth
+    of the way through dates kept unchanged (each move is a call to the Prefect API, and a kept
+    date takes a few milliseconds)."""
+    return not outcome.unchanged or done == total or done % max(1, total // 10) == 0
+
+
 @flow(name="backfill", log_prints=True)
 def backfill(
     start: str,
@@ -285,7 +292,8 @@ def backfill(
             + f"; {failed} failed or withheld so far, {left(done, len(days), started)}",
             extra={PROGRESS_LINE: True},
         )
-        update_progress_artifact(progress, COLLECT_SHARE + (100.0 - COLLECT_SHARE) * done / len(days))
+        if moves_bar(outcome, done, len(days)):
+            update_progress_artifact(progress, COLLECT_SHARE + (100.0 - COLLECT_SHARE) * done / len(days))
     table = [o.row() for o in dated]
     create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
     return dated

@@ -179,7 +179,7 @@ def archive_collected(ctx: RunContext, source_name: str, fetched: dict[date, set
         if not path.is_file():
             return False
         if day not in fetched:
-            rows = ctx.store.query(lambda day=day: ctx.store.scan([day], event_types=["feed.fetched"]))
+            rows = ctx.store.query(functools.partial(ctx.store.scan, [day], event_types=["feed.fetched"]))
             fetched[day] = {
                 (p.url, p.content_hash)
                 for p in (payload_of(r, FeedFetchedV2) for r in rows.iter_rows(named=True))
