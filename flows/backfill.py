@@ -28,6 +28,7 @@ from flows.fanout import fan_out as fanned_out
 from ops.runs import BriefWithheld, DateOutcome, date_range
 from storage.store import ParquetEventStore
 from tasks.settings import Settings, load_settings
+from tasks.steps import RunContext, Settled
 
 PROGRESS_LINE = (
     "brief_backfill"  # a record with this attribute is a date's line (``brief backfill`` prints it)
@@ -54,6 +55,73 @@ def one_date(day: date, settings: Settings, config: str | None, deliver: bool = 
         )
 
 
+@task(name="settled-dates", cache_policy=NO_CACHE)
+def settled_task(days: list[date], settings: Settings, run_id: str) -> dict[date, Settled]:
+    """The dates whose run would read what their last run read (``tasks/steps/unchanged.py``):
+    their outcome stands; they need no embedding and, unless a date before them is run again,
+    no run."""
+    standing = Standing(settings, run_id)
+    return {day: found for day in days if (found := standing.settled(day)) is not None}
+
+
+class Standing:
+    """The backfill's look at its dates' standing outcomes: one store, and the policy the dates'
+    runs decide under (``ops.policy.governing``), for every date."""
+
+    def __init__(self, settings: Settings, run_id: str) -> None:
+        from ops.policy import governing
+        from tasks.steps import bootstrap
+
+        self.resources = bootstrap(settings)  # models are loaded on first use: never, here
+        self.policy = governing(settings, self.resources.store)
+        self.run_id = run_id
+
+    def context(self, day: date) -> RunContext:
+        from tasks.steps import open_run
+
+        return open_run(self.resources, self.policy.settings, day, self.run_id, origin=self.policy.record)
+
+    def settled(self, day: date) -> Settled | None:
+        from tasks.steps import settled
+
+        return settled(self.context(day))
+
+    def keep(self, found: Settled) -> DateOutcome:
+        """The date's standing outcome, recorded (``run.unchanged``) as this backfill's look at it."""
+        from tasks.steps import record_unchanged
+
+        record_unchanged(self.context(found.day), found)
+        if not found.published:
+            return DateOutcome(found.day, "withheld", error=found.reason[:300], unchanged=True)
+        return DateOutcome(
+            found.day,
+            "completed",
+            version=found.version,
+            items=found.items,
+            policy=self.policy.line,
+            unchanged=True,
+        )
+
+
+def date_outcome(
+    day: date,
+    standing: Standing,
+    settled: dict[date, Settled],
+    run_before: bool,
+    settings: Settings,
+    config: str | None,
+    deliver: bool,
+) -> DateOutcome:
+    """The date's standing outcome when its inputs are unchanged (looked at again when a date before
+    it was run in this backfill: its reach may hold what that run wrote), else its run's."""
+    found = settled.get(day)
+    if found is not None and run_before:
+        found = standing.settled(day)
+    if found is not None:
+        return standing.keep(found)
+    return one_date(day, settings, config, deliver)
+
+
 def left(done: int, total: int, started: float) -> str:
     """'about 1 min 20 s left' from the pace so far."""
     if not done or done >= total:
@@ -76,12 +144,17 @@ def collect_archives_task(
     from ops.workspace import resources_of
     from tasks.collect import Source
     from tasks.steps import collect_one, open_run
+    from tasks.steps.collect import archive_collected
 
     log = get_run_logger()
     archives = [s.name for s in settings.sources if Source(s.name, s.url).is_archive]
     resources = resources_of(settings, must_exist=False)  # the process's: one store and models for all
     contexts = {day: open_run(resources, settings, day, run_id) for day in days} if archives else {}
-    jobs = [(day, name) for day in days for name in archives]
+    known: dict[date, set[tuple[str, str]]] = {}
+    every = [(day, name) for day in days for name in archives]
+    jobs = [(day, name) for day, name in every if not archive_collected(contexts[day], name, known)]
+    if len(jobs) < len(every):
+        log.info(f"{len(every) - len(jobs)} of {len(every)} archive(s) collected already, as they are now")
     started, step = time.perf_counter(), max(1, len(jobs) // 10)
     total = 0
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, 8))) as pool:
@@ -144,6 +217,13 @@ def with_versions(store: ParquetEventStore, outcomes: list[dict]) -> list[DateOu
 COLLECT_SHARE = 20.0  # percent of the progress bar the collection phase takes
 
 
+def moves_bar(outcome: DateOutcome, done: int, total: int) -> bool:
+    """Whether the progress bar moves after this date: after a date that was run, and every tenth
+    of the way through dates kept unchanged (each move is a call to the Prefect API, and a kept
+    date takes a few milliseconds)."""
+    return not outcome.unchanged or done == total or done % max(1, total // 10) == 0
+
+
 @flow(name="backfill", log_prints=True)
 def backfill(
     start: str,
@@ -192,22 +272,30 @@ def backfill(
         table = [o.row() for o in fanned]
         create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
         return fanned
-    new_events = collect_archives_task(days, unwalked(settings), concurrency, current_run_id(), progress)
+    run_id = current_run_id()
+    new_events = collect_archives_task(days, unwalked(settings), concurrency, run_id, progress)
     log.info(f"collected the archives of {len(days)} date(s): {new_events} new event(s)")
-    log.info(embed_archives_task(days, unwalked(settings), current_run_id()))
+    settled = settled_task(days, unwalked(settings), run_id)
+    standing = Standing(settings, run_id)
+    log.info(f"{len(settled)} of {len(days)} date(s) unchanged since their last run")
+    if len(settled) < len(days):
+        log.info(embed_archives_task([d for d in days if d not in settled], unwalked(settings), run_id))
     dated: list[DateOutcome] = []
     started = time.perf_counter()
     for done, day in enumerate(days, start=1):
-        outcome = one_date(day, settings, config, deliver)
+        run_before = any(not o.unchanged for o in dated)
+        outcome = date_outcome(day, standing, settled, run_before, settings, config, deliver)
         dated.append(outcome)
         failed = sum(o.status != "completed" for o in dated)
         log.info(
             f"[{done}/{len(days)}] {outcome.day}: {outcome.status}"
+            + (" (unchanged since its last run)" if outcome.unchanged else "")
             + (f" in {outcome.seconds} s" if outcome.seconds is not None else "")
             + f"; {failed} failed or withheld so far, {left(done, len(days), started)}",
             extra={PROGRESS_LINE: True},
         )
-        update_progress_artifact(progress, COLLECT_SHARE + (100.0 - COLLECT_SHARE) * done / len(days))
+        if moves_bar(outcome, done, len(days)):
+            update_progress_artifact(progress, COLLECT_SHARE + (100.0 - COLLECT_SHARE) * done / len(days))
     table = [o.row() for o in dated]
     create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
     return dated

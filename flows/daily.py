@@ -263,6 +263,7 @@ def daily_brief(
     outcome, document = draft_stage(ctx, report, shadow)
     withheld = steps.withhold_if_unfit(ctx, document, report.sources)
     if withheld is not None:
+        steps.record_inputs(ctx, withheld=str(withheld))  # what a backfill finds unchanged next time
         compact_task(unwalked(ctx))
         create_table_artifact(
             key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=str(withheld)
@@ -271,7 +272,7 @@ def daily_brief(
             raise withheld
     published = publish_stage(ctx, report, document, deliver)
     report.finish(outcome, published)
-    finish_stage(ctx, report)
+    finish_stage(ctx, report, published)
     return run_result(ctx, report, published, policy.line)
 
 
@@ -340,12 +341,14 @@ def publish_stage(
     return published
 
 
-def finish_stage(ctx: steps.RunContext, report: steps.RunReport) -> None:
-    """The day's alerts (when configured), compaction of the days written, and the run's report."""
+def finish_stage(ctx: steps.RunContext, report: steps.RunReport, published: steps.Published) -> None:
+    """The day's alerts (when configured), what the run read and how it ended (``run.inputs``: a
+    backfill finds the day unchanged by it), compaction of the days written, and the run's report."""
     if ctx.settings.alerts:
         with report.step("alerts"):
             sent = alerts_task(unwalked(ctx))
             report.say(f"{len(sent)} alert(s) sent")
+    steps.record_inputs(ctx, version=published.version, items=published.items)
     with report.step("compact"):
         merged, stale = compact_task(unwalked(ctx))
         report.say(f"{merged} file(s) merged, {stale} stale temporary file(s) removed")

@@ -73,7 +73,8 @@ class RunResult:
 @dataclass(frozen=True)
 class DateOutcome:
     """One date of a backfill: ``completed``, ``failed`` or ``withheld`` (and why, ``error``); the
-    version, items and whether it is new, of a completed one; a fanned-out date's flow run."""
+    version, items and whether it is new, of a completed one; a fanned-out date's flow run; whether
+    the outcome is its last run's, found ``unchanged`` (``tasks/steps/unchanged.py``)."""
 
     day: date
     status: str
@@ -84,6 +85,7 @@ class DateOutcome:
     error: str = ""
     policy: str = ""
     flow_run_id: str | None = None
+    unchanged: bool = False  # its inputs were as its last run left them: that run's outcome stands
 
     def row(self) -> dict[str, object]:
         """Its dict form, for a table artifact or a JSON line (the date as YYYY-MM-DD)."""

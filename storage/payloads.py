@@ -281,6 +281,26 @@ class RunFinished(Payload):
     llm: dict[str, Any] | None = None  # calls, tokens, cost and fallbacks when a language model is configured
 
 
+class RunInputs(Payload):
+    """What a run of a day read (a digest of its reach's events, settings, policy and code) and
+    how it ended: a version published, or withheld and why (``tasks/steps/unchanged.py``)."""
+
+    brief_date: str
+    digest: str
+    published: bool
+    version: int | None = None
+    items: int = Field(default=0, ge=0)
+    reason: str = ""
+
+
+class RunUnchanged(Payload):
+    """A backfill found the day's inputs as its last run left them: that run's outcome stands."""
+
+    brief_date: str
+    digest: str
+    outcome_of: str  # the run whose outcome stands
+
+
 class RunFailed(Payload):
     step: str
     error: str
@@ -351,6 +371,10 @@ REGISTRY.register(
 )
 REGISTRY.register(
     "run.finished", {1: RunFinished}, fact=False, natural_key=_key("status"), hash_payload=False
+)
+REGISTRY.register("run.inputs", {1: RunInputs}, fact=False, natural_key=_key("brief_date", "digest"))
+REGISTRY.register(
+    "run.unchanged", {1: RunUnchanged}, fact=False, natural_key=_key("brief_date", "outcome_of")
 )
 REGISTRY.register("run.failed", {1: RunFailed}, fact=False, natural_key=_key("step", "error"))
 # one per run, whoever notices first (the hook or a check): the id is the day, the run and nothing else

@@ -206,6 +206,9 @@ def show_in_force(out: Console, found: InForce, moment: datetime | None, every: 
         for line in setting_lines(tables_of(found.adoption)):
             out.print(line)
         return
+    from storage.payloads import PolicyAdoptedV2
+    from storage.typed import payload_of
+
     changes = payload_of(found.adoption, PolicyAdoptedV2).changes
     out.print("  changed from the policy before it:")
     for line in change_lines([c.model_dump() for c in changes], WIDTH - 2):

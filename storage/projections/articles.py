@@ -86,6 +86,55 @@ def newest_first_sorted(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.sort(LATEST, maintain_order=True)
 
 
+def newest_snapshots(collected: pl.LazyFrame) -> pl.LazyFrame:
+    """Each article's newest ``article.collected`` row (``LATEST``), undecoded, with what its
+    other rows say (first brief date, first collected, how many).
+
+    Chosen on the ordering columns alone (a narrow sort, and its group-by takes one row number),
+    then only the chosen rows are kept: every field of an article comes from one row, its newest
+    snapshot, so decoding the other rows' payloads would be work thrown away. The article is the
+    event's subject, as the collection writes it (``tasks/collect.py``).
+    """
+    rows = collected.select(
+        pl.col("subject_id").alias("_article"),
+        "brief_date",
+        pl.col("brief_date").alias("fields_day"),
+        *ORDER_COLUMNS,
+        "schema_version",
+        "payload",
+    ).with_row_index("_row")
+    chosen = (
+        newest_first_sorted(rows.select("_row", "_article", "brief_date", *LATEST))
+        .group_by("_article")
+        .agg(
+            pl.col("brief_date").min().alias("first_brief_date"),
+            pl.col("_ts").min().alias("first_collected_at"),
+            pl.len().cast(pl.UInt32).alias("collected_events"),
+            pl.col("_row").last(),
+        )
+        .drop("_article")
+    )
+    return rows.join(chosen, on="_row")
+
+
+def decoded(newest: pl.LazyFrame) -> pl.LazyFrame:
+    """The chosen rows' payloads as the state's columns, upcast, their times parsed."""
+    return (
+        newest.with_columns(payload_struct(_COLLECTED).alias("p"))
+        .unnest("p")
+        .pipe(upcast_collected_frame)
+        .with_columns(parse_utc(pl.col("published_at")).alias("published_at"))
+        .select(
+            "article_id",
+            "first_brief_date",
+            "first_collected_at",
+            "collected_events",
+            *FIELDS,
+            *LATEST,
+        )
+    )
+
+
 class ArticlesProjection:
     name: str = "articles"
     event_types: tuple[str, ...] = ("article.collected", "article.corrected", "article.purged")
@@ -97,23 +146,7 @@ class ArticlesProjection:
 
     def fold(self, events: pl.LazyFrame) -> State:
         ordered = with_order(events)
-        collected = (
-            ordered.filter(pl.col("event_type") == "article.collected")
-            .with_columns(payload_struct(_COLLECTED).alias("p"))
-            .unnest("p")
-            .pipe(upcast_collected_frame)
-            .with_columns(parse_utc(pl.col("published_at")).alias("published_at"))
-        )
-        base = (
-            newest_first_sorted(collected.with_columns(pl.col("brief_date").alias("fields_day")))
-            .group_by("article_id")
-            .agg(
-                pl.col("brief_date").min().alias("first_brief_date"),
-                pl.col("_ts").min().alias("first_collected_at"),
-                pl.len().cast(pl.UInt32).alias("collected_events"),
-                *[pl.col(c).last() for c in (*FIELDS, *LATEST)],
-            )
-        )
+        base = decoded(newest_snapshots(ordered.filter(pl.col("event_type") == "article.collected")))
         corrections = latest_by(
             ordered.filter(pl.col("event_type") == "article.corrected")
             .with_columns(payload_struct(_CORRECTED).alias("p"))

@@ -77,6 +77,7 @@ from tasks.steps.stages import (
     recompose,
     run_stages,
 )
+from tasks.steps.unchanged import Settled, inputs_digest, record_inputs, record_unchanged, settled
 
 __all__ = [
     "LIVE",
@@ -99,6 +100,7 @@ __all__ = [
     "RunIdentity",
     "RunReport",
     "Scored",
+    "Settled",
     "SourceOutcome",
     "Stage",
     "absorb",
@@ -125,6 +127,7 @@ __all__ = [
     "follow_ups",
     "human_links",
     "injection_flags",
+    "inputs_digest",
     "last_validators",
     "latest_day",
     "left_out",
@@ -138,6 +141,8 @@ __all__ = [
     "raise_questions",
     "rebrief",
     "recompose",
+    "record_inputs",
+    "record_unchanged",
     "refuse_future",
     "resolve",
     "resolve_day",
@@ -149,6 +154,7 @@ __all__ = [
     "score_stories",
     "settle_relevance",
     "settle_same_story",
+    "settled",
     "story_link",
     "today",
     "two_stories",

@@ -33,6 +33,7 @@ import polars as pl
 from storage import tombstones
 from storage.events import Event, utcnow
 from storage.payloads import FeedFailed, FeedFetchedV2
+from storage.raw import digest as body_digest
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
 from tasks.collect import (
@@ -162,6 +163,34 @@ def _collect(ctx: RunContext, source_name: str) -> SourceOutcome:
             said = f"no file {missing.parent.name}/{missing.name} ({holds})"
         return SourceOutcome(src.name, 0, 0, first.error, said, batches=tuple(batches))
     return SourceOutcome(src.name, items, 0, batches=tuple(batches))
+
+
+def archive_collected(ctx: RunContext, source_name: str, fetched: dict[date, set[tuple[str, str]]]) -> bool:
+    """Whether a ``file://`` archive's files for ``ctx``'s day and the lookback days are each in the
+    log already with the bytes they hold now (a ``feed.fetched`` of the file's URL and content hash
+    in its day): reading them again would append nothing (a backfill's collection skips them).
+
+    ``fetched``: each day's (URL, content hash) pairs, filled as days are read (one read a day for
+    a whole backfill)."""
+    src = next(s for s in ctx.settings.sources if s.name == source_name)
+    source = Source(src.name, src.url, src.language, src.kind)
+    if not source.is_archive or source.over_http:
+        return False
+    days_back = lookback_days(ctx.settings.policy.lookback_hours)
+    for day in (ctx.day - timedelta(days=back) for back in range(days_back + 1)):
+        url = source.url_for(day)
+        path = Path(unquote(urlsplit(url).path))
+        if not path.is_file():
+            return False
+        if day not in fetched:
+            rows = ctx.store.query(functools.partial(ctx.store.scan, [day], event_types=["feed.fetched"]))
+            fetched[day] = {
+                (p.url, p.content_hash)
+                for p in (payload_of(r, FeedFetchedV2) for r in rows.iter_rows(named=True))
+            }
+        if (url, body_digest(path.read_bytes())) not in fetched[day]:
+            return False
+    return True
 
 
 def archive_skip(source: Source, day: date) -> str | None:

@@ -189,3 +189,43 @@ def test_a_date_after_every_archive_says_each_sources_why_and_what_its_archive_h
         why + "(its archive holds 2025-08-06 only); techwire: no file techwire/2025-08-07.xml "
         in said.group(1)
     ), said
+
+
+def test_a_backfill_again_keeps_each_unchanged_dates_outcome_and_records_it(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """Run again with nothing new, every date's outcome stands (its last run's: published or
+    withheld, and why) and is recorded as this backfill's look at it (``run.unchanged``), with no
+    other event; a date whose reach changed since, or whose brief file is gone, is run again."""
+    from datetime import date
+
+    from flows.backfill import backfill
+    from tests.e2e.test_review import setup
+
+    config = setup(tmp_path)
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+
+    def types() -> Counter:
+        return Counter(e.event_type for e in store.read())
+
+    first = backfill("2025-08-05", "2025-08-06", str(config), 1)
+    before = types()
+    again = backfill("2025-08-05", "2025-08-06", str(config), 1)
+    assert [(o.status, o.unchanged) for o in first] == [("withheld", False), ("completed", False)], first
+    assert [(o.status, o.unchanged) for o in again] == [("withheld", True), ("completed", True)], again
+    assert again[0].error == first[0].error and again[0].error.startswith("the brief of 2025-08-05")
+    assert (again[1].version, again[1].items, again[1].changed) == (first[1].version, first[1].items, False)
+    new = types() - before  # beside a collection's attempts (a missing archive, a skipped feed)
+    assert {t: n for t, n in new.items() if t not in ("feed.failed", "feed.skipped")} == {"run.unchanged": 2}
+    unchanged = store.read(event_types=["run.unchanged"])
+    assert sorted(e.brief_date for e in unchanged) == [date(2025, 8, 5), date(2025, 8, 6)]
+
+    # 08-06's brief file removed: that date is run again (and writes it), 08-05 still stands
+    (Path(store.base) / "briefs" / "2025-08-06.json").unlink()
+    third = backfill("2025-08-05", "2025-08-06", str(config), 1)
+    assert [(o.status, o.unchanged) for o in third] == [("withheld", True), ("completed", False)], third
+    assert (Path(store.base) / "briefs" / "2025-08-06.json").is_file()
+    # that run wrote 08-06's derivations again (new run, new ids): 08-06 itself now stands again,
+    # but a date whose reach holds 08-06 (08-07, run the first time) is decided, not kept
+    fourth = backfill("2025-08-06", "2025-08-07", str(config), 1)
+    assert [o.unchanged for o in fourth] == [True, False], fourth
