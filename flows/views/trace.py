@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from flows.views.text import WIDTH, cells, chunks, wrap
+from flows.views.text import WIDTH, cells, wrap
 from storage.payloads import (
     ArticleCollectedV4,
     ArticleCorrectedV2,
@@ -236,7 +236,7 @@ def _short(event_id: str) -> str:
 
 
 def _url(url: str) -> str:
-    return "\x00" + url  # a link is cut at the width, never at its slashes or hyphens
+    return "\x00" + url  # a link is printed whole on its line, to be copied (never cut or broken)
 
 
 def _cells(text: str) -> int:
@@ -258,8 +258,8 @@ def _fit(text: str, width: int) -> str:
 
 
 def _wrapped(text: str, prefix: str, width: int) -> list[str]:
-    """``text`` under ``prefix``, in lines of at most ``width`` columns: broken between words, a link
-    in plain chunks (never at its slashes or hyphens)."""
+    """``text`` under ``prefix``, in lines of at most ``width`` columns, broken between words; a link
+    whole on one line, however long, so that it can be copied (as a path is)."""
     if text.startswith("\x00"):
-        return [prefix + part for part in chunks(text[1:], width - _cells(prefix))]
+        return [prefix + text[1:]]
     return wrap(text, width, prefix)

@@ -74,7 +74,10 @@ def test_brief_trace_prints_the_chain_in_80_columns(days: Path) -> None:
     done = brief("trace", "--date", day, "--story", item["story_id"][:10], "--config", str(days))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert max(map(cells, lines)) <= 80, max(lines, key=cells)
+    others = [line for line in lines if "://" not in line]  # a link is whole on its line, to be copied
+    assert max(map(cells, others)) <= 80, max(others, key=cells)
+    for cited in item["citations"]:  # each link whole on one line: copied, it opens
+        assert any(cited["url"] in line for line in lines), cited["url"]
     text = " ".join(w for line in lines for w in line.lstrip("│├└─ ").split())  # the tree's lines, unwrapped
     assert (
         lines[0].startswith(f"Brief of {day}, v") and f" of {len(brief_of(days, day)['items'])}" in lines[0]
