@@ -1,5 +1,5 @@
-"""``brief trace``'s printing: 80 columns whatever the text (wide glyphs; a long link whole on its line), and a fetch's
-raw body named when the fetch records one."""
+"""``brief trace``'s printing: 80 columns whatever the text (wide glyphs; a long link whole on
+its line), and a fetch's raw body named when the fetch records one."""
 
 from __future__ import annotations
 
