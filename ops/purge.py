@@ -244,7 +244,7 @@ def scrub_bodies(store: ParquetEventStore, needles: Needles, say: Progress) -> d
         scrubbed = scrub_bytes(bodies.get(relative), needles)
         if scrubbed is not None:
             moves[relative] = bodies.replace(day, relative, scrubbed)
-    say(f"{len(moves)} raw feed bod(ies) rewritten without it")
+    say(f"{len(moves)} raw feed {'body' if len(moves) == 1 else 'bodies'} rewritten without it")
     return moves
 
 

@@ -20,6 +20,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from flows.views.text import counted
+
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     import polars as pl
 
@@ -328,7 +330,7 @@ def show_compacted(out: Console, done: Thinned | CompactResult) -> None:
         what = ", ".join(f"{n} {t}" for t, n in sorted(done.events.items())) or "no event"
         out.print(
             f"{done.day}: {done.files_before} file(s) -> 1, {done.events_total} events; "
-            f"thinned {what}; {done.bodies} raw bod(ies) dropped"
+            f"thinned {what}; {counted(done.bodies, 'raw body', 'raw bodies')} dropped"
         )
         return
     out.print(f"{done.day}: {done.files_before} file(s) -> {done.files_after}, {done.events} events")

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flows.views.console import styled
-from flows.views.text import wrap
+from flows.views.text import counted, wrap
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     from ops.alerts import Alert
@@ -152,7 +152,8 @@ def show_reparsed(out: Console, err: Console, result: Reparsed, config: str = ""
     for why in result.missing:
         err.print(f"  skipped {why}")
     out.print(
-        f"{day}: {result.fetches} feed bod(ies) parsed again, {result.articles} article(s); "
+        f"{day}: {counted(result.fetches, 'feed body', 'feed bodies')} parsed again, "
+        f"{counted(result.articles, 'article')}; "
         f"{result.written} new event(s), {result.skipped} already in the log"
         + (f"; 'brief run --date {day}{config}' briefs the day from them" if result.written else ""),
         soft_wrap=True,
@@ -163,7 +164,7 @@ def show_purged(out: Console, result: PurgeResult) -> None:
     """What a purge took out, and each brief it re-rendered."""
     out.print(
         f"Purged {result.target}: {len(result.articles)} article(s); {len(result.days)} day(s) rewritten "
-        f"({result.dropped} event(s) removed), {result.bodies} raw bod(ies), "
+        f"({result.dropped} event(s) removed), {counted(result.bodies, 'raw body', 'raw bodies')}, "
         f"{result.vectors} cached vector(s), {result.files} other file(s); {result.seconds:.1f} s"
     )
     for day, versions, new in result.briefs:

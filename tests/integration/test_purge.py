@@ -272,7 +272,7 @@ def test_retention_leaves_digests_where_the_messages_were(tmp_path: Path) -> Non
 
     done = brief("compact", "--config", str(config))
     assert done.returncode == 0, done.stderr
-    assert "thinned 1 feed.fetched, 2 llm.called; 1 raw bod(ies) dropped" in done.stdout
+    assert "thinned 1 feed.fetched, 2 llm.called; 1 raw body dropped" in done.stdout
 
     thinned = {e.event_id: e for e in store.read(event_types=["llm.called", "feed.fetched"])}
     assert set(thinned) == {e.event_id for e in [*calls, fetched]}  # same events, same ids
