@@ -100,6 +100,8 @@ def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_ag
     assert stale.status_code == 409, stale.text
     assert "made from <b>v1</b>" in stale.text and "at <b>v2</b> now" in stale.text
     assert "its headline" in stale.text
+    # what the editor's act was is said before the button that applies it again
+    assert stale.text.index('<dl class="form-sent">') < stale.text.index("anyway</button>")
     [by] = re.findall(r'<ul class="changed-by"><li>(.*?)</li></ul>', stale.text)
     [bos] = store_of(config).read(event_types=["brief.corrected"])
     assert "brief.corrected title" in by and "bo via desk" in by and "(v2)" in by
