@@ -135,7 +135,7 @@ def review(
     out.print(f"{recorded} recorded. Brief for {wanted}: {state}: {published.files['md']}", soft_wrap=True)
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
-    if marks and not answers:  # marks given at the command line: nothing was asked meanwhile
+    if marks or answers:  # not asked here: say what is left for a plain brief review
         still = acts.open_questions(settings, resources, wanted).height
         if still:
             asks = f"brief review --date {wanted}{settings.config_option}"
