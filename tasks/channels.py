@@ -61,7 +61,9 @@ class OutputSettings(_Section):
     @classmethod
     def _http(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"{value!r} must start with http:// or https://")
+            from tasks.settings import scheme_of
+
+            raise ValueError(f"must start with http:// or https:// ({scheme_of(value)})")
         return value.rstrip("/") if value else value
 
 

@@ -107,7 +107,8 @@ def _written(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return str(value)
+        # a short number is said as written; a long one could be a token or a chat id: its kind
+        return str(value) if len(str(value)) <= 6 else "a number"
     if isinstance(value, str):
         word = len(value) <= 12 and all(c.isalpha() or c in " -" for c in value) and value[:1].isalpha()
         return repr(value) if word else "text"

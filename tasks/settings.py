@@ -76,6 +76,15 @@ def _check_model(settings: Settings, where: str) -> None:
         raise ConfigError(f"{where}: policy.story_model: {exc}") from None
 
 
+def scheme_of(value: str) -> str:
+    """How a URL that is refused starts, said without repeating it (it may carry a password or a
+    token): "it starts with 'ftp://'", or "it has no scheme"."""
+    scheme, sep, _ = value.partition("://")
+    if sep and scheme.isascii() and scheme.replace("+", "").replace("-", "").isalnum() and len(scheme) <= 12:
+        return f"it starts with {scheme + '://'!r}"
+    return "it has no scheme such as https://"
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -101,10 +110,10 @@ class StorageSettings(Section):
     @field_validator("endpoint_url")
     @classmethod
     def _endpoint(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"{value!r} must start with http:// or https://")
-        if value is not None and "@" in value.split("://", 1)[1]:
+        if value is not None and "@" in value.partition("://")[2].split("/", 1)[0]:
             raise ValueError("must not carry credentials; use AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY")
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https:// ({scheme_of(value)})")
         return value
 
     def event_store(self) -> ParquetEventStore:
@@ -160,7 +169,7 @@ class SourceSettings(Section):
     @classmethod
     def _scheme(cls, value: str) -> str:
         if not value.startswith(("http://", "https://", "file://", "/")):
-            raise ValueError(f"{value!r} must start with http://, https:// or file://")
+            raise ValueError(f"must start with http://, https:// or file:// ({scheme_of(value)})")
         return value
 
 
@@ -374,10 +383,10 @@ class LLMSettings(Section):
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"{value!r} must start with http:// or https://")
-        if "@" in value.split("://", 1)[1].split("/", 1)[0]:
+        if "@" in value.partition("://")[2].split("/", 1)[0]:
             raise ValueError("must not carry credentials; name the key's variable in api_key_env")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https:// ({scheme_of(value)})")
         return value.rstrip("/")
 
     def fingerprint(self) -> str:

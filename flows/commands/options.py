@@ -51,6 +51,10 @@ ConfigOption = Annotated[
         "--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).", callback=_config_first
     ),
 ]
+# brief check reports a config's mistakes in its own table: its --config is read by the check itself
+CheckedConfigOption = Annotated[
+    str | None, typer.Option("--config", "-c", help="Config file (default: $BRIEF_CONFIG or ./brief.toml).")
+]
 ByOption = Annotated[str | None, typer.Option("--by", help="Who (default: $BRIEF_USER or $USER).")]
 
 

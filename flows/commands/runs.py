@@ -16,6 +16,7 @@ import typer
 from rich.progress import Progress
 
 from flows.commands.options import (
+    CheckedConfigOption,
     ConfigOption,
     Format,
     checked_config,
@@ -328,7 +329,7 @@ def check(
     send_test: Annotated[
         bool, typer.Option("--send-test", help="Send one test message to every channel.")
     ] = False,
-    config: ConfigOption = None,
+    config: CheckedConfigOption = None,
 ) -> None:
     """Pre-flight: the config, the store, every source fetched once, every channel; exit 1 on a failure."""
     from ops.preflight import check as preflight

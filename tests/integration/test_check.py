@@ -4,6 +4,7 @@ a line that says what is wrong and how to fix it; nothing is sent unless ``--sen
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -75,14 +76,24 @@ def check(config: Path, *args: str, env: dict[str, str] | None = None) -> Comple
 
 
 def fits(done: Completed) -> bool:
-    return all(len(line) <= 80 for line in done.stdout.splitlines())
+    """Every line in 80 columns but one that is a single word (a path, a URL), printed whole."""
+    return all(len(line) <= 80 or " " not in line.strip() for line in done.stdout.splitlines())
 
 
 def rows(done: Completed) -> dict[str, tuple[str, str]]:
-    """``{check: (status, detail)}`` from the table, each cell's folded lines joined by spaces."""
+    """``{check: (status, detail)}`` from the table, each cell's folded lines joined by spaces; or
+    from the entries it prints instead when a detail's word (a long path) does not fit a column."""
     found: dict[str, list[list[str]]] = {}
     last = None
+    entries = not any(line.startswith("│") for line in done.stdout.splitlines())
     for line in done.stdout.splitlines():
+        if entries and (head := re.match(r"^(ok|warn|FAIL) (.+)$", line)):
+            last = head.group(2)
+            found[last] = [[last], [head.group(1)], []]
+            continue
+        if entries and last is not None and line.startswith("  "):
+            found[last][2].append(line.strip())
+            continue
         if not line.startswith("│"):
             continue
         cells = [c.strip() for c in line.strip("│").split("│")]

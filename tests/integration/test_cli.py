@@ -338,3 +338,23 @@ def test_export_piped_prints_no_blank_line_before_its_result(tmp_path: Path) -> 
         done.stdout,
         done.stderr,
     )
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [
+        "[storage]\nroot='x'\nendpoint_url='ftp://u:Hunter2pass@s3.example'\n",
+        "[storage]\nroot='x'\n[[sources]]\nname='a'\nurl='ftp://u:Hunter2pass@feeds.example/x'\n",
+        "[storage]\nroot='x'\n[llm]\nbase_url='ftp://u:Hunter2pass@llm.example'\nmodel='m'\n",
+        "[storage]\nroot='x'\n[output]\nbase_url='ftp://user:Hunter2pass@example.org/briefs'\n",
+        "[storage]\nroot='x'\n[[alerts]]\nname='ops'\nurl=918273645501\n",
+    ],
+)
+def test_a_refused_value_that_may_be_a_secret_is_never_repeated(tmp_path: Path, toml: str) -> None:
+    config = tmp_path / "brief.toml"
+    config.write_text(toml)
+    done = brief("stats", "--config", str(config))
+    assert done.returncode == 2, done.stderr
+    assert "Hunter2pass" not in done.stderr and "918273645501" not in done.stderr, done.stderr
+    said = ("ftp://", "a number", "must not carry credentials")
+    assert any(what in done.stderr for what in said), done.stderr  # what is wrong, still said
