@@ -61,7 +61,7 @@ class OutputSettings(_Section):
     @classmethod
     def _http(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
-            from tasks.settings import scheme_of
+            from tasks.config_errors import scheme_of
 
             raise ValueError(f"must start with http:// or https:// ({scheme_of(value)})")
         return value.rstrip("/") if value else value

@@ -205,3 +205,12 @@ def toml_said(text: str, error: str) -> str:
     if name == "delivery":
         said += ": with [delivery] settings, write each channel as [[delivery.channels]] under it"
     return said
+
+
+def scheme_of(value: str) -> str:
+    """How a URL that is refused starts, said without repeating it (it may carry a password or a
+    token): "it starts with 'ftp://'", or "it has no scheme"."""
+    scheme, sep, _ = value.partition("://")
+    if sep and scheme.isascii() and scheme.replace("+", "").replace("-", "").isalnum() and len(scheme) <= 12:
+        return f"it starts with {scheme + '://'!r}"
+    return "it has no scheme such as https://"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -217,7 +217,7 @@ def view(
         "core": doc.core,
         "outlets": len({c.source for i in items for c in i.citations}),
         "window": {"start": doc.window.start[:16], "end": doc.window.end[:16]},
-        "period": window_text(doc.window.start, doc.window.end),  # the window, for reading
+        "period": window_text(doc.window.start, doc.window.end, str(doc.date)),  # for reading
         "sections": sections,
         "lead": sections[0]["entries"][0]["title"] if sections and sections[0]["entries"] else None,
         "footer": left_out_line(doc),
@@ -238,17 +238,22 @@ def shown_facts(item: Item) -> list[str]:
     return [f.text for f in item.facts if f.kind != "date" and f.text.casefold() not in title]
 
 
-def window_text(start: str, end: str) -> str:
+def window_text(start: str, end: str, day: str | None = None) -> str:
     """The news window as a person reads it. Whole days by their dates, the last one included:
     ``2025-08-05 – 2025-08-06 UTC`` (a window from midnight to midnight, ``2025-08-05T00:00`` up to
-    ``2025-08-07T00:00``), ``2025-08-06 UTC`` for one day; else with the times,
-    ``2025-08-06 06:00 – 18:00 UTC``, the end's date left out when it is the start's."""
-    if start[11:16] == "00:00" and end[11:16] == "00:00":
-        first_day = date.fromisoformat(start[:10])
+    ``2025-08-07T00:00``), ``2025-08-06 UTC`` for one day. A window of whole days in another
+    timezone (its bounds at that zone's midnight, ``2025-08-04T22:00`` up to ``2025-08-06T22:00``
+    in Amsterdam) ends with the brief's ``day``: its local dates, ``2025-08-05 – 2025-08-06``. Else
+    with the times, ``2025-08-06 06:00 – 18:00 UTC``, the end's date left out when it is the start's."""
+    begun, ended = datetime.fromisoformat(start[:16]), datetime.fromisoformat(end[:16])
+    days, rest = divmod(ended - begun, timedelta(days=1))
+    if days >= 1 and not rest and (start[11:16] == "00:00" or day is not None):
         last_day = date.fromisoformat(end[:10]) - timedelta(days=1)
-        if last_day <= first_day:
-            return f"{first_day} UTC"
-        return f"{first_day} – {last_day} UTC"
+        zone = " UTC"
+        if start[11:16] != "00:00" and day is not None:  # whole days of another zone: the brief's own
+            last_day, zone = date.fromisoformat(day), ""
+        first_day = last_day - timedelta(days=days - 1)
+        return f"{first_day}{zone}" if days == 1 else f"{first_day} – {last_day}{zone}"
     first, last = start[:16].replace("T", " "), end[:16].replace("T", " ")
     if first[:10] == last[:10]:
         last = last[11:]

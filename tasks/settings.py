@@ -38,6 +38,7 @@ from pydantic_settings import (
 from storage.errors import ConfigError
 from tasks.alerts import AlertChannel, AlertingSettings
 from tasks.channels import DeliverySettings, OutputSettings, delivery_from_toml, unique_names
+from tasks.config_errors import scheme_of
 from tasks.config_paths import ConfigPath, FeedUrl, ModelRef, OptionalConfigPath, StoreRoot, reading_from
 from tasks.kinds import FIRST_PARTY, KINDS
 from tasks.vocabulary import vocabulary
@@ -74,15 +75,6 @@ def _check_model(settings: Settings, where: str) -> None:
         load_pair_model(settings.policy.story_model)
     except ConfigError as exc:
         raise ConfigError(f"{where}: policy.story_model: {exc}") from None
-
-
-def scheme_of(value: str) -> str:
-    """How a URL that is refused starts, said without repeating it (it may carry a password or a
-    token): "it starts with 'ftp://'", or "it has no scheme"."""
-    scheme, sep, _ = value.partition("://")
-    if sep and scheme.isascii() and scheme.replace("+", "").replace("-", "").isalnum() and len(scheme) <= 12:
-        return f"it starts with {scheme + '://'!r}"
-    return "it has no scheme such as https://"
 
 
 class Section(BaseModel):
@@ -762,6 +754,7 @@ def load_settings(explicit: str | os.PathLike[str] | None = None, *, keep: bool 
         if not keep:
             _KEPT.set(None)
         return kept[1]
+    stamp = _stamp(path) if keep else None  # taken before the parse: a file changed during it is read again
     reading = _Reading(path)
     token = _READING.set(reading)
     try:
@@ -777,8 +770,8 @@ def load_settings(explicit: str | os.PathLike[str] | None = None, *, keep: bool 
     finally:
         _READING.reset(token)
     settings._file = path
-    if keep:
-        _KEPT.set((_stamp(path), settings))
+    if keep and stamp is not None:
+        _KEPT.set((stamp, settings))
     return settings
 
 

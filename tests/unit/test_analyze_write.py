@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -172,3 +172,9 @@ def test_the_header_and_key_facts_read_as_a_person_writes_them() -> None:
         update={"window": Window(start="2025-08-06T00:00:00+00:00", end="2025-08-07T00:00:00+00:00")}
     )
     assert "news published 2025-08-06 UTC ·" in render_markdown(one, {})
+    # whole days of another timezone (Amsterdam's midnights are 22:00 UTC): the brief's local dates
+    amsterdam = doc.model_copy(
+        update={"window": Window(start="2025-08-04T22:00:00+00:00", end="2025-08-06T22:00:00+00:00")}
+    )
+    last = date.fromisoformat(str(doc.date))
+    assert f"news published {last - timedelta(days=1)} – {last} ·" in render_markdown(amsterdam, {})
