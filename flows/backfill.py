@@ -70,9 +70,9 @@ class Standing:
 
     def __init__(self, settings: Settings, run_id: str) -> None:
         from ops.policy import governing
-        from tasks.steps import bootstrap
+        from ops.workspace import resources_of
 
-        self.resources = bootstrap(settings)  # models are loaded on first use: never, here
+        self.resources = resources_of(settings, must_exist=False)  # the process's: models made once
         self.policy = governing(settings, self.resources.store)
         self.run_id = run_id
 

@@ -53,3 +53,19 @@ def payload_field(event_type: str, name: str, *keys: str, registry: EventRegistr
 
     path = "$." + name + "".join(f"['{key}']" for key in keys)
     return pl.col("payload").str.json_path_match(path)
+
+
+WHY_KEYS = ("reason", "error", "message")  # what a failure says comes first in its cut-short payload
+
+
+def why_first(payload: str) -> str:
+    """A payload's JSON with the keys that say why (``WHY_KEYS``) first, so that a line cut short
+    still shows why a delivery, a feed or a run failed (``brief events``); any other text as it is."""
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return payload
+    if not isinstance(data, dict) or not any(k in data for k in WHY_KEYS):
+        return payload
+    ordered = {k: data[k] for k in WHY_KEYS if k in data} | data
+    return orjson.dumps(ordered).decode()

@@ -117,13 +117,7 @@ def create_app(
             if request.state.person is None and not open_path:
                 return _finish(_text(401, "refused: sign in first"))
             request.state.form = form
-            if in_flight.closing:
-                return _finish(_text(503, STOPPING))
-            in_flight.count += 1
-            try:
-                return await _after(request, call_next)
-            finally:
-                in_flight.count -= 1
+            return await _counted(in_flight, request, call_next)
         elif request.state.person is None and not open_path:
             return _finish(RedirectResponse("/signin", status_code=303))
         return await _after(request, call_next)
@@ -147,6 +141,17 @@ def create_app(
         app.include_router(pages.router)
     app.include_router(icon)
     return app
+
+
+async def _counted(in_flight: ActsInFlight, request: Request, call_next: Callable) -> Response:
+    """A form's act, counted while it runs (Ctrl-C waits for it); refused once the desk is stopping."""
+    if in_flight.closing:
+        return _finish(_text(503, STOPPING))
+    in_flight.count += 1
+    try:
+        return await _after(request, call_next)
+    finally:
+        in_flight.count -= 1
 
 
 def serving(

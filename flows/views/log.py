@@ -56,25 +56,11 @@ def _line(text: str, width: int) -> Text:
     return line
 
 
-WHY_KEYS = ("reason", "error", "message")  # what a failure says comes first in its cut-short payload
-
-
-def _why_first(payload: str) -> str:
-    """A payload's JSON with the keys that say why (``WHY_KEYS``) first, so that a line cut short
-    still shows why a delivery, a feed or a run failed; any other text as it is."""
-    try:
-        data = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return payload
-    if not isinstance(data, dict) or not any(k in data for k in WHY_KEYS):
-        return payload
-    ordered = {k: data[k] for k in WHY_KEYS if k in data} | data
-    return orjson.dumps(ordered).decode()
-
-
 def events_view(rows: Sequence[Mapping[str, Any]], title: str, width: int) -> RenderableType:
     """The events as two-line entries: when, brief date, type and run (by its number in the legend
     above), then the subject and as much of the payload as the width holds."""
+    from storage.typed import why_first  # loaded with the events the command read
+
     runs: dict[str, int] = {}
     for row in rows:
         runs.setdefault(row["run_id"], len(runs) + 1)
@@ -96,10 +82,10 @@ def events_view(rows: Sequence[Mapping[str, Any]], title: str, width: int) -> Re
         if room < 20:  # a long subject: the payload gets a line of its own
             body = Group(
                 Text(subject.plain.rstrip()),
-                Padding(_line(_why_first(row["payload"]), width - INDENT), (0, 0, 0, INDENT)),
+                Padding(_line(why_first(row["payload"]), width - INDENT), (0, 0, 0, INDENT)),
             )
         else:
-            body = Group(subject + _line(_why_first(row["payload"]), room))
+            body = Group(subject + _line(why_first(row["payload"]), room))
         parts.append(Group(Text(""), head, body))
     return Group(*parts)
 

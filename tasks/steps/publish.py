@@ -199,41 +199,42 @@ def publish(
             )
             for path in (version_files[ext], files[ext]):
                 briefs.write(path, text)
-        if same:  # the run's own record that it changed nothing: History credits its acts to no version
-            unchanged = {"brief_date": ctx.day.isoformat(), "version": version, "content_hash": digest}
-            ctx.append(
-                [
-                    ctx.emit(
-                        "brief.unchanged",
-                        unchanged,
-                        subject=f"brief-{ctx.day.isoformat()}",
-                        producer="write@1",
-                    )
-                ]
-            )
-        else:
-            ctx.append(
-                [
-                    ctx.emit(
-                        "brief.published",
-                        {
-                            "brief_date": ctx.day.isoformat(),
-                            "version": version,
-                            "items": len(document.items),
-                            "stories": document.story_ids,
-                            "files": files,
-                            "content_hash": digest,
-                            "version_files": version_files,
-                        },
-                        subject=f"brief-{ctx.day.isoformat()}",
-                        producer="write@1",
-                        sources=[*item_sources(ctx, document), *also_read],
-                    )
-                ]
-            )
+        record_version(ctx, document, digest, files, version_files, also_read, changed=not same)
     if not same or not briefs.exists(briefs.feed):
         write_feed(ctx, labels)
     return Published(version, files, not same, markdown, len(document.items))
+
+
+def record_version(
+    ctx: RunContext,
+    document: Brief,
+    digest: str,
+    files: dict[str, str],
+    version_files: dict[str, str],
+    also_read: Sequence[str],
+    *,
+    changed: bool,
+) -> None:
+    """``brief.published`` for a new version; for a publish that changed nothing, the run's own
+    record of it (``brief.unchanged``), so that History credits its acts to no version."""
+    day = ctx.day.isoformat()
+    if not changed:
+        unchanged = {"brief_date": day, "version": document.version, "content_hash": digest}
+        ctx.append([ctx.emit("brief.unchanged", unchanged, subject=f"brief-{day}", producer="write@1")])
+        return
+    published = {
+        "brief_date": day,
+        "version": document.version,
+        "items": len(document.items),
+        "stories": document.story_ids,
+        "files": files,
+        "content_hash": digest,
+        "version_files": version_files,
+    }
+    sources = [*item_sources(ctx, document), *also_read]
+    ctx.append(
+        [ctx.emit("brief.published", published, subject=f"brief-{day}", producer="write@1", sources=sources)]
+    )
 
 
 def category_labels(ctx: RunContext) -> dict[str, str]:

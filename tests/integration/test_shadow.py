@@ -185,7 +185,7 @@ def test_a_bad_candidate_is_one_line_at_config_load_and_nothing_is_written(tmp_p
     text = config.read_text().replace("../var/sample-store", "store")
     for candidate, says in (
         (None, "policy.shadow.candidate '{file}': no such file"),
-        ("[policy]\ntop_stories = -1\n", "[policy] top_stories Input should be greater than or equal to 0"),
+        ("[policy]\ntop_stories = -1\n", "[policy] top_stories must be at least 0, not -1"),
         ('[policy]\neditorial_model = "nowhere.json"\n', "policy.shadow.candidate '{file}': "),
         ("[policy\n", "not valid TOML"),
         ('[policy]\n[policy.shadow]\ncandidate = "x.toml"\n', "a candidate policy has no shadow of its own"),
