@@ -150,8 +150,14 @@ COLUMNS = (
 )
 
 
+def _of_last_clustered(column: str) -> pl.Expr:
+    """``column``'s value in the day's last run that clustered its stories (0 when none did)."""
+    return pl.col(column).fill_null(0).filter(pl.col("story.clustered").is_not_null()).last().fill_null(0)
+
+
 def per_day(joined: pl.DataFrame) -> pl.DataFrame:
-    """One row a day: its runs and failures, and the figures of its last run (and its id)."""
+    """One row a day: its runs and failures, and the figures of its last run (and its id); its
+    stories and off-topic ones of its last run that clustered."""
     return (
         joined.sort("started_at")
         .group_by("brief_date", maintain_order=True)
@@ -160,8 +166,10 @@ def per_day(joined: pl.DataFrame) -> pl.DataFrame:
             pl.col("status").is_in(["failed", "crashed"]).sum().alias("failed"),
             pl.col("status").last().alias("last_status"),
             pl.col("feed.failed").fill_null(0).last().alias("feeds_failed"),
-            pl.col("story.clustered").fill_null(0).last().alias("stories"),
-            pl.col("off_topic").fill_null(0).last().alias("off_topic"),
+            # of the day's last run that clustered: a run stopped before it (Ctrl-C after collect)
+            # leaves the day's stories as they were, not 0
+            _of_last_clustered("story.clustered").alias("stories"),
+            _of_last_clustered("off_topic").alias("off_topic"),
             pl.col("llm.called").fill_null(0).last().alias("llm_calls"),
             pl.col("llm_tokens").fill_null(0).last().alias("llm_tokens"),
             pl.col("llm_cost").fill_null(0.0).last().round(4).alias("llm_cost"),
