@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flows.views.console import styled
-from flows.views.text import counted
+from flows.views.text import counted, wrap
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
     from ops.alerts import Alert
@@ -118,27 +118,12 @@ def show_checks(out: Console, err: Console, title: str, checks: Sequence[Check])
         out.print(title)
         for c in checks:
             out.print(styled(MARKS[c.status], f" {c.what}"))
-            out.print("\n".join(_wrapped_whole(c.detail, out.width, "  ")), soft_wrap=True)
+            out.print("\n".join(wrap(c.detail, out.width, "  ", cut=False)), soft_wrap=True)
     for c in checks:
         if c.status != "ok":
             word = "error" if c.status == "fail" else "warning"
             said = f"{c.detail}; {c.fix}" if c.fix else c.detail  # a detail that says the fix, once
             err.print(f"{word}: {c.what}: {said}", soft_wrap=True)
-
-
-def _wrapped_whole(text: str, width: int, indent: str) -> list[str]:
-    """``text`` wrapped at its words under ``indent``; a word wider than a line (a path, a URL) on a
-    line of its own, whole, to be copied (``wrap`` would cut it)."""
-    lines: list[str] = []
-    line = ""
-    for word in text.split():
-        if line and len(indent) + len(line) + 1 + len(word) <= width:
-            line += f" {word}"
-            continue
-        if line:
-            lines.append(indent + line)
-        line = word
-    return [*lines, indent + line] if line else lines
 
 
 def alerts_jsonl(rows: Sequence[Alert]) -> Iterator[str]:

@@ -35,16 +35,24 @@ def chunks(text: str, room: int) -> list[str]:
     return [*parts, "".join(current)] if current or not parts else parts
 
 
-def wrap(text: str, width: int = WIDTH, indent: str = "", hanging: str | None = None) -> list[str]:
+def wrap(
+    text: str, width: int = WIDTH, indent: str = "", hanging: str | None = None, *, cut: bool = True
+) -> list[str]:
     """``text`` in lines of at most ``width`` columns, broken at spaces: the first line starts with
     ``indent``, the next ones with ``hanging`` (``indent`` when not given). Only a word wider than a
-    whole line is cut, by columns (text without spaces, as Chinese is written, is such a word)."""
+    whole line is cut, by columns (text without spaces, as Chinese is written, is such a word); with
+    ``cut=False`` such a word (a path, a URL) is a line of its own, whole, to be copied."""
     hanging = indent if hanging is None else hanging
     lines: list[str] = []
     line, used = indent, cells(indent)
     fresh = True  # nothing but the indent on the line yet
     for word in text.split():
         size = cells(word)
+        if not cut and size > width - cells(hanging):
+            lines += [line] if not fresh else []
+            lines.append((hanging if lines else indent) + word)
+            line, used, fresh = hanging, cells(hanging), True
+            continue
         if not fresh and used + 1 + size <= width:
             line, used = f"{line} {word}", used + 1 + size
             continue
@@ -60,5 +68,6 @@ def wrap(text: str, width: int = WIDTH, indent: str = "", hanging: str | None = 
             lines += [hanging + part for part in whole]
             line, used, size = hanging, cells(hanging), cells(word)
         line, used, fresh = line + word, used + size, False
-    lines.append(line)
+    if not fresh or not lines:
+        lines.append(line)
     return lines

@@ -115,6 +115,7 @@ def test_the_sample_passes_in_one_table_of_80_columns(tmp_path: Path) -> None:
     assert fits(done), done.stdout
     table = rows(done)
     assert list(table) == ["config", "storage", "source labnotes", "source techwire"], table
+    assert str(tmp_path / "var" / "sample-store") in table["storage"][1].split()[0], table  # whole
     for source in ("labnotes", "techwire"):
         status, detail = table[f"source {source}"]
         assert status == "ok" and detail.startswith("archive of 2025-08-06: 4 item(s), newest 2025-08-06")
