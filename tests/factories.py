@@ -19,6 +19,13 @@ T0 = datetime(2025, 8, 6, 12, 0, tzinfo=UTC)
 DAY = date(2025, 8, 6)
 
 
+def far_hold_until() -> str:
+    """A ``hold_until`` (HH:MM, UTC) about 22 hours away: a hold ends at the first ``hold_until`` after
+    the brief was held, so a fixed "23:59" ends it inside a test that starts at 23:30 UTC and looks
+    half an hour ahead; two hours before now never does."""
+    return (datetime.now(UTC) - timedelta(hours=2)).strftime("%H:%M")
+
+
 def store_at(root: str, **options: str) -> ParquetEventStore:
     """The store at a local root or an ``s3://`` root on the tests' S3 server (its endpoint is in
     ``BRIEF_TEST_S3_ENDPOINT``, which the processes the tests start inherit)."""

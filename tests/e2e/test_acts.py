@@ -20,6 +20,7 @@ from tasks.settings import load_settings
 from tests.cli import brief
 from tests.e2e.test_review import DAY
 from tests.e2e.test_review import setup as sample_config
+from tests.factories import far_hold_until
 
 LOCAL = "http://127.0.0.1:8484"
 # what differs between the command line and the desk by construction: where and who (and a mark's
@@ -194,7 +195,8 @@ def test_a_retraction_at_the_command_line_and_at_the_desk_appends_the_same_event
 
 
 HELD = (
-    '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\nupdate_after = 0\n'
+    '[delivery]\nhold = true\nreview_channel = "editors"\n'
+    + f'hold_until = "{far_hold_until()}"\nupdate_after = 0\n'
     '[[delivery.channels]]\nname = "editors"\nurl = "{editors}"\n'
     '[[delivery.channels]]\nname = "readers"\nurl = "{readers}"\nupdates = true\nbackoff_s = 0.05\n'
 )

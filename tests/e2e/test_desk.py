@@ -20,6 +20,7 @@ from tasks.settings import load_settings
 from tests.cli import brief
 from tests.e2e.test_review import DAY
 from tests.e2e.test_review import setup as sample_config
+from tests.factories import far_hold_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -255,7 +256,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
 
     with_channels(
         config,
-        '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        '[delivery]\nhold = true\nreview_channel = "editors"\n' + f'hold_until = "{far_hold_until()}"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
         "backoff_s = 0.05\n",
@@ -591,7 +592,7 @@ def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Pa
 
     with_channels(
         config,
-        '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        '[delivery]\nhold = true\nreview_channel = "editors"\n' + f'hold_until = "{far_hold_until()}"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n',
     )

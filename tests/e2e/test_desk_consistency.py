@@ -18,6 +18,7 @@ from storage.store import ParquetEventStore
 from tasks.settings import load_settings
 from tests.e2e.test_review import DAY
 from tests.e2e.test_review import setup as sample_config
+from tests.factories import far_hold_until
 
 LOCAL = "http://127.0.0.1:8484"
 
@@ -233,7 +234,9 @@ def test_hold_names_the_current_held_version_and_approves_only_the_version_it_sh
     from ops.workspace import open_resources
 
     config.write_text(
-        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\n'
+        + f'hold_until = "{far_hold_until()}"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
@@ -395,7 +398,9 @@ def test_after_an_act_the_page_returns_to_the_item_its_panel_open_and_today_says
     from ops.workspace import open_resources
 
     config.write_text(
-        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\n'
+        + f'hold_until = "{far_hold_until()}"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
@@ -624,7 +629,9 @@ def test_answers_from_a_page_older_than_the_brief_approve_nothing_and_an_approva
     from ops.workspace import open_resources
 
     config.write_text(
-        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\n'
+        + f'hold_until = "{far_hold_until()}"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
     )
@@ -746,7 +753,9 @@ def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(
     from tests.cli import brief
 
     config.write_text(
-        config.read_text() + '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\n'
+        + f'hold_until = "{far_hold_until()}"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\nbackoff_s = 0.05\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nbackoff_s = 0.05\n'
     )

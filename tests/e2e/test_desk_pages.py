@@ -13,6 +13,7 @@ from pathlib import Path
 from tests.e2e.test_desk import built as built  # the samples' day, run once per module
 from tests.e2e.test_desk import client, config, csrf_of, hook, with_channels
 from tests.e2e.test_review import DAY
+from tests.factories import far_hold_until
 
 __all__ = ["built", "config", "hook"]  # fixtures
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d|\d\d:\d\d:\d\d|[+-]\d\d:\d\d\b|\d\d:\d\dZ")
@@ -33,7 +34,7 @@ def held_desk(config: Path, hook):
 
     with_channels(
         config,
-        '[delivery]\nhold = true\nreview_channel = "editors"\nhold_until = "23:59"\n'
+        '[delivery]\nhold = true\nreview_channel = "editors"\n' + f'hold_until = "{far_hold_until()}"\n'
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n',
     )
