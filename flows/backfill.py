@@ -25,6 +25,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.daily import current_run_id, daily_brief, unwalked
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
+from flows.views.text import counted
 from ops.runs import BriefWithheld, DateOutcome, date_range
 from storage.store import ParquetEventStore
 from tasks.settings import Settings, load_settings
@@ -154,7 +155,9 @@ def collect_archives_task(
     every = [(day, name) for day in days for name in archives]
     jobs = [(day, name) for day, name in every if not archive_collected(contexts[day], name, known)]
     if len(jobs) < len(every):
-        log.info(f"{len(every) - len(jobs)} of {len(every)} archive(s) collected already, as they are now")
+        log.info(
+            f"{len(every) - len(jobs)} of {counted(len(every), 'archive')} collected already, as they are now"
+        )
     started, step = time.perf_counter(), max(1, len(jobs) // 10)
     total = 0
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, 8))) as pool:
@@ -163,8 +166,8 @@ def collect_archives_task(
             total += outcome.new_events
             if done % step == 0 or done == len(jobs):
                 log.info(
-                    f"collecting archives: {done}/{len(jobs)} files of {len(days)} date(s), "
-                    f"{total} new event(s), {left(done, len(jobs), started)}"
+                    f"collecting archives: {done}/{len(jobs)} files of {counted(len(days), 'date')}, "
+                    f"{counted(total, 'new event')}, {left(done, len(jobs), started)}"
                 )
                 if progress is not None:
                     update_progress_artifact(progress, COLLECT_SHARE * done / len(jobs))
@@ -182,7 +185,7 @@ def embed_archives_task(days: list[date], settings: Settings, run_id: str) -> st
     resources = resources_of(settings, must_exist=False)  # the models every date's run then uses
     done = embed_range([open_run(resources, settings, day, run_id) for day in days])
     return (
-        f"{done.texts} text(s) of {done.dates} date(s) to embed, "
+        f"{counted(done.texts, 'text')} of {counted(done.dates, 'date')} to embed, "
         f"{done.computed} computed (the rest were cached)"
     )
 
@@ -274,10 +277,10 @@ def backfill(
         return fanned
     run_id = current_run_id()
     new_events = collect_archives_task(days, unwalked(settings), concurrency, run_id, progress)
-    log.info(f"collected the archives of {len(days)} date(s): {new_events} new event(s)")
+    log.info(f"collected the archives of {counted(len(days), 'date')}: {counted(new_events, 'new event')}")
     settled = settled_task(days, unwalked(settings), run_id)
     standing = Standing(settings, run_id)
-    log.info(f"{len(settled)} of {len(days)} date(s) unchanged since their last run")
+    log.info(f"{len(settled)} of {counted(len(days), 'date')} unchanged since their last run")
     if len(settled) < len(days):
         log.info(embed_archives_task([d for d in days if d not in settled], unwalked(settings), run_id))
     dated: list[DateOutcome] = []

@@ -201,7 +201,9 @@ def deliver(
             out.print(f"  {outcome.waiting}", markup=False)
         failed = outcome.failed
     if failed:
-        err.print(f"error: {len(failed)} channel(s) failed; see above, fix the channel and run this again")
+        err.print(
+            f"error: {counted(len(failed), 'channel')} failed; see above, fix the channel and run this again"
+        )
         raise SystemExit(1)
 
 
@@ -229,7 +231,9 @@ def approve(
     show_delivery(out, delivery)
     if delivery.failed:
         resend = f"brief deliver --date {wanted}{settings.config_option}"
-        err.print(f"error: {len(delivery.failed)} channel(s) failed; '{resend}' resends", soft_wrap=True)
+        err.print(
+            f"error: {counted(len(delivery.failed), 'channel')} failed; '{resend}' resends", soft_wrap=True
+        )
         raise SystemExit(1)
 
 

@@ -17,6 +17,7 @@ from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
 from flows.interrupt import STOP, how_stopped, mark_cancelled
+from flows.views.text import counted
 from ops.runs import RunResult
 from ops.shadow import Shadow, shadow_day, shadow_of
 from ops.workspace import Resources, resources_of
@@ -107,10 +108,14 @@ def deliver_task(ctx: steps.RunContext) -> steps.DeliveryOutcome:
     log = get_run_logger()
     for sent in outcome.sent:
         if sent.ok:
-            log.info(f"delivered {sent.kind} v{sent.version} to {sent.channel} ({sent.attempts} attempt(s))")
+            log.info(
+                f"delivered {sent.kind} v{sent.version} to "
+                f"{sent.channel} ({counted(sent.attempts, 'attempt')})"
+            )
         else:
             log.warning(
-                f"delivery to {sent.channel} failed after {sent.attempts} attempt(s): {sent.reason}; "
+                f"delivery to {sent.channel} failed after "
+                f"{counted(sent.attempts, 'attempt')}: {sent.reason}; "
                 f"resend with: brief deliver --date {ctx.day} --channel {sent.channel}"
                 f"{ctx.settings.config_option}"
             )
@@ -297,9 +302,12 @@ def wait_stage(ctx: steps.RunContext, report: steps.RunReport, after_runs: list[
     log = get_run_logger().info
     with report.step("wait"):
         embedded = steps.embed_window(ctx)
-        log(f"{embedded} text(s) embedded; waiting for {len(after_runs)} earlier date(s) of the backfill")
+        log(
+            f"{counted(embedded, 'text')} embedded; waiting for "
+            f"{counted(len(after_runs), 'earlier date')} of the backfill"
+        )
         wait_for_runs(after_runs, log, poll_s=0.5)
-        report.say(f"{embedded} text(s) embedded, {len(after_runs)} earlier date(s) ended")
+        report.say(f"{counted(embedded, 'text')} embedded, {counted(len(after_runs), 'earlier date')} ended")
 
 
 def draft_stage(
@@ -347,11 +355,11 @@ def finish_stage(ctx: steps.RunContext, report: steps.RunReport, published: step
     if ctx.settings.alerts:
         with report.step("alerts"):
             sent = alerts_task(unwalked(ctx))
-            report.say(f"{len(sent)} alert(s) sent")
+            report.say(f"{counted(len(sent), 'alert')} sent")
     steps.record_inputs(ctx, version=published.version, items=published.items)
     with report.step("compact"):
         merged, stale = compact_task(unwalked(ctx))
-        report.say(f"{merged} file(s) merged, {stale} stale temporary file(s) removed")
+        report.say(f"{counted(merged, 'file')} merged, {counted(stale, 'stale temporary file')} removed")
     create_table_artifact(
         key=f"run-report-{ctx.day.isoformat()}", table=report.table(), description=report.summary()
     )

@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from uuid import UUID
 
+from flows.views.text import counted
+
 FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 DEFAULT_DEPLOYMENT = "daily-brief/daily-brief"
 PAGE = 200  # the most runs one API call returns (the server's default limit)
@@ -71,7 +73,7 @@ def wait_for_runs(
                 f"waited {timeout_s:.0f} s for the runs of earlier dates {pending}; are workers running?"
             )
         if time.monotonic() - told > 30:
-            say(f"waiting for {len(pending)} earlier date(s) of the backfill to finish")
+            say(f"waiting for {counted(len(pending), 'earlier date')} of the backfill to finish")
             told = time.monotonic()
         time.sleep(poll_s)
 
@@ -134,7 +136,7 @@ def fan_out(
             timeout=0,
         )
         runs[day] = str(run.id)
-    say(f"created {len(runs)} flow run(s) of {deployment}; workers of its pool run them")
+    say(f"created {counted(len(runs), 'flow run')} of {deployment}; workers of its pool run them")
     outcomes: dict[date, dict] = {}
     deadline = time.monotonic() + timeout_s
     while len(outcomes) < len(runs):

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from flows.interrupt import Interrupted
+from flows.views.text import counted
 from ops.acts import Answer
 from storage.errors import InputError
 from tasks import review
@@ -79,7 +80,7 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
     answers: list[Answer] = []
     out.print(
         Text.assemble(
-            (f"{total} open question(s) for {day}", "bold"),
+            (f"{counted(total, 'open question')} for {day}", "bold"),
             f" in {len(batches)} batch(es). Enter takes the [default]; Ctrl-D stops.",
         ),
         markup=False,

@@ -27,6 +27,7 @@ from storage.brief import Brief
 from storage.errors import InputError
 from storage.store import ParquetEventStore
 from tasks import analyze, dedup, steps
+from tasks.nouns import counted
 from tasks.pairs import load_pair_model
 from tasks.settings import PolicySettings, Settings, read_candidate
 from tasks.steps.llm import analyst as llm_analyst
@@ -308,11 +309,13 @@ def verdict(per_day: dict[date, list[tuple[bool, bool]]], left_out: int, seed: i
     shares = (
         f"{cand.sum() / n:.1%} of {n} unseen judgements against {cur.sum() / n:.1%} ({diff * 100:+.1f} points"
     )
-    interval = f"95 % interval {low * 100:+.1f} to {high * 100:+.1f} over {len(days)} day(s))"
+    interval = f"95 % interval {low * 100:+.1f} to {high * 100:+.1f} over {counted(len(days), 'day')})"
     found = {**base, "difference": round(diff, 4), "interval": (round(low, 4), round(high, 4))}
     if n < MIN_UNSEEN or len(days) < MIN_DAYS:
         need = f"at least {MIN_UNSEEN} unseen judgements over {MIN_DAYS} days are needed"
-        line = f"not enough evidence: {n} unseen judgement(s) over {len(days)} day(s); {need}"
+        line = (
+            f"not enough evidence: {counted(n, 'unseen judgement')} over {counted(len(days), 'day')}; {need}"
+        )
         return {**found, "decision": "not enough evidence", "line": line}
     if diff <= 0:
         return {

@@ -51,6 +51,7 @@ from storage.projections import materialize
 from storage.store import EventStore
 from storage.typed import payload_field, payload_of
 from tasks.injection import looks_like_instructions
+from tasks.nouns import counted
 
 TASKS = ("classify", "extract", "summarize", "dedup", "relevance", "llm")
 SYSTEM = {
@@ -503,7 +504,8 @@ def why_empty(card: dict[str, Any]) -> str | None:
         return f"nothing to learn from: no {card['task']} decision in {span}"
     if card["format"] == "preference":
         return (
-            f"no pair: none of the {card['examples']} {card['task']} decision(s) of {span} was corrected "
+            f"no pair: none of the {counted(card['examples'], card['task'] + ' decision')} "
+            f"of {span} was corrected "
             f"by a person; a pair needs {PREFERRED_BY[card['task']]}"
         )
     return None

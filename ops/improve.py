@@ -23,6 +23,7 @@ from storage.errors import InputError
 from storage.events import Event
 from storage.store import ParquetEventStore
 from tasks.editorial import load_model
+from tasks.nouns import counted
 from tasks.settings import Settings
 
 # --- brief evaluate ------------------------------------------------------------------------
@@ -74,7 +75,7 @@ def evaluate(
     for name, chosen in (("current", settings), ("candidate", candidate)):
         version = chosen.policy_version()
         judged[name] = {}
-        with stage(f"replaying {len(days)} day(s) through the {name} policy ({version}) …"):
+        with stage(f"replaying {counted(len(days), 'day')} through the {name} policy ({version}) …"):
             figures[f"{name} {version}"] = evaluation.evaluate_policy(
                 chosen, store, chosen.policy, days, folder, judged[name]
             )
@@ -146,7 +147,7 @@ def learn(
         )
     settings = governing(configured, store).settings  # the policy in force: what is refined
     days = _learn_days(store, start, end)
-    with stage(f"replaying {len(days)} day(s) for examples …"):
+    with stage(f"replaying {counted(len(days), 'day')} for examples …"):
         examples = learning.collect_examples(settings, days, given, progress, store)
     if labels and not any(e.by == "label" for e in examples):
         raise InputError(
@@ -166,13 +167,15 @@ def learn(
                 "refine; give --labels to fit from hand labels"
             )
     note = f"brief learn over {days[0]} .. {days[-1]}" + (f" with labels from {labels}" if labels else "")
-    with stage(f"fitting on {len(examples)} example(s), and its figures on each block of days left out …"):
+    with stage(
+        f"fitting on {counted(len(examples), 'example')}, and its figures on each block of days left out …"
+    ):
         topic, model = settings.policy.topic.name, settings.embedding.model
         fitted = learning.fit(examples, name or out.stem, topic, model, note=note, base=base)
     story_labels = story_learning.read_story_labels(Path(labels)) if labels else {}
     answered = bool(store.read(event_types=["story.merged", "story.split"]))
     story_days = [d for d in days if answered or d in story_labels]  # a day with neither teaches nothing
-    with stage(f"replaying {len(story_days)} day(s) for labelled stories and same-story answers …"):
+    with stage(f"replaying {counted(len(story_days), 'day')} for labelled stories and same-story answers …"):
         stories = story_learning.learn_stories(settings, story_days, story_labels, note, store=store)
     stories_path = None
     if stories is not None:
@@ -262,12 +265,12 @@ def replay_regression(
     if not found:
         return None
     current = governing(configured, store).settings
-    with stage(f"replaying {len(found)} case(s) under the policy in force …"):
+    with stage(f"replaying {counted(len(found), 'case')} under the policy in force …"):
         now = regress.replay(current, store, found)
     if policy is None:
         return RegressionRun(current.policy_version(), now)
     candidate = evaluation.candidate_settings(policy, configured)
-    with stage(f"replaying {len(found)} case(s) under the candidate …"):
+    with stage(f"replaying {counted(len(found), 'case')} under the candidate …"):
         check = regress.Gate(now, regress.replay(candidate, store, found))
     return RegressionRun(current.policy_version(), now, candidate.policy_version(), check)
 

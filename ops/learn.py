@@ -41,6 +41,7 @@ from storage.errors import InputError
 from storage.store import ParquetEventStore
 from tasks import editorial, steps
 from tasks.embed_multilingual import MULTILINGUAL_MODEL
+from tasks.nouns import counted
 from tasks.settings import Settings
 
 RANK = {"none": 0, "related": 1, "core": 2}
@@ -781,7 +782,7 @@ def card_text(model: editorial.EditorialModel) -> str:
     rows = [
         f"model {model.name} ({model.kind}) for the topic {model.topic!r}, embedding {model.embedding_model}"
         + (f", multilingual {model.multilingual_model}" if model.multilingual_model else ""),
-        f"fitted on {on.get('stories', 0)} stories of {len(on.get('days', []))} day(s) "
+        f"fitted on {on.get('stories', 0)} stories of {counted(len(on.get('days', [])), 'day')} "
         f"({on.get('on_topic', 0)} on topic, {on.get('core', 0)} core) with {card.get('library', '')}:",
         *[f"  {line}" for line in fitted_on_lines(on)],
         f"judgements seen: {len(on.get('judgements', []))} (digest {on.get('judgements_digest', '-')})",

@@ -25,6 +25,7 @@ from tasks.channels import Channel, Endpoint
 from tasks.collect import Source
 from tasks.dedup import news_window
 from tasks.deliver import Message
+from tasks.nouns import counted
 from tasks.settings import Settings, SourceSettings, load_settings
 
 Status = Literal["ok", "warn", "fail"]
@@ -48,7 +49,10 @@ def check_config(config: str | None) -> tuple[Settings | None, Check]:
     except ConfigError as exc:
         return None, Check("config", "fail", str(exc), "correct the file, then run 'brief check' again")
     channels = len(channels_of(settings))
-    detail = f"{len(settings.sources)} source(s), {channels} channel(s), timezone {settings.timezone}"
+    detail = (
+        f"{counted(len(settings.sources), 'source')}, "
+        f"{counted(channels, 'channel')}, timezone {settings.timezone}"
+    )
     if not settings.sources:
         return settings, Check(
             "config", "fail", "no [[sources]]", "add a [[sources]] entry with name = … and url = …"
@@ -71,7 +75,9 @@ def check_storage(settings: Settings) -> Check:
         return Check("storage", "fail", said, fix)
     if not days:
         return Check("storage", "ok", f"{settings.storage.root}: empty; the first run fills it")
-    return Check("storage", "ok", f"{settings.storage.root}: {len(days)} day(s), the last {days[-1]}")
+    return Check(
+        "storage", "ok", f"{settings.storage.root}: {counted(len(days), 'day')}, the last {days[-1]}"
+    )
 
 
 def channels_of(settings: Settings) -> list[tuple[str, Endpoint]]:
@@ -128,7 +134,7 @@ def judge_source(
         )
     dates = [_utc(p.published_at) for p in items if p.published_at]
     newest = max(dates, default=None)
-    detail = f"{where}: {len(items)} item(s), " + (
+    detail = f"{where}: {counted(len(items), 'item')}, " + (
         f"newest {newest:%Y-%m-%d %H:%M} UTC" if newest else "none dated"
     )
     if newest is not None and newest < window[0]:

@@ -39,6 +39,7 @@ from storage.payloads import ArticleCollectedV4, BriefPublished
 from storage.scrub import Needles, scrub_bytes, scrub_events, scrub_file
 from storage.store import ParquetEventStore
 from storage.typed import payload_field, payload_of
+from tasks.nouns import counted
 from tasks.settings import Settings
 
 PRODUCER = "purge@1"
@@ -85,7 +86,7 @@ def purge(
     found = find(store, article, source)
     needles = Needles.of(found.ids, found.texts, found.links)
     result = PurgeResult(target, sorted(found.ids))
-    say(f"{len(found.ids)} article(s) to take out")
+    say(f"{counted(len(found.ids), 'article')} to take out")
     tree = store.tree
     with tree.purged.lock():
         days = affected_days(store, needles)
@@ -100,7 +101,7 @@ def purge(
         moves = {**moves, **frozen}
         rewrite_days(store, sorted(set(days) | body_days | case_days), needles, moves, result, say)
         result.vectors = drop_vectors(store, found.pairs)
-        say(f"{result.vectors} cached vector(s) removed")
+        say(f"{counted(result.vectors, 'cached vector')} removed")
         tombstone_ids = {day: e.event_id for day, e in tombstones_of.items()}
         result.briefs = rerender_briefs(settings, store, days, needles, say, tombstone_ids)
         result.files = sweep(store, needles, say)
@@ -257,7 +258,7 @@ def scrub_frozen_cases(
     from storage.frozen import refreeze
 
     moves, days = refreeze(store, lambda frame: scrub_events(frame, needles))
-    say(f"{len(moves)} regression case file(s) frozen again without it")
+    say(f"{counted(len(moves), 'regression case file')} frozen again without it")
     return moves, days
 
 
@@ -278,7 +279,7 @@ def rewrite_days(
                 result.dropped += done.events_before - done.events_after
                 if day not in result.days:
                     result.days.append(day)
-        say(f"{len(pending)} day(s) rewritten" + (f" (pass {attempt + 1})" if attempt else ""))
+        say(f"{counted(len(pending), 'day')} rewritten" + (f" (pass {attempt + 1})" if attempt else ""))
         pending = [d for d in pending if _still_there(store, d, needles)]
         if not pending:
             result.days.sort()
@@ -443,5 +444,5 @@ def sweep(store: ParquetEventStore, needles: Needles, say: Progress) -> int:
         if clean is not None:
             files.write(info.path, clean)
             scrubbed += 1
-    say(f"{scrubbed} other file(s) scrubbed")
+    say(f"{counted(scrubbed, 'other file')} scrubbed")
     return scrubbed

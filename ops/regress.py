@@ -42,6 +42,7 @@ from storage.payloads import (
 from storage.store import ParquetEventStore
 from storage.store.base import events_to_segment, read_segments
 from storage.typed import payload_of
+from tasks.nouns import counted
 from tasks.settings import Settings
 
 PRODUCER = "regress@1"
@@ -412,7 +413,8 @@ def refusal(check: Gate) -> str:
     )
     more = f" and {len(broken) - 3} more" if len(broken) > 3 else ""
     return (
-        f"the candidate fails {len(broken)} regression case(s) the policy in force passes: {named}{more}; "
+        f"the candidate fails {counted(len(broken), 'regression case')} "
+        f"the policy in force passes: {named}{more}; "
         "'brief evaluate --regression --policy FILE' lists them; adopt anyway with --force --reason \"…\""
     )
 

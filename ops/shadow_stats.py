@@ -32,6 +32,7 @@ from storage.payloads import (
 from storage.store import EventStore
 from storage.typed import payload_of
 from tasks import dedup
+from tasks.nouns import counted
 from tasks.steps.context import read_days
 
 
@@ -147,7 +148,7 @@ class Comparison:
     def line(self) -> str:
         d = self.differed
         return (
-            f"decided otherwise over {len(self.days)} day(s), of {self.articles} news articles: "
+            f"decided otherwise over {counted(len(self.days), 'day')}, of {self.articles} news articles: "
             f"{d.get('relevance', 0)} relevance, {d.get('clustering', 0)} clustering, "
             f"{d.get('top', 0)} top"
         )

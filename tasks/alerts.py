@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from storage.events import Event
 from tasks.channels import Endpoint, clock_time
+from tasks.nouns import counted
 
 # what ``causes`` reads
 INPUT_TYPES = (
@@ -208,7 +209,7 @@ def _deliveries(today: list[Event], day: date) -> list[Cause]:
         Cause(
             f"delivery-failed:{channel}",
             day,
-            f"delivery of {day} to {channel} failed after {p.attempt} attempt(s)",
+            f"delivery of {day} to {channel} failed after {counted(p.attempt, 'attempt')}",
             (p.reason[:600], f"Resend: {p.resend}"),
             f"brief events --date {day} --type delivery.failed",
         )

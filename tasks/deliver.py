@@ -20,6 +20,7 @@ from storage.events import Event
 from storage.payloads import BriefApprovedV2, BriefDelivered, BriefHeld, DeliveryFailed
 from storage.typed import payload_of
 from tasks.channels import Channel, DeliverySettings
+from tasks.nouns import counted
 
 Kind = Literal["brief", "update", "review"]
 Released = Literal["direct", "approved", "deadline"]
@@ -239,7 +240,8 @@ def compose_message(
     if send.kind == "update":
         subject = lab["subject_updated"].format(title=title, version=document.version)
     elif send.kind == "review":
-        subject = lab["subject_review"].format(title=title, n=len(questions))
+        n = len(questions)
+        subject = lab["subject_review"].format(title=title, n=n, questions=counted(n, "open question"))
     else:
         subject = f"{title}: {base['lead']}" if base["lead"] else title
     if send.released == "deadline" and send.kind != "review":

@@ -38,7 +38,9 @@ class Failure:
     def describe(self) -> str:
         shown = ", ".join(self.rows[:5]) + (f" … (+{len(self.rows) - 5})" if len(self.rows) > 5 else "")
         where = f"({self.column})" if self.column else ""
-        return f"{self.expectation}{where} on {len(self.rows)} row(s): {shown}"
+        return (
+            f"{self.expectation}{where} on {len(self.rows)} row{'' if len(self.rows) == 1 else 's'}: {shown}"
+        )
 
 
 @dataclass

@@ -51,7 +51,7 @@ def events(
         return
     shown = frame if limit <= 0 else frame.tail(limit)
     title = (
-        f"{frame.height} event(s)"
+        f"{counted(frame.height, 'event')}"
         + (f", last {shown.height} shown" if shown.height < frame.height else "")
         + " (UTC; --format jsonl gives every payload whole)"
     )
@@ -181,7 +181,7 @@ def compact(
     settings, store = open_store(config)
     done = compact(settings, store, wanted, lambda outcome: show_compacted(out, outcome))
     if done.frozen:
-        out.print(f"regression set: {done.frozen} frozen event(s) thinned")
+        out.print(f"regression set: {counted(done.frozen, 'frozen event')} thinned")
 
 
 export_app = typer.Typer(
@@ -234,7 +234,7 @@ def export_events_command(
             progress=lambda day, n: progress.update(bar, advance=1, description=f"exported {day}"),
         )
     out.print(
-        f"{result.events} event(s) of {len(result.counts)} day(s) -> {result.out}\n"
+        f"{counted(result.events, 'event')} of {counted(len(result.counts), 'day')} -> {result.out}\n"
         f"manifest: {result.manifest}"
     )
 
@@ -268,7 +268,7 @@ def export_finetune_command(
     if not days:
         raise InputError("the event log is empty; run 'brief run' first")
     card = build(store, task, fmt, Path(out_path), first or days[0], last or days[-1])
-    out.print(f"{card['records']} record(s) ({card['human_labelled']} human-labelled) -> {out_path}")
+    out.print(f"{counted(card['records'], 'record')} ({card['human_labelled']} human-labelled) -> {out_path}")
     why = why_empty(card)
     if why:
         out.print(why, soft_wrap=True)

@@ -34,6 +34,7 @@ from flows.views.policy import (
     show_regression,
 )
 from flows.views.runs import show_purged
+from flows.views.text import counted
 from storage.errors import InputError
 from tasks.dates import given_day, parse_date
 
@@ -115,7 +116,7 @@ def learn(
     settings, store = open_store(config)
 
     def progress(day: date, n: int) -> None:
-        err.print(f"  {day}: {n} example(s) so far")
+        err.print(f"  {day}: {counted(n, 'example')} so far")
 
     learnt = learn_model(settings, store, out_file, first, last, labels, name, progress, stage=stage)
     show_learnt(out, learnt, card_text(learnt.fitted.model), out_path, settings.config_option)
@@ -287,7 +288,7 @@ def regress_list(config: ConfigOption = None) -> None:
     if not found:
         out.print("no regression cases yet; 'brief regress add --date D --story S --expect E' adds one")
         return
-    out.print(case_table(f"{len(found)} regression case(s)", [describe_case(e) for e in found]))
+    out.print(case_table(f"{counted(len(found), 'regression case')}", [describe_case(e) for e in found]))
 
 
 def regress_evaluate(policy: str | None, config: str | None) -> None:

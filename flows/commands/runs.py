@@ -35,6 +35,7 @@ from flows.views.runs import (
     show_reparsed,
     show_run,
 )
+from flows.views.text import counted
 from storage.errors import BriefError
 from tasks.dates import given_day, parse_date
 
@@ -165,7 +166,7 @@ def backfill(
     prefect_defaults()
     from flows.keptserver import prefect_api
 
-    backfilling = f"backfilling {len(plan.days)} date(s), {concurrency} at a time …"
+    backfilling = f"backfilling {counted(len(plan.days), 'date')}, {concurrency} at a time …"
     with (
         screen_status(backfilling) as status,
         prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
@@ -193,13 +194,14 @@ def backfill(
     withheld = [str(o.day) for o in outcomes if o.status == "withheld"]
     if failed:
         err.print(
-            f"error: {len(failed)} date(s) failed: {', '.join(failed)}; rerun them with "
+            f"error: {counted(len(failed), 'date')} failed: {', '.join(failed)}; rerun them with "
             f"brief run --date D{plan.settings.config_option}",
             soft_wrap=True,  # the command is copied whole
         )
     if withheld:
         err.print(
-            f"{len(withheld)} date(s) withheld, readers got nothing: {', '.join(withheld)} (why: above)"
+            f"{counted(len(withheld), 'date')} withheld, readers "
+            f"got nothing: {', '.join(withheld)} (why: above)"
         )
     if failed or withheld:
         raise SystemExit(1)
@@ -281,7 +283,8 @@ def alerts(
         if not settings.alerts:
             err.print("no [[alerts]] in the config: nothing is sent (see 'Alerts' in the guide)")
         out.print(
-            f"checked: {len(outcome.crashed)} crashed run(s) found, {len(outcome.sent)} alert(s) sent, "
+            f"checked: {counted(len(outcome.crashed), 'crashed run')} "
+            f"found, {counted(len(outcome.sent), 'alert')} sent, "
             f"{len(failed)} failed"
         )
     rows = recent(settings, resources, days, moment)
@@ -290,9 +293,11 @@ def alerts(
     elif rows:
         out.print(alerts_table(days, rows))
     else:
-        out.print(f"no alert in the last {days} day(s)")
+        out.print(f"no alert in the last {counted(days, 'day')}")
     if failed:
-        err.print(f"error: {len(failed)} alert(s) could not be sent; see above; the next check tries again")
+        err.print(
+            f"error: {counted(len(failed), 'alert')} could not be sent; see above; the next check tries again"
+        )
         raise SystemExit(1)
 
 
@@ -310,13 +315,13 @@ def collect(
     written = skipped = 0
     with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         count = len(plan.settings.sources)
-        bar = progress.add_task(f"collecting {count} source(s)", total=count)
+        bar = progress.add_task(f"collecting {counted(count, 'source')}", total=count)
         for got in collect_sources(plan):
             written, skipped = written + got.written, skipped + got.skipped
             show_collected(out, got)
             progress.advance(bar)
     root = plan.settings.storage.root
-    out.print(f"{plan.day}: {written} new event(s), {skipped} already in the log; store at {root}")
+    out.print(f"{plan.day}: {counted(written, 'new event')}, {skipped} already in the log; store at {root}")
 
 
 def check(

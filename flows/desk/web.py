@@ -21,6 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from flows.desk import reads
 from flows.desk.access import Access
+from flows.views.text import counted
 from ops import acts
 from ops.workspace import Resources, today
 from storage.errors import InputError, StaleAct
@@ -85,6 +86,7 @@ def templates() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["time"] = shown_time
+    env.filters["counted"] = counted  # "1 day", "2 days"
     env.globals["news_window"] = shown_window
     for name in env.list_templates():  # compiled with the desk, not on a page's first load
         env.get_template(name)
@@ -225,7 +227,7 @@ def said_line(
     the update it left pending goes out."""
     said = DONE[what]
     if cases is not None:
-        said += f", kept as {cases} regression case(s)"
+        said += f", kept as {counted(cases, 'regression case')}"
         if refused:
             said += f" ({refused} not kept: it contradicts a case in the set)"
     if version is not None and unchanged:  # recorded, but the brief reads as it did: no new version

@@ -10,6 +10,7 @@ from typing import Protocol
 from rich.console import Console
 
 from flows.views.console import styled
+from flows.views.text import counted
 
 
 class Message(Protocol):
@@ -50,14 +51,15 @@ def show_delivery(out: Console, outcome: Delivery) -> None:
     for sent in outcome.sent:
         if sent.ok:
             out.print(
-                f"  {sent.channel:<16} {sent.kind} v{sent.version} delivered ({sent.attempts} attempt(s))"
+                f"  {sent.channel:<16} {sent.kind} v{sent.version} "
+                f"delivered ({counted(sent.attempts, 'attempt')})"
             )
         else:
             out.print(
                 styled(
                     f"  {sent.channel:<16} ",
                     ("failed", "red"),
-                    f" after {sent.attempts} attempt(s): {sent.reason}",
+                    f" after {counted(sent.attempts, 'attempt')}: {sent.reason}",
                 )
             )
     for name, why in outcome.skipped:

@@ -221,7 +221,7 @@ def runs_view(rows: Sequence[Mapping[str, Any]], title: str) -> RenderableType:
         if row.get("duration_s") is not None:
             facts.append(f"{float(row['duration_s']):.1f} s")
         if row.get("events") is not None:
-            facts.append(f"{row['events']} event(s)")
+            facts.append(f"{counted(row['events'], 'event')}")
         lines = [Text(", ".join(facts))]
         if row.get("error"):
             lines.append(Text(f"error: {row['error']}", style="red"))
@@ -315,8 +315,8 @@ def show_compacted(out: Console, done: Thinned | CompactResult) -> None:
     if isinstance(done, Thinned):
         what = ", ".join(f"{n} {t}" for t, n in sorted(done.events.items())) or "no event"
         out.print(
-            f"{done.day}: {done.files_before} file(s) -> 1, {done.events_total} events; "
+            f"{done.day}: {counted(done.files_before, 'file')} -> 1, {done.events_total} events; "
             f"thinned {what}; {counted(done.bodies, 'raw body', 'raw bodies')} dropped"
         )
         return
-    out.print(f"{done.day}: {done.files_before} file(s) -> {done.files_after}, {done.events} events")
+    out.print(f"{done.day}: {counted(done.files_before, 'file')} -> {done.files_after}, {done.events} events")

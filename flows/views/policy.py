@@ -12,7 +12,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from flows.views.text import WIDTH, wrap
+from flows.views.text import WIDTH, counted, wrap
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars (and the payloads: each function
     # that reads one imports them) before a command needs them
@@ -77,7 +77,7 @@ def show_learnt(out: Console, learnt: Learnt, card: str, out_path: str, config: 
         pooled = fit.held_out.get("pooled")
         out.print(
             f"story pair model written: {learnt.stories_path} (threshold {fit.model.threshold:.3f}; "
-            f"{fit.model.card['fitted_on']['pairs']} pairs of {len(fit.days)} day(s)"
+            f"{fit.model.card['fitted_on']['pairs']} pairs of {counted(len(fit.days), 'day')}"
             + (
                 f"; blocks left out: pairs P {pooled['precision']:.2f} / R {pooled['recall']:.2f}"
                 if pooled
@@ -150,7 +150,7 @@ def adoption_lines(event: Event, width: int = WIDTH) -> list[str]:
     ]
     check = p.regression
     if check:
-        line = f"  regression: {check.passed_candidate} of {check.cases} case(s) kept"
+        line = f"  regression: {check.passed_candidate} of {counted(check.cases, 'case')} kept"
         if check.broken:
             forced = " (adopted with --force)" if check.forced else ""
             broken = ", ".join(check.broken)
@@ -222,7 +222,7 @@ def history_table(events: Sequence[Event]) -> Table:
     from storage.payloads import PolicyAdoptedV2
     from storage.typed import payload_of
 
-    table = Table(title=f"{len(events)} adoption(s)")
+    table = Table(title=f"{counted(len(events), 'adoption')}")
     for column in ("#", "adopted (UTC)", "version", "by", "reason", "evaluation", "changes"):
         table.add_column(column, overflow="fold")
     for n, e in enumerate(events, 1):
@@ -279,7 +279,7 @@ def show_frozen(out: Console, day: date, frozen: FrozenCase) -> None:
     p = payload_of(frozen.event, RegressionCaseAdded)
     what = "added" if frozen.written else "already in the set (nothing new written)"
     out.print(f"case {p.case_id} {what}: {day} {p.story_id} expected {expected(p)}")
-    out.print(f"  frozen: {p.facts.events} event(s) of {p.facts.first_day} .. {p.facts.last_day}")
+    out.print(f"  frozen: {counted(p.facts.events, 'event')} of {p.facts.first_day} .. {p.facts.last_day}")
     verdict = "passes" if frozen.result.passed else "FAILS"
     out.print(f"  the policy in force ({frozen.version}) {verdict}: {describe(frozen.result)['got']}")
 
@@ -290,7 +290,8 @@ def show_regression(out: Console, run: RegressionRun) -> None:
 
     now, bad = run.current, [describe(r) for r in run.failed]
     out.print(
-        f"the policy in force ({run.current_version}): {len(now) - len(bad)} of {len(now)} case(s) pass"
+        f"the policy in force ({run.current_version}): "
+        f"{len(now) - len(bad)} of {counted(len(now), 'case')} pass"
     )
     if bad:
         out.print(case_table("failures under the policy in force", bad))
@@ -299,7 +300,7 @@ def show_regression(out: Console, run: RegressionRun) -> None:
     passed = sum(r.passed for r in run.gate.candidate)
     also = run.failed_by_both
     out.print(
-        f"the candidate policy ({run.candidate_version}): {passed} of {len(now)} case(s) pass; "
+        f"the candidate policy ({run.candidate_version}): {passed} of {counted(len(now), 'case')} pass; "
         f"it breaks {len(run.gate.broken)} the policy in force passes"
         + (f" (and fails {also} the policy in force fails too)" if also else "")
     )

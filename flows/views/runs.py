@@ -83,8 +83,9 @@ def show_backfill(out: Console, start: str, end: str, outcomes: Sequence[DateOut
         )
     out.print(table)
     for o in outcomes:
-        if o.error:
-            out.print(Text(f"  {o.day} {o.status}: {o.error}"))
+        if o.error:  # its reason under the date, each line indented (a path in it whole)
+            said = wrap(f"{o.day} {o.status}: {o.error}", out.width, "  ", "    ", cut=False)
+            out.print(Text("\n".join(said)), soft_wrap=True)
     for line in dict.fromkeys(o.policy for o in outcomes if o.policy):
         out.print(line)
 
@@ -134,7 +135,7 @@ def alerts_jsonl(rows: Sequence[Alert]) -> Iterator[str]:
 
 def alerts_table(days: int, rows: Sequence[Alert]) -> Table:
     """The alerts, newest first: the brief date and when it went, the cause, the channel, what."""
-    table = Table(title=f"alerts of the last {days} day(s): {len(rows)}")
+    table = Table(title=f"alerts of the last {counted(days, 'day')}: {len(rows)}")
     table.add_column("date, sent", no_wrap=True)
     table.add_column("cause", overflow="fold", max_width=22)
     table.add_column("channel", overflow="fold", max_width=12)
@@ -154,7 +155,7 @@ def show_reparsed(out: Console, err: Console, result: Reparsed, config: str = ""
     out.print(
         f"{day}: {counted(result.fetches, 'feed body', 'feed bodies')} parsed again, "
         f"{counted(result.articles, 'article')}; "
-        f"{result.written} new event(s), {result.skipped} already in the log"
+        f"{counted(result.written, 'new event')}, {result.skipped} already in the log"
         + (f"; 'brief run --date {day}{config}' briefs the day from them" if result.written else ""),
         soft_wrap=True,
     )
@@ -163,9 +164,11 @@ def show_reparsed(out: Console, err: Console, result: Reparsed, config: str = ""
 def show_purged(out: Console, result: PurgeResult) -> None:
     """What a purge took out, and each brief it re-rendered."""
     out.print(
-        f"Purged {result.target}: {len(result.articles)} article(s); {len(result.days)} day(s) rewritten "
-        f"({result.dropped} event(s) removed), {counted(result.bodies, 'raw body', 'raw bodies')}, "
-        f"{result.vectors} cached vector(s), {result.files} other file(s); {result.seconds:.1f} s"
+        f"Purged {result.target}: {counted(len(result.articles), 'article')}; "
+        f"{counted(len(result.days), 'day')} rewritten "
+        f"({counted(result.dropped, 'event')} removed), {counted(result.bodies, 'raw body', 'raw bodies')}, "
+        f"{counted(result.vectors, 'cached vector')}, "
+        f"{counted(result.files, 'other file')}; {result.seconds:.1f} s"
     )
     for day, versions, new in result.briefs:
         done = f"v{', v'.join(map(str, versions))} re-rendered" if versions else "no earlier version cited it"

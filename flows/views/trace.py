@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from flows.views.text import WIDTH, cells, wrap
+from flows.views.text import WIDTH, cells, counted, wrap
 from storage.payloads import (
     ArticleCollectedV4,
     ArticleCorrectedV2,
@@ -114,7 +114,7 @@ def _published(e: Event) -> tuple[str, list[str]]:
 
 def _analyzed(e: Event) -> tuple[str, list[str]]:
     p = payload_of(e, StoryAnalyzed)
-    head = f"{p.category} ({p.confidence:.2f}) · {len(p.facts)} fact(s)"
+    head = f"{p.category} ({p.confidence:.2f}) · {counted(len(p.facts), 'fact')}"
     named = ", ".join(f"{f.kind} {f.text}" for f in p.facts[:4])
     return head, [f"facts: {named}" + (" …" if len(p.facts) > 4 else "")] if named else []
 
@@ -129,7 +129,7 @@ def _scored(e: Event) -> tuple[str, list[str]]:
 
 def _clustered(e: Event) -> tuple[str, list[str]]:
     p = payload_of(e, StoryClustered)
-    head = f"{len(p.members)} article(s)"
+    head = f"{counted(len(p.members), 'article')}"
     details = [f"representative {p.representative}"]
     if p.follow_up_of:
         details.append(f"continues story {p.follow_up_of}")

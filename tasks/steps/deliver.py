@@ -22,6 +22,7 @@ from storage.payloads import BriefPublished
 from storage.typed import payload_of
 from tasks import deliver
 from tasks.channels import DeliverySettings
+from tasks.nouns import counted
 from tasks.steps.context import RunContext
 from tasks.steps.publish import category_labels, day_lock
 from tasks.steps.send import send
@@ -63,7 +64,9 @@ class DeliveryOutcome:
             parts = [f"held until {at}approved"] + (["review copy sent"] if ok else [])
         else:
             parts = [
-                f"sent to {ok} of {len(self.sent)} channel(s)" if self.failed else f"sent to {ok} channel(s)"
+                f"sent to {ok} of {counted(len(self.sent), 'channel')}"
+                if self.failed
+                else f"sent to {counted(ok, 'channel')}"
             ]
             if self.skipped:
                 parts.append(f"{len(self.skipped)} not sent")

@@ -25,6 +25,7 @@ from storage.payloads import LLMCalled
 from storage.typed import payload_of
 from tasks import llm
 from tasks.dedup import Item
+from tasks.nouns import counted
 from tasks.steps.chat import ChatClient
 from tasks.steps.context import RunContext
 
@@ -42,9 +43,10 @@ class LLMStats:
 
     def line(self) -> str:
         return (
-            f"{self.calls} call(s), {self.reused} answered from the log, {self.tokens_in} tokens in, "
+            f"{counted(self.calls, 'call')}, {self.reused} "
+            f"answered from the log, {self.tokens_in} tokens in, "
             f"{self.tokens_out} out, cost {self.cost:.4f}, "
-            f"{len(self.fallbacks)} fallback(s) to the offline result"
+            f"{counted(len(self.fallbacks), 'fallback')} to the offline result"
         )
 
 

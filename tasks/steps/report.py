@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from storage.errors import BriefError
+from tasks.nouns import counted
 from tasks.steps.collect import SourceOutcome
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome
@@ -207,14 +208,14 @@ class RunReport:
             + (f" (failed: {', '.join(failed)})" if failed else "")
             + dedup
             + (
-                f"; language model: {self.llm['calls']} call(s), {self.llm['reused']} from the log, "
+                f"; language model: {counted(self.llm['calls'], 'call')}, {self.llm['reused']} from the log, "
                 f"{self.llm['tokens_in'] + self.llm['tokens_out']} tokens, cost {self.llm['cost']:.4f}, "
-                f"{len(self.llm['fallbacks'])} fallback(s)"
+                f"{counted(len(self.llm['fallbacks']), 'fallback')}"
                 if self.llm
                 else ""
             )
             + (
-                f"; delivered to {sum(s.ok for s in self.delivery.sent)} channel(s)"
+                f"; delivered to {counted(sum(s.ok for s in self.delivery.sent), 'channel')}"
                 + (f", {len(self.delivery.failed)} failed" if self.delivery.failed else "")
                 if self.delivery and self.delivery.sent
                 else ""

@@ -16,6 +16,7 @@ from storage.brief import Brief
 from storage.events import Event
 from storage.store.pending import WithPending
 from tasks import factcheck
+from tasks.nouns import counted
 from tasks.steps.analyze import analyze_stories, left_out
 from tasks.steps.context import RunContext
 from tasks.steps.dedup import DedupOutcome, dedup_day
@@ -78,20 +79,21 @@ def write(ctx: RunContext, day: Day) -> str:
     are theirs: not fact-checked against sources)."""
     day.document, day.findings = written(ctx, day.deduped(), day.analyses, day.off_topic)
     return (
-        f"{len(day.drafted().items)} items written, {len(day.findings)} claim(s) not found in their sources"
+        f"{len(day.drafted().items)} items written, "
+        f"{counted(len(day.findings), 'claim')} not found in their sources"
     )
 
 
 def questions(ctx: RunContext, day: Day) -> str:
     day.asked = raise_questions(ctx, day.deduped(), day.drafted(), day.findings, day.scores)
-    return f"{day.asked['asked']} question(s) for review, {day.asked['applied']} answered before"
+    return f"{counted(day.asked['asked'], 'question')} for review, {day.asked['applied']} answered before"
 
 
 def gate(ctx: RunContext, day: Day) -> str:
     day.document, day.gates = run_gates(ctx, day.deduped(), day.drafted())
     quarantined = sum(len(r.quarantined) for r in day.gates)
     return f"{sum(r.success for r in day.gates)} of {len(day.gates)} suites passed, " + (
-        f"{quarantined} row(s) quarantined" if quarantined else "nothing quarantined"
+        f"{counted(quarantined, 'row')} quarantined" if quarantined else "nothing quarantined"
     )
 
 

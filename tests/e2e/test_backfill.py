@@ -92,7 +92,7 @@ def test_fan_out_gives_up_on_a_date_no_worker_takes_and_says_why(prefect_harness
     )
     assert [o["status"] for o in outcomes] == ["failed", "failed"], outcomes
     assert all(o["error"].startswith("still scheduled after 1 s: no worker") for o in outcomes), outcomes
-    assert said[0].startswith("created 2 flow run(s)") and said[-1].endswith("2 failed so far"), said
+    assert said[0].startswith("created 2 flow runs") and said[-1].endswith("2 failed so far"), said
 
 
 def test_the_backfill_command_is_as_quiet_as_a_run_and_its_table_fits_80_columns(
@@ -126,7 +126,7 @@ def test_the_backfill_command_is_as_quiet_as_a_run_and_its_table_fits_80_columns
     )  # why, under the table
     (log,) = (tmp_path / "store" / "logs" / "2025-08-05").glob("backfill-*.log")
     assert "INFO" in log.read_text() and str(log) in result.stdout.replace("\n", "")
-    assert "1 date(s) withheld, readers got nothing: 2025-08-05" in result.stderr
+    assert "1 date withheld, readers got nothing: 2025-08-05" in result.stderr
     assert "rerun them" not in result.stderr  # a withheld date is the outcome; rerunning changes nothing
     assert re.search(
         r"^\[2/2\] 2025-08-06: completed in [\d.]+ s; 1 failed or withheld so far", result.stdout, re.M

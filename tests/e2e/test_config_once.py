@@ -40,7 +40,7 @@ def test_a_backfill_parses_its_config_once(sample: Path, prefect_harness: None) 
     )
     assert "2025-08-06" in said and "completed" in said, said
     # 2025-08-07's archives are missing: its brief is withheld, its failure hooks ran
-    assert "2 date(s) withheld, readers got nothing: 2025-08-05, 2025-08-07" in said, said
+    assert "2 dates withheld, readers got nothing: 2025-08-05, 2025-08-07" in said, said
     assert parses == 1, said
 
 

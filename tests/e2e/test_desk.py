@@ -730,7 +730,7 @@ def test_sources_show_last_good_fetch_new_articles_a_day_as_a_chart_and_failures
         assert int(bars[-1][2]) == len(collected) > 0 and all(b[2] == "0" for b in bars[:-1])
         assert f"(for {DAY}," in rows[name] and "news" in rows[name]
     assert "none" in rows["labnotes"] and "HTTP_STATUS" not in rows["labnotes"]
-    assert "HTTP_STATUS" in rows["techwire"] and "(3 attempt(s))" in rows["techwire"]
+    assert "HTTP_STATUS" in rows["techwire"] and "(3 attempts)" in rows["techwire"]
     assert "&lt;b onmouseover=alert(1)&gt;upstream&lt;/b&gt;" in rows["techwire"]
     assert "<script" not in page.text.replace('<script src="/static/desk.js" defer></script>', "")
     # the chart's axis names its first, middle and last days; at the latest day there is no later

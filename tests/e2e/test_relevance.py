@@ -97,7 +97,7 @@ def test_marks_make_a_new_version_and_learn_gives_a_candidate_evaluate_tells_apa
     assert learned.returncode == 0, learned.stderr
     assert "2 from people's answers" in learned.stdout.replace("\n", " ")
     # piped, each long step says itself in a line (a spinner would draw nothing off a terminal)
-    assert "replaying 1 day(s) for examples …" in learned.stderr, learned.stderr
+    assert "replaying 1 day for examples …" in learned.stderr, learned.stderr
     assert "fitting on " in learned.stderr and "left out …" in learned.stderr
     assert (tmp_path / "cand" / "candidate.model.json").is_file()
 

@@ -38,10 +38,9 @@ def test_a_corrected_summary_is_preferred_over_the_one_the_run_wrote(
 
     done, pairs = export("none.jsonl")
     assert pairs == []
-    assert "0 record(s)" in done.stdout
+    assert "0 records" in done.stdout
     assert (
-        "no pair: none of the 4 summarize decision(s) of 2025-08-06 .. 2025-08-06 was corrected"
-        in done.stdout
+        "no pair: none of the 4 summarize decisions of 2025-08-06 .. 2025-08-06 was corrected" in done.stdout
     )
     assert "brief correct STORY --summary TEXT" in done.stdout
 
@@ -56,7 +55,7 @@ def test_a_corrected_summary_is_preferred_over_the_one_the_run_wrote(
         assert fixed.returncode == 0, fixed.stderr
 
     done, pairs = export("corrected.jsonl")
-    assert "1 record(s) (1 human-labelled)" in done.stdout and "no pair" not in done.stdout
+    assert "1 record (1 human-labelled)" in done.stdout and "no pair" not in done.stdout
     [pair] = pairs
     preferred = json.loads(pair["preferred_output"][0]["content"])
     other = json.loads(pair["non_preferred_output"][0]["content"])

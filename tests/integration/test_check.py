@@ -118,7 +118,7 @@ def test_the_sample_passes_in_one_table_of_80_columns(tmp_path: Path) -> None:
     assert str(tmp_path / "var" / "sample-store") in table["storage"][1].split()[0], table  # whole
     for source in ("labnotes", "techwire"):
         status, detail = table[f"source {source}"]
-        assert status == "ok" and detail.startswith("archive of 2025-08-06: 4 item(s), newest 2025-08-06")
+        assert status == "ok" and detail.startswith("archive of 2025-08-06: 4 items, newest 2025-08-06")
     assert "all 4 checks passed" in done.stdout and done.stderr == ""
     assert not (tmp_path / "var").exists()  # nothing written: the store is not even created
 
@@ -150,7 +150,7 @@ def test_a_bad_feed_url_fails_and_says_how_to_fix_it(tmp_path: Path, feeds: str)
         "FAIL",
         "warn",
     ]
-    assert table["source live"][1].startswith("live feed, now: 1 item(s), newest"), table
+    assert table["source live"][1].startswith("live feed, now: 1 item, newest"), table
 
 
 def test_a_missing_variable_fails_and_nothing_is_sent_unless_asked(tmp_path: Path, hook: Webhook) -> None:

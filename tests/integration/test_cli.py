@@ -28,9 +28,9 @@ def sample(tmp_path: Path) -> Path:
 def test_collect_then_browse_and_replay(sample: Path) -> None:
     first = brief("collect", "--config", str(sample), "--date", "2025-08-06")
     assert first.returncode == 0, first.stderr
-    assert "labnotes" in first.stdout and "10 new event(s)" in first.stdout
+    assert "labnotes" in first.stdout and "10 new events" in first.stdout
     again = brief("collect", "--config", str(sample), "--date", "2025-08-06")
-    assert "0 new event(s), 10 already in the log" in again.stdout
+    assert "0 new events, 10 already in the log" in again.stdout
 
     lines = brief("events", "--config", str(sample), "--format", "jsonl").stdout.splitlines()
     events = [json.loads(line) for line in lines]
@@ -85,7 +85,7 @@ def test_collect_then_browse_and_replay(sample: Path) -> None:
     assert re.search(r"^  started 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC, ", table.stdout, re.M), table.stdout
     assert max(len(line.rstrip()) for line in table.stdout.splitlines()) <= 80
     compacted = brief("compact", "--config", str(sample))
-    assert "2025-08-06: 2 file(s) -> 1, 10 events" in compacted.stdout
+    assert "2025-08-06: 2 files -> 1, 10 events" in compacted.stdout
 
 
 def test_config_from_environment_variable(sample: Path) -> None:
@@ -334,7 +334,7 @@ def test_export_piped_prints_no_blank_line_before_its_result(tmp_path: Path) -> 
         "--config", str(config),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stderr == "" and done.stdout.startswith("0 event(s) of 0 day(s) -> "), (
+    assert done.stderr == "" and done.stdout.startswith("0 events of 0 days -> "), (
         done.stdout,
         done.stderr,
     )

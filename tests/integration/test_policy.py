@@ -106,7 +106,7 @@ def test_adopt_records_the_policy_whole_and_show_history_diff_read_it_back(tmp_p
     assert "no policy adopted at 2000-01-01" in before_any.stdout
 
     listed = brief("policy", "history", "--config", str(config))
-    assert "2 adoption(s)" in listed.stdout and "fewer top stories" in listed.stdout
+    assert "2 adoptions" in listed.stdout and "fewer top stories" in listed.stdout
     diffed = brief("policy", "diff", "1", "2", "--config", str(config))
     assert diffed.returncode == 0 and "policy.quick_links: 15 -> 4" in diffed.stdout
     assert "top_stories" not in diffed.stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def test_a_purged_article_is_in_no_file_no_export_and_no_brief(real_days: Path, 
     frozen = thaw(store, case.payload["facts"])
     assert frozen and article["article_id"] not in {e.subject_id for e in frozen}
     replayed = brief("evaluate", "--regression", "--config", str(config))
-    assert "case(s) pass" in replayed.stdout, replayed.stdout + replayed.stderr
+    assert re.search(r"\d+ of \d+ cases? pass", replayed.stdout), replayed.stdout + replayed.stderr
 
     exported = brief(
         "export", "events", "--start", "2025-08-01", "--end", "2025-08-31", "--format", "jsonl",
@@ -206,7 +207,7 @@ def test_reparse_reads_the_kept_bodies_and_adds_nothing_when_parsers_agree(
         assert hashlib.blake2b(body, digest_size=16).hexdigest() == fetch.payload["content_hash"]
     done = brief("reparse", "--date", DAY, "--config", str(config))
     assert done.returncode == 0, done.stderr
-    assert " 0 new event(s)" in done.stdout and "parsed again" in done.stdout
+    assert " 0 new events" in done.stdout and "parsed again" in done.stdout
     assert brief("reparse", "--date", "2024-01-01", "--config", str(config)).returncode == 2
 
 
@@ -286,7 +287,7 @@ def test_retention_leaves_digests_where_the_messages_were(tmp_path: Path) -> Non
     assert thinned[calls[2].event_id].payload == calls[2].payload  # younger than 90 days: as it was
     assert "body" not in thinned[fetched.event_id].payload
     # the case's copies are thinned too: frozen again under a new digest, which the case now names
-    assert "regression set: 2 frozen event(s) thinned" in done.stdout
+    assert "regression set: 2 frozen events thinned" in done.stdout
     [kept] = store.read(event_types=["regression.case_added"])
     assert kept.payload["facts"]["path"] != path and not (tmp_path / "store" / path).exists()
     frozen = {e.event_id: e for e in thaw(store, kept.payload["facts"])}

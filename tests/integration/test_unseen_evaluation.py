@@ -57,7 +57,7 @@ def test_few_unseen_judgements_are_not_enough_evidence_whatever_they_say() -> No
     found = verdict(days_of([[(False, True)] * 3] * 3), left_out=12)
     assert found["decision"] == "not enough evidence"
     assert found["line"].startswith(
-        f"not enough evidence: 9 unseen judgement(s) over 3 day(s); at least {MIN_UNSEEN}"
+        f"not enough evidence: 9 unseen judgements over 3 days; at least {MIN_UNSEEN}"
     )
     nothing = verdict({}, left_out=4)
     assert nothing["decision"] == "not enough evidence" and "no unseen judgements (4 marks" in nothing["line"]

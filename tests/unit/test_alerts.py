@@ -133,7 +133,7 @@ def test_a_quarantine_and_a_delivery_that_failed_after_its_retries() -> None:
     assert keys([passed, quarantined, retrying, gave_up]) == ["quarantine", "delivery-failed:email"]
     [gate_cause, delivery_cause] = causes([quarantined, gave_up], DAY, RULES, sources=[], zone=ZONE)
     assert "(articles: 2)" in gate_cause.summary
-    assert "after 3 attempt(s)" in delivery_cause.summary and "554 relay down" in delivery_cause.details
+    assert "after 3 attempts" in delivery_cause.summary and "554 relay down" in delivery_cause.details
 
 
 def test_a_source_that_failed_the_last_failing_runs_runs_in_a_row() -> None:

@@ -26,7 +26,7 @@ def test_a_held_brief_says_until_when_and_how_to_send_it_in_one_short_line() -> 
     assert line == "held until 08-07 11:00 CEST or approved, review copy sent"
     assert len(PREFIX + line) <= 80
     failed = DeliveryOutcome(DAY, 1, sent=[Sent("newsletter-readers", "brief", 1, False, 3, "HTTP 500")])
-    assert failed.line() == "sent to 0 of 1 channel(s), 1 failed (how to resend: below)"
+    assert failed.line() == "sent to 0 of 1 channel, 1 failed (how to resend: below)"
     assert len(PREFIX + failed.line()) <= 80
     no_deadline = DeliveryOutcome(DAY, 1, waiting=waiting)
     assert no_deadline.line() == "held until approved"

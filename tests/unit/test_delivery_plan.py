@@ -164,7 +164,7 @@ def test_messages_say_what_they_are() -> None:
         until=NOW,
         questions=[{"id": "q-1", "prompt": "Same story?", "default": "yes"}],
     )
-    assert review.subject == "For review: AI brief — 2025-08-06 (1 open question(s))"
+    assert review.subject == "For review: AI brief — 2025-08-06 (1 open question)"
     assert (
         review.format == "markdown" and "Same story?" in review.body and "brief approve --date" in review.body
     )

@@ -48,7 +48,7 @@ def test_events_show_whole_ids_and_a_cut_payload_in_80_columns() -> None:
         event("run.finished", RUN, '{"counts":{"article.collected":8}}' * 10),
         event("confirmation.resolved", "q-84fc97b1eb9a599a", '{"answer":"core"}', run_id=REVIEW_RUN),
     ]
-    lines = shown(events_view(rows, "4 event(s)", 80))
+    lines = shown(events_view(rows, "4 events", 80))
     fits(lines)
     text = "\n".join(lines)
     for row in rows:
@@ -65,10 +65,10 @@ def test_a_failure_s_reason_comes_first_in_its_cut_payload() -> None:
         '"channel":"email","reason":"SMTP_PASSWORD is not set","will_retry":false}'
     )
     text = "\n".join(
-        shown(events_view([event("delivery.failed", "brief-2025-08-06", payload)], "1 event(s)", 80))
+        shown(events_view([event("delivery.failed", "brief-2025-08-06", payload)], "1 event", 80))
     )
     assert '{"reason":"SMTP_PASSWORD is not set","attempt":1' in text, text
-    plain = "\n".join(shown(events_view([event("run.finished", RUN, '{"counts":{}}')], "1 event(s)", 80)))
+    plain = "\n".join(shown(events_view([event("run.finished", RUN, '{"counts":{}}')], "1 event", 80)))
     assert '{"counts":{}}' in plain  # nothing to put first: as it was
 
 
@@ -129,7 +129,7 @@ def test_questions_show_the_whole_prompt_wrapped_at_words() -> None:
             "prompt": "Same story?",
         },
     ]
-    lines = shown(questions_view(rows, "questions of 2025-08-06: 2 row(s)"))
+    lines = shown(questions_view(rows, "questions of 2025-08-06: 2 rows"))
     fits(lines)
     text = "\n".join(lines)
     assert "q-5c0a5ec7bf27b5b9  confirmation  open  default: off-topic" in text
@@ -197,9 +197,9 @@ def test_a_check_whose_detail_holds_a_long_path_shows_every_word_whole() -> None
 
     root = "/tmp/pytest-of-root/pytest-618/test_bad_config_names_the_fiel6/samples/store"
     checks = [
-        Check("config", "ok", "2 source(s), 0 channel(s), timezone UTC"),
-        Check("storage", "ok", f"{root}: 1 day(s), the last 2025-08-06"),
-        Check("source labnotes", "ok", "archive of 2025-08-06: 4 item(s), newest 2025-08-06 09:15 UTC"),
+        Check("config", "ok", "2 sources, 0 channels, timezone UTC"),
+        Check("storage", "ok", f"{root}: 1 day, the last 2025-08-06"),
+        Check("source labnotes", "ok", "archive of 2025-08-06: 4 items, newest 2025-08-06 09:15 UTC"),
     ]
     screen = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
     show_checks(screen, screen, "brief check of 2025-08-06", checks)
@@ -250,3 +250,23 @@ def test_a_models_card_wraps_its_long_lines_under_an_indent() -> None:
     first = lines.index(next(line for line in lines if line.startswith("on-topic weights:")))
     assert len(lines) - first > 1 and all(line.startswith("  ") for line in lines[first + 1 :]), lines
     assert " ".join(line.strip() for line in lines[first:]) == f"on-topic weights: {weights}"
+
+
+def test_a_withheld_dates_reason_wraps_under_it_indented_and_a_path_stays_whole() -> None:
+    from flows.views.runs import show_backfill
+    from ops.runs import DateOutcome
+
+    path = "/var/lib/dailybrief/store/briefs/2025-08-06/quarantined-rows-of-gates.json"
+    reason = (
+        "the gate 'brief' failed: expect_column_values_to_not_be_null(citations) on 2 rows "
+        f"[brackets stay text]; the quarantined rows are in {path}"
+    )
+    withheld = DateOutcome(date(2025, 8, 6), "withheld", error=reason)
+    console = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+    show_backfill(console, "2025-08-06", "2025-08-06", [withheld])
+    lines = console.export_text().splitlines()
+    fits(lines)
+    start = next(i for i, line in enumerate(lines) if line.startswith("  2025-08-06 withheld: the gate"))
+    below = lines[start + 1 :]
+    assert below and all(line.startswith("    ") for line in below), lines
+    assert f"    {path}" in below and "[brackets stay" in "\n".join(lines)
