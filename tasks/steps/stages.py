@@ -59,19 +59,23 @@ class Stage:
 
 def dedup(ctx: RunContext, day: Day) -> str:
     day.outcome = o = dedup_day(ctx)
-    return f"{o.news} new articles in {len(o.stories)} stories ({o.duplicates} duplicates)"
+    return (
+        f"{counted(o.news, 'new article')} in {counted(len(o.stories), 'story', 'stories')} "
+        f"({counted(o.duplicates, 'duplicate')})"
+    )
 
 
 def score(ctx: RunContext, day: Day) -> str:
     day.scores = score_stories(ctx, day.deduped())
     day.off_topic = left_out(day.scores)
     topic = ctx.settings.policy.topic.name
-    return f"{len(day.scores) - day.off_topic} stories on {topic}, {day.off_topic} left out"
+    on = counted(len(day.scores) - day.off_topic, "story", "stories")
+    return f"{on} on {topic}, {day.off_topic} left out"
 
 
 def analyze(ctx: RunContext, day: Day) -> str:
     day.analyses = analyze_stories(ctx, day.deduped(), day.scores)
-    return f"{len(day.analyses)} stories analysed"
+    return f"{counted(len(day.analyses), 'story', 'stories')} analysed"
 
 
 def write(ctx: RunContext, day: Day) -> str:
@@ -79,7 +83,7 @@ def write(ctx: RunContext, day: Day) -> str:
     are theirs: not fact-checked against sources)."""
     day.document, day.findings = written(ctx, day.deduped(), day.analyses, day.off_topic)
     return (
-        f"{len(day.drafted().items)} items written, "
+        f"{counted(len(day.drafted().items), 'item')} written, "
         f"{counted(len(day.findings), 'claim')} not found in their sources"
     )
 
