@@ -25,9 +25,9 @@ from prefect.cache_policies import NO_CACHE
 from flows.daily import current_run_id, daily_brief, unwalked
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
-from flows.views.text import counted
 from ops.runs import BriefWithheld, DateOutcome, date_range
 from storage.store import ParquetEventStore
+from tasks.nouns import counted
 from tasks.settings import Settings, load_settings
 from tasks.steps import RunContext, Settled
 

@@ -17,12 +17,12 @@ from prefect.utilities.annotations import opaque
 
 from flows.alerting import alert_safely
 from flows.interrupt import STOP, how_stopped, mark_cancelled
-from flows.views.text import counted
 from ops.runs import RunResult
 from ops.shadow import Shadow, shadow_day, shadow_of
 from ops.workspace import Resources, resources_of
 from storage.brief import Brief
 from tasks import steps
+from tasks.nouns import counted
 from tasks.settings import Settings, load_settings
 
 T = TypeVar("T")
@@ -339,7 +339,7 @@ def publish_stage(
     with report.step("publish"):
         published = publish_task(unwalked(ctx), unwalked(document))
         report.say(
-            f"brief v{published.version}: {published.items} items"
+            f"brief v{published.version}: {counted(published.items, 'item')}"
             + ("" if published.changed else ", unchanged")
         )
     if deliver and ctx.settings.delivery.channels:

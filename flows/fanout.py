@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from uuid import UUID
 
-from flows.views.text import counted
+from tasks.nouns import counted
 
 FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 DEFAULT_DEPLOYMENT = "daily-brief/daily-brief"

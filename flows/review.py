@@ -81,7 +81,7 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
     out.print(
         Text.assemble(
             (f"{counted(total, 'open question')} for {day}", "bold"),
-            f" in {len(batches)} batch(es). Enter takes the [default]; Ctrl-D stops.",
+            f" in {counted(len(batches), 'batch', 'batches')}. Enter takes the [default]; Ctrl-D stops.",
         ),
         markup=False,
     )

@@ -782,7 +782,8 @@ def card_text(model: editorial.EditorialModel) -> str:
     rows = [
         f"model {model.name} ({model.kind}) for the topic {model.topic!r}, embedding {model.embedding_model}"
         + (f", multilingual {model.multilingual_model}" if model.multilingual_model else ""),
-        f"fitted on {on.get('stories', 0)} stories of {counted(len(on.get('days', [])), 'day')} "
+        f"fitted on {counted(on.get('stories', 0), 'story', 'stories')} "
+        f"of {counted(len(on.get('days', [])), 'day')} "
         f"({on.get('on_topic', 0)} on topic, {on.get('core', 0)} core) with {card.get('library', '')}:",
         *[f"  {line}" for line in fitted_on_lines(on)],
         f"judgements seen: {len(on.get('judgements', []))} (digest {on.get('judgements_digest', '-')})",

@@ -401,7 +401,8 @@ def rerender_briefs(
         if rewritten or new_version:
             done.append((day.isoformat(), rewritten, new_version))
             say(
-                f"brief {day}: version(s) {', '.join(map(str, rewritten)) or '-'} re-rendered"
+                f"brief {day}: {'version' if len(rewritten) == 1 else 'versions'} "
+                f"{', '.join(map(str, rewritten)) or '-'} re-rendered"
                 + (f", now v{new_version}" if new_version else "")
             )
     if ctx is not None:

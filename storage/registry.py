@@ -120,7 +120,7 @@ class EventRegistry:
             where = ".".join(str(p) for p in first["loc"]) or "payload"
             raise InvalidPayload(
                 f"{event_type} v{version}: field '{where}': {first['msg']} "
-                f"({exc.error_count()} error(s) in all)"
+                f"({exc.error_count()} error{'' if exc.error_count() == 1 else 's'} in all)"
             ) from None
 
     def upcast(self, event_type: str, version: int, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:

@@ -20,7 +20,7 @@ DAY = date(2025, 8, 6)
 
 
 def far_hold_until() -> str:
-    """A ``hold_until`` (HH:MM, UTC) about 22 hours away: a hold ends at the first ``hold_until`` after
+    """A ``hold_until`` (HH:MM; the tests' configs keep the default timezone, UTC) about 22 hours away: a hold ends at the first ``hold_until`` after
     the brief was held, so a fixed "23:59" ends it inside a test that starts at 23:30 UTC and looks
     half an hour ahead; two hours before now never does."""
     return (datetime.now(UTC) - timedelta(hours=2)).strftime("%H:%M")

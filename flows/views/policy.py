@@ -291,7 +291,7 @@ def show_regression(out: Console, run: RegressionRun) -> None:
     now, bad = run.current, [describe(r) for r in run.failed]
     out.print(
         f"the policy in force ({run.current_version}): "
-        f"{len(now) - len(bad)} of {counted(len(now), 'case')} pass"
+        f"{counted(len(now), 'case')}, {len(now) - len(bad)} pass"
     )
     if bad:
         out.print(case_table("failures under the policy in force", bad))
@@ -300,7 +300,7 @@ def show_regression(out: Console, run: RegressionRun) -> None:
     passed = sum(r.passed for r in run.gate.candidate)
     also = run.failed_by_both
     out.print(
-        f"the candidate policy ({run.candidate_version}): {passed} of {counted(len(now), 'case')} pass; "
+        f"the candidate policy ({run.candidate_version}): {counted(len(now), 'case')}, {passed} pass; "
         f"it breaks {len(run.gate.broken)} the policy in force passes"
         + (f" (and fails {also} the policy in force fails too)" if also else "")
     )

@@ -44,7 +44,7 @@ def show_run(
     out.print(
         styled(
             (f"Brief for {result.day}", "bold"),
-            f" (v{result.version}, {state}): {result.items} items in {took}",
+            f" (v{result.version}, {state}): {counted(result.items, 'item')} in {took}",
         )
     )
     for ext, path in [*result.files.items(), ("log", log)]:
@@ -92,7 +92,7 @@ def show_backfill(out: Console, start: str, end: str, outcomes: Sequence[DateOut
 
 def show_collected(out: Console, got: Collected) -> None:
     """One source's line: its items, or why it failed."""
-    status = styled(("failed", "red"), f" {got.failure}") if got.failure else Text(f"{got.items} items")
+    status = styled(("failed", "red"), f" {got.failure}") if got.failure else Text(counted(got.items, "item"))
     out.print(Text(f"  {got.source:<20} ") + status)
 
 

@@ -99,14 +99,15 @@ class RunReport:
         failed = [s.source for s in self.sources if s.error]
         skipped = sum(1 for s in self.sources if s.skipped)
         return (
-            f"{sum(s.items for s in self.sources)} items from {len(self.sources)} sources"
+            f"{counted(sum(s.items for s in self.sources), 'item')} "
+            f"from {counted(len(self.sources), 'source')}"
             + (f", {len(failed)} failed ({', '.join(failed)})" if failed else "")
             + (f", {skipped} not fetched" if skipped else "")
         )
 
     def scored(self, on_topic: int, topic: str) -> str:
         """The score step's words (its line stays short: ``left_out_hint`` says where to read why)."""
-        return f"{on_topic} stories on {topic}, {self.off_topic} left out"
+        return f"{counted(on_topic, 'story', 'stories')} on {topic}, {self.off_topic} left out"
 
     def left_out_hint(self) -> str | None:
         """Where an operator reads why stories were left out: for the run's output, never for readers."""
@@ -194,8 +195,10 @@ class RunReport:
         dedup = ""
         if self.outcome is not None:
             dedup = (
-                f"; {self.outcome.news} new articles in {len(self.outcome.stories)} stories, "
-                f"{self.outcome.duplicates} duplicates dropped, {self.off_topic} off-topic stories left out"
+                f"; {counted(self.outcome.news, 'new article')} in "
+                f"{counted(len(self.outcome.stories), 'story', 'stories')}, "
+                f"{counted(self.outcome.duplicates, 'duplicate')} dropped, "
+                f"{counted(self.off_topic, 'off-topic story', 'off-topic stories')} left out"
                 + (
                     f" ('brief replay --date {self.ctx.day} --projection scores"
                     f"{self.ctx.settings.config_option}' says why)"

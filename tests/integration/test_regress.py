@@ -17,6 +17,7 @@ import pytest
 from ops import regress
 from storage.events import event_from_row
 from storage.store import ParquetEventStore
+from tasks.nouns import counted
 from tasks.settings import load_settings
 from tests.cli import brief
 from tests.conftest import REPO
@@ -95,7 +96,7 @@ def test_the_real_day_cases_pass_and_replay_without_the_days(real_days: Path, tm
 
     replayed = brief("evaluate", "--regression", "--config", str(config))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
-    assert f"{len(CASES)} of {len(CASES)} case{'s' if len(CASES) != 1 else ''} pass" in replayed.stdout
+    assert f"{counted(len(CASES), 'case')}, {len(CASES)} pass" in replayed.stdout
 
     # the cases leave with the log: their events, and the facts they froze, one file each
     exported = brief(
@@ -177,7 +178,7 @@ def test_a_candidate_that_breaks_a_case_is_refused_unless_forced(real_days: Path
     unfiltered.write_text('[policy]\neditorial_model = "rules"\n')
     listed = brief("evaluate", "--regression", "--policy", str(unfiltered), "--config", str(config))
     assert listed.returncode == 1
-    assert "candidate policy" in listed.stdout and "1 of 2 cases pass" in listed.stdout
+    assert "candidate policy" in listed.stdout and "2 cases, 1 pass" in listed.stdout
     assert (
         "it breaks 1 the policy in force passes" in listed.stdout
         and "broken by the candidate" in listed.stdout
@@ -325,7 +326,7 @@ def test_corrections_become_cases_at_the_command_line_and_at_the_desk(
     assert case.source_event_ids == (mark.event_id,)
     # the model calls it core: with people's marks held out, the policy in force fails the case
     failing = brief("evaluate", "--regression", "--config", str(config))
-    assert failing.returncode == 1 and "0 of 1 case pass" in failing.stdout
+    assert failing.returncode == 1 and "1 case, 0 pass" in failing.stdout
 
     desk = TestClient(create_app(settings, "127.0.0.1", "ann"), base_url="http://127.0.0.1:8484")
     page = desk.get(f"/today?date={day}").text
