@@ -1,0 +1,129 @@
+"""Relevance on labelled days it never saw, story by story: a screen in minutes, not the pipeline's figures.
+
+    python bench/editorial_stories.py [--data ../shared/data] [--cache DIR] [--mix aiweb|tech ...]
+
+The folds of ``bench/editorial.py`` (each block of neighbouring labelled days left out, fitted
+with ``ops.learn.fit`` on every other labelled day of both mixes without any story that shares a
+labelled item or story with the block, the threshold chosen inside the fold), but the held-out
+stories are judged as the labelled examples give them (each day's stories as its own run
+clustered them), by the fold's artefact (``tasks.editorial.judge``, its embedding heads read on
+each article's vectors), with no brief written. Per block and pooled per mix:
+
+- **precision**: share of the kept stories that are core or related;
+- **important recall**: share of the core stories of importance >= 2 that are kept.
+
+It is what the fold's model decides, not what a reader sees: a brief cites a story that a
+neighbouring day kept, caps sections, and places the headline (``bench/editorial.py`` measures
+those). It shares the examples cache of ``bench/editorial.py``; a change is screened here first
+and then measured there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from editorial import examples, fit_to, pooled_cell  # bench/editorial.py
+
+from tests.judgement import training_for
+from tests.real_days import BLOCKS
+
+
+def story_head(model, e) -> float:
+    """The story's ``emb_head`` under ``model``: its strongest article's, English head or multilingual."""
+    from tasks import editorial
+
+    values = []
+    for k in range(len(e.article_relevant)):
+        language = e.language(k)
+        if language in editorial.ENGLISH:
+            values.append(editorial.head_value(model, e.vectors[k], model.embedding_model, language))
+        else:
+            vector = e.multilingual[k] if e.multilingual is not None else None
+            values.append(editorial.multilingual_head_value(model, vector, model.multilingual_model))
+    return max(values, default=0.0)
+
+
+def title_of(labels, e) -> str:
+    from ops import learn
+
+    found = (learn.label_of(labels.on(e.day), link) for link in e.links)
+    return next((lab.title for lab in found if lab and lab.title), e.story_id)
+
+
+def judge_block(model, held, labels) -> dict:
+    """The fold's decisions on its held-out stories: counts and the titles it got wrong."""
+    from tasks import editorial
+
+    out: dict = {"kept": [0, 0], "important": [0, 0], "missed": [], "off_topic_in": []}
+    for e in held:
+        judged = editorial.judge(model, editorial.with_head(e.evidence, story_head(model, e)))
+        kept = judged.outcome != "off-topic"
+        on_topic = e.relevance != "none"
+        out["kept"][1] += kept
+        out["kept"][0] += kept and on_topic
+        if kept and not on_topic:
+            out["off_topic_in"].append(f"{e.day} {title_of(labels, e)} ({judged.relevance:.2f})")
+        if e.relevance == "core" and (e.importance or 0) >= 2:
+            out["important"][1] += 1
+            out["important"][0] += kept
+            if not kept:
+                out["missed"].append(f"{e.day} {title_of(labels, e)} ({judged.relevance:.2f})")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--cache", default=os.environ.get("EDITORIAL_CACHE", "/tmp/editorial-bench"))
+    parser.add_argument("--mix", action="append", choices=sorted(BLOCKS), help="only this mix (repeatable)")
+    args = parser.parse_args()
+    data = Path(args.data).resolve()
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("BRIEF_EMBEDDINGS_SHARED", str(cache / "embeddings.sqlite"))
+    from ops import learn
+    from tasks import editorial
+
+    (cache / "stories").mkdir(exist_ok=True)
+    t0 = time.perf_counter()
+    everything = examples(data, cache)
+    labels = learn.read_labels(data / "labels")
+    lines = ["| mix | block | threshold | precision | important recall |", "|---|---|---|---|---|"]
+    notes: list[str] = []
+    for mix, blocks in BLOCKS.items():
+        if args.mix and mix not in args.mix:
+            continue
+        kept, important = [0, 0], [0, 0]
+        for block in blocks:
+            days = {date.fromisoformat(d) for d in block}
+            train = training_for(everything, labels, [block])
+            path = fit_to(train, cache / "stories" / f"{mix}-{block[0]}.json", f"without {block}")
+            model = editorial.load_model(str(path))
+            row = judge_block(model, [e for e in everything if e.day in days], labels)
+            for total, part in ((kept, row["kept"]), (important, row["important"])):
+                total[0] += part[0]
+                total[1] += part[1]
+            a, b = row["kept"]
+            c, d = row["important"]
+            lines.append(f"| {mix} | {block[0]} | {model.threshold:.2f} | {a}/{b} | {c}/{d} |")
+            notes += [f"- {mix}, missed: {t}" for t in row["missed"]]
+            notes += [f"- {mix}, off-topic kept: {t}" for t in row["off_topic_in"]]
+        lines.append(
+            f"| {mix} | **pooled** | | {pooled_cell((kept[0], kept[1]))} | "
+            f"{pooled_cell((important[0], important[1]))} |"
+        )
+    print("\n".join([*lines, "", *notes, "", f"Measured in {time.perf_counter() - t0:.0f}s."]))
+
+
+if __name__ == "__main__":
+    main()
