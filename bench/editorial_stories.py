@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 import time
 from datetime import date
 from pathlib import Path
@@ -94,12 +96,12 @@ def main() -> None:
     from ops import learn
     from tasks import editorial
 
-    (cache / "stories").mkdir(exist_ok=True)
     t0 = time.perf_counter()
     everything = examples(data, cache)
     labels = learn.read_labels(data / "labels")
     lines = ["| mix | block | threshold | precision | important recall |", "|---|---|---|---|---|"]
     notes: list[str] = []
+    work = Path(tempfile.mkdtemp(prefix="editorial-stories-"))  # the folds' artefacts, this run's own
     for mix, blocks in BLOCKS.items():
         if args.mix and mix not in args.mix:
             continue
@@ -107,7 +109,7 @@ def main() -> None:
         for block in blocks:
             days = {date.fromisoformat(d) for d in block}
             train = training_for(everything, labels, [block])
-            path = fit_to(train, cache / "stories" / f"{mix}-{block[0]}.json", f"without {block}")
+            path = fit_to(train, work / f"{mix}-{block[0]}.json", f"without {block}")
             model = editorial.load_model(str(path))
             row = judge_block(model, [e for e in everything if e.day in days], labels)
             for total, part in ((kept, row["kept"]), (important, row["important"])):
@@ -122,6 +124,7 @@ def main() -> None:
             f"| {mix} | **pooled** | | {pooled_cell((kept[0], kept[1]))} | "
             f"{pooled_cell((important[0], important[1]))} |"
         )
+    shutil.rmtree(work)
     print("\n".join([*lines, "", *notes, "", f"Measured in {time.perf_counter() - t0:.0f}s."]))
 
 
