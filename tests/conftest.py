@@ -285,3 +285,39 @@ SLOWEST_FIRST = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {path: k for k, path in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
+# What each xdist worker spent, printed at the end of `make test`: with --dist loadfile the run
+# lasts as long as its busier worker, so the two sums say whether the files are balanced, and the
+# order of a worker's files says which one ran alone at the end.
+_WORKER_FILES: dict[str, dict[str, float]] = {}
+_WORKER_SPAN: dict[str, tuple[float, float]] = {}  # a worker's first test's start, its last's end
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    node = getattr(report, "node", None)  # set on the reports xdist's controller receives
+    if node is None:
+        return
+    worker = node.gateway.id
+    files = _WORKER_FILES.setdefault(worker, {})
+    path = report.nodeid.split("::", 1)[0]
+    files[path] = files.get(path, 0.0) + report.duration
+    first, _ = _WORKER_SPAN.get(worker, (report.start, report.stop))
+    _WORKER_SPAN[worker] = (min(first, report.start), report.stop)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _WORKER_FILES:
+        return
+    terminalreporter.section("seconds per worker (test set-up, call and teardown)")
+    began = min(start for start, _ in _WORKER_SPAN.values())
+    for worker, files in sorted(_WORKER_FILES.items()):
+        longest = sorted(files.items(), key=lambda kv: -kv[1])[:5]
+        last = list(files)[-3:]
+        terminalreporter.write_line(
+            f"{worker}: {sum(files.values()):.0f} s in {len(files)} files, its last done at "
+            f"+{_WORKER_SPAN[worker][1] - began:.0f} s; longest: "
+            + ", ".join(f"{Path(p).name} {s:.0f}" for p, s in longest)
+            + "; last: "
+            + ", ".join(f"{Path(p).name} {files[p]:.0f}" for p in last)
+        )
