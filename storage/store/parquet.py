@@ -26,7 +26,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 
 import polars as pl
 import pyarrow as pa
@@ -228,6 +228,29 @@ class ParquetEventStore(EventStore):
         if not parts:
             return pl.LazyFrame(schema=POLARS_SCHEMA)
         return parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
+
+    def ordered(
+        self,
+        units: Sequence[str],
+        days: int,
+        *,
+        event_types: Sequence[str] | None = None,
+        as_of: datetime | None = None,
+    ) -> pl.LazyFrame:
+        """As the base store's; with the files kept decoded (``keep_decoded``), the batches' events
+        ordered and each id once are kept too, by the batches' names (a batch never changes: a new
+        one is a new name), so a page that reads a month again filters that frame, not the files."""
+        if self._decoded is None or not units:
+            return super().ordered(units, days, event_types=event_types, as_of=as_of)
+        whole = self._decoded.merged(
+            tuple(units), lambda: super(ParquetEventStore, self).ordered(units, days)
+        )
+        frame = whole.lazy()
+        if event_types:
+            frame = frame.filter(pl.col("event_type").is_in(list(event_types)))
+        if as_of is not None:
+            frame = frame.filter(pl.col("occurred_at") <= as_of)
+        return frame
 
     def _decode(self, path: str) -> pl.DataFrame:
         """One local part file, read whole (for ``keep_decoded``)."""

@@ -52,3 +52,31 @@ def test_an_object_store_does_not_keep_its_files_decoded() -> None:
 
     store = ParquetEventStore(f"memory://decoded-{uuid.uuid4().hex}")
     assert not store.keep_decoded(64 * 2**20) and store._decoded is None
+
+
+def test_the_days_events_are_merged_once_per_set_of_files_and_filtered_as_a_plain_store_filters(
+    tmp_path: Path,
+) -> None:
+    days = [DAY, DAY + timedelta(days=1)]
+    plain = ParquetEventStore(str(tmp_path / "root"))
+    kept = ParquetEventStore(str(tmp_path / "root"))
+    kept.keep_decoded(64 * 2**20)
+    cache = kept._decoded
+    assert cache is not None
+    plain.append([collected(i, day=days[i % 2]) for i in range(6)])
+    plain.append([collected(i, day=DAY) for i in range(3, 8)])  # a second file of the first day
+    assert frames(kept).equals(frames(plain))
+    merged = dict(cache._merged)
+    assert (
+        frames(kept).equals(frames(plain)) and dict(cache._merged) == merged
+    )  # the same frames, not merged again
+    until = plain.read()[2].occurred_at
+    for asked in (
+        {"event_types": ["article.collected"]},
+        {"event_types": ["feed.fetched"]},
+        {"as_of": until},
+    ):
+        got = kept.query(lambda: kept.scan(**asked))  # noqa: B023
+        assert got.equals(plain.query(lambda: plain.scan(**asked))), asked  # noqa: B023
+    plain.append([collected(9, day=DAY)])  # a new file: a new set, merged when first read
+    assert frames(kept).equals(frames(plain)) and len(cache._merged) == len(merged) + 1
