@@ -105,17 +105,24 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
     )
     keys = [story_id, *members]
     article_types = list(ArticlesProjection.event_types)
-    # one pass over the log for the rest: the articles, the decisions, the versions that held it
-    found = store.query(
-        lambda: store.scan(event_types=[*article_types, *DECISIONS, "brief.published"]).filter(
-            pl.col("subject_id").is_in(keys)
-            | (pl.col("event_type").is_in(LINKED_BY_PAYLOAD) & pl.col("payload").str.contains_any(keys))
-            | (
-                (pl.col("event_type") == "brief.published")
-                & pl.col("payload").str.contains(f'"{story_id}"', literal=True)
-            )
+    # the rest in three reads, each testing payload text only on the few rows of its kinds: the
+    # events about the story or its articles, the links and questions naming one of them, the
+    # versions that held it
+    found = (
+        pl.concat(
+            [
+                store.query(
+                    lambda: store.scan(event_types=[*article_types, *DECISIONS]).filter(
+                        pl.col("subject_id").is_in(keys)
+                    )
+                ),
+                _naming(store, LINKED_BY_PAYLOAD, keys),
+                _naming(store, ("brief.published",), [f'"{story_id}"']),
+            ]
         )
-    ).sort("occurred_at", "seq")
+        .unique("event_id", keep="first", maintain_order=True)
+        .sort("occurred_at", "seq")
+    )
     articles = (
         project(ArticlesProjection(), found.lazy().filter(pl.col("subject_id").is_in(members)))
         .collect()
@@ -144,6 +151,13 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
         followed_by,
         collapse([_decision(r) for r in events.iter_rows(named=True)]),
     )
+
+
+def _naming(store: ParquetEventStore, kinds: tuple[str, ...], texts: list[str]) -> pl.DataFrame:
+    """The events of ``kinds`` whose payload holds one of ``texts``: the kinds read first, then
+    their payloads searched (a search over every kind's payloads costs more than the page)."""
+    frame = store.query(lambda: store.scan(event_types=list(kinds)))
+    return frame.filter(pl.col("payload").str.contains_any(texts))
 
 
 def collapse(decisions: list[dict]) -> list[dict]:
