@@ -112,9 +112,7 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
         pl.concat(
             [
                 store.query(
-                    lambda: store.scan(event_types=[*article_types, *DECISIONS]).filter(
-                        pl.col("subject_id").is_in(keys)
-                    )
+                    lambda: store.scan(event_types=list(DECISIONS)).filter(pl.col("subject_id").is_in(keys))
                 ),
                 _naming(store, LINKED_BY_PAYLOAD, keys),
                 _naming(store, ("brief.published",), [f'"{story_id}"']),
@@ -123,10 +121,10 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
         .unique("event_id", keep="first", maintain_order=True)
         .sort("occurred_at", "seq")
     )
-    articles = (
-        project(ArticlesProjection(), found.lazy().filter(pl.col("subject_id").is_in(members)))
-        .collect()
-        .sort("published_at", "article_id", nulls_last=True)
+    # every article's projection, folded once per state of the log and kept by the store
+    every = store.derived("articles", article_types, lambda events: project(ArticlesProjection(), events))
+    articles = every.filter(pl.col("article_id").is_in(members)).sort(
+        "published_at", "article_id", nulls_last=True
     )
     events = found.filter(pl.col("event_type").is_in(DECISIONS))
     published = found.filter(pl.col("event_type") == "brief.published")

@@ -19,7 +19,8 @@ from collections.abc import Callable, Collection
 
 import polars as pl
 
-MERGED_KEPT = 8  # sets of batches kept merged (a page reads a month, a day, a window of days)
+MERGED_KEPT = 12  # sets of batches kept merged (a page reads a month, a day, a window of days),
+# and frames derived from them (``ParquetEventStore.derived``)
 
 
 class DecodedBatches:

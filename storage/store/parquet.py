@@ -24,7 +24,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -251,6 +251,24 @@ class ParquetEventStore(EventStore):
         if as_of is not None:
             frame = frame.filter(pl.col("occurred_at") <= as_of)
         return frame
+
+    def derived(
+        self, name: str, event_types: Sequence[str], build: Callable[[pl.LazyFrame], pl.LazyFrame]
+    ) -> pl.DataFrame:
+        """``build`` (a projection's fold, say) over every day's events of ``event_types``, collected.
+        With the files kept decoded, the result is kept beside the merged frames, by ``name`` and
+        the files it was built from: asked again before a new file is written, it is not built
+        again; after, it is built from the new files."""
+
+        def read() -> pl.DataFrame:
+            days = self.days()
+            units = [u for d in days for u in self.units(d)]
+            made = lambda: build(self.ordered(units, len(days), event_types=event_types))  # noqa: E731
+            if self._decoded is None or not units:
+                return made().collect()
+            return self._decoded.merged((f"derived:{name}", *units), made)
+
+        return rereading(read)
 
     def _decode(self, path: str) -> pl.DataFrame:
         """One local part file, read whole (for ``keep_decoded``)."""

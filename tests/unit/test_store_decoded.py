@@ -80,3 +80,33 @@ def test_the_days_events_are_merged_once_per_set_of_files_and_filtered_as_a_plai
         assert got.equals(plain.query(lambda: plain.scan(**asked))), asked  # noqa: B023
     plain.append([collected(9, day=DAY)])  # a new file: a new set, merged when first read
     assert frames(kept).equals(frames(plain)) and len(cache._merged) == len(merged) + 1
+
+
+def test_a_derived_frame_is_built_once_per_state_of_the_log_and_reads_as_a_plain_store_builds_it(
+    tmp_path: Path,
+) -> None:
+    from storage.projections import project
+    from storage.projections.articles import ArticlesProjection
+
+    plain = ParquetEventStore(str(tmp_path / "root"))
+    kept = ParquetEventStore(str(tmp_path / "root"))
+    kept.keep_decoded(64 * 2**20)
+    built: list[int] = []
+
+    def articles(events: pl.LazyFrame) -> pl.LazyFrame:
+        built.append(1)
+        return project(ArticlesProjection(), events)
+
+    def both() -> tuple[pl.DataFrame, pl.DataFrame]:
+        kinds = ArticlesProjection.event_types
+        return kept.derived("articles", kinds, articles), plain.derived("articles", kinds, articles)
+
+    plain.append([collected(i, day=DAY + timedelta(days=i % 2)) for i in range(4)])
+    first, expected = both()
+    assert first.sort("article_id").equals(expected.sort("article_id")) and first.height == 4
+    assert len(built) == 2  # once for each store
+    again, _ = both()
+    assert again is first and len(built) == 3  # the plain store builds it again; the kept one does not
+    plain.append([collected(7, day=DAY)])  # a new file: built again, with the new article
+    fresh, expected = both()
+    assert fresh.height == 5 and fresh.sort("article_id").equals(expected.sort("article_id"))
