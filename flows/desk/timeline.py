@@ -4,7 +4,10 @@ stories that followed it up, the briefs it was in, and every decision about it.
 Each part is a projection (``storage/projections``) folded over the events that name the story or
 one of its articles, read from every day of the log with the filter pushed into the scan: the
 story's own ``story.clustered`` events give its days and members, and the members' ids pick the
-articles and the decisions. No index and no copy of the log.
+articles and the decisions. The articles are the members' rows of the ``articles`` projection of
+the whole log, which the store folds once per state of the log and keeps while it keeps its files
+decoded (``ParquetEventStore.derived``: the desk's), so a story's page does not fold it again. No
+index and no copy of the log on disk.
 """
 
 from __future__ import annotations
