@@ -124,8 +124,14 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
         .unique("event_id", keep="first", maintain_order=True)
         .sort("occurred_at", "seq")
     )
-    # every article's projection, folded once per state of the log and kept by the store
-    every = store.derived("articles", article_types, lambda events: project(ArticlesProjection(), events))
+    # every article's projection, folded once per state of the log and kept by the desk's store (a
+    # store that keeps nothing folds the members' articles only)
+    every = store.derived(
+        "articles",
+        article_types,
+        lambda events: project(ArticlesProjection(), events),
+        narrow=pl.col("subject_id").is_in(members),
+    )
     articles = every.filter(pl.col("article_id").is_in(members)).sort(
         "published_at", "article_id", nulls_last=True
     )

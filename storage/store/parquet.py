@@ -253,20 +253,25 @@ class ParquetEventStore(EventStore):
         return frame
 
     def derived(
-        self, name: str, event_types: Sequence[str], build: Callable[[pl.LazyFrame], pl.LazyFrame]
+        self,
+        name: str,
+        event_types: Sequence[str],
+        build: Callable[[pl.LazyFrame], pl.LazyFrame],
+        narrow: pl.Expr | None = None,
     ) -> pl.DataFrame:
         """``build`` (a projection's fold, say) over every day's events of ``event_types``, collected.
         With the files kept decoded, the result is kept beside the merged frames, by ``name`` and
         the files it was built from: asked again before a new file is written, it is not built
-        again; after, it is built from the new files."""
+        again; after, it is built from the new files. A store that keeps nothing builds it from the
+        events ``narrow`` selects (what the one reader asking needs), not from every event."""
 
         def read() -> pl.DataFrame:
             days = self.days()
             units = [u for d in days for u in self.units(d)]
-            made = lambda: build(self.ordered(units, len(days), event_types=event_types))  # noqa: E731
+            events = self.ordered(units, len(days), event_types=event_types)
             if self._decoded is None or not units:
-                return made().collect()
-            return self._decoded.merged((f"derived:{name}", *units), made)
+                return build(events if narrow is None else events.filter(narrow)).collect()
+            return self._decoded.merged((f"derived:{name}", *units), lambda: build(events))
 
         return rereading(read)
 

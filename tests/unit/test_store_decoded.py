@@ -110,3 +110,24 @@ def test_a_derived_frame_is_built_once_per_state_of_the_log_and_reads_as_a_plain
     plain.append([collected(7, day=DAY)])  # a new file: built again, with the new article
     fresh, expected = both()
     assert fresh.height == 5 and fresh.sort("article_id").equals(expected.sort("article_id"))
+
+
+def test_a_store_that_keeps_nothing_builds_a_derived_frame_from_the_events_the_reader_needs(
+    tmp_path: Path,
+) -> None:
+    from storage.projections import project
+    from storage.projections.articles import ArticlesProjection
+
+    store = ParquetEventStore(str(tmp_path / "root"))
+    store.append([collected(i) for i in range(4)])
+    [wanted] = [e.subject_id for e in store.read()][:1]
+    only = pl.col("subject_id") == wanted
+    got = store.derived(
+        "articles", ArticlesProjection.event_types, lambda e: project(ArticlesProjection(), e), only
+    )
+    assert got["article_id"].to_list() == [wanted]
+    store.keep_decoded(64 * 2**20)  # kept: every article, for every reader after
+    kept = store.derived(
+        "articles", ArticlesProjection.event_types, lambda e: project(ArticlesProjection(), e), only
+    )
+    assert kept.height == 4 and kept.filter(pl.col("article_id") == wanted).equals(got)
