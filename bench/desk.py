@@ -400,6 +400,8 @@ def main() -> None:
     days = store.days()
     sources = len(settings.sources)
     print(f"# the desk's pages on {len(days)} days, {sources} feeds ({days[0]} .. {days[-1]}; 2 cores)\n")
+    start = os.getloadavg()
+    print(f"Load average at the start: {start[0]:.2f}, {start[1]:.2f}, {start[2]:.2f} (1, 5, 15 min).\n")
     print(
         f"Each page asked {args.runs} times after its first load, in process (the server's own work);"
         " *first* is that first load, in a desk that served other pages before it; *cpu* is the"

@@ -4,8 +4,12 @@ Every act is recorded under the day's lock and published at once (``ops.acts.rec
 own run: the version that run published is the one that carries it (``Acted.version``). An act
 whose run recorded that the brief read as before (``brief.unchanged``: "unchanged (vN)") changed
 nothing, and no later version is credited with it (``Acted.changed`` false, its version the one it
-left standing). Without that record (its run failed or was stopped after the act was written, or
-an act before ``brief.unchanged`` was recorded) the act is credited to the first version after it.
+left standing), but for an act about a story that version did not hold (a mark on a story not in
+the brief binds the runs after it): it is credited to the first version published after it that
+holds the story, the one that applies it; a mark that keeps a story out (off-topic) and a
+retraction are never. Without that record (its run failed or was stopped after the act was
+written, or an act before ``brief.unchanged`` was recorded) the act is credited to the first
+version after it.
 The desk's diff credits a change to the acts carried by the versions between its two (``between``);
 an act made from an earlier version than the current one is refused when the items it acts on
 changed since (``stale``), naming what changed, by which acts, and who did them.
@@ -13,7 +17,7 @@ changed since (``stale``), naming what changed, by which acts, and who did them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -47,6 +51,7 @@ class Publication:
     version: int
     at: datetime
     run_id: str
+    stories: frozenset[str] = frozenset()  # the stories the version holds
 
 
 @dataclass(frozen=True)
@@ -90,10 +95,31 @@ def every_publication(
     frame = store.query(lambda: store.scan(days, event_types=["brief.published"]))
     out: dict[date, dict[int, Publication]] = {}
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
-        version = payload_of(row, BriefPublished).version
+        brief = payload_of(row, BriefPublished)
         day = out.setdefault(row["brief_date"], {})
-        day.setdefault(version, Publication(version, row["occurred_at"], row["run_id"]))
+        day.setdefault(
+            brief.version,
+            Publication(brief.version, row["occurred_at"], row["run_id"], frozenset(brief.stories)),
+        )
     return out
+
+
+def story_of(store: ParquetEventStore, day: date) -> Callable[[str], str | None]:
+    """The story an act's subject names on ``day``: a story id, or the story an article is a member
+    of (a mark is recorded on the story's representative article); None for anything else. The
+    day's stories are read the first time it is asked (most acts never ask)."""
+    from storage.projections import materialize
+
+    found: dict[str, str] = {}
+
+    def named(subject: str) -> str | None:
+        if not found:
+            for row in materialize(store, "stories", days=[day]).iter_rows(named=True):
+                found[row["story_id"]] = row["story_id"]
+                found.update(dict.fromkeys(row["members"] or (), row["story_id"]))
+        return found.get(subject)
+
+    return named
 
 
 def acts(
@@ -102,7 +128,7 @@ def acts(
     """People's acts on the day, oldest first, each with the version that first carried it."""
     published = publications(store, day) if published is None else published
     frame = store.query(lambda: store.scan([day], event_types=[*ACT_TYPES, "brief.unchanged"]))
-    return _acted(frame, published)
+    return _acted(frame, published, story_of(store, day))
 
 
 def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[tuple[date, int], str]:
@@ -114,7 +140,7 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
     out = {}
     for day, by_version in versions.items():
         carried: dict[int, list[Acted]] = {}
-        for x in _acted(frame.filter(pl.col("brief_date") == day), by_version):
+        for x in _acted(frame.filter(pl.col("brief_date") == day), by_version, story_of(store, day)):
             if x.changed and x.version is not None:
                 carried.setdefault(x.version, []).append(x)
         for v, p in by_version.items():
@@ -130,10 +156,14 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
     return out
 
 
-def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Acted]:
+def _acted(
+    frame: pl.DataFrame, published: Mapping[int, Publication], story_of: Callable[[str], str | None]
+) -> list[Acted]:
     """The acts of ``frame``, each with the version that carried it: the one its own run published.
     An act whose run recorded ``brief.unchanged`` (in ``frame`` too) changed nothing: it stands at
-    that version. Any other is carried by the first version published after it."""
+    that version, unless it is about a story that version did not hold (``story_of`` its subject):
+    then the first later version holding the story carries it. Any other is carried by the first
+    version published after it."""
     order = sorted(published.values(), key=lambda p: p.at)
     by_run = {p.run_id: p.version for p in order}
     kept = frame.filter(pl.col("event_type") == "brief.unchanged")
@@ -148,6 +178,9 @@ def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Ac
         at: datetime = row["occurred_at"]
         linked = tuple(getattr(act, "article_ids", None) or ())
         said = [getattr(act, name, None) for name in ("value", "answer", "note")]
+        version, changed = _carried(row["run_id"], at, order, by_run, unchanged)
+        if not changed and not _keeps_out(row["event_type"], act):
+            version, changed = _applied(story_of(row["subject_id"]), at, order, published, (version, changed))
         out.append(
             Acted(
                 row["event_id"],
@@ -159,10 +192,34 @@ def _acted(frame: pl.DataFrame, published: Mapping[int, Publication]) -> list[Ac
                 linked,
                 getattr(act, "person", None) or getattr(act, "by", "") or "",
                 getattr(act, "via", None) or "",
-                *_carried(row["run_id"], at, order, by_run, unchanged),
+                version,
+                changed,
             )
         )
     return out
+
+
+def _keeps_out(kind: str, act: Payload) -> bool:
+    """Whether an act keeps its story out of the brief (a retraction, an off-topic mark): a version
+    that holds the story later does so despite it, not by it."""
+    off_topic = getattr(act, "field", None) == "relevance" and getattr(act, "value", None) == "off-topic"
+    return kind == "story.retracted" or off_topic
+
+
+def _applied(
+    story: str | None,
+    at: datetime,
+    order: Sequence[Publication],
+    published: Mapping[int, Publication],
+    standing: tuple[int | None, bool],
+) -> tuple[int | None, bool]:
+    """For an act that changed nothing, ``standing`` (its version, False): the first version after
+    it holding its ``story`` when the version it stood at did not (the act bound a later run)."""
+    held = published.get(standing[0]) if standing[0] is not None else None
+    if story is None or held is None or story in held.stories:
+        return standing
+    later = next((p.version for p in order if p.at >= at and story in p.stories), None)
+    return (later, True) if later is not None else standing
 
 
 def _carried(

@@ -4,7 +4,10 @@ stories that followed it up, the briefs it was in, and every decision about it.
 Each part is a projection (``storage/projections``) folded over the events that name the story or
 one of its articles, read from every day of the log with the filter pushed into the scan: the
 story's own ``story.clustered`` events give its days and members, and the members' ids pick the
-articles and the decisions. No index and no copy of the log.
+articles and the decisions. The articles are the members' rows of the ``articles`` projection of
+the whole log, which the store folds once per state of the log and keeps while it keeps its files
+decoded (``ParquetEventStore.derived``: the desk's), so a story's page does not fold it again. No
+index and no copy of the log on disk.
 """
 
 from __future__ import annotations
@@ -105,21 +108,32 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
     )
     keys = [story_id, *members]
     article_types = list(ArticlesProjection.event_types)
-    # one pass over the log for the rest: the articles, the decisions, the versions that held it
-    found = store.query(
-        lambda: store.scan(event_types=[*article_types, *DECISIONS, "brief.published"]).filter(
-            pl.col("subject_id").is_in(keys)
-            | (pl.col("event_type").is_in(LINKED_BY_PAYLOAD) & pl.col("payload").str.contains_any(keys))
-            | (
-                (pl.col("event_type") == "brief.published")
-                & pl.col("payload").str.contains(f'"{story_id}"', literal=True)
-            )
+    # the rest in three reads, each testing payload text only on the few rows of its kinds: the
+    # events about the story or its articles, the links and questions naming one of them, the
+    # versions that held it
+    found = (
+        pl.concat(
+            [
+                store.query(
+                    lambda: store.scan(event_types=list(DECISIONS)).filter(pl.col("subject_id").is_in(keys))
+                ),
+                _naming(store, LINKED_BY_PAYLOAD, keys),
+                _naming(store, ("brief.published",), [f'"{story_id}"']),
+            ]
         )
-    ).sort("occurred_at", "seq")
-    articles = (
-        project(ArticlesProjection(), found.lazy().filter(pl.col("subject_id").is_in(members)))
-        .collect()
-        .sort("published_at", "article_id", nulls_last=True)
+        .unique("event_id", keep="first", maintain_order=True)
+        .sort("occurred_at", "seq")
+    )
+    # every article's projection, folded once per state of the log and kept by the desk's store (a
+    # store that keeps nothing folds the members' articles only)
+    every = store.derived(
+        "articles",
+        article_types,
+        lambda events: project(ArticlesProjection(), events),
+        narrow=pl.col("subject_id").is_in(members),
+    )
+    articles = every.filter(pl.col("article_id").is_in(members)).sort(
+        "published_at", "article_id", nulls_last=True
     )
     events = found.filter(pl.col("event_type").is_in(DECISIONS))
     published = found.filter(pl.col("event_type") == "brief.published")
@@ -144,6 +158,13 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
         followed_by,
         collapse([_decision(r) for r in events.iter_rows(named=True)]),
     )
+
+
+def _naming(store: ParquetEventStore, kinds: tuple[str, ...], texts: list[str]) -> pl.DataFrame:
+    """The events of ``kinds`` whose payload holds one of ``texts``: the kinds read first, then
+    their payloads searched (a search over every kind's payloads costs more than the page)."""
+    frame = store.query(lambda: store.scan(event_types=list(kinds)))
+    return frame.filter(pl.col("payload").str.contains_any(texts))
 
 
 def collapse(decisions: list[dict]) -> list[dict]:

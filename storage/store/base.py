@@ -166,12 +166,24 @@ class EventStore(ABC):
         if not wanted:
             return pl.LazyFrame(schema=POLARS_SCHEMA)
         units = [u for d in wanted for u in self.units(d)]
+        return self.ordered(units, len(wanted), event_types=event_types, as_of=as_of)
+
+    def ordered(
+        self,
+        units: Sequence[str],
+        days: int,
+        *,
+        event_types: Sequence[str] | None = None,
+        as_of: datetime | None = None,
+    ) -> pl.LazyFrame:
+        """The events of ``units`` (the batches of ``days`` days), each ``event_id`` once, in their
+        total order; only ``event_types`` and those up to ``as_of`` when given."""
         frame = self.raw_units(units)
         if event_types:
             frame = frame.filter(pl.col("event_type").is_in(list(event_types)))
         if as_of is not None:
             frame = frame.filter(pl.col("occurred_at") <= as_of)
-        if len(units) == len(wanted) and all(map(self.is_compacted, units)):
+        if len(units) == days and all(map(self.is_compacted, units)):
             # one compacted file per day: each id once (ids hash their day) and each file in event order
             return frame if len(units) == 1 else frame.sort(ORDER)
         return dedup_ordered(frame)

@@ -5,6 +5,10 @@ the old ones. So a reader that asks for the same days again and again (the desk:
 a month of the log) decodes each file once and reads it from memory after. Bounded: the least
 recently used batch goes first once ``limit_bytes`` is passed; a day's batches that its listing
 no longer holds (compacted away, a purge's old files) are dropped when the day is listed again.
+
+The events of a set of batches, ordered and each id once (what a scan of those days gives before
+its filters), are kept too, by the batches' names (``merged``): the latest ``MERGED_KEPT`` sets,
+within the same bound. A new batch of a day is a new set: it is merged again when first read.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from collections.abc import Callable, Collection
 
 import polars as pl
 
+MERGED_KEPT = 12  # sets of batches kept merged (a page reads a month, a day, a window of days),
+# and frames derived from them (``ParquetEventStore.derived``)
+
 
 class DecodedBatches:
     """Decoded part files by path, up to ``limit_bytes`` (Polars' estimate of their size)."""
@@ -24,6 +31,8 @@ class DecodedBatches:
         self.size = 0
         self._frames: OrderedDict[str, pl.DataFrame] = OrderedDict()
         self._by_folder: dict[str, set[str]] = {}
+        self._merged: OrderedDict[tuple[str, ...], pl.DataFrame] = OrderedDict()
+        self.merged_size = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -46,6 +55,24 @@ class DecodedBatches:
                 self._by_folder.setdefault(_folder(path), set()).add(path)
                 self.size += int(frame.estimated_size())
                 self._evict()
+        return frame
+
+    def merged(self, paths: tuple[str, ...], merge: Callable[[], pl.LazyFrame]) -> pl.DataFrame:
+        """The events of the batches ``paths``, as ``merge`` orders them, merged the first time."""
+        with self._lock:
+            frame = self._merged.get(paths)
+            if frame is not None:
+                self._merged.move_to_end(paths)
+                return frame
+        frame = merge().collect()  # outside the lock, as a batch's decoding
+        with self._lock:
+            if paths not in self._merged:
+                self._merged[paths] = frame
+                self.merged_size += int(frame.estimated_size())
+                while len(self._merged) > 1 and (
+                    len(self._merged) > MERGED_KEPT or self.merged_size > self.limit_bytes
+                ):
+                    self.merged_size -= int(self._merged.popitem(last=False)[1].estimated_size())
         return frame
 
     def keep_listed(self, directory: str, listed: Collection[str]) -> None:

@@ -24,9 +24,9 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 
 import polars as pl
 import pyarrow as pa
@@ -228,6 +228,52 @@ class ParquetEventStore(EventStore):
         if not parts:
             return pl.LazyFrame(schema=POLARS_SCHEMA)
         return parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
+
+    def ordered(
+        self,
+        units: Sequence[str],
+        days: int,
+        *,
+        event_types: Sequence[str] | None = None,
+        as_of: datetime | None = None,
+    ) -> pl.LazyFrame:
+        """As the base store's; with the files kept decoded (``keep_decoded``), the batches' events
+        ordered and each id once are kept too, by the batches' names (a batch never changes: a new
+        one is a new name), so a page that reads a month again filters that frame, not the files."""
+        if self._decoded is None or not units:
+            return super().ordered(units, days, event_types=event_types, as_of=as_of)
+        whole = self._decoded.merged(
+            tuple(units), lambda: super(ParquetEventStore, self).ordered(units, days)
+        )
+        frame = whole.lazy()
+        if event_types:
+            frame = frame.filter(pl.col("event_type").is_in(list(event_types)))
+        if as_of is not None:
+            frame = frame.filter(pl.col("occurred_at") <= as_of)
+        return frame
+
+    def derived(
+        self,
+        name: str,
+        event_types: Sequence[str],
+        build: Callable[[pl.LazyFrame], pl.LazyFrame],
+        narrow: pl.Expr | None = None,
+    ) -> pl.DataFrame:
+        """``build`` (a projection's fold, say) over every day's events of ``event_types``, collected.
+        With the files kept decoded, the result is kept beside the merged frames, by ``name`` and
+        the files it was built from: asked again before a new file is written, it is not built
+        again; after, it is built from the new files. A store that keeps nothing builds it from the
+        events ``narrow`` selects (what the one reader asking needs), not from every event."""
+
+        def read() -> pl.DataFrame:
+            days = self.days()
+            units = [u for d in days for u in self.units(d)]
+            events = self.ordered(units, len(days), event_types=event_types)
+            if self._decoded is None or not units:
+                return build(events if narrow is None else events.filter(narrow)).collect()
+            return self._decoded.merged((f"derived:{name}", *units), lambda: build(events))
+
+        return rereading(read)
 
     def _decode(self, path: str) -> pl.DataFrame:
         """One local part file, read whole (for ``keep_decoded``)."""

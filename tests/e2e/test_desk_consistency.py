@@ -1012,3 +1012,39 @@ def test_an_act_whose_rebrief_failed_after_it_was_recorded_is_a_cause_of_the_nex
     assert line is not None
     said = html.unescape(line.group(1))
     assert said == "ann: brief.corrected title “A headline its run never published” (and 1 more)", said
+
+
+def test_a_mark_on_a_story_not_in_the_brief_is_credited_to_the_version_that_brings_it_in(
+    config: Path,
+) -> None:
+    """A story retracted (v2) is marked core: the brief reads as before ("unchanged (v2)"), the mark
+    binds the versions after it. The retraction undone brings the story back in v3: the diff v2 → v3
+    credits the story's return to the undo and to the mark, and history's line for v3 counts both;
+    the mark is no cause of v2, made before it."""
+    desk = client(config, "ann")
+    [story] = [i["story_id"] for i in current(config)["items"] if not i.get("lead")][:1]
+
+    def act(path: str, said: str, **form: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        sent = {"date": DAY, "csrf": csrf_of(page), "seen": seen_of(page), "story": story, **form}
+        done = desk.post(path, data=sent)
+        assert done.status_code == 200 and said in done.text, done.text
+
+    act("/today/retract", "retraction recorded: v2", note="withdrawn by the outlet", sure="1")
+    act("/today/mark", "mark recorded: unchanged (v2)", mark="core")
+    act("/today/restore", "retraction undone: v3", note="")
+    store = store_of(config)
+    [mark] = [e for e in store.read(event_types=["article.corrected"]) if e.payload.get("by") == "ann"]
+    [undo] = store.read(event_types=["story.restored"])
+    assert story in {i["story_id"] for i in current(config)["items"]}
+
+    diff = desk.get(f"/diff?date={DAY}&a=2&b=3").text
+    causes = " ".join(re.findall(r'<div class="cause">(.*?)</div>', diff, re.S))
+    assert mark.event_id in causes and undo.event_id in causes, diff
+    assert mark.event_id not in desk.get(f"/diff?date={DAY}&a=1&b=2").text
+    line = re.search(
+        r'version=3"[^>]*>v3</a> \(\d+\) <span class="summary">(.*?)</span>', desk.get("/history").text
+    )
+    assert line is not None
+    said = html.unescape(line.group(1))
+    assert said == "ann: article.corrected relevance “core” (and 1 more)", said
