@@ -9,7 +9,9 @@ command loads it once (``load_settings``) and passes the settings on.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tomllib
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -32,6 +34,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -794,16 +797,45 @@ def _variables_behind(exc: ValidationError) -> list[str]:
     )
 
 
+def _unreadable_variable(said: str) -> str:
+    """What pydantic-settings' "error parsing value for field 'sources'" means, and the fix."""
+    found = re.search(r'field "([^"]+)"', said)
+    name = f"{ENV_PREFIX}{found.group(1).upper()}" if found else f"a {ENV_PREFIX}* variable"
+    return (
+        f"the environment variable {name} is not JSON: a table or a list set in the environment is "
+        f'written as JSON (e.g. {ENV_PREFIX}SOURCES=\'[{{"name": "lab", "url": "https://…"}}]\'); '
+        "correct it or unset it"
+    )
+
+
+def _with_environment(data: dict, variables: list[str]) -> dict:
+    """``data`` (the file's tables) with the top-level keys ``variables`` set in the environment
+    over it, as they were read: a mistake in a variable's value is named by what the variable
+    holds, not by the file's entry at the same place."""
+    merged = dict(data)
+    for name in variables:
+        key = name[len(ENV_PREFIX) :].lower()
+        if "__" in key:
+            continue  # a key inside a table: the file's table still names it
+        try:
+            merged[key] = json.loads(os.environ[name])
+        except ValueError:
+            merged[key] = os.environ[name]
+    return merged
+
+
 def _checked(make: Callable[[], Settings], data: Callable[[], dict], where: str) -> Settings:
     """``make()``'s settings, checked beyond their schema (models, the shadow candidate, templates);
     every mistake one line in the file's own terms (``tasks/config_errors.py``)."""
     try:
         settings = make()
+    except SettingsError as exc:  # a BRIEF_* variable holding a table or a list that is not JSON
+        raise ConfigError(f"{where}: {_unreadable_variable(str(exc))}") from None
     except ValidationError as exc:
         from tasks.config_errors import explain
 
-        lines = [f"{where}: {line}" for line in explain(exc, data(), Settings)]
         variables = _variables_behind(exc)
+        lines = [f"{where}: {line}" for line in explain(exc, _with_environment(data(), variables), Settings)]
         if variables:
             lines.append(f"{where}: set in the environment over the file: {', '.join(variables)}")
         raise ConfigError("\n".join(lines)) from None

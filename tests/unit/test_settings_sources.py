@@ -102,3 +102,32 @@ def test_each_load_parses_the_file_once(tmp_path: Path) -> None:
     before = config_parses()
     load_settings(str(config))
     assert config_parses() - before == 1
+
+
+def test_a_variable_that_is_not_json_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(tmp_path / "conf", '[storage]\nroot = "store"\n')
+    monkeypatch.setenv("BRIEF_SOURCES", "not json")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(str(config))
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith(
+        f"{config}: the environment variable BRIEF_SOURCES is not JSON"
+    )
+    assert said.endswith("correct it or unset it")
+
+
+def test_a_mistake_in_a_variables_entry_is_named_by_that_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(
+        tmp_path / "conf",
+        '[storage]\nroot = "store"\n[[sources]]\nname = "labnotes"\nurl = "https://l.example/feed"\n',
+    )
+    monkeypatch.setenv("BRIEF_SOURCES", json.dumps([{"name": "x", "ur": "https://x.example/feed"}]))
+    with pytest.raises(ConfigError) as refused:
+        load_settings(str(config))
+    lines = str(refused.value).splitlines()
+    assert "unknown key 'ur' in [[sources]] 'x'; did you mean 'url'?" in lines[0], lines
+    assert "labnotes" not in str(refused.value) and lines[-1].endswith("over the file: BRIEF_SOURCES")
