@@ -196,7 +196,8 @@ def card(model) -> str:
         f"A logistic regression over {len(model.features)} features of a pair of articles; fitted "
         f"{model.card['fitted_at']} with {model.card['library']}. Two articles are one story from probability "
         f"{model.threshold:.3f} on ({model.card['threshold_from']}); stories join by average linkage. Never "
-        "joined, whatever the model says: two stories of one digest entry.",
+        "joined, whatever the model says: two stories of one digest entry, and two pages of one "
+        "organisation's own site under two titles (`first_party_pages` in `tasks/pairs.py`).",
         "",
         f"Its cosines are those of `{model.card['embedding']['english']}` (every pair) and "
         f"`{model.card['embedding']['multilingual']}` (pairs with non-English text), the run's default "
@@ -213,8 +214,9 @@ def card(model) -> str:
         "",
         "Each block's weights and threshold are fitted without it. These are not results on days nobody has "
         "seen: the features, the clustering floor and the variants kept were chosen while reading these "
-        "blocks' wrong pairs (the tech outlets' precision reached its figure with `outlet_series_words`, "
-        "written after reading their false joins), so every figure below is tuned on these blocks. Days "
+        "blocks' wrong pairs (`outlet_series_words`, the first-party pages constraint and the organisations "
+        "a link's path names were each written after reading their false joins or misses), so every figure "
+        "below is tuned on these blocks. Days "
         "nobody here has read will give held-out figures. Follow-ups are given as the labels decide them "
         "(a link they call doubtful, `uncertain_previous_day`, is one they do not make) and with doubtful "
         "links apart, a split made after reading the false links of 2025-08-06..07.",

@@ -141,6 +141,28 @@ def host_organisations(url: str) -> frozenset[str]:
     return frozenset(_ORG_KEYS[label] for label in host.split(".") if label in _ORG_KEYS)
 
 
+_ORG_IN_PATH = [
+    (
+        o,
+        re.compile(
+            r"(?<![a-z0-9])"
+            + r"[ _-]?".join(map(re.escape, re.findall(r"[a-z0-9]+", o.lower())))
+            + r"(?![a-z0-9])"
+        ),
+    )
+    for o in ORGANISATIONS
+]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def path_organisations(url: str) -> frozenset[str]:
+    """Organisations a link's path names in a headline's words (``/2025/08/openai-announces-deal-…``):
+    a site's path often carries the headline it first had, in lower case between hyphens."""
+    path = urlsplit(url).path.lower()
+    slugs = " ".join(part for part in path.split("/") if "-" in part or "_" in part)
+    return frozenset(o for o, pattern in _ORG_IN_PATH if slugs and pattern.search(slugs))
+
+
 def is_title_case(title: str) -> bool:
     """Most longer words after a clause's first capitalised, as English headline style writes them."""
     words = [

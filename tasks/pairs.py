@@ -7,9 +7,10 @@ that they report one event. Stories are made by average linkage over those proba
 groups join while the mean probability of their pairs reaches the model's threshold and no pair
 across them is under ``FLOOR``, so one strong link between two events is not enough to chain
 them, nor is a group's strength enough to pull in an article the model all but rules out with
-one of its members. Two stories of one digest entry
-are never joined (the only hard constraint: the labels never put them together), and people's
-same-story and two-stories answers win over the model.
+one of its members. Two hard constraints, each never wrong on the labels: two stories of one digest
+entry are never joined, nor are two pages of one organisation's own site under different titles
+(``first_party_pages``: its release, its system card and its next release are each an announcement
+of their own). People's same-story and two-stories answers win over the model.
 
 The same probability decides whether a story of today continues a story briefed on an earlier
 day (``follow_up``). The model ships as a JSON artefact with its card under ``tasks/models/``
@@ -27,6 +28,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -70,6 +72,11 @@ FEATURES = (
 FLOOR = 0.05
 # an outlet's word in this many of its titles, and in no other outlet's, marks a recurring series
 SERIES_TITLES = 3
+# sites where anyone publishes (a repository, a model page, a video, a post): their pages are their
+# users', not announcements of the organisation whose site it is
+PLATFORMS = frozenset(
+    {"github", "hugging face", "youtube", "reddit", "linkedin", "instagram", "tiktok", "spotify"}
+)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORDS = re.compile(r"[^\W_]+")
 
@@ -234,7 +241,7 @@ def pair_features(
         float(min(shared_versions, 2)),
         float(dedup.distinct_names(ea, eb)),
         float(min(_unmatched(ea, eb), _unmatched(eb, ea), 3)),
-        float(dedup.organisation_conflict(ea, eb, without_case=non_english)),
+        float(dedup.organisation_conflict(link_told(a, ea), link_told(b, eb), without_case=non_english)),
         float(dedup.same_link(ea, eb)),
         float(bool(ea.title_key) and ea.title_key == eb.title_key and a.source != b.source),
         float(repository and dedup.same_project(a, b, ea, eb)),
@@ -259,9 +266,53 @@ def _unmatched(x: dedup.Evidence, y: dedup.Evidence) -> int:
     return sum(n not in y.folded for n in x.names) + len(x.versions - y.text_versions)
 
 
+def link_told(item: dedup.Item, found: dedup.Evidence) -> dedup.Evidence:
+    """The article's evidence with the organisations its link's path names (a headline's words, as
+    ``/openai-announces-deal-…``) among those its text mentions: a page whose summary leaves out the
+    company its headline once named does not name another organisation than a report that names it."""
+    told = frozenset() if item.kind == "digest" else names.path_organisations(item.canonical_url or item.url)
+    if not told:
+        return found
+    return replace(
+        found,
+        text_orgs=found.text_orgs | told,
+        caseblind_orgs=found.caseblind_orgs | {o.lower() for o in told},
+    )
+
+
+def _host(item: dedup.Item) -> str:
+    return (urlsplit(item.url or item.canonical_url).hostname or "").lower().removeprefix("www.")
+
+
+def first_party(item: dedup.Item) -> bool:
+    """A page of an organisation's own site: a lab's feed, or a link on a known organisation's site
+    (not a repository, a digest, nor a site where anyone publishes, ``PLATFORMS``)."""
+    if item.kind == "lab":
+        return True
+    if item.kind in {"repos", "digest"}:
+        return False
+    owners = names.host_organisations(item.url or item.canonical_url)
+    return bool(owners) and not owners & PLATFORMS
+
+
+def first_party_pages(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
+    """Two pages of one organisation's own site under two titles: two announcements of its own (a
+    release and its system card, two products); the same page, or one title on two pages, is one."""
+    return (
+        first_party(a)
+        and first_party(b)
+        and _host(a) == _host(b)
+        and ea.link[0] != eb.link[0]
+        and ea.title_key != eb.title_key
+    )
+
+
 def never_together(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
-    """The hard constraint: two stories of one digest entry are two stories."""
-    return a.kind == "digest" and b.kind == "digest" and ea.entry == eb.entry
+    """The hard constraints: two stories of one digest entry are two stories, and so are two pages
+    of one organisation's own site under two titles (``first_party_pages``)."""
+    return (a.kind == "digest" and b.kind == "digest" and ea.entry == eb.entry) or first_party_pages(
+        a, b, ea, eb
+    )
 
 
 def rare_words(items: Sequence[dedup.Item]) -> tuple[np.ndarray, np.ndarray]:
@@ -380,12 +431,14 @@ def _name_columns(p: _Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
 
 
 def _organisation_conflict(p: _Pairs, non_english: np.ndarray) -> np.ndarray:
-    """``dedup.organisation_conflict`` per pair: without case when either text is not English."""
+    """``dedup.organisation_conflict`` per pair, each text with the organisations its link's path
+    names (``link_told``): without case when either text is not English."""
     found, left, right = p.found, p.left, p.right
+    told = [link_told(i, e) for i, e in zip(p.items, found, strict=True)]
     title_orgs = [e.title_orgs for e in found]
-    cased = _shared(title_orgs, [e.text_orgs for e in found])
+    cased = _shared(title_orgs, [e.text_orgs for e in told])
     lowered = [frozenset(o.lower() for o in t) for t in title_orgs]
-    caseblind = _shared(lowered, [e.caseblind_orgs for e in found])
+    caseblind = _shared(lowered, [e.caseblind_orgs for e in told])
     count_cased = np.array([len(t) for t in title_orgs], dtype=float)
     count_lowered = np.array([len(t) for t in lowered], dtype=float)
     conflict_cased = (count_cased[left] > cased[left, right]) | (count_cased[right] > cased[right, left])
@@ -491,11 +544,14 @@ def probability_matrix(
     index_pairs = list(zip(upper[0].tolist(), upper[1].tolist(), strict=True))
     found = [dedup.evidence(i) for i in items]
     forbidden = np.zeros((n, n), dtype=bool)
-    digests = [x for x, i in enumerate(items) if i.kind == "digest"]
-    for k, x in enumerate(digests):
-        for y in digests[k + 1 :]:
-            if never_together(items[x], items[y], found[x], found[y]):
-                forbidden[x, y] = forbidden[y, x] = True
+    for group in (
+        [x for x, i in enumerate(items) if i.kind == "digest"],
+        [x for x, i in enumerate(items) if first_party(i)],
+    ):
+        for k, x in enumerate(group):
+            for y in group[k + 1 :]:
+                if never_together(items[x], items[y], found[x], found[y]):
+                    forbidden[x, y] = forbidden[y, x] = True
     probs = np.zeros((n, n))
     if index_pairs:
         p = model.probabilities(feature_rows(items, sims, cross, index_pairs))

@@ -188,3 +188,63 @@ def test_a_model_fitted_before_a_feature_was_added_loads_and_decides_as_it_did(t
     without = np.delete(x, at, axis=1)
     expected = 1 / (1 + np.exp(-(without @ np.array(older["coef"]) + older["intercept"])))
     assert np.allclose(loaded.probabilities(x), expected)
+
+
+def test_two_pages_of_one_organisations_site_under_two_titles_never_join() -> None:
+    def page(aid: str, title: str, url: str) -> dedup.Item:
+        return replace(item(aid, "hn", title, url=url), kind="community", outlet="apple.com")
+
+    items = [
+        page(
+            "pro",
+            "MacBook Pro with M5 Pro and M5 Max",
+            "https://www.apple.com/newsroom/2026/03/macbook-pro-m5/",
+        ),
+        page("air", "MacBook Air with M5", "https://www.apple.com/newsroom/2026/03/macbook-air-m5/"),
+        page("neo", "MacBook Neo", "https://www.apple.com/newsroom/2026/03/say-hello-to-macbook-neo/"),
+        page("neo-page", "MacBook Neo", "https://www.apple.com/macbook-neo/"),
+        item(
+            "ars",
+            "arstechnica",
+            "New MacBook Airs come with M5",
+            url="https://arstechnica.example/macbook-airs",
+        ),
+    ]
+    found = [dedup.evidence(i) for i in items]
+    assert pairs.never_together(items[0], items[1], found[0], found[1])
+    assert not pairs.never_together(items[2], items[3], found[2], found[3])  # one title on two pages
+    assert not pairs.never_together(items[1], items[4], found[1], found[4])  # another outlet's report
+    vectors = np.ones((len(items), 4)) / 2.0  # every pair as alike as can be
+    stories = [set(s.members) for s in pairs.cluster(items, vectors, model(cosine=10.0)).stories]
+    assert not any({"pro", "air"} <= s for s in stories)
+    assert any({"neo", "neo-page"} <= s for s in stories)
+    # a site where anyone publishes is not an organisation's announcement
+    repos = [
+        replace(item("r1", "hn", "A tool for agents", url="https://github.com/one/tool"), kind="community"),
+        replace(
+            item("r2", "hn", "A tool for agents, v2", url="https://github.com/one/tool/releases"),
+            kind="community",
+        ),
+    ]
+    found = [dedup.evidence(i) for i in repos]
+    assert not pairs.never_together(repos[0], repos[1], found[0], found[1])
+
+
+def test_an_organisation_the_links_headline_path_names_is_one_the_page_mentions() -> None:
+    assert names.path_organisations(
+        "https://ars.example/ai/2025/08/openai-announces-deal-with-agencies/"
+    ) == {"OpenAI"}
+    assert names.path_organisations("https://x.example/2025/artificial-intelligence-metadata/") == frozenset()
+    assert names.path_organisations("https://openai.example/index/") == frozenset()  # no headline words
+    report = item("b", "techcrunch", "OpenAI is practically giving ChatGPT to the government for free")
+    column = pairs.FEATURES.index("organisation_conflict")
+    for url, conflict in (
+        ("https://ars.example/ai/2025/08/openai-announces-deal-to-offer-chatgpt/", 0.0),
+        ("https://ars.example/ai/2025/08/agencies-get-chatgpt/", 1.0),
+    ):
+        ars = item(
+            "a", "arstechnica", "US agencies will use ChatGPT Enterprise for $1", "Questions linger.", url=url
+        )
+        vectors = HashingEmbedder().encode([ars.text, report.text])
+        rows = pairs.feature_rows([ars, report], vectors @ vectors.T, None, [(0, 1)])
+        assert rows[0, column] == conflict, url
