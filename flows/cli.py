@@ -21,7 +21,7 @@ import typer
 
 from flows.commands import log, policy, runs
 from flows.commands.errors import command_of, withheld
-from flows.commands.options import ByOption, ConfigOption, forget_checked_config, parse_time
+from flows.commands.options import ByOption, ConfigOption, forget_checked_config, parse_time, with_config
 from flows.views.acts import show_delivery
 from flows.views.console import err, out, styled
 from flows.views.text import counted
@@ -369,7 +369,7 @@ def main() -> None:
         err.print("interrupted")
         raise SystemExit(130) from None
     except BriefError as exc:
-        err.print(f"error: {exc}", soft_wrap=True)
+        err.print(f"error: {with_config(str(exc))}", soft_wrap=True)
         # a withheld brief is the run's outcome (exit 1, as a failed date), not a mistake in the input
         raise SystemExit(1 if withheld(exc) else 2) from None
     except typer.Abort:

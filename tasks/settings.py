@@ -515,11 +515,7 @@ class Settings(BaseSettings):
     def config_option(self) -> str:
         """`` --config PATH`` for a command printed for a person to copy: the file these settings
         were loaded from, as it was named; empty for ``./brief.toml`` (found without the option)."""
-        import shlex
-
-        if self._file is None or self._file.resolve() == Path(DEFAULT_CONFIG).resolve():
-            return ""
-        return f" --config {shlex.quote(str(self._file))}"
+        return config_option_of(self._file)
 
     @field_validator("retention")
     @classmethod
@@ -698,6 +694,15 @@ def _with_shadow(settings: Settings, where: str) -> Settings:
     if shadow is not None:
         read_candidate(shadow.candidate, settings, f"{where}: policy.shadow.candidate {shadow.candidate!r}")
     return settings
+
+
+def config_option_of(path: Path | None) -> str:
+    """`` --config PATH`` of the config file ``path`` as it was named; empty for ``./brief.toml``."""
+    import shlex
+
+    if path is None or path.resolve() == Path(DEFAULT_CONFIG).resolve():
+        return ""
+    return f" --config {shlex.quote(str(path))}"
 
 
 def config_path(explicit: str | os.PathLike[str] | None) -> Path:

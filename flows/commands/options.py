@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from storage.errors import InputError
+from storage.errors import BriefError, InputError
 
 if TYPE_CHECKING:
     from storage.store import ParquetEventStore
     from tasks.settings import Settings
+
+
+_USED: list[str] = []  # the command's `` --config PATH`` as a person would type it, once checked
 
 
 def checked_config(config: str | None) -> Settings:
@@ -26,12 +29,39 @@ def checked_config(config: str | None) -> Settings:
     polars, Prefect or the models: a mistake in the file is said in about a second."""
     from tasks.settings import load_settings
 
-    return load_settings(config, keep=True)  # the command's first load_settings takes it
+    settings = load_settings(config, keep=True)  # the command's first load_settings takes it
+    _USED[:] = [settings.config_option]
+    return settings
+
+
+def remember_config(config: str | None) -> None:
+    """The command's ``--config`` for its hints, when the file is not read through ``checked_config``
+    (``brief check`` reads it itself, and says what is wrong with it)."""
+    from tasks.settings import config_option_of, config_path
+
+    try:
+        _USED[:] = [config_option_of(config_path(config))]
+    except BriefError:
+        _USED.clear()  # no such file: its hint is to name the right one
+
+
+def with_config(said: str) -> str:
+    """``said`` with each command quoted in it (``'brief …'``) given the command's ``--config``,
+    when it has none: a hint is copied and run as printed."""
+    if not _USED or not _USED[0]:
+        return said
+    option = _USED[0]
+    return re.sub(
+        r"'(brief [^']*)'",
+        lambda m: m.group(0) if "--config" in m.group(1) else f"'{m.group(1)}{option}'",
+        said,
+    )
 
 
 def forget_checked_config() -> None:
     """The command has ended: the settings its ``--config`` check kept are forgotten (``tasks.settings``
     is loaded only when a config was read)."""
+    _USED.clear()
     settings = sys.modules.get("tasks.settings")
     if settings is not None:
         settings.forget_kept_settings()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -23,6 +24,8 @@ from flows.commands.options import (
     open_store,
     parse_time,
     prefect_defaults,
+    remember_config,
+    with_config,
 )
 from flows.commands.stopped import ended_overdue, stopped_line
 from flows.views.console import above, err, out, saying, screen_status
@@ -341,10 +344,12 @@ def check(
 
     given = parse_date(day)
     report = preflight(config, given, send_test=send_test, stage=err.status)
-    show_checks(out, err, "brief check" + (f" of {given}" if given else ""), report.checks)
+    remember_config(config)
+    checks = [replace(c, detail=with_config(c.detail), fix=with_config(c.fix)) for c in report.checks]
+    show_checks(out, err, "brief check" + (f" of {given}" if given else ""), checks)
     if report.settings is None:
         raise SystemExit(2)  # a mistake in the config, as every command says it
-    checks, failed, warned = report.checks, report.failed, report.warned
+    failed, warned = report.failed, report.warned
     if failed:
         out.print(f"{len(failed)} of {len(checks)} checks failed")
         raise SystemExit(1)

@@ -391,5 +391,5 @@ def find_representative(ctx: RunContext, story: str) -> str:
         return member["representative"][0] if member.height else article
     raise InputError(
         f"no story, article or link {story!r} on {ctx.day}; "
-        "'brief events --type story.scored --date D' lists the day's stories"
+        f"'brief events --type story.scored --date {ctx.day}' lists the day's stories"
     )

@@ -358,3 +358,17 @@ def test_a_refused_value_that_may_be_a_secret_is_never_repeated(tmp_path: Path, 
     assert "Hunter2pass" not in done.stderr and "918273645501" not in done.stderr, done.stderr
     said = ("ftp://", "a number", "must not carry credentials")
     assert any(what in done.stderr for what in said), done.stderr  # what is wrong, still said
+
+
+def test_a_hint_in_an_error_names_the_config_it_was_given(sample: Path, tmp_path: Path) -> None:
+    """A command an error says to run carries the --config the command was given, so it runs as
+    printed; so does the pre-flight's fix for a mistake in the file."""
+    config = str(sample)
+    missing = brief("trace", "--config", config, "--date", "2025-08-05", "--story", "st-x")
+    assert missing.returncode == 2
+    assert f"run 'brief run --config {config}' first" in missing.stderr, missing.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text(sample.read_text().replace("root =", "rooot =", 1))
+    checked = brief("check", "--config", str(bad))
+    assert checked.returncode == 2
+    assert f"then run 'brief check --config {bad}' again" in " ".join(checked.stderr.split()), checked.stderr
