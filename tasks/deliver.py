@@ -20,7 +20,6 @@ from storage.events import Event
 from storage.payloads import BriefApprovedV2, BriefDelivered, BriefHeld, DeliveryFailed
 from storage.typed import payload_of
 from tasks.channels import Channel, DeliverySettings
-from tasks.nouns import counted
 
 Kind = Literal["brief", "update", "review"]
 Released = Literal["direct", "approved", "deadline"]
@@ -241,7 +240,9 @@ def compose_message(
         subject = lab["subject_updated"].format(title=title, version=document.version)
     elif send.kind == "review":
         n = len(questions)
-        subject = lab["subject_review"].format(title=title, n=n, questions=counted(n, "open question"))
+        subject = lab["subject_review"].format(
+            title=title, n=n, questions="question" if n == 1 else "questions"
+        )
     else:
         subject = f"{title}: {base['lead']}" if base["lead"] else title
     if send.released == "deadline" and send.kind != "review":

@@ -49,7 +49,7 @@ LABELS = {
         "held_deadline": ", or at {at} without anyone",
         "unreviewed": "Nobody looked at this brief before it went out: the review deadline ({at}) passed.",
         "subject_updated": "Updated: {title} (v{version})",
-        "subject_review": "For review: {title} ({questions})",
+        "subject_review": "For review: {title} ({n} open {questions})",
         "subject_unreviewed": " (not reviewed)",
         "correction": "Correction:",
         "corrected_title": "the headline read “{previous}”.",

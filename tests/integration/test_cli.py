@@ -103,7 +103,7 @@ def test_config_from_environment_variable(sample: Path) -> None:
             "--as-of 'yesterday' is not an ISO time",
         ),
         (["events", "--type", "article.teleported"], "unknown event type 'article.teleported'"),
-        (["events"], "does not exist; run 'brief run' first"),
+        (["events"], "does not exist; run 'brief run --config "),
         (["events", "--nope"], "No such option: --nope"),
         (["events", "--nope"], "(see 'brief events --help')"),
         (
