@@ -148,12 +148,38 @@ def kept_server(home: Path | None = None, timeout_s: float = START_TIMEOUT_S) ->
     idle_s = idle_seconds()
     with _locked(home):
         running = recorded(home)
-        if running is not None and answers(running):
+        if running is not None and (answers(running) or _comes_up(running, timeout_s)):
             touch(home)
             return _told_here(home, running)
         (home / STATE).unlink(missing_ok=True)
         touch(home)
         return _start(home, idle_s, timeout_s)
+
+
+def _record(home: Path, server: KeptServer) -> None:
+    """The kept server's state file: the next command finds it there."""
+    state = {k: v for k, v in asdict(server).items() if k not in ("started", "first_here")}
+    (home / STATE).write_text(json.dumps(state))
+
+
+def _comes_up(server: KeptServer, timeout_s: float) -> bool:
+    """Whether a recorded server that does not answer yet is one still starting (its watchdog alive,
+    as after a Ctrl-C during its start) that answers within ``timeout_s``."""
+    try:  # a pid the system gave another program since (after a restart) is no server starting
+        if b"flows.keptserver" not in Path(f"/proc/{server.pid}/cmdline").read_bytes():
+            return False
+    except OSError:
+        return False
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(server.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        if answers(server):
+            return True
+        time.sleep(0.3)
+    return False
 
 
 def _told_here(home: Path, server: KeptServer) -> KeptServer:
@@ -187,17 +213,22 @@ def _start(home: Path, idle_s: float, timeout_s: float) -> KeptServer:
         )
     server = KeptServer(port, watchdog.pid, str(home), str(log), CHECKOUT, started=True)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if watchdog.poll() is not None:
-            raise ServerError(
-                f"the local Prefect server exited at start (code {watchdog.returncode}); see {log}"
-            )
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{server.api_url}/health", timeout=2).status_code == 200:
-                state = {k: v for k, v in asdict(server).items() if k not in ("started", "first_here")}
-                (home / STATE).write_text(json.dumps(state))
-                return server
-        time.sleep(0.3)
+    try:
+        while time.monotonic() < deadline:
+            if watchdog.poll() is not None:
+                raise ServerError(
+                    f"the local Prefect server exited at start (code {watchdog.returncode}); see {log}"
+                )
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{server.api_url}/health", timeout=2).status_code == 200:
+                    _record(home, server)
+                    return server
+            time.sleep(0.3)
+    except KeyboardInterrupt:
+        # Ctrl-C while it starts: it is kept all the same (it stops by itself when unused), so the
+        # next command uses it and 'brief serve --stop' finds it, rather than a second one starting
+        _record(home, server)
+        raise
     _stop_process(watchdog.pid)
     raise ServerError(f"the local Prefect server did not answer within {timeout_s:.0f}s; see {log}")
 

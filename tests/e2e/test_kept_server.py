@@ -307,6 +307,11 @@ def test_ctrl_c_before_the_run_begins_is_130_and_one_line_not_a_silent_success(t
             time.sleep(0.1)  # the command is starting its server: the run has not begun
         started.send_signal(signal.SIGINT)
         out, err = started.communicate(timeout=30)
+        # the server it was starting is kept, known: the next command uses it, and 'brief serve
+        # --stop' stops it (it ran on unknown to both, and the next run started a second one)
+        kept = recorded(home)
+        assert kept is not None and kept_server(home).pid == kept.pid
+        assert stop_kept(home) is not None
     finally:
         started.kill()
         stop_kept(home)
