@@ -294,7 +294,8 @@ def verdict(per_day: dict[date, list[tuple[bool, bool]]], left_out: int, seed: i
     base["days"] = len(days)
     if n == 0:
         line = (
-            f"not enough evidence: no unseen judgements ({left_out} marks and labels left out: "
+            "not enough evidence: no unseen judgements "
+            f"({counted(left_out, 'mark or label', 'marks and labels')} left out: "
             "the candidate or the current policy was fitted on them)"
         )
         return {**base, "decision": "not enough evidence", "line": line}
