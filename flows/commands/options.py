@@ -10,6 +10,7 @@ import re
 import sys
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -43,6 +44,20 @@ def remember_config(config: str | None) -> None:
         _USED[:] = [config_option_of(config_path(config))]
     except BriefError:
         _USED.clear()  # no such file: its hint is to name the right one
+
+
+def writable_out(path: Path, option: str = "--out") -> None:
+    """``path``'s folder takes a file, said before the work that ends in writing it (one line, exit 2)."""
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".brief-probe-"):
+            pass
+    except OSError as exc:
+        raise InputError(
+            f"{option} {str(path)!r} cannot be written ({exc.strerror or exc}); "
+            "choose a file in a folder you may write"
+        ) from None
 
 
 def with_config(said: str) -> str:

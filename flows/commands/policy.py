@@ -20,6 +20,7 @@ from flows.commands.options import (
     open_store,
     parse_time,
     person,
+    writable_out,
 )
 from flows.views.console import err, out, stage
 from flows.views.policy import (
@@ -113,6 +114,7 @@ def learn(
     if out_file.suffix not in (".toml", ".json"):
         raise InputError(f"--out {out_path!r}: give a .toml (candidate policy) or a .json (model) file name")
     first, last = parse_date(start, "--start"), parse_date(end, "--end")
+    writable_out(out_file)  # before the minutes of fitting, not after them
     settings, store = open_store(config)
 
     def progress(day: date, n: int) -> None:

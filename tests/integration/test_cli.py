@@ -104,6 +104,7 @@ def test_config_from_environment_variable(sample: Path) -> None:
         ),
         (["events", "--type", "article.teleported"], "unknown event type 'article.teleported'"),
         (["events"], "does not exist; run 'brief run --config "),
+        (["learn", "--out", "/proc/cand.toml"], "--out '/proc/cand.toml' cannot be written"),
         (["events", "--nope"], "No such option: --nope"),
         (["events", "--nope"], "(see 'brief events --help')"),
         (
