@@ -355,7 +355,9 @@ def main() -> None:
     """Console-script entry point: one clear line, and exit code 2 on a user mistake (1 when the
     day's brief was withheld)."""
     from flows.interrupt import Interrupted, stop_now
+    from flows.lifetime import pace_collector
 
+    pace_collector()
     try:
         code = app(standalone_mode=False)
         if code == 130:  # typer turns a Ctrl-C it meets into this code, returned, not raised

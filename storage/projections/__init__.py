@@ -46,7 +46,10 @@ def materialize(
     """Fold the events of ``days`` (all when None) as they stood at ``as_of`` into a frame."""
     projection = get_projection(name)
     types = list(projection.event_types) or None
-    return store.query(lambda: project(projection, store.scan(days, as_of=as_of, event_types=types)))
+    ordered = not getattr(projection, "any_order", False)
+    return store.query(
+        lambda: project(projection, store.scan(days, as_of=as_of, event_types=types, ordered=ordered))
+    )
 
 
 __all__ = ["PROJECTIONS", "Projection", "get_projection", "materialize", "project"]

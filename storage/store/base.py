@@ -160,8 +160,14 @@ class EventStore(ABC):
         *,
         as_of: datetime | None = None,
         event_types: Sequence[str] | None = None,
+        ordered: bool = True,
     ) -> pl.LazyFrame:
-        """Events of ``days`` (all days when None) as a lazy frame, each ``event_id`` once."""
+        """Events of ``days`` (all days when None) as a lazy frame, each ``event_id`` once, in event order.
+
+        ``ordered=False``: for a reader that orders what it needs itself (a fold whose result does not
+        depend on the order of its rows), compacted days come as their files hold them, without the
+        sort of every row and column into event order (days not yet compacted are still sorted, to
+        keep the first of an id's copies)."""
         wanted = self.days() if days is None else sorted(set(days) & set(self.days()))
         if not wanted:
             return pl.LazyFrame(schema=POLARS_SCHEMA)
@@ -185,7 +191,7 @@ class EventStore(ABC):
             frame = frame.filter(pl.col("occurred_at") <= as_of)
         if len(units) == days and all(map(self.is_compacted, units)):
             # one compacted file per day: each id once (ids hash their day) and each file in event order
-            return frame if len(units) == 1 else frame.sort(ORDER)
+            return frame if len(units) == 1 or not ordered else frame.sort(ORDER)
         return dedup_ordered(frame)
 
     def is_compacted(self, unit: str) -> bool:

@@ -1,15 +1,16 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import polars as pl
 
-from storage.projections import materialize
-from storage.store import InMemoryEventStore
+from storage.projections import get_projection, materialize, project
+from storage.store import EventStore, InMemoryEventStore, ParquetEventStore
 from tests.factories import DAY, T0, collected, corrected, run_event
 
 
-def _articles(store: InMemoryEventStore, **kw: object) -> pl.DataFrame:
+def _articles(store: EventStore, **kw: object) -> pl.DataFrame:
     return materialize(store, "articles", **kw)  # type: ignore[arg-type]
 
 
@@ -170,3 +171,36 @@ def test_projection_schemas_are_stable() -> None:
         "last_brief_date",
         "first_seen_at",
     ]
+
+
+def test_the_articles_fold_of_compacted_days_read_out_of_event_order_is_the_fold_in_event_order(
+    tmp_path: Path,
+) -> None:
+    """``materialize`` reads compacted days for the ``articles`` fold without sorting them into
+    event order (``any_order``): the days here hold events in another order than time (an earlier
+    date run after a later one, as a backfill does), and the fold is the one of the sorted events."""
+    store = ParquetEventStore(str(tmp_path / "store"))
+    day1, day2 = DAY, DAY + timedelta(days=1)
+    store.append(
+        [
+            collected(1, day=day2, title="Second day's text", at=T0 + timedelta(hours=1)),
+            collected(2, day=day2, title="Only on the second day", at=T0 + timedelta(hours=2)),
+            collected(1, day=day1, title="First day's text", at=T0 + timedelta(hours=3)),
+            corrected(2, "title", "Fixed on the first day", day=day1, at=T0 + timedelta(hours=4)),
+            collected(3, day=day1, title="Only on the first day", at=T0 + timedelta(hours=5)),
+        ]
+    )
+    store.compact_pending()
+    unordered = store.query(lambda: store.scan(ordered=False))["event_id"].to_list()
+    ordered = store.query(lambda: store.scan())["event_id"].to_list()
+    assert unordered != ordered and sorted(unordered) == sorted(ordered)  # the read is out of order
+    projection = get_projection("articles")
+    in_order = store.query(lambda: project(projection, store.scan(event_types=list(projection.event_types))))
+    folded = _articles(store)
+    assert folded.equals(in_order)
+    assert folded["title"].to_list() == [
+        "Second day's text",
+        "Fixed on the first day",
+        "Only on the first day",
+    ]
+    assert folded["collected_events"].to_list() == [2, 1, 1]
