@@ -172,7 +172,7 @@ class EventStore(ABC):
         if not wanted:
             return pl.LazyFrame(schema=POLARS_SCHEMA)
         units = [u for d in wanted for u in self.units(d)]
-        return self.ordered(units, len(wanted), event_types=event_types, as_of=as_of)
+        return self.ordered(units, len(wanted), event_types=event_types, as_of=as_of, in_order=ordered)
 
     def ordered(
         self,
@@ -181,9 +181,11 @@ class EventStore(ABC):
         *,
         event_types: Sequence[str] | None = None,
         as_of: datetime | None = None,
+        in_order: bool = True,
     ) -> pl.LazyFrame:
         """The events of ``units`` (the batches of ``days`` days), each ``event_id`` once, in their
-        total order; only ``event_types`` and those up to ``as_of`` when given."""
+        total order; only ``event_types`` and those up to ``as_of`` when given. ``in_order=False``:
+        compacted days as their files hold them (``scan``'s ``ordered``)."""
         frame = self.raw_units(units)
         if event_types:
             frame = frame.filter(pl.col("event_type").is_in(list(event_types)))
@@ -191,7 +193,7 @@ class EventStore(ABC):
             frame = frame.filter(pl.col("occurred_at") <= as_of)
         if len(units) == days and all(map(self.is_compacted, units)):
             # one compacted file per day: each id once (ids hash their day) and each file in event order
-            return frame if len(units) == 1 or not ordered else frame.sort(ORDER)
+            return frame if len(units) == 1 or not in_order else frame.sort(ORDER)
         return dedup_ordered(frame)
 
     def is_compacted(self, unit: str) -> bool:

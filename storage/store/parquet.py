@@ -236,12 +236,13 @@ class ParquetEventStore(EventStore):
         *,
         event_types: Sequence[str] | None = None,
         as_of: datetime | None = None,
+        in_order: bool = True,
     ) -> pl.LazyFrame:
         """As the base store's; with the files kept decoded (``keep_decoded``), the batches' events
         ordered and each id once are kept too, by the batches' names (a batch never changes: a new
         one is a new name), so a page that reads a month again filters that frame, not the files."""
         if self._decoded is None or not units:
-            return super().ordered(units, days, event_types=event_types, as_of=as_of)
+            return super().ordered(units, days, event_types=event_types, as_of=as_of, in_order=in_order)
         whole = self._decoded.merged(
             tuple(units), lambda: super(ParquetEventStore, self).ordered(units, days)
         )
