@@ -17,6 +17,7 @@ changed since (``stale``), naming what changed, by which acts, and who did them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -180,7 +181,8 @@ def _acted(
         said = [getattr(act, name, None) for name in ("value", "answer", "note")]
         version, changed = _carried(row["run_id"], at, order, by_run, unchanged)
         if not changed and not _keeps_out(row["event_type"], act):
-            version, changed = _applied(story_of(row["subject_id"]), at, order, published, (version, changed))
+            asked = functools.partial(story_of, row["subject_id"])
+            version, changed = _applied(asked, at, order, published, (version, changed))
         out.append(
             Acted(
                 row["event_id"],
@@ -202,21 +204,27 @@ def _acted(
 def _keeps_out(kind: str, act: Payload) -> bool:
     """Whether an act keeps its story out of the brief (a retraction, an off-topic mark): a version
     that holds the story later does so despite it, not by it."""
-    off_topic = getattr(act, "field", None) == "relevance" and getattr(act, "value", None) == "off-topic"
+    # a question's resolution says what it proposed (value) and what the person said (answer)
+    said = getattr(act, "answer", None) if kind == "confirmation.resolved" else getattr(act, "value", None)
+    off_topic = getattr(act, "field", None) == "relevance" and said == "off-topic"
     return kind == "story.retracted" or off_topic
 
 
 def _applied(
-    story: str | None,
+    story_of_act: Callable[[], str | None],
     at: datetime,
     order: Sequence[Publication],
     published: Mapping[int, Publication],
     standing: tuple[int | None, bool],
 ) -> tuple[int | None, bool]:
     """For an act that changed nothing, ``standing`` (its version, False): the first version after
-    it holding its ``story`` when the version it stood at did not (the act bound a later run)."""
+    it holding its story (``story_of_act``, asked only when needed: it folds the day's stories) when the
+    version it stood at did not (the act bound a later run)."""
     held = published.get(standing[0]) if standing[0] is not None else None
-    if story is None or held is None or story in held.stories:
+    if held is None:
+        return standing
+    story = story_of_act()
+    if story is None or story in held.stories:
         return standing
     later = next((p.version for p in order if p.at >= at and story in p.stories), None)
     return (later, True) if later is not None else standing
