@@ -1,0 +1,79 @@
+"""What a new user's afternoon at the desk found, over HTTP against the desk's application on the
+samples' day: History's diff names the answer a person gave, not the value the question proposed;
+the current version asked for by its number is the current page."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from storage.store import ParquetEventStore
+from tasks.settings import load_settings
+from tests.e2e.test_review import DAY
+from tests.e2e.test_review import setup as sample_config
+
+LOCAL = "http://127.0.0.1:8484"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> Path:
+    """The samples' day run once (a brief with open questions); each test works on a copy."""
+    from flows.daily import daily_brief
+
+    folder = tmp_path_factory.mktemp("trial-day")
+    daily_brief(DAY, str(sample_config(folder)))
+    return folder
+
+
+@pytest.fixture
+def config(built: Path, tmp_path: Path) -> Path:
+    shutil.copytree(built, tmp_path / "day")
+    return tmp_path / "day" / "brief.toml"
+
+
+def client(config: Path, person: str = "ann"):
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    return TestClient(create_app(load_settings(str(config)), "127.0.0.1", person), base_url=LOCAL)
+
+
+def csrf_of(text: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', text).group(1)
+
+
+def test_the_diff_names_the_answer_given_not_the_value_the_question_proposed(config: Path) -> None:
+    desk = client(config)
+    asked = desk.get(f"/questions?date={DAY}").text
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+    questions = [e.payload for e in store.read(event_types=["confirmation.requested"])]
+    # a same-story question proposes the pair's similarity; a category question its category
+    given = {
+        q["question_id"]: "yes"
+        if q["field"] == "same_story"
+        else next(c for c in q["candidates"] if c != q["value"])
+        for q in questions
+    }
+    seen = re.search(r'name="seen" value="(\d+)"', asked).group(1)
+    answers = {f"q:{qid}": answer for qid, answer in given.items()}
+    done = desk.post("/questions", data={"date": DAY, "seen": seen, "csrf": csrf_of(asked), **answers})
+    assert done.status_code == 200, done.text
+    answered = {e.event_id: e.payload for e in store.read(event_types=["confirmation.resolved"])}
+    assert sorted(a["answer"] for a in answered.values()) == sorted(given.values())
+    assert all(a["answer"] != a["value"] for a in answered.values())
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2")
+    assert diff.status_code == 200
+    causes = re.findall(
+        r'<div class="cause"><code>confirmation\.resolved</code> (\w+) (.*?) — ann via desk '
+        r'<span class="meta">(\w+)</span>',
+        diff.text,
+    )
+    assert causes, diff.text
+    for field, said, event_id in causes:  # each answer that caused a change, by the answer given
+        assert (field, said) == (answered[event_id]["field"], answered[event_id]["answer"])
+    history = desk.get("/history").text  # each version's line names its first act by its answer
+    assert not any(f"same_story “{a['value']}”" in history for a in answered.values())
