@@ -77,3 +77,26 @@ def test_the_diff_names_the_answer_given_not_the_value_the_question_proposed(con
         assert (field, said) == (answered[event_id]["field"], answered[event_id]["answer"])
     history = desk.get("/history").text  # each version's line names its first act by its answer
     assert not any(f"same_story “{a['value']}”" in history for a in answered.values())
+
+
+def test_the_current_version_asked_for_by_its_number_is_the_current_page(config: Path) -> None:
+    desk = client(config)
+    current = desk.get(f"/today?date={DAY}").text
+    assert "an earlier version" not in current
+    by_number = desk.get(f"/today?date={DAY}&version=1")  # v1 is the only version: the current one
+    assert by_number.status_code == 200
+    assert "an earlier version" not in by_number.text and "read only" not in by_number.text
+    acts_of = re.compile(r'action="(/today/\w+)"')  # the page's act forms: a read-only page has none
+    assert acts_of.findall(by_number.text) == acts_of.findall(current) != []
+    page = desk.get(f"/today?date={DAY}").text
+    story = re.findall(r'data-story="([^"]+)"', page)[0]
+    seen = re.search(r'name="seen" value="(\d+)"', page).group(1)
+    done = desk.post(
+        "/today/correct",
+        data={"story": story, "field": "title", "value": "A headline, corrected", "note": "", "date": DAY}
+        | {"seen": seen, "csrf": csrf_of(page)},
+    )
+    assert done.status_code == 200 and "v2" in done.text
+    earlier = desk.get(f"/today?date={DAY}&version=1").text  # now v1 is an earlier version
+    assert "an earlier version: read only" in earlier and not acts_of.findall(earlier)
+    assert "an earlier version" not in desk.get(f"/today?date={DAY}&version=2").text

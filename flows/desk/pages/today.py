@@ -24,6 +24,8 @@ CANDIDATES = 5  # the items offered as "same story as" under each item: the page
 def today(request: Request, desk: DeskOf, day: Day) -> Response:
     version = parse_version(request.query_params.get("version"))
     doc = reads.document(desk.store, day, version)
+    if version is not None and reads.document(desk.store, day).version == version:
+        version = None  # the current version asked for by its number is the current page
     return page(
         request,
         "today.html.j2",
