@@ -1,9 +1,11 @@
 """What a new user's afternoon at the desk found, over HTTP against the desk's application on the
 samples' day: History's diff names the answer a person gave, not the value the question proposed;
-the current version asked for by its number is the current page."""
+the current version asked for by its number is the current page; a withheld day is a page that says
+so, why, and links to Runs."""
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 from pathlib import Path
@@ -100,3 +102,26 @@ def test_the_current_version_asked_for_by_its_number_is_the_current_page(config:
     earlier = desk.get(f"/today?date={DAY}&version=1").text  # now v1 is an earlier version
     assert "an earlier version: read only" in earlier and not acts_of.findall(earlier)
     assert "an earlier version" not in desk.get(f"/today?date={DAY}&version=2").text
+
+
+def test_a_withheld_day_is_a_page_that_says_so_and_why_and_links_to_runs(config: Path) -> None:
+    from flows.daily import daily_brief
+    from storage.errors import BriefError
+
+    withheld = "2025-08-05"  # the samples hold no archive for it: its run withholds the brief
+    with pytest.raises(BriefError, match="withheld"):
+        daily_brief(withheld, str(config))
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+    [event] = store.read(event_types=["brief.withheld"])
+    desk = client(config)
+    page = desk.get(f"/today?date={withheld}")
+    assert page.status_code == 200, page.text
+    text = re.sub(r"<[^>]+>", "", page.text)
+    assert f"No brief is published for {withheld}" in text and "withheld it" in text
+    assert event.payload["reason"] in html.unescape(text) and event.run_id in text
+    assert f'href="/runs?date={withheld}"' in page.text
+    assert "/today/" not in page.text  # nothing to act on
+    unknown = desk.get("/today?date=2025-08-04")  # a day no run has written to: still a refusal
+    assert unknown.status_code == 400 and "no brief is published for 2025-08-04" in unknown.text
+    earlier = desk.get(f"/today?date={withheld}&version=1")  # a version of it: none was published
+    assert earlier.status_code == 400
