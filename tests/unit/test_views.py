@@ -100,7 +100,7 @@ def test_stats_fit_80_columns_with_the_model_and_a_long_error() -> None:
     for word in ("completed", "crashed", "1234", "123.45", "123456", "0.4321", "items", "versions"):
         assert word in text, word
     assert "2025-08-06: step 'collect' failed: RuntimeError:" in text
-    flowed = " ".join(line.strip() for line in lines[lines.index("last error per day:") + 1 :])
+    flowed = " ".join(line.strip() for line in lines[lines.index("error of each day's last run:") + 1 :])
     assert flowed.endswith(error.strip()[-40:])  # the whole error, wrapped at its words
 
 
