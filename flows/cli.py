@@ -118,7 +118,7 @@ def review(
         if questions.height == 0:
             out.print(f"No open questions for {wanted}.")
             return
-        given = ask(questions, wanted, out)
+        given = ask(questions, wanted, out, [c.name for c in settings.policy.categories])
     if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
