@@ -24,7 +24,7 @@ from flows.commands.errors import command_of, withheld
 from flows.commands.options import ByOption, ConfigOption, forget_checked_config, parse_time
 from flows.views.acts import show_delivery
 from flows.views.console import err, out, styled
-from flows.views.text import counted
+from flows.views.text import counted, wrap
 from storage.errors import BriefError, InputError
 
 if TYPE_CHECKING:
@@ -132,7 +132,8 @@ def review(
     recorded = " and ".join(
         counted(n, what) for n, what in ((len(given), "answer"), (len(marks), "mark")) if n
     )
-    out.print(f"{recorded} recorded. Brief for {wanted}: {state}: {published.files['md']}", soft_wrap=True)
+    said = f"{recorded} recorded. Brief for {wanted}: {state}: {published.files['md']}"
+    out.print("\n".join(wrap(said, out.width, "", "  ", cut=False)), soft_wrap=True, markup=False)
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
     if marks or answers:  # not asked here: say what is left for a plain brief review

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from flows.interrupt import Interrupted
-from flows.views.text import counted
+from flows.views.text import counted, wrap
 from ops.acts import Answer
 from storage.errors import InputError
 from tasks import review
@@ -196,11 +196,10 @@ def print_settled(out: Console, outcome, asked: set[str]) -> None:
         payload_of(e, ConfirmationResolved) for e in outcome.events if e.event_type == "confirmation.resolved"
     ]
     for a in answers:
-        if a.question_id not in asked:
-            out.print(
-                f"question {a.question_id} (is {a.subject} on the topic?) answered '{a.answer}' by the mark",
-                soft_wrap=True,
-            )
+        if a.question_id not in asked:  # wrapped at its words, ids whole
+            said = f"question {a.question_id} (is {a.subject} on the topic?) answered '{a.answer}'"
+            said += " by the mark"
+            out.print(Text("\n".join(wrap(said, out.width, "", "  ", cut=False))), soft_wrap=True)
 
 
 def print_cases(out: Console, err: Console, outcome) -> None:
