@@ -104,7 +104,7 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
     text = screen.decode(errors="replace")
     assert os.waitstatus_to_exitcode(status) == 0, text[-2000:]
     assert sorted(typed)[:2] == [b"\n", b"\n"] and sorted(typed)[2].strip().isdigit()
-    numbered = re.findall(r"(\d+)\) ([a-z-]+)", text)  # one number per answer across the batch
+    numbered = re.findall(r"(\d+)\) ([a-z-]+)", text)  # one number per answer, for good
     assert len({answer: n for n, answer in numbered}) == len(set(numbered)), numbered
     assert "Batch 1 of 1" in text and "[default]" in text
     assert "3 answers recorded" in text and "new version v2" in text
