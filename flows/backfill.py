@@ -275,7 +275,9 @@ def backfill(
         table = [o.row() for o in fanned]
         create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
         return fanned
-    run_id = current_run_id()
+    # the backfill's own record (the archives it collects, the dates it finds unchanged), named so:
+    # the dates' runs are flow runs of their own, each with its life recorded
+    run_id = f"backfill-{current_run_id()}"
     new_events = collect_archives_task(days, unwalked(settings), concurrency, run_id, progress)
     log.info(f"collected the archives of {counted(len(days), 'date')}: {counted(new_events, 'new event')}")
     settled = settled_task(days, unwalked(settings), run_id)

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.errors import command_of, withheld
+from flows.commands.errors import command_of, refused_path, withheld
 from flows.commands.options import ByOption, ConfigOption, forget_checked_config, parse_time, with_config
 from flows.views.acts import show_delivery
 from flows.views.console import err, out, styled
-from flows.views.text import counted
+from flows.views.text import counted, wrap
 from storage.errors import BriefError, InputError
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def review(
         if questions.height == 0:
             out.print(f"No open questions for {wanted}.")
             return
-        given = ask(questions, wanted, out)
+        given = ask(questions, wanted, out, [c.name for c in settings.policy.categories])
     if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
@@ -132,7 +132,8 @@ def review(
     recorded = " and ".join(
         counted(n, what) for n, what in ((len(given), "answer"), (len(marks), "mark")) if n
     )
-    out.print(f"{recorded} recorded. Brief for {wanted}: {state}: {published.files['md']}", soft_wrap=True)
+    said = f"{recorded} recorded. Brief for {wanted}: {state}: {published.files['md']}"
+    out.print("\n".join(wrap(said, out.width, "", "  ", cut=False)), soft_wrap=True, markup=False)
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
     if marks or answers:  # not asked here: say what is left for a plain brief review
@@ -380,12 +381,7 @@ def main() -> None:
     except OSError as exc:
         if not exc.filename:
             raise
-        # a path the system refused that no check caught before (a store root is probed first)
-        err.print(
-            f"error: cannot write or read {str(exc.filename)!r} ({exc.strerror or exc}); check that "
-            "the path exists and that you may write there",
-            soft_wrap=True,
-        )
+        err.print(refused_path(exc), soft_wrap=True)
         raise SystemExit(2) from None
     except Exception as exc:  # usage errors of the bundled click: unknown option, missing value
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
@@ -13,10 +14,13 @@ from rich.console import Console
 from rich.text import Text
 
 from flows.interrupt import Interrupted
-from flows.views.text import counted
+from flows.views.text import counted, wrap
 from ops.acts import Answer
 from storage.errors import InputError
 from tasks import review
+from tasks.settings import DEFAULT_CATEGORIES
+
+DEFAULT_NAMES = tuple(c.name for c in DEFAULT_CATEGORIES)
 
 
 def read_answers(path: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -72,7 +76,7 @@ def answers_from_file(
     return [Answer(qid, answer, "human") for qid, answer in given.items()], marks
 
 
-def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
+def ask(questions: pl.DataFrame, day: date, out: Console, categories: Sequence[str] = ()) -> list[Answer]:
     """One batch at a time, numbered; Enter takes the default; Ctrl-D stops (answers so far are kept);
     Ctrl-C stops and keeps none (Interrupted: answers are recorded together, at the end)."""
     batches = questions.partition_by("batch_id", maintain_order=True)
@@ -92,7 +96,7 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
     for k, batch in enumerate(batches, start=1):
         out.print(Text.assemble("\n", (f"Batch {k} of {len(batches)}", "bold")), markup=False)
         rows = list(batch.iter_rows(named=True))
-        numbers = batch_numbers(rows)
+        numbers = batch_numbers(rows, categories)
         for n, question in enumerate(rows, start=1):
             try:
                 answer, by = _ask(out, n, question, numbers[question["question_id"]])
@@ -109,27 +113,32 @@ def ask(questions: pl.DataFrame, day: date, out: Console) -> list[Answer]:
     return answers
 
 
-def answer_numbers(questions: list[dict]) -> dict[str, int]:
-    """One number per answer across a batch, in the order the answers first appear: "3" means the
-    same answer in every question of the batch that offers it."""
-    numbers: dict[str, int] = {}
-    for question in questions:
-        for candidate in question["candidates"] or []:
-            numbers.setdefault(candidate, len(numbers) + 1)
-    return numbers
+# Each answer's number, for good: the same at ``brief review``'s prompt and at the desk's Questions
+# page, in every session and every batch ("3) off-topic" is 3 wherever it is offered). A category's
+# number is its place in the configured categories (``[[policy.categories]]``), "other" last.
+ANSWER_NUMBERS: dict[str, tuple[str, ...]] = {
+    "relevance": ("core", "related", "off-topic", "lead"),
+    "same_story": ("yes", "no"),
+    "claim": ("keep", "remove"),
+}
 
 
-def batch_numbers(questions: list[dict]) -> dict[str, dict[str, int]]:
-    """Each question's numbering (question id -> answer -> number): its batch's ``answer_numbers``,
-    the batches in the order given, as ``brief review`` asks them and the desk shows them."""
-    batches: dict[str, list[dict]] = {}
-    for question in questions:
-        batches.setdefault(question.get("batch_id") or "", []).append(question)
-    numbering: dict[str, dict[str, int]] = {}
-    for rows in batches.values():
-        numbers = answer_numbers(rows)
-        numbering.update((q["question_id"], numbers) for q in rows)
-    return numbering
+def answer_numbers(question: dict, categories: Sequence[str] = ()) -> dict[str, int]:
+    """The question's answers and their numbers, from ``ANSWER_NUMBERS`` by its kind (a category
+    question's from ``categories``, the configured names in order); an answer the table does not
+    know is numbered after those, in alphabetical order, so it too keeps its number."""
+    field = str(question.get("field") or "")
+    kind = "claim" if field.startswith("claim:") else field
+    known = (*categories, "other") if kind == "category" else ANSWER_NUMBERS.get(kind, ())
+    table = list(dict.fromkeys(known))
+    table += sorted(c for c in question["candidates"] or [] if c not in table)
+    return {answer: n for n, answer in enumerate(table, start=1)}
+
+
+def batch_numbers(questions: list[dict], categories: Sequence[str] = ()) -> dict[str, dict[str, int]]:
+    """Each question's numbering (question id -> answer -> number), by ``answer_numbers``: as
+    ``brief review`` asks and the desk shows them, whatever the batch or the session."""
+    return {q["question_id"]: answer_numbers(q, categories) for q in questions}
 
 
 def numbered_choices(question: dict, numbers: dict[str, int]) -> list[tuple[int, str]]:
@@ -159,14 +168,14 @@ def _ask(out: Console, number: int, question: dict, numbers: dict[str, int]) -> 
 
 def interpret(question: dict, reply: str, numbers: dict[str, int] | None = None) -> tuple[str, str]:
     """A reply as ``(answer, by)``: nothing takes the default, a number picks that answer (``numbers``:
-    the batch's numbering; without it, the question's candidates from 1), any other text must be an
-    answer the question accepts (InputError says why not)."""
+    the question's ``answer_numbers``; without it, those of the default categories), any other text
+    must be an answer the question accepts (InputError says why not)."""
     reply = reply.strip()
     candidates = question["candidates"] or []
     if not reply:
         return question["default"], "default"
     if reply.isascii() and reply.isdigit():
-        by_number = {n: c for c, n in (numbers or {c: i for i, c in enumerate(candidates, 1)}).items()}
+        by_number = {n: c for c, n in (numbers or answer_numbers(question, DEFAULT_NAMES)).items()}
         picked = by_number.get(int(reply))
         if picked is not None and picked in candidates:
             return picked, "human"
@@ -187,11 +196,10 @@ def print_settled(out: Console, outcome, asked: set[str]) -> None:
         payload_of(e, ConfirmationResolved) for e in outcome.events if e.event_type == "confirmation.resolved"
     ]
     for a in answers:
-        if a.question_id not in asked:
-            out.print(
-                f"question {a.question_id} (is {a.subject} on the topic?) answered '{a.answer}' by the mark",
-                soft_wrap=True,
-            )
+        if a.question_id not in asked:  # wrapped at its words, ids whole
+            said = f"question {a.question_id} (is {a.subject} on the topic?) answered '{a.answer}'"
+            said += " by the mark"
+            out.print(Text("\n".join(wrap(said, out.width, "", "  ", cut=False))), soft_wrap=True)
 
 
 def print_cases(out: Console, err: Console, outcome) -> None:

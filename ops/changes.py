@@ -178,7 +178,8 @@ def _acted(
         act = payload_of(row, Payload)  # one of several types: each part is read where the type has it
         at: datetime = row["occurred_at"]
         linked = tuple(getattr(act, "article_ids", None) or ())
-        said = [getattr(act, name, None) for name in ("value", "answer", "note")]
+        # an answer's ``value`` is the value the question proposed: what was said is its ``answer``
+        said = [getattr(act, name, None) for name in ("answer", "value", "note")]
         version, changed = _carried(row["run_id"], at, order, by_run, unchanged)
         if not changed and not _keeps_out(row["event_type"], act):
             asked = functools.partial(story_of, row["subject_id"])
@@ -204,9 +205,8 @@ def _acted(
 def _keeps_out(kind: str, act: Payload) -> bool:
     """Whether an act keeps its story out of the brief (a retraction, an off-topic mark): a version
     that holds the story later does so despite it, not by it."""
-    # a question's resolution says what it proposed (value) and what the person said (answer)
-    said = getattr(act, "answer", None) if kind == "confirmation.resolved" else getattr(act, "value", None)
-    off_topic = getattr(act, "field", None) == "relevance" and said == "off-topic"
+    given = getattr(act, "answer", None) or getattr(act, "value", None)  # an answer's, else a mark's
+    off_topic = getattr(act, "field", None) == "relevance" and given == "off-topic"
     return kind == "story.retracted" or off_topic
 
 

@@ -1,7 +1,13 @@
 """Per-day run metrics, from the ``runs`` projection: the day's items and duplicates are the day's
 own facts (whichever run stored them: a fact is stored once, so a rerun stores none of them again),
 its versions every version of its brief published (by a run, an answer, a mark or a correction);
-its status, stories and timings are those of its last run (``last_run_id``)."""
+its status, stories, timings and error are those of its last run (``last_run_id``).
+
+``collected`` counts the articles first collected for the day; ``duplicates`` the copies among
+the day's articles (the same link or the same text as another, ``same_url`` / ``same_content``);
+``earlier`` the articles its feeds held again that were news or briefed on an earlier day
+(``seen_before`` / ``briefed_before``): those are not the day's items, so a day can have 0 items
+and some ``earlier``, never more duplicates than its articles."""
 
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ from storage.projections import materialize
 from storage.store import EventStore
 from storage.typed import payload_field
 
+SAME_DAY = ("same_url", "same_content")  # a copy of another of the day's articles; else an earlier day's
 WANTED = (
     "article.collected",
     "feed.failed",
@@ -43,7 +50,7 @@ def daily_stats(store: EventStore, start: date | None = None, end: date | None =
         .join(counts.select("run_id", "steps"), on="run_id", how="left")
         .join(off_topic(store, days), on="run_id", how="left")
     )
-    counted = ("collected", "duplicates", "versions_published")
+    counted = ("collected", "duplicates", "earlier", "versions_published")
     return (
         per_day(joined)
         .join(day_facts(store, days), on="date", how="left")
@@ -87,12 +94,17 @@ def off_topic(store: EventStore, days: list[date]) -> pl.DataFrame:
 
 
 def day_facts(store: EventStore, days: list[date]) -> pl.DataFrame:
-    """Each day's articles and duplicates, counted once however many runs found them."""
+    """Each day's articles, the copies among them, and the articles of earlier days its feeds held
+    again, each counted once however many runs found them."""
     facts = store.query(
         lambda: store.scan(days, event_types=["article.collected", "article.duplicate_detected"]).select(
-            "brief_date", "event_type", "subject_id"
+            "brief_date",
+            "event_type",
+            "subject_id",
+            payload_field("article.duplicate_detected", "reason").alias("reason"),
         )
     )
+    duplicate = pl.col("event_type") == "article.duplicate_detected"
     return (
         facts.group_by("brief_date")
         .agg(
@@ -102,10 +114,15 @@ def day_facts(store: EventStore, days: list[date]) -> pl.DataFrame:
             .cast(pl.UInt32)
             .alias("collected"),
             pl.col("subject_id")
-            .filter(pl.col("event_type") == "article.duplicate_detected")
+            .filter(duplicate & pl.col("reason").is_in(SAME_DAY))
             .n_unique()
             .cast(pl.UInt32)
             .alias("duplicates"),
+            pl.col("subject_id")
+            .filter(duplicate & ~pl.col("reason").is_in(SAME_DAY))
+            .n_unique()
+            .cast(pl.UInt32)
+            .alias("earlier"),
         )
         .rename({"brief_date": "date"})
     )
@@ -137,6 +154,7 @@ COLUMNS = (
     "collected",
     "feeds_failed",
     "duplicates",
+    "earlier",
     "stories",
     "off_topic",
     "versions_published",
@@ -156,7 +174,8 @@ def _of_last_clustered(column: str) -> pl.Expr:
 
 
 def per_day(joined: pl.DataFrame) -> pl.DataFrame:
-    """One row a day: its runs and failures, and the figures of its last run (and its id); its
+    """One row a day: its runs and failures, and the figures of its last run (its id, and its error:
+    an earlier run's error that a later run got past is in ``brief replay --projection runs``); its
     stories and off-topic ones of its last run that clustered."""
     return (
         joined.sort("started_at")
@@ -176,7 +195,7 @@ def per_day(joined: pl.DataFrame) -> pl.DataFrame:
             pl.col("duration_s").last().round(2).alias("last_run_s"),
             pl.col("steps").struct.field("dedup").last().round(2).alias("dedup_s"),
             pl.col("run_id").last().alias("last_run_id"),
-            pl.col("error").drop_nulls().last().alias("last_error"),
+            pl.col("error").last().alias("last_error"),
         )
         .rename({"brief_date": "date"})
         .sort("date")

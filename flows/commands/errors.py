@@ -21,3 +21,11 @@ def withheld(exc: BriefError) -> bool:
     """A withheld brief (``ops.runs``, loaded only by the commands that run a day: not imported here)."""
     runs_module = sys.modules.get("ops.runs")
     return runs_module is not None and isinstance(getattr(exc, "cause", exc), runs_module.BriefWithheld)
+
+
+def refused_path(exc: OSError) -> str:
+    """A path the system refused that no check caught before (a store root is probed first)."""
+    return (
+        f"error: cannot write or read {str(exc.filename)!r} ({exc.strerror or exc}); check that "
+        "the path exists and that you may write there"
+    )

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 import polars as pl
 
 from storage.brief import Brief
 from storage.errors import InputError
-from storage.payloads import BriefPublished, StoryRestored, StoryRetracted
+from storage.payloads import BriefPublished, BriefWithheld, StoryRestored, StoryRetracted
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
@@ -69,6 +69,24 @@ def document(store: ParquetEventStore, day: date, version: int | None = None) ->
     except (FileNotFoundError, OSError):
         what = f"version {version} of the brief" if version else "brief"
         raise InputError(f"no {what} is published for {day}") from None
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """The last time a run of the day withheld its brief: why, and which run."""
+
+    at: datetime
+    run_id: str
+    withheld: BriefWithheld
+
+
+def withheld(store: ParquetEventStore, day: date) -> Withheld | None:
+    """The day's last ``brief.withheld`` (None: no run of the day withheld its brief)."""
+    frame = store.query(lambda: store.scan([day], event_types=["brief.withheld"]))
+    if frame.is_empty():
+        return None
+    row = frame.sort(["occurred_at", "seq"]).row(-1, named=True)
+    return Withheld(row["occurred_at"], row["run_id"], payload_of(row, BriefWithheld))
 
 
 def open_questions(store: ParquetEventStore, day: date) -> list[dict]:

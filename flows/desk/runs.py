@@ -29,7 +29,8 @@ def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list
     """The runs that wrote to the 14 days to ``end`` (a flow's runs, not the desk's single acts),
     newest first."""
     days = [end - timedelta(days=k) for k in range(WINDOW_DAYS)]
-    frame = materialize(store, "runs", days=days).filter(pl.col("flow").is_not_null())
+    runs = materialize(store, "runs", days=days)
+    frame = runs.filter(pl.col("flow").is_not_null() & (pl.col("status") != "recorded"))
     out = []
     for row in frame.sort("started_at", descending=True).iter_rows(named=True):
         counts = {c["event_type"]: c["n"] for c in row["counts"]}

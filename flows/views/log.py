@@ -103,6 +103,10 @@ STATS_HEADERS = {
     "off_topic": "off\ntopic",
     "last_run_s": "secs",
 }
+STATS_LEGEND = (
+    "items: articles first collected for the day; dups: copies among them (the same link or "
+    "text); articles of earlier days its feeds held again are neither ('earlier' in --format jsonl)"
+)
 MODEL_HEADERS = {"date": "date", "llm_calls": "calls", "llm_tokens": "tokens", "llm_cost": "cost"}
 
 
@@ -162,10 +166,12 @@ def stats_view(frame, width: int) -> RenderableType:
                 width,
             ),
         ]
+    if "earlier" in frame.columns:
+        parts.append(Padding(Text(STATS_LEGEND, style="dim"), (1, 0, 0, 0)))
     if "last_error" in frame.columns:
         errors = [(d, e) for d, e in frame.select("date", "last_error").iter_rows() if e]
         if errors:
-            parts.append(Text("\nlast error per day:", style="bold"))
+            parts.append(Text("\nerror of each day's last run:", style="bold"))
         for day, error in errors:
             parts.append(Padding(Text(f"{day}: {error}"), (0, 0, 0, INDENT)))
     return Group(*parts)

@@ -224,7 +224,9 @@ def history_table(events: Sequence[Event]) -> Table:
 
     table = Table(title=f"{counted(len(events), 'adoption')}")
     for column in ("#", "adopted (UTC)", "version", "by", "reason", "evaluation", "changes"):
-        table.add_column(column, overflow="fold")
+        # a version's hash and a moment are whole, to be copied; the words around them wrap
+        whole = column in ("#", "adopted (UTC)", "version", "changes")
+        table.add_column(column, overflow="fold", no_wrap=whole)
     for n, e in enumerate(events, 1):
         p = payload_of(e, PolicyAdoptedV2)
         table.add_row(

@@ -49,7 +49,8 @@ def show_run(
     )
     for ext, path in [*result.files.items(), ("log", log)]:
         out.print(f"  {ext:<4} {path}", soft_wrap=True)  # a path is never broken: it is copied whole
-    out.print(f"  {result.policy}")  # which policy decided (ops/policy.py governing)
+    # which policy decided (ops/policy.py governing), wrapped at its words under its indent
+    out.print(Text("\n".join(wrap(result.policy, out.width, "  ", "    ", cut=False))), soft_wrap=True)
     if result.left_out:
         out.print(f"  {result.left_out}", soft_wrap=True)  # the command is copied whole
     if result.skipped:
@@ -87,7 +88,7 @@ def show_backfill(out: Console, start: str, end: str, outcomes: Sequence[DateOut
             said = wrap(f"{o.day} {o.status}: {o.error}", out.width, "  ", "    ", cut=False)
             out.print(Text("\n".join(said)), soft_wrap=True)
     for line in dict.fromkeys(o.policy for o in outcomes if o.policy):
-        out.print(line)
+        out.print(Text("\n".join(wrap(line, out.width, "", "  ", cut=False))), soft_wrap=True)
 
 
 def show_collected(out: Console, got: Collected) -> None:

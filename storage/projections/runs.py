@@ -3,8 +3,10 @@
 A flow run (``brief run``, a backfill's dates) records its life: started, then finished, failed,
 crashed or cancelled. A command's act (an answer, a mark, a correction, a purge, an evaluation)
 writes its events under a run id that names it (``review-…``) and records no start or end: it is
-``recorded``, and what it wrote is in its counts (an act that re-rendered the brief has its
-``brief.published`` there). A flow run none of whose life is in the days folded is ``unknown``."""
+``recorded``, its flow the name its id starts with (``review``, ``purge``, ``backfill``: a backfill's
+own collection and look at its dates, ``backfill-<its flow run id>``), and what it wrote is in its
+counts (an act that re-rendered the brief has its ``brief.published`` there). A flow run none of
+whose life is in the days folded is ``unknown``."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ _STATUS = {
     "run.cancelled": "cancelled",
 }
 
+RECORD_NAME = r"^([a-z][a-z_]*)(?:-|$)"  # a command's record is named by its first word: review-20250806T…
 FLOW_RUN_ID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
 
@@ -109,6 +112,10 @@ class RunsProjection:
                 .then(pl.lit("recorded"))
                 .otherwise(pl.col("status").fill_null("unknown"))
                 .alias("status"),
+                pl.when(pl.col("status").is_null() & ~pl.col("run_id").str.contains(FLOW_RUN_ID))
+                .then(pl.col("run_id").str.extract(RECORD_NAME))
+                .otherwise(pl.col("flow"))
+                .alias("flow"),
                 ((pl.col("last_event_at") - pl.col("started_at")).dt.total_milliseconds() / 1000).alias(
                     "duration_s"
                 ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -229,3 +230,27 @@ def test_a_backfill_again_keeps_each_unchanged_dates_outcome_and_records_it(
     # but a date whose reach holds 08-06 (08-07, run the first time) is decided, not kept
     fourth = backfill("2025-08-06", "2025-08-07", str(config), 1)
     assert [o.unchanged for o in fourth] == [True, False], fourth
+
+
+def test_every_run_a_backfill_wrote_is_named_in_the_runs_projection(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """A backfill collects every date's archives and looks at their outcomes under its own record,
+    before each date's run: ``brief replay --projection runs`` names it ``backfill``, never a flow
+    ``unknown``, on every date it wrote to (08-05's only events are its skipped feeds)."""
+    from tests.cli import brief
+    from tests.e2e.test_review import setup
+
+    config = setup(tmp_path)
+    done = brief("backfill", "--start", "2025-08-05", "--end", "2025-08-06", "--config", str(config))
+    assert done.returncode == 1, done.stdout + done.stderr  # 08-05 is withheld, as designed
+    for day, status in (("2025-08-05", "failed"), ("2025-08-06", "completed")):
+        shown = brief(
+            "replay", "--date", day, "--projection", "runs", "--config", str(config), "--format", "jsonl"
+        )
+        runs = [json.loads(line) for line in shown.stdout.splitlines()]
+        assert all(r["status"] != "unknown" and r["flow"] for r in runs), runs
+        flows = sorted((r["flow"], r["status"]) for r in runs)
+        assert flows == [("backfill", "recorded"), ("daily-brief", status)], flows
+        [own] = [r for r in runs if r["flow"] == "backfill"]
+        assert own["run_id"].startswith("backfill-") and own["events"] >= 1

@@ -104,7 +104,7 @@ def test_review_at_a_terminal_then_the_next_run_asks_nothing(tmp_path: Path, pre
     text = screen.decode(errors="replace")
     assert os.waitstatus_to_exitcode(status) == 0, text[-2000:]
     assert sorted(typed)[:2] == [b"\n", b"\n"] and sorted(typed)[2].strip().isdigit()
-    numbered = re.findall(r"(\d+)\) ([a-z-]+)", text)  # one number per answer across the batch
+    numbered = re.findall(r"(\d+)\) ([a-z-]+)", text)  # one number per answer, for good
     assert len({answer: n for n, answer in numbered}) == len(set(numbered)), numbered
     assert "Batch 1 of 1" in text and "[default]" in text
     assert "3 answers recorded" in text and "new version v2" in text
@@ -319,6 +319,41 @@ def test_a_mark_answers_the_open_question_about_the_story_it_marks(
     # a time before anything of the day was written says so, and when its first event was
     before = replay("briefs", "2025-08-06T18:00:00Z")
     assert ": 0 rows" in before.stdout and "Nothing of 2025-08-06 was written by then" in before.stdout
+
+
+def test_the_lines_of_answers_and_marks_wrap_at_words_under_an_indent_within_80_columns(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """`--answers FILE` and `--mark` say what they recorded in lines of 80 columns at most, wrapped at
+    words, each line after the first indented; an id or a path is never split (one wider than a line
+    stands whole on its own line)."""
+    from flows.daily import daily_brief
+
+    config = sample_config(tmp_path)
+    daily_brief(DAY, str(config))
+    tiny = next(q for q in questions(config) if "TinyEval" in q["prompt"])
+    other = next(q for q in questions(config) if q["question_id"] != tiny["question_id"])
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({other["question_id"]: other["default"]}))
+    link = "https://labnotes.example/2025/08/tinyeval"
+    done = brief(
+        "review", "--date", DAY, "--config", str(config), "--answers", str(answers), "--mark", f"{link}=related",
+        env={"COLUMNS": "80"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 or len(line.split()) == 1 for line in lines), done.stdout
+    first = next(i for i, line in enumerate(lines) if line.startswith("1 answer and 1 mark recorded."))
+    settled = next(i for i, line in enumerate(lines) if line.startswith(f"question {tiny['question_id']}"))
+    for start, end in ((first, settled), (settled, settled + 2)):
+        assert end - start >= 2 and all(line.startswith("  ") for line in lines[start + 1 : end]), done.stdout
+    brief_md = str(Path(store_of(config).base) / "briefs" / f"{DAY}.md")
+    assert any(line.strip() == brief_md or line.endswith(f" {brief_md}") for line in lines), done.stdout
+    said = " ".join(line.strip() for line in lines[settled : settled + 2])
+    assert (
+        said
+        == f"question {tiny['question_id']} (is {tiny['subject']} on the topic?) answered 'related' by the mark"
+    )
 
 
 def test_an_answer_given_with_a_mark_keeps_its_own_answer(tmp_path: Path, prefect_harness: None) -> None:

@@ -64,3 +64,28 @@ def test_policy_show_and_diff_wrap_long_values_at_words_within_80_columns(tmp_pa
     changed = [line for line in diff.stdout.splitlines() if line.strip()]
     assert changed[1].startswith("  policy.topic.keywords: [") and changed[2].startswith("      ")
     assert '"MiniMax发布M2.7模型，支持多模态推理"]' in diff.stdout
+
+
+def test_policy_history_shows_each_version_whole_within_80_columns(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    config = str(tmp_path / "samples" / "brief.toml")
+    (tmp_path / "var" / "sample-store").mkdir(parents=True)
+    for n, keywords in enumerate((TERMS, TERMS[:3])):
+        done = brief(
+            "policy", "adopt", str(candidate(tmp_path / f"c{n}", keywords)),
+            "--by", "anastasia.kowalczyk-rodrigues", "--reason", REASON, "--config", config,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    adopted = brief("events", "--type", "policy.adopted", "--format", "jsonl", "--config", config)
+    events = [json.loads(line) for line in adopted.stdout.splitlines()]
+    versions = [e["payload"]["version"] for e in events]
+    assert len(versions) == 2, adopted.stdout
+    shown = brief("policy", "history", "--config", config, env={"COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert all(cells(line) <= 80 for line in lines), shown.stdout
+    for version in versions:  # a hash on one line, to be copied, never split across two
+        assert any(version in line for line in lines), (version, shown.stdout)
+    for e in events:  # and the moment of each adoption
+        moment = e["occurred_at"][:16].replace("T", " ")
+        assert any(moment in line for line in lines), (moment, shown.stdout)

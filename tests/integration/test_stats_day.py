@@ -89,3 +89,47 @@ def test_a_table_too_wide_for_the_terminal_shows_each_day_whole(tmp_path: Path) 
     flowed = " ".join(shown.stdout.split())
     for fact in ("runs 2", "failed 0", "status cancelled", "versions 7", "secs 1234.5"):
         assert fact in flowed, shown.stdout
+
+
+def duplicate(article: str, reason: str, run_id: str):
+    return new_event(
+        "article.duplicate_detected",
+        {
+            "article_id": article,
+            "duplicate_of": f"{article}-first",
+            "reason": reason,
+            "first_brief_date": "2025-08-05",
+        },
+        brief_date=DAY,
+        run_id=run_id,
+        subject_id=article,
+        produced_by="tests",
+        occurred_at=T0 + timedelta(minutes=61),
+    )
+
+
+def test_a_days_error_is_its_last_runs_and_articles_of_earlier_days_are_not_its_duplicates(
+    tmp_path: Path,
+) -> None:
+    """A run that failed, then one that completed: the day has no error to show (the earlier one is
+    in ``brief replay --projection runs``). Its feeds held six articles briefed on an earlier day and
+    nothing new: 0 items, 0 duplicates (they are counted apart, as ``earlier``)."""
+    config = day_at_v7(tmp_path, last_status="run.finished")
+    store = store_at(str(tmp_path / "store"))
+    failed = run_event("run.failed", FIRST_RUN, at=T0 + timedelta(minutes=3), message="Execution was aborted")
+    store.append([failed, *(duplicate(f"art-{n}", "briefed_before", LAST_RUN) for n in range(6))])
+    rows = [
+        json.loads(x)
+        for x in brief("stats", "--config", str(config), "--format", "jsonl").stdout.splitlines()
+    ]
+    assert [(r["last_status"], r["last_error"]) for r in rows] == [("completed", None)]
+    assert [(r["collected"], r["duplicates"], r["earlier"]) for r in rows] == [(0, 0, 6)]
+    shown = brief("stats", "--config", str(config), env={"COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stderr
+    assert "aborted" not in shown.stdout and "error" not in shown.stdout, shown.stdout
+    assert re.search(r"^2025-08-06 +2 +1 completed +0 +0 +0 ", shown.stdout, re.MULTILINE), shown.stdout
+    assert "dups: copies among them" in " ".join(shown.stdout.split())
+
+    last_fails = day_at_v7(tmp_path / "again", last_status="run.failed")  # the last run's own error shows
+    said = brief("stats", "--config", str(last_fails), env={"COLUMNS": "80"}).stdout
+    assert "error of each day's last run:" in said and "it broke" in said, said

@@ -97,7 +97,7 @@ def test_runs_status_counts_and_errors() -> None:
 
 def test_a_commands_act_is_recorded_and_a_flow_run_without_its_life_unknown() -> None:
     """An answer or a mark (run id ``review-…``) writes its events at once: it is ``recorded``, not
-    ``unknown``; a flow run (a UUID) whose start and end are in no day folded stays ``unknown``."""
+    ``unknown``, and named by its id (``review``); a flow run (a UUID) whose start and end are in no day folded stays ``unknown``."""
     flow_run = "3ccf926e-2ddd-4e29-8e74-22a6af588328"
     store = InMemoryEventStore()
     store.append(
@@ -108,7 +108,7 @@ def test_a_commands_act_is_recorded_and_a_flow_run_without_its_life_unknown() ->
         ]
     )
     runs = {r["run_id"]: r for r in materialize(store, "runs").iter_rows(named=True)}
-    assert runs["review"]["status"] == "recorded" and runs["review"]["flow"] is None
+    assert runs["review"]["status"] == "recorded" and runs["review"]["flow"] == "review"
     assert runs[flow_run]["status"] == "unknown"
     assert runs["ok"]["status"] == "running"
 

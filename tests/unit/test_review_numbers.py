@@ -1,35 +1,65 @@
-"""`brief review` numbers each answer once per batch: "3" means the same answer in every question."""
+"""`brief review` and the desk number each answer for good: "3" means off-topic in every relevance
+question, in every batch and every session, whatever the default or the order of the candidates."""
 
 from __future__ import annotations
 
 import pytest
 
-from flows.review import answer_numbers, interpret
+from flows.review import answer_numbers, batch_numbers, interpret, numbered_choices
 from storage.errors import InputError
 
-MARK = {"candidates": ["core", "related", "off-topic"], "default": "core", "field": "relevance"}
-MARK_OFF = {"candidates": ["off-topic", "related", "core"], "default": "off-topic", "field": "relevance"}
+MARK = {"candidates": ["core", "related", "off-topic", "lead"], "default": "core", "field": "relevance"}
+MARK_OFF = {
+    "candidates": ["off-topic", "core", "related", "lead"],
+    "default": "off-topic",
+    "field": "relevance",
+}
 SAME = {"candidates": ["no", "yes"], "default": "no", "field": "same_story"}
+CLAIM = {"candidates": ["remove", "keep"], "default": "remove", "field": "claim:number"}
+CATEGORIES = ["research", "models", "business", "policy", "security", "products", "hardware", "other"]
+CATEGORY = {"candidates": ["models", "research", "business", "policy", "other"], "default": "models"}
+CATEGORY |= {"field": "category"}
 
 
-def test_a_number_means_one_answer_across_the_batch_whatever_the_default() -> None:
-    numbers = answer_numbers([MARK, SAME, MARK_OFF])
-    assert numbers == {"core": 1, "related": 2, "off-topic": 3, "no": 4, "yes": 5}
-    assert interpret(MARK, "3", numbers) == ("off-topic", "human")
-    assert interpret(MARK_OFF, "3", numbers) == ("off-topic", "human")  # not "core", its third listed
-    assert interpret(SAME, "5", numbers) == ("yes", "human")
-    assert interpret(SAME, "", numbers) == ("no", "default")
+def test_each_answer_has_one_number_for_good_whatever_the_default_or_the_order() -> None:
+    assert (
+        answer_numbers(MARK)
+        == answer_numbers(MARK_OFF)
+        == {"core": 1, "related": 2, "off-topic": 3, "lead": 4}
+    )
+    assert answer_numbers(SAME) == {"yes": 1, "no": 2}
+    assert answer_numbers(CLAIM) == {"keep": 1, "remove": 2}
+    numbers = answer_numbers(CATEGORY, CATEGORIES)  # the configured order, whichever is proposed
+    assert [numbers[c] for c in ("research", "models", "business", "policy", "other")] == [1, 2, 3, 4, 8]
+    assert interpret(MARK, "3", answer_numbers(MARK)) == ("off-topic", "human")
+    assert interpret(MARK_OFF, "3", answer_numbers(MARK_OFF)) == ("off-topic", "human")
+    assert interpret(SAME, "1", answer_numbers(SAME)) == ("yes", "human")
+    assert interpret(SAME, "", answer_numbers(SAME)) == ("no", "default")
 
 
-def test_a_number_of_another_question_s_answer_is_refused_with_the_ones_that_fit() -> None:
-    numbers = answer_numbers([MARK, SAME])
-    with pytest.raises(InputError, match="1 is not an answer to this question; pick 4, 5"):
-        interpret(SAME, "1", numbers)
+def test_a_question_numbers_its_answers_the_same_in_a_batch_of_two_and_alone_later() -> None:
+    """The trial's case: in a batch the question showed 1) core 2) related 3) off-topic [default]
+    4) lead; alone in a later session 1) off-topic [default] 2) core … The number is the answer's."""
+    first = {**MARK, "question_id": "q1", "batch_id": "b1"}
+    second = {**MARK_OFF, "question_id": "q2", "batch_id": "b1"}
+    together = batch_numbers([first, second])
+    alone = batch_numbers([{**second, "batch_id": "b2"}])
+    assert numbered_choices(second, together["q2"]) == numbered_choices(second, alone["q2"])
+    assert numbered_choices(second, alone["q2"]) == [
+        (1, "core"),
+        (2, "related"),
+        (3, "off-topic"),
+        (4, "lead"),
+    ]
+
+
+def test_a_number_the_question_does_not_offer_is_refused_with_the_ones_that_fit() -> None:
+    with pytest.raises(InputError, match="3 is not an answer to this question; pick 1, 2"):
+        interpret(SAME, "3", answer_numbers(SAME))
 
 
 def test_the_desk_s_questions_page_numbers_each_answer_as_brief_review_does() -> None:
     from flows.desk.web import templates
-    from flows.review import batch_numbers, numbered_choices
 
     asked = [
         {**MARK, "question_id": "q1", "batch_id": "b1", "prompt": "Is it on topic?", "subject": "a"},
@@ -37,8 +67,7 @@ def test_the_desk_s_questions_page_numbers_each_answer_as_brief_review_does() ->
         {**MARK_OFF, "question_id": "q3", "batch_id": "b2", "prompt": "A later batch", "subject": "c"},
     ]
     numbering = batch_numbers(asked)
-    assert numbering["q1"] == numbering["q2"] == answer_numbers(asked[:2])
-    assert numbering["q3"] == {"off-topic": 1, "related": 2, "core": 3}  # its own batch's numbering
+    assert numbering["q1"] == numbering["q2"] == numbering["q3"] == answer_numbers(MARK)
     html = (
         templates()
         .get_template("questions.html.j2")
@@ -55,8 +84,7 @@ def test_the_desk_s_questions_page_numbers_each_answer_as_brief_review_does() ->
         )
     )
     fieldsets = html.split('<fieldset class="question"')[1:]
-    for fieldset in fieldsets[:2]:  # "3" is off-topic in both questions of the batch, whatever the default
+    for fieldset in fieldsets:  # "3" is off-topic in every question, whatever the default or batch
         assert 'value="off-topic" data-key="3"> 3) off-topic' in fieldset
         assert 'data-key="1"> 1) core' in fieldset
-    assert "1) core [default]" in fieldsets[0] and "3) off-topic [default]" in fieldsets[1]
-    assert 'data-key="1"> 1) off-topic [default]' in fieldsets[2]
+    assert "1) core [default]" in fieldsets[0] and "3) off-topic [default]" in fieldsets[2]

@@ -100,7 +100,7 @@ def test_stats_fit_80_columns_with_the_model_and_a_long_error() -> None:
     for word in ("completed", "crashed", "1234", "123.45", "123456", "0.4321", "items", "versions"):
         assert word in text, word
     assert "2025-08-06: step 'collect' failed: RuntimeError:" in text
-    flowed = " ".join(line.strip() for line in lines[lines.index("last error per day:") + 1 :])
+    flowed = " ".join(line.strip() for line in lines[lines.index("error of each day's last run:") + 1 :])
     assert flowed.endswith(error.strip()[-40:])  # the whole error, wrapped at its words
 
 
@@ -278,3 +278,37 @@ def test_counts_read_as_words() -> None:
 
     assert [counted(n, "story", "stories") for n in (0, 1, 2)] == ["0 stories", "1 story", "2 stories"]
     assert counted(1, "open question") == "1 open question" and counted(3, "attempt") == "3 attempts"
+
+
+POLICY = (
+    "policy 5891f0a83ffb adopted 2025-08-06 09:12 UTC by ana: the week's releases; the adopted "
+    "policy did worse on the hand labels than the one before it (the config's own [policy], "
+    "a2db72bf915e, is not used)"
+)
+
+
+def test_the_policy_line_of_a_run_and_of_a_backfill_wraps_at_words_under_an_indent() -> None:
+    from flows.views.runs import show_backfill, show_run
+    from ops.runs import DateOutcome, RunResult
+
+    def printed(show) -> list[str]:
+        console = Console(width=80, record=True, file=open("/dev/null", "w"), color_system=None)  # noqa: SIM115
+        show(console)
+        return console.export_text().splitlines()
+
+    result = RunResult(
+        date(2025, 8, 6), RUN, 1, {"md": "briefs/2025-08-06.md"}, 3, True, {}, (), (), 1.0, POLICY
+    )
+    ran = printed(lambda c: show_run(c, c, result, "logs/run.log"))
+    start = ran.index(next(line for line in ran if line.startswith("  policy 5891f0a83ffb")))
+    below = ran[start + 1 :]
+    assert len(below) >= 2 and all(line.startswith("    ") for line in below), ran
+    fits(ran)
+    assert " ".join(line.strip() for line in ran[start:]) == " ".join(POLICY.split())
+
+    done = DateOutcome(date(2025, 8, 6), "completed", 1, 3, True, 1.0, policy=POLICY)
+    backfilled = printed(lambda c: show_backfill(c, "2025-08-06", "2025-08-06", [done]))
+    start = backfilled.index(next(line for line in backfilled if line.startswith("policy 5891f0a83ffb")))
+    below = backfilled[start + 1 :]
+    assert len(below) >= 2 and all(line.startswith("  ") for line in below), backfilled
+    fits(backfilled)

@@ -9,7 +9,7 @@ from fastapi.responses import Response
 
 from flows.desk import reads
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page
-from flows.review import batch_numbers, interpret, numbered_choices
+from flows.review import answer_numbers, batch_numbers, interpret, numbered_choices
 from ops import acts
 from storage.errors import InputError
 
@@ -19,7 +19,8 @@ router = APIRouter()
 @router.get("/questions")
 def questions(request: Request, desk: DeskOf, day: Day) -> Response:
     asked = reads.open_questions(desk.store, day)
-    numbering = batch_numbers(asked)  # brief review's: a digit means one answer across a batch
+    # brief review's: each answer's number is fixed for good, whatever the batch or the session
+    numbering = batch_numbers(asked, [c.name for c in desk.settings.policy.categories])
     current = desk.store.tree.briefs.current_document(day)
     return page(
         request,
@@ -58,7 +59,10 @@ def answer(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
             continue  # not on the page the person answered: left open
         reply = form[key]  # the answer itself (its number is the page's keyboard key), or typed text
         try:
-            given, how = (reply, "human") if reply in (q["candidates"] or []) else interpret(q, reply)
+            numbers = answer_numbers(q, [c.name for c in desk.settings.policy.categories])
+            given, how = (
+                (reply, "human") if reply in (q["candidates"] or []) else interpret(q, reply, numbers)
+            )
         except InputError as problem:
             raise InputError(f"question {q['prompt']!r}: {problem}") from None
         replies.append(acts.Answer(q["question_id"], given, how))

@@ -23,7 +23,15 @@ CANDIDATES = 5  # the items offered as "same story as" under each item: the page
 @router.get("/today")
 def today(request: Request, desk: DeskOf, day: Day) -> Response:
     version = parse_version(request.query_params.get("version"))
-    doc = reads.document(desk.store, day, version)
+    try:
+        doc = reads.document(desk.store, day, version)
+    except InputError:
+        held = reads.withheld(desk.store, day) if version is None else None
+        if held is None:
+            raise
+        return page(request, "withheld.html.j2", day=day.isoformat(), held=held)  # the day has no brief
+    if version is not None and reads.document(desk.store, day).version == version:
+        version = None  # the current version asked for by its number is the current page
     return page(
         request,
         "today.html.j2",
