@@ -50,8 +50,11 @@ def writable_out(path: Path, option: str = "--out") -> None:
     """``path``'s folder takes a file, said before the work that ends in writing it (one line, exit 2)."""
     import tempfile
 
+    folder = path.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the folders still to make are made in the nearest one that is
     try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".brief-probe-"):
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".brief-probe-"):
             pass
     except OSError as exc:
         raise InputError(

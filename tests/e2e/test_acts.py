@@ -417,5 +417,9 @@ def test_a_story_not_in_the_brief_is_refused_naming_the_briefs_items(built: Path
     assert done.returncode == 2, done.stderr
     said = done.stderr.strip()
     assert "'st-zzzzzz' is not in the current brief of 2025-08-06 (v1), whose items are " in said, said
-    assert all(story in said for story in items[:6]) and "--projection scores' lists every story" in said
+    assert (
+        all(story in said for story in items[:6])
+        and "--projection scores --config " in said
+        and "' lists every story" in said
+    )
     assert ids(config) == before

@@ -81,7 +81,7 @@ def test_collect_then_browse_and_replay(sample: Path) -> None:
     )
     assert table.returncode == 0 and "runs of 2025-08-06" in table.stdout
     # each run an entry at 80 columns: its id whole on its line, when it started on the next
-    assert re.search(r"^collect-2025-08-06-\d{8}T\d+  \w+$", table.stdout, re.M), table.stdout
+    assert re.search(r"^collect-2025-08-06-\d{8}T\d+  collect  \w+$", table.stdout, re.M), table.stdout
     assert re.search(r"^  started 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC, ", table.stdout, re.M), table.stdout
     assert max(len(line.rstrip()) for line in table.stdout.splitlines()) <= 80
     compacted = brief("compact", "--config", str(sample))
