@@ -764,6 +764,7 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
         refused.text
     )
     assert {e.event_id for e in store_of(config).read()} == written and current(config)["version"] == 4
+    older = desk.get(f"/today?date={DAY}").text  # the v4 page, its undo form kept
     act("/today/restore", story=story, retraction=again[0].event_id)  # v5: undoing the second retraction
     assert [e.payload["retraction"] for e in store_of(config).read(event_types=["story.restored"])][-1] == (
         again[0].event_id
@@ -772,6 +773,11 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
     # nothing to undo: one line, nothing written
     refused = act("/today/restore", expect=400, story=story)
     assert "no retraction to undo" in refused.text and current(config)["version"] == 5
+    # the v4 page's undo sent again: the same one line, no offer to apply it anyway
+    form = {"story": story, "retraction": again[0].event_id, "note": ""}
+    resent = desk.post("/today/restore", data={"date": DAY, "csrf": csrf_of(older), "seen": "4", **form})
+    assert resent.status_code == 400 and "no retraction to undo" in resent.text
+    assert 'class="again"' not in resent.text and current(config)["version"] == 5
 
 
 def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(config: Path, hook) -> None:
