@@ -163,12 +163,15 @@ def record(
     about: Sequence[str] = (),
     approves: bool = False,
     urgent: bool = False,
+    made_first: bool = False,
 ) -> Outcome:
     """The one path of every act: under the day's lock, ``make(ctx)`` checks the act against the log
     and gives its events (all checked before any is written); the brief is composed once from the
     log and them, with nothing written yet; then they are recorded with what composing made, that
     composition published, and what the channels are owed sent (``approves``: approving a held brief
-    by ``act.who``; ``urgent``: an update goes out now, not when its ``update_after`` window closes).
+    by ``act.who``; ``urgent``: an update goes out now, not when its ``update_after`` window closes;
+    ``made_first``: the act is checked against the log before its version is, for an act that can
+    no longer be made whatever the version, such as an undo of a retraction that no longer stands).
     Nothing given is refused (InputError), nothing written; so is an act made from an earlier
     version (``act.seen``) when an item of ``about`` changed since (StaleAct), and an act after
     which the brief could not be published (``[delivery] min_core``; UnfitAct): an act is
@@ -177,8 +180,11 @@ def record(
     outcome = Outcome(act.day)
     with steps.day_lock(ctx.store, act.day):
         # an approval (answers approve a held brief) is of the whole brief the person saw
+        if made_first:
+            outcome.events = make(ctx)
         _check_seen(ctx, act, None if approves and ctx.settings.delivery.hold else about)
-        outcome.events = make(ctx)
+        if not made_first:
+            outcome.events = make(ctx)
         if not outcome.events:
             raise InputError(
                 f"nothing to record on the brief of {act.day}: no answer, mark or correction given"
@@ -353,6 +359,7 @@ def restore(
         "restore",
         lambda ctx: steps.restore_item(ctx, story, note, act.who, act.via, retraction),
         about=[story],
+        made_first=True,  # an undo with no retraction standing is refused as such, from any page
     )
 
 

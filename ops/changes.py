@@ -9,7 +9,7 @@ the brief binds the runs after it): it is credited to the first version publishe
 holds the story, the one that applies it; a mark that keeps a story out (off-topic) and a
 retraction are never. Without that record (its run failed or was stopped after the act was
 written, or an act before ``brief.unchanged`` was recorded) the act is credited to the first
-version after it.
+version after it. An approval makes no version: it stands at the version it approved.
 The desk's diff credits a change to the acts carried by the versions between its two (``between``);
 an act made from an earlier version than the current one is refused when the items it acts on
 changed since (``stale``), naming what changed, by which acts, and who did them.
@@ -181,7 +181,9 @@ def _acted(
         # an answer's ``value`` is the value the question proposed: what was said is its ``answer``
         said = [getattr(act, name, None) for name in ("answer", "value", "note")]
         version, changed = _carried(row["run_id"], at, order, by_run, unchanged)
-        if not changed and not _keeps_out(row["event_type"], act):
+        if row["event_type"] == "brief.approved":  # it lets a version go out, it makes none
+            version, changed = getattr(act, "version", version), False
+        elif not changed and not _keeps_out(row["event_type"], act):
             asked = functools.partial(story_of, row["subject_id"])
             version, changed = _applied(asked, at, order, published, (version, changed))
         out.append(

@@ -7,7 +7,7 @@ from typing import Literal
 
 from storage.brief import Brief, Item
 
-Change = Literal["added", "removed", "reworded", "moved"]
+Change = Literal["added", "removed", "reworded", "marked", "moved"]
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,9 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
     """Item by item (by story id), in the newer version's reading order, removed items last.
 
     An item is ``moved`` when its section or its place within the section changed, ``reworded``
-    when its headline, summary or correction line changed; an item can be both.
+    when its headline, its headline's translation, its summary or its correction line changed,
+    ``marked`` when it became or stopped being the lead, or its relevance, category or sources
+    changed; an item can be all three. A removed item a person retracted says so.
     """
 
     def places(doc: Brief) -> dict[str, tuple[int, Item]]:
@@ -45,6 +47,7 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
             name
             for differs, name in (
                 (old.title != item.title, "headline"),
+                (old.translated_title != item.translated_title, "translated headline"),
                 (old.summary != item.summary, "summary"),
                 (old.correction != item.correction, "correction"),
             )
@@ -52,14 +55,34 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
         ]
         if words:
             changes.append(ItemChange("reworded", story, item.title, ", ".join(words)))
+        marks = _marks(old, item)
+        if marks:
+            changes.append(ItemChange("marked", story, item.title, "; ".join(marks)))
         if (old.section, old_rank) != (item.section, rank):
             changes.append(
                 ItemChange("moved", story, item.title, f"{_where(old, old_rank)} -> {_where(item, rank)}")
             )
+    retracted = {r.story_id for r in newer.retracted or ()}
     for story, (rank, item) in before.items():
         if story not in after:
-            changes.append(ItemChange("removed", story, item.title, _where(item, rank)))
+            why = "retracted from " if story in retracted else ""
+            changes.append(ItemChange("removed", story, item.title, why + _where(item, rank)))
     return changes
+
+
+def _marks(old: Item, new: Item) -> list[str]:
+    """What a reader sees changed in an item's standing: lead, relevance, category, sources."""
+    out = []
+    if bool(old.lead) != bool(new.lead):
+        out.append("marked lead" if new.lead else "no longer lead")
+    if old.relevance != new.relevance:
+        out.append(f"relevance {old.relevance} -> {new.relevance}")
+    if old.category != new.category:
+        out.append(f"category {old.category} -> {new.category}")
+    was, now = {c.article_id for c in old.citations}, {c.article_id for c in new.citations}
+    if was != now:
+        out.append(f"sources {len(was)} -> {len(now)}")
+    return out
 
 
 def _where(item: Item, rank: int) -> str:

@@ -227,6 +227,34 @@ def test_the_diff_credits_the_acts_between_its_versions_and_a_retraction_with_th
     assert desk.get(f"/diff?date={DAY}&a=1&b=²").status_code == 400
 
 
+def test_an_item_that_only_moved_is_credited_to_what_moved_it_not_to_its_own_acts(config: Path) -> None:
+    desk = client(config, "ann")
+    items = current(config)["items"]
+    k, gone = next(
+        (k, i)
+        for k, i in enumerate(items)
+        if any(j.get("section") == i.get("section") for j in items[k + 1 :])
+    )
+    below = next(j for j in items[k + 1 :] if j.get("section") == gone.get("section"))
+
+    def act(path: str, **form: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        done = desk.post(path, data={"date": DAY, "csrf": csrf_of(page), "seen": seen_of(page), **form})
+        assert done.status_code == 200, done.text
+
+    act("/today/correct", story=below["story_id"], field="title", value="Reworded below", note="")  # v2
+    act("/today/retract", story=gone["story_id"], note="the report was withdrawn", sure="1")  # v3
+    store = store_of(config)
+    [title] = store.read(event_types=["brief.corrected"])
+    [retraction] = store.read(event_types=["story.retracted"])
+    rows = re.findall(r'<tr class="([a-z]+)">(.*?)</tr>', desk.get(f"/diff?date={DAY}&a=1&b=3").text, re.S)
+    [moved] = [row for kind, row in rows if kind == "moved" and "<td>Reworded below</td>" in row]
+    assert retraction.event_id in moved and title.event_id not in moved
+    assert f"moved as other items changed: {html.escape(gone['title'], quote=True)} left" in moved
+    [reworded] = [row for kind, row in rows if kind == "reworded"]
+    assert title.event_id in reworded
+
+
 def test_hold_names_the_current_held_version_and_approves_only_the_version_it_showed(
     config: Path, hook
 ) -> None:
@@ -736,6 +764,7 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
         refused.text
     )
     assert {e.event_id for e in store_of(config).read()} == written and current(config)["version"] == 4
+    older = desk.get(f"/today?date={DAY}").text  # the v4 page, its undo form kept
     act("/today/restore", story=story, retraction=again[0].event_id)  # v5: undoing the second retraction
     assert [e.payload["retraction"] for e in store_of(config).read(event_types=["story.restored"])][-1] == (
         again[0].event_id
@@ -744,6 +773,11 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
     # nothing to undo: one line, nothing written
     refused = act("/today/restore", expect=400, story=story)
     assert "no retraction to undo" in refused.text and current(config)["version"] == 5
+    # the v4 page's undo sent again: the same one line, no offer to apply it anyway
+    form = {"story": story, "retraction": again[0].event_id, "note": ""}
+    resent = desk.post("/today/restore", data={"date": DAY, "csrf": csrf_of(older), "seen": "4", **form})
+    assert resent.status_code == 400 and "no retraction to undo" in resent.text
+    assert 'class="again"' not in resent.text and current(config)["version"] == 5
 
 
 def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(config: Path, hook) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage.brief import Brief, Item, brief_dict
+from storage.brief import Brief, Item, Retracted, brief_dict
 from storage.payloads import BriefCorrected, StoryRetracted
 from tasks import versions, write
 from tasks.render import render, view
@@ -159,3 +159,17 @@ def test_a_stored_v1_retraction_reads_as_v2_and_a_retraction_after_an_undo_is_a_
     assert first == retraction()  # recorded twice, one fact
     assert retraction(follows="undo-1") != first != retraction(follows="undo-2")
     assert retraction(follows="undo-1") != retraction(follows="undo-2")
+
+
+def test_the_diff_names_a_lead_mark_a_relevance_or_category_change_and_a_retraction() -> None:
+    older = doc(item("a", "A"), item("b", "B"), item("c", "C"))
+    marked = older.items[0].model_copy(update={"lead": True})
+    moved = older.items[1].model_copy(update={"relevance": "related", "category": "Tools"})
+    newer = doc(marked, moved).model_copy(
+        update={"retracted": [Retracted(story_id="c", title="C", section="top", note="wrong")]}
+    )
+    found = {(c.change, c.story_id): c.detail for c in versions.diff(older, newer)}
+    assert found[("marked", "a")] == "marked lead"
+    assert found[("marked", "b")] == f"relevance core -> related; category {older.items[1].category} -> Tools"
+    assert found[("removed", "c")].startswith("retracted from ")
+    assert versions.diff(newer, older)[0].detail == "no longer lead"

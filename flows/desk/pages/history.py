@@ -44,17 +44,34 @@ def diff(request: Request, desk: DeskOf, day: Day) -> Response:
 
 def causes(
     found: list[versions.ItemChange], older: Brief, newer: Brief, window: list[log.Acted]
-) -> list[tuple[versions.ItemChange, list[log.Acted], bool]]:
+) -> list[tuple[versions.ItemChange, list[log.Acted], str]]:
     """Each change with the acts between the two versions that caused it: those about its item (on its
-    story, or on an article it cites); for an item that only moved, with no act of its own, the acts
-    that added, removed or moved other items (a retraction moves the items below it up), marked so
-    (``True``). No act at all: the run made the change."""
-    own = [(c, log.about(window, c.story_id, log.cited(c.story_id, (older, newer)))) for c in found]
-    movers = list(
-        {
-            a.event_id: a for c, acted in own if c.change in ("added", "removed", "moved") for a in acted
-        }.values()
+    story, or on an article it cites). An item that moved is moved by a mark on it (relevance,
+    category); without one it only moved as others left, came in or were marked, and says so (the
+    third part: "Northwind left"), with the acts that did that, not with its own acts that left its
+    place alone (a headline correction, a same-story link). No act at all: the run made the change."""
+    own = {c: log.about(window, c.story_id, log.cited(c.story_id, (older, newer))) for c in found}
+    placed = {c: [a for a in acted if _places(a)] for c, acted in own.items() if c.change == "moved"}
+    others = [c for c in found if c.change in ("added", "removed") or placed.get(c)]
+    movers = list({a.event_id: a for c in others for a in placed.get(c) or own[c]}.values())
+    why = ", ".join(f"{c.title} {_WHY.get(c.change, 'was marked')}" for c in others)
+    out = []
+    for c, acted in own.items():
+        if c.change != "moved":
+            out.append((c, acted, ""))
+        elif placed[c]:
+            out.append((c, placed[c], ""))
+        else:
+            out.append((c, movers, why if others else ""))
+    return out
+
+
+_WHY = {"added": "came in", "removed": "left"}
+
+
+def _places(act: log.Acted) -> bool:
+    """Whether an act on an item can change its place: a mark (relevance, lead) or a category."""
+    return act.type in ("article.corrected", "confirmation.resolved") and act.field in (
+        "relevance",
+        "category",
     )
-    return [
-        (c, acted, False) if acted or c.change != "moved" else (c, movers, bool(movers)) for c, acted in own
-    ]
