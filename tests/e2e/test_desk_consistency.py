@@ -1048,3 +1048,38 @@ def test_a_mark_on_a_story_not_in_the_brief_is_credited_to_the_version_that_brin
     assert line is not None
     said = html.unescape(line.group(1))
     assert said == "ann: article.corrected relevance “core” (and 1 more)", said
+
+
+def feed_titles(config: Path) -> list[str]:
+    """The entries' titles of the readers' feed (``briefs/feed.xml``)."""
+    feed = (Path(store_of(config).base) / "briefs" / "feed.xml").read_text()
+    return [html.unescape(t) for t in re.findall(r"<entry>.*?<title>(.*?)</title>", feed, re.S)]
+
+
+def test_the_feed_leaves_out_a_held_brief_until_it_is_approved(config: Path, hook) -> None:
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+
+    config.write_text(
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\n'
+        + f'hold_until = "{far_hold_until()}"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
+    )
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
+    desk = client(config, "ann")
+    today = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    form = {"story": story, "field": "title", "value": "Held, corrected", "note": ""}
+    done = desk.post("/today/correct", data={**form, "date": DAY, "seen": "1", "csrf": csrf_of(today)})
+    assert done.status_code == 200 and current(config)["version"] == 2
+    assert not [t for t in feed_titles(config) if DAY in t]  # held, unapproved: not in the readers' feed
+
+    hold_page = desk.get(f"/hold?date={DAY}").text
+    approved = desk.post(
+        "/hold/approve", data={"date": DAY, "seen": seen_of(hold_page), "csrf": csrf_of(hold_page)}
+    )
+    assert approved.status_code == 200 and "approved v2; sent to readers" in approved.text
+    [entry] = [t for t in feed_titles(config) if DAY in t]
+    assert f"{DAY} (v2)" in entry
