@@ -1083,3 +1083,47 @@ def test_the_feed_leaves_out_a_held_brief_until_it_is_approved(config: Path, hoo
     assert approved.status_code == 200 and "approved v2; sent to readers" in approved.text
     [entry] = [t for t in feed_titles(config) if DAY in t]
     assert f"{DAY} (v2)" in entry
+
+
+def test_a_correction_made_while_held_is_no_public_correction_but_one_made_after_is(
+    config: Path, hook
+) -> None:
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+
+    config.write_text(
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\n'
+        + f'hold_until = "{far_hold_until()}"\nupdate_after = 0\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
+    )
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+
+    def correct(value: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        form = {"story": story, "field": "title", "value": value, "note": "", "date": DAY}
+        done = desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+        assert done.status_code == 200, done.text
+
+    correct("Held, corrected")
+    assert current(config)["items"][0]["title"] == "Held, corrected"
+    assert not current(config)["items"][0].get("correction")  # no reader saw the headline it replaced
+    hold_page = desk.get(f"/hold?date={DAY}").text
+    approved = desk.post(
+        "/hold/approve", data={"date": DAY, "seen": seen_of(hold_page), "csrf": csrf_of(hold_page)}
+    )
+    assert approved.status_code == 200 and "sent to readers" in approved.text
+    [first] = [b["message"] for p, b in hook.posts if p == "/readers"]
+    assert "Held, corrected" in first and "Correction" not in first
+    assert "Correction" not in "".join(t for t in feed_titles(config))
+    assert "Correction" not in (Path(store_of(config).base) / "briefs" / "feed.xml").read_text()
+
+    correct("Released, corrected")  # readers had "Held, corrected": the line names it
+    line = current(config)["items"][0]["correction"]
+    assert line == "Correction: the headline read “Held, corrected”.", line
+    [_, update] = [b["message"] for p, b in hook.posts if p == "/readers"]
+    assert "the headline read “Held, corrected”" in update
+    assert [t for t in feed_titles(config) if DAY in t] == [f"AI brief — {DAY} (v3): Released, corrected"]
