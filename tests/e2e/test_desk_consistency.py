@@ -325,7 +325,7 @@ def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last
         assert done.status_code == 200 and "the update to readers goes out at" in done.text, done.text
     assert current(config)["version"] == 5 and len(hook.posts) == 1
     assert 'class="note pending"' in desk.get(f"/today?date={DAY}").text
-    assert "Send v5 now" in desk.get(f"/hold?date={DAY}").text
+    assert "Send the pending update now" in desk.get(f"/hold?date={DAY}").text
 
     # with the desk closed, 'brief deliver --due' (the deliver-held deployment's act) sends it once
     # the window has closed, and not before
@@ -1127,3 +1127,32 @@ def test_a_correction_made_while_held_is_no_public_correction_but_one_made_after
     [_, update] = [b["message"] for p, b in hook.posts if p == "/readers"]
     assert "the headline read “Held, corrected”" in update
     assert [t for t in feed_titles(config) if DAY in t] == [f"AI brief — {DAY} (v3): Released, corrected"]
+
+
+def test_send_now_on_a_stale_hold_page_sends_the_current_version_and_its_button_names_none(
+    config: Path, hook
+) -> None:
+    """ "Send now" is about when, not what: the pending update is the version current when it goes
+    out, whatever page the button was on; so the button names no version, and the line says which went."""
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+
+    coalescing(config, hook, 10)
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+
+    def correct(value: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        form = {"story": story, "field": "title", "value": value, "note": "", "date": DAY}
+        done = desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+        assert done.status_code == 200 and "the update to readers goes out at" in done.text, done.text
+
+    correct("First fix")
+    stale = desk.get(f"/hold?date={DAY}").text  # opened at v2
+    assert "Send the pending update now" in stale and not re.search(r"Send v\d", stale)
+    correct("Second fix")  # v3, after the page was opened
+    sent = desk.post("/hold/send", data={"date": DAY, "csrf": csrf_of(stale)})
+    assert sent.status_code == 200 and "update sent: v3; sent to readers" in html.unescape(sent.text)
+    assert readers_got(config) == [(1, "brief"), (3, "update")]
+    assert "Second fix" in hook.posts[-1][1]["message"]
