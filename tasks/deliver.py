@@ -67,6 +67,16 @@ class DayState:
         """The brief is held and not released: readers get nothing yet, the editors review copies."""
         return self.held is not None and not self.released
 
+    def withheld_from_readers(self, hold: bool, now: datetime) -> bool:
+        """Readers' channels (the feed among them) must not have the day's brief yet: it is held and
+        neither approved nor past its deadline; or ``hold`` is on and the brief, not yet delivered
+        anywhere, is about to be held (a publish writes the feed before its delivery holds it)."""
+        if self.released:
+            return False
+        if self.held is not None:
+            return self.held.until is None or now < self.held.until
+        return hold and not self.delivered
+
     def versions_sent(self, channel: str) -> list[int]:
         return sorted({v for (c, v, k) in self.delivered if c == channel and k != "review"})
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from storage.brief import Brief, Item, Retracted, brief_dict
@@ -105,6 +106,8 @@ def apply_editor_acts(
     document: Brief,
     corrections: Mapping[str, Mapping[str, BriefCorrected]],
     retractions: Mapping[str, StoryRetracted],
+    silent: AbstractSet[tuple[str, str]] = frozenset(),
+    first_seen: Mapping[tuple[str, str], str] | None = None,
 ) -> Brief:
     """The brief with people's corrections and retractions applied (pure).
 
@@ -113,7 +116,12 @@ def apply_editor_acts(
     new text and a visible ``correction`` line; a retracted item leaves, and ``retracted`` keeps its
     title, the section it was in and the note. A brief no one corrected comes back as it was, so
     its content hash, and its version, stay the same.
+
+    ``silent``: (story, field) corrected before readers had the brief (held for review): the new
+    text without a correction line, since no reader saw the old. ``first_seen``: (story, field) ->
+    the text readers first had when that came from such a correction; a later line names it.
     """
+    seen = first_seen or {}
     lab = {**LABELS["en"], **LABELS[document.language]}
     items: list[Item] = []
     retracted: list[Retracted] = []
@@ -134,13 +142,17 @@ def apply_editor_acts(
             if fix is None:
                 continue
             changed[field_] = fix.value
-            said = lab[f"corrected_{field_}"].format(previous=fix.previous)
+            if (story, field_) in silent:
+                continue
+            previous = seen.get((story, field_), fix.previous)
+            said = lab[f"corrected_{field_}"].format(previous=previous)
             lines.append(sentence(said, keep_case=not lines, stop=lab["stop"]))
             if fix.note and fix.note.strip():
                 lines.append(sentence(fix.note, keep_case=False, stop=lab["stop"]))
         if "title" in fixed:
             changed["translated_title"] = None  # the translation was of the old headline
-        changed["correction"] = f"{lab['correction']} {' '.join(lines)}"
+        if lines:
+            changed["correction"] = f"{lab['correction']} {' '.join(lines)}"
         items.append(item.model_copy(update=changed))
     if not corrections and not retractions:
         return document

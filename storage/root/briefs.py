@@ -1,9 +1,9 @@
 """The published briefs' files: the current brief per format, each version's files, the feed, and
 the day's locks (``tasks/steps/publish.py`` writes them, ``ops/purge.py`` renders them again).
 
-    briefs/D.{md,html,json}      the current brief, what readers and the desk read
+    briefs/D.{md,html,json}      the current brief (held or not), the store's copy the desk reads
     briefs/D/vN.{md,html,json}   version N, never changed once written (but by a purge)
-    briefs/feed.xml              the Atom feed of the latest dates
+    briefs/feed.xml              the readers' Atom feed of the latest dates (a held one once released)
     briefs/.D.lock               the day's lock: every writer of the day's briefs holds it
     briefs/.D.delivery.lock      a deliverer of the day's brief holds it while it sends
     briefs/.D.alerts.lock        an alerter of the day holds it while it sends

@@ -10,6 +10,7 @@ retraction made again after that names the undo it follows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from storage.brief import Brief, Item
 from storage.errors import ActConflict, InputError
@@ -39,13 +40,38 @@ class EditorActs:
     event_ids: dict[str, list[str]] = field(default_factory=dict)  # story -> the acts' events (lineage)
     retracted_by: dict[str, str] = field(default_factory=dict)  # story -> its standing retraction's event
     restored_by: dict[str, str] = field(default_factory=dict)  # story -> the latest undo's event
+    # (story, field) whose latest correction was made before readers had the brief (held): no line
+    silent: set[tuple[str, str]] = field(default_factory=set)
+    # (story, field) -> the text readers first had, when it came from a correction made while held
+    first_seen: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+def readers_since(ctx: RunContext) -> datetime | None:
+    """When readers first had the day's brief, for a day under ``[delivery] hold``: its approval or its
+    first send to a readers' channel (``datetime.max`` while neither happened). None when the day
+    was never held: readers had every version as it was published."""
+    from tasks import deliver
+
+    state = deliver.fold(ctx.store.read(days=[ctx.day], event_types=deliver.DELIVERY_TYPES))
+    if state.held is None and not ctx.settings.delivery.hold:
+        return None
+    moments = [s.at for s in state.delivered.values() if s.delivery.kind != "review"]
+    moments += [state.approved.at] if state.approved is not None else []
+    moments = [_aware(m) for m in moments]
+    return min(moments, default=datetime.max.replace(tzinfo=UTC))
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def editor_acts(ctx: RunContext) -> EditorActs:
     """The day's corrections (the latest per story and field) and the retractions that stand (not
-    undone since), in event order."""
+    undone since), in event order. A correction made while the brief was held from readers changes
+    the text without a correction line (``silent``): no reader saw what it corrected."""
     frame = ctx.store.query(lambda: ctx.store.scan([ctx.day], event_types=ACT_TYPES))
     acts = EditorActs()
+    since = readers_since(ctx)
     for row in frame.sort(["occurred_at", "seq"]).iter_rows(named=True):
         if row["event_type"] == "story.retracted":
             retracted = payload_of(row, StoryRetracted)
@@ -62,6 +88,12 @@ def editor_acts(ctx: RunContext) -> EditorActs:
             corrected = payload_of(row, BriefCorrected)
             acts.event_ids.setdefault(corrected.story_id, []).append(row["event_id"])
             acts.corrections.setdefault(corrected.story_id, {})[corrected.field] = corrected
+            key = (corrected.story_id, corrected.field)
+            if since is not None and _aware(row["occurred_at"]) < since:
+                acts.silent.add(key)
+                acts.first_seen[key] = corrected.value
+            else:
+                acts.silent.discard(key)
     return acts
 
 

@@ -24,7 +24,7 @@ from tasks import deliver
 from tasks.channels import DeliverySettings
 from tasks.nouns import counted
 from tasks.steps.context import RunContext
-from tasks.steps.publish import category_labels, day_lock
+from tasks.steps.publish import category_labels, day_lock, write_feed
 from tasks.steps.send import send
 
 PRODUCER = "deliver@1"
@@ -177,6 +177,8 @@ def deliver_day(
                 templates=ctx.settings.output.templates,
             )
             outcome.sent.append(_send(ctx, item, message, version, sleep, published))
+    if settings.hold and (approve_by is not None or any(s.ok and s.kind != "review" for s in outcome.sent)):
+        write_feed(ctx, labels)  # released: the feed, a readers' channel, gets the brief now
     return outcome
 
 

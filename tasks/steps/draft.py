@@ -17,4 +17,7 @@ def written(
     """Compose and fact-check the document, then apply the day's corrections and retractions."""
     document, findings = check_draft(ctx, outcome, compose(ctx, outcome, analyses, off_topic))
     acts = editor_acts(ctx)
-    return write.apply_editor_acts(document, acts.corrections, acts.retractions), findings
+    composed = write.apply_editor_acts(
+        document, acts.corrections, acts.retractions, acts.silent, acts.first_seen
+    )
+    return composed, findings

@@ -259,7 +259,8 @@ def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
         brief = payload_of(row, BriefPublished)
         by_day.setdefault(brief.brief_date, []).append((row["occurred_at"], brief))
     entries = []
-    for day in sorted(by_day, reverse=True)[:wanted]:
+    withheld = withheld_days(ctx, sorted(by_day))
+    for day in [d for d in sorted(by_day, reverse=True) if d not in withheld][:wanted]:
         path = briefs.current(day)
         if not briefs.exists(path):
             continue
@@ -286,6 +287,22 @@ def write_feed(ctx: RunContext, labels: dict[str, str] | None = None) -> str:
     with briefs.feed_lock():
         briefs.write(briefs.feed, data)
     return briefs.feed
+
+
+def withheld_days(ctx: RunContext, days: Sequence[str]) -> set[str]:
+    """Of ``days``, those whose brief readers must not have yet: held for review, neither approved
+    nor past its deadline (``[delivery] hold``). The feed is a readers' channel: it leaves them out."""
+    from tasks import deliver
+
+    if not days:
+        return set()
+    hold = ctx.settings.delivery.hold
+    now = ctx.resources.clock.now()
+    wanted = [date.fromisoformat(d) for d in days]
+    by_day: dict[str, list] = {d: [] for d in days}
+    for event in ctx.store.read(days=wanted, event_types=deliver.DELIVERY_TYPES):
+        by_day.setdefault(event.brief_date.isoformat(), []).append(event)
+    return {d for d, events in by_day.items() if deliver.fold(events).withheld_from_readers(hold, now)}
 
 
 def _utc(moment: datetime) -> datetime:

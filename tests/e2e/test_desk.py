@@ -393,7 +393,7 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
             assert page.locator("p.pending").count() == 1
             page.goto(f"{base}/hold?date={DAY}")
             assert "An update is pending" in page.locator("section.pending").inner_text()
-            page.get_by_role("button", name=f"Send v{versions['late correction']} now").click()
+            page.get_by_role("button", name="Send the pending update now").click()
             page.wait_for_url(re.compile(r"/hold\?.*done="))
             assert "sent to readers" in page.locator(".done[role=status]").inner_text()
             assert page.locator("section.pending").count() == 0

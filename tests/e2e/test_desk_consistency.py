@@ -353,7 +353,7 @@ def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last
         assert done.status_code == 200 and "the update to readers goes out at" in done.text, done.text
     assert current(config)["version"] == 5 and len(hook.posts) == 1
     assert 'class="note pending"' in desk.get(f"/today?date={DAY}").text
-    assert "Send v5 now" in desk.get(f"/hold?date={DAY}").text
+    assert "Send the pending update now" in desk.get(f"/hold?date={DAY}").text
 
     # with the desk closed, 'brief deliver --due' (the deliver-held deployment's act) sends it once
     # the window has closed, and not before
@@ -1082,3 +1082,111 @@ def test_a_mark_on_a_story_not_in_the_brief_is_credited_to_the_version_that_brin
     assert line is not None
     said = html.unescape(line.group(1))
     assert said == "ann: article.corrected relevance “core” (and 1 more)", said
+
+
+def feed_titles(config: Path) -> list[str]:
+    """The entries' titles of the readers' feed (``briefs/feed.xml``)."""
+    feed = (Path(store_of(config).base) / "briefs" / "feed.xml").read_text()
+    return [html.unescape(t) for t in re.findall(r"<entry>.*?<title>(.*?)</title>", feed, re.S)]
+
+
+def test_the_feed_leaves_out_a_held_brief_until_it_is_approved(config: Path, hook) -> None:
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+
+    config.write_text(
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\n'
+        + f'hold_until = "{far_hold_until()}"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
+    )
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
+    desk = client(config, "ann")
+    today = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    form = {"story": story, "field": "title", "value": "Held, corrected", "note": ""}
+    done = desk.post("/today/correct", data={**form, "date": DAY, "seen": "1", "csrf": csrf_of(today)})
+    assert done.status_code == 200 and current(config)["version"] == 2
+    assert not [t for t in feed_titles(config) if DAY in t]  # held, unapproved: not in the readers' feed
+
+    hold_page = desk.get(f"/hold?date={DAY}").text
+    approved = desk.post(
+        "/hold/approve", data={"date": DAY, "seen": seen_of(hold_page), "csrf": csrf_of(hold_page)}
+    )
+    assert approved.status_code == 200 and "approved v2; sent to readers" in approved.text
+    [entry] = [t for t in feed_titles(config) if DAY in t]
+    assert f"{DAY} (v2)" in entry
+
+
+def test_a_correction_made_while_held_is_no_public_correction_but_one_made_after_is(
+    config: Path, hook
+) -> None:
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+
+    config.write_text(
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\n'
+        + f'hold_until = "{far_hold_until()}"\nupdate_after = 0\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\n'
+    )
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+
+    def correct(value: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        form = {"story": story, "field": "title", "value": value, "note": "", "date": DAY}
+        done = desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+        assert done.status_code == 200, done.text
+
+    correct("Held, corrected")
+    assert current(config)["items"][0]["title"] == "Held, corrected"
+    assert not current(config)["items"][0].get("correction")  # no reader saw the headline it replaced
+    hold_page = desk.get(f"/hold?date={DAY}").text
+    approved = desk.post(
+        "/hold/approve", data={"date": DAY, "seen": seen_of(hold_page), "csrf": csrf_of(hold_page)}
+    )
+    assert approved.status_code == 200 and "sent to readers" in approved.text
+    [first] = [b["message"] for p, b in hook.posts if p == "/readers"]
+    assert "Held, corrected" in first and "Correction" not in first
+    assert "Correction" not in "".join(t for t in feed_titles(config))
+    assert "Correction" not in (Path(store_of(config).base) / "briefs" / "feed.xml").read_text()
+
+    correct("Released, corrected")  # readers had "Held, corrected": the line names it
+    line = current(config)["items"][0]["correction"]
+    assert line == "Correction: the headline read “Held, corrected”.", line
+    [_, update] = [b["message"] for p, b in hook.posts if p == "/readers"]
+    assert "the headline read “Held, corrected”" in update
+    assert [t for t in feed_titles(config) if DAY in t] == [f"AI brief — {DAY} (v3): Released, corrected"]
+
+
+def test_send_now_on_a_stale_hold_page_sends_the_current_version_and_its_button_names_none(
+    config: Path, hook
+) -> None:
+    """ "Send now" is about when, not what: the pending update is the version current when it goes
+    out, whatever page the button was on; so the button names no version, and the line says which went."""
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+
+    coalescing(config, hook, 10)
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+
+    def correct(value: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        form = {"story": story, "field": "title", "value": value, "note": "", "date": DAY}
+        done = desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+        assert done.status_code == 200 and "the update to readers goes out at" in done.text, done.text
+
+    correct("First fix")
+    stale = desk.get(f"/hold?date={DAY}").text  # opened at v2
+    assert "Send the pending update now" in stale and not re.search(r"Send v\d", stale)
+    correct("Second fix")  # v3, after the page was opened
+    sent = desk.post("/hold/send", data={"date": DAY, "csrf": csrf_of(stale)})
+    assert sent.status_code == 200 and "update sent: v3; sent to readers" in html.unescape(sent.text)
+    assert readers_got(config) == [(1, "brief"), (3, "update")]
+    assert "Second fix" in hook.posts[-1][1]["message"]
