@@ -1,0 +1,58 @@
+"""A new editor's pages at the desk: a story left out of the brief can be brought back, and the
+questions about it reach it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.e2e.test_desk_consistency import built, client, config, csrf_of, current, seen_of
+from tests.e2e.test_review import DAY
+
+__all__ = ["built", "config"]  # fixtures
+
+
+def test_a_story_marked_off_topic_can_be_marked_back_from_todays_left_out_line(config: Path) -> None:
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    form = {"story": story, "mark": "off-topic", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+    assert desk.post("/today/mark", data=form).status_code == 200
+    assert story not in {i["story_id"] for i in current(config)["items"]}
+
+    today = desk.get(f"/today?date={DAY}").text
+    line = re.search(r'<p class="meta left-out"><a href="([^"]+)">([^<]+)</a>', today)
+    assert line and "left out" in line.group(2), today[-600:]
+    listed = desk.get(line.group(1).replace("&amp;", "&")).text
+    forms = dict(
+        re.findall(r'data-left-out="([^"]+)".*?<form method="post" action="(/today/mark)"', listed, re.S)
+    )
+    assert forms.get(story) == "/today/mark"
+    n = int(re.match(r"\d+", line.group(2)).group(0))
+    assert len(re.findall(r"data-left-out=", listed)) == n  # the line counts what the list shows
+
+    back = {**form, "mark": "core", "seen": seen_of(listed), "csrf": csrf_of(listed)}
+    assert desk.post("/today/mark", data=back).status_code == 200
+    assert story in {i["story_id"] for i in current(config)["items"]}
+    assert story not in re.findall(r'data-left-out="([^"]+)"', desk.get(f"/today/left-out?date={DAY}").text)
+
+
+def test_a_question_about_a_story_not_in_the_brief_links_to_its_story_page(config: Path) -> None:
+    desk = client(config, "ann")
+    asked = desk.get(f"/questions?date={DAY}").text
+    pair = re.search(
+        r'<fieldset class="question"[^>]*>(?:(?!</fieldset>).)*same story.*?</fieldset>', asked, re.S
+    )
+    assert pair, asked
+    [first, second] = re.findall(r'data-about="([^"]+)"', pair.group(0))
+    page = desk.get(f"/today?date={DAY}").text
+    form = {"story": second, "mark": "off-topic", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+    assert desk.post("/today/mark", data=form).status_code == 200
+    assert second not in {i["story_id"] for i in current(config)["items"]}
+
+    asked = desk.get(f"/questions?date={DAY}").text
+    [pair] = [
+        f for f in re.findall(r'<fieldset class="question".*?</fieldset>', asked, re.S) if "same story" in f
+    ]
+    assert f'href="/today?date={DAY}&amp;open={first}#{first}"' in pair
+    assert f'href="/story?id={second}"' in pair, pair  # out of the brief: its story page, not a dead anchor
