@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tasks.settings import load_settings
 from tests.e2e.test_desk_consistency import built, client, config, csrf_of, current, seen_of
 from tests.e2e.test_review import DAY
 
@@ -56,3 +57,12 @@ def test_a_question_about_a_story_not_in_the_brief_links_to_its_story_page(confi
     ]
     assert f'href="/today?date={DAY}&amp;open={first}#{first}"' in pair
     assert f'href="/story?id={second}"' in pair, pair  # out of the brief: its story page, not a dead anchor
+
+
+def test_history_names_runs_by_a_short_id(config: Path) -> None:
+    from storage.store import ParquetEventStore
+
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+    [run] = {e.run_id for e in store.read(event_types=["brief.published"])}
+    shown = client(config, "ann").get("/history").text
+    assert f"the run {run[:8]}" in shown and run not in shown
