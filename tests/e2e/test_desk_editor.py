@@ -4,7 +4,10 @@ questions about it reach it."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
+
+import pytest
 
 from tasks.settings import load_settings
 from tests.e2e.test_desk_consistency import built, client, config, csrf_of, current, seen_of
@@ -57,6 +60,69 @@ def test_a_question_about_a_story_not_in_the_brief_links_to_its_story_page(confi
     ]
     assert f'href="/today?date={DAY}&amp;open={first}#{first}"' in pair
     assert f'href="/story?id={second}"' in pair, pair  # out of the brief: its story page, not a dead anchor
+
+
+# a date, a moment's date, a story id, an event or run id: each one word that must not break
+UNBROKEN = (
+    r"\d{4}-\d{2}-\d{2}|\b(?:st|ev)-[0-9a-f]{8,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+BROKEN_WORDS = """(pattern) => {
+  const broken = [];
+  for (const cell of document.querySelectorAll('main td, main th')) {
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      for (const m of node.data.matchAll(new RegExp(pattern, 'g'))) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+    reason="Debian's chromium is not installed (.ci/run installs it)",
+)
+def test_wide_tables_scroll_inside_themselves_at_390_px_and_keep_dates_and_ids_whole(config: Path) -> None:
+    import threading
+    import time
+
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    from flows.desk.app import create_app
+    from tests.e2e.test_desk import CHROMIUM, free_port
+
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    form = {"story": story, "field": "title", "value": "A corrected headline", "note": "", "date": DAY}
+    desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+    port = free_port()
+    app = create_app(load_settings(str(config)), "127.0.0.1", "ann")
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pages = ["/history", f"/diff?date={DAY}&a=1&b=2", f"/story?id={story}", "/runs"]
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            phone = browser.new_page(viewport={"width": 390, "height": 844})
+            for url in pages:
+                phone.goto(f"http://127.0.0.1:{port}{url}")
+                assert phone.evaluate("document.documentElement.scrollWidth") <= 390, url
+                assert phone.evaluate(BROKEN_WORDS, UNBROKEN) == [], url
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 def test_history_names_runs_by_a_short_id(config: Path) -> None:
