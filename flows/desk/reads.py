@@ -138,3 +138,28 @@ def left_out(store: ParquetEventStore, day: date, shown: set[str]) -> list[LeftO
         for s in latest.values()
         if s.outcome == "off-topic" and s.story_id not in shown
     ]
+
+
+@dataclass(frozen=True)
+class Article:
+    """One article of a story, as a form lists it: its id, outlet and headline."""
+
+    article_id: str
+    source: str
+    title: str
+
+
+def story_articles(store: ParquetEventStore, day: date, stories: set[str]) -> dict[str, list[Article]]:
+    """Every article of each of the day's ``stories`` as the log clusters them now (the brief
+    cites some of them only), in a stable order."""
+    clustered = materialize(store, "stories", days=[day]).filter(pl.col("story_id").is_in(list(stories)))
+    members = {r["story_id"]: list(r["members"]) for r in clustered.iter_rows(named=True)}
+    wanted = [a for m in members.values() for a in m]
+    found = materialize(store, "articles", days=[day]).filter(pl.col("article_id").is_in(wanted))
+    known = {r["article_id"]: r for r in found.iter_rows(named=True)}
+
+    def article(a: str) -> Article:
+        row = known.get(a, {})
+        return Article(a, row.get("source") or "?", row.get("title") or a)
+
+    return {s: [article(a) for a in sorted(m)] for s, m in members.items()}

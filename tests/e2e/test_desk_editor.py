@@ -132,3 +132,23 @@ def test_history_names_runs_by_a_short_id(config: Path) -> None:
     [run] = {e.run_id for e in store.read(event_types=["brief.published"])}
     shown = client(config, "ann").get("/history").text
     assert f"the run {run[:8]}" in shown and run not in shown
+
+
+def test_the_two_stories_form_lists_every_article_its_answer_counts_each_with_its_headline(
+    config: Path,
+) -> None:
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    forms = re.findall(r'<form method="post" action="/today/split".*?</form>', page, re.S)
+    assert forms
+    for form in forms:
+        story = re.search(r'name="story" value="([^"]+)"', form).group(1)
+        boxes = re.findall(r'<input type="checkbox" name="apart" value="([^"]+)"> ([^<]+)</label>', form)
+        sent = {"story": story, "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+        refused = desk.post("/today/split", data={**sent, "apart": [a for a, _ in boxes]})
+        assert refused.status_code == 400
+        said = re.search(r"(\d+) articles", refused.text)
+        assert said and int(said.group(1)) == len(boxes), (refused.text[-400:], boxes)
+        for _, label in boxes:
+            source, title = label.split(" — ", 1)
+            assert source and title.strip() and not title.startswith("http"), label

@@ -38,7 +38,9 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         day=day.isoformat(),
         brief=render.view(doc, desk.settings.category_labels()),
         candidates=likely_same(doc.items),
-        parts={i.story_id: i.citations for i in doc.items},
+        parts=reads.story_articles(desk.store, day, {i.story_id for i in doc.items})
+        if version is None
+        else {},
         leads={i.story_id for i in doc.items if i.lead},
         retracted_ids=[r.story_id for r in doc.retracted or ()],
         retractions=reads.standing_retractions(desk.store, day) if version is None else {},
