@@ -152,3 +152,9 @@ def test_the_two_stories_form_lists_every_article_its_answer_counts_each_with_it
         for _, label in boxes:
             source, title = label.split(" — ", 1)
             assert source and title.strip() and not title.startswith("http"), label
+
+
+def test_history_says_what_a_version_counts(config: Path) -> None:
+    shown = client(config, "ann").get("/history").text
+    n = len(current(config)["items"])
+    assert re.search(rf">v1</a> \({n} items\)", shown), shown
