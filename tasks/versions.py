@@ -54,7 +54,7 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
             changes.append(ItemChange("reworded", story, item.title, ", ".join(words)))
         if (old.section, old_rank) != (item.section, rank):
             changes.append(
-                ItemChange("moved", story, item.title, f"{_where(old, old_rank)} -> {_where(item, rank)}")
+                ItemChange("moved", story, item.title, f"{_where(old, old_rank)} → {_where(item, rank)}")
             )
     for story, (rank, item) in before.items():
         if story not in after:
