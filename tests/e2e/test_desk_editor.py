@@ -158,3 +158,16 @@ def test_history_says_what_a_version_counts(config: Path) -> None:
     shown = client(config, "ann").get("/history").text
     n = len(current(config)["items"])
     assert re.search(rf">v1</a> \({n} items\)", shown), shown
+
+
+def test_a_page_that_cannot_be_shown_says_what_is_wrong_and_not_that_nothing_was_written(
+    config: Path,
+) -> None:
+    desk = client(config, "ann")
+    shown = desk.get("/story?id=st-nowhere")
+    assert shown.status_code == 400 and "st-nowhere" in shown.text and "in the log" in shown.text
+    assert "Nothing was written" not in shown.text and "Not done" not in shown.text
+    page = desk.get(f"/today?date={DAY}").text
+    act = {"story": "st-nowhere", "mark": "core", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+    refused = desk.post("/today/mark", data=act)
+    assert refused.status_code == 400 and "Nothing was written." in refused.text  # an act still says it
