@@ -216,7 +216,7 @@ def answer_errors(app: FastAPI) -> None:
 
     @app.exception_handler(ActConflict)
     async def conflict(request: Request, exc: ActConflict) -> Response:
-        return _finish(page(request, "error.html.j2", status=409, message=str(exc), written=True))
+        return _finish(page(request, "error.html.j2", status=409, message=str(exc), written=True, read=False))
 
     @app.exception_handler(StaleAct)
     async def changed_meanwhile(request: Request, exc: StaleAct) -> Response:
