@@ -1048,4 +1048,4 @@ def test_a_mark_on_a_story_not_in_the_brief_is_credited_to_the_version_that_brin
     )
     assert line is not None
     said = html.unescape(line.group(1))
-    assert said == "ann: article.corrected relevance “core” (and 1 more)", said
+    assert said == "ann: marked core (and 1 more)", said

@@ -171,3 +171,18 @@ def test_a_page_that_cannot_be_shown_says_what_is_wrong_and_not_that_nothing_was
     act = {"story": "st-nowhere", "mark": "core", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
     refused = desk.post("/today/mark", data=act)
     assert refused.status_code == 400 and "Nothing was written." in refused.text  # an act still says it
+
+
+def test_a_lead_mark_is_said_as_marked_lead_not_as_a_relevance(config: Path) -> None:
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][-1]["story_id"]
+    form = {"story": story, "mark": "lead", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+    assert desk.post("/today/mark", data=form).status_code == 200
+    history = desk.get("/history").text
+    assert "ann: marked lead" in history and "relevance “lead”" not in history
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2").text
+    causes = re.findall(r'<div class="cause">(.*?)</div>', diff, re.S)
+    assert causes and all("marked lead" in c and "relevance" not in c for c in causes), causes
+    decisions = desk.get(f"/story?id={story}").text.split('<table class="decisions">')[1]
+    assert ": marked lead" in decisions and "relevance → lead" not in decisions

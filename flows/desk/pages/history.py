@@ -18,11 +18,15 @@ router = APIRouter()
 RUN_ID = re.compile(
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
 )  # shown by its first 8
+MARKED = re.compile(r"article\.corrected relevance “([^”]+)”")  # a person's mark: "marked lead"
 
 
 @router.get("/history")
 def history(request: Request, desk: DeskOf) -> Response:
-    said = {k: RUN_ID.sub(lambda m: m[0][:8], line) for k, line in log.summaries(desk.store).items()}
+    said = {
+        k: MARKED.sub(r"marked \1", RUN_ID.sub(lambda m: m[0][:8], line))
+        for k, line in log.summaries(desk.store).items()
+    }
     return page(request, "history.html.j2", days=reads.versions(desk.store), said=said)
 
 
