@@ -35,6 +35,9 @@ def test_a_story_marked_off_topic_can_be_marked_back_from_todays_left_out_line(c
     n = int(re.match(r"\d+", line.group(2)).group(0))
     assert len(re.findall(r"data-left-out=", listed)) == n  # the line counts what the list shows
 
+    timeline = desk.get(f"/story?id={story}").text  # its story page leads to the marks too
+    assert f'href="/today/left-out?date={DAY}#{story}" class="left-out"' in timeline
+
     back = {**form, "mark": "core", "seen": seen_of(listed), "csrf": csrf_of(listed)}
     assert desk.post("/today/mark", data=back).status_code == 200
     assert story in {i["story_id"] for i in current(config)["items"]}
