@@ -60,7 +60,7 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
             changes.append(ItemChange("marked", story, item.title, "; ".join(marks)))
         if (old.section, old_rank) != (item.section, rank):
             changes.append(
-                ItemChange("moved", story, item.title, f"{_where(old, old_rank)} -> {_where(item, rank)}")
+                ItemChange("moved", story, item.title, f"{_where(old, old_rank)} → {_where(item, rank)}")
             )
     retracted = {r.story_id for r in newer.retracted or ()}
     for story, (rank, item) in before.items():

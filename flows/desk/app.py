@@ -195,7 +195,10 @@ def answer_errors(app: FastAPI) -> None:
         if not written:
             LOG.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
         status = 400 if written else 500
-        return _finish(page(request, "error.html.j2", status=status, message=str(exc), written=written))
+        read = request.method in ("GET", "HEAD")  # a page asked for: nothing was to be written
+        return _finish(
+            page(request, "error.html.j2", status=status, message=str(exc), written=written, read=read)
+        )
 
     @app.exception_handler(Exception)
     async def failure(request: Request, exc: Exception) -> Response:
@@ -213,7 +216,7 @@ def answer_errors(app: FastAPI) -> None:
 
     @app.exception_handler(ActConflict)
     async def conflict(request: Request, exc: ActConflict) -> Response:
-        return _finish(page(request, "error.html.j2", status=409, message=str(exc), written=True))
+        return _finish(page(request, "error.html.j2", status=409, message=str(exc), written=True, read=False))
 
     @app.exception_handler(StaleAct)
     async def changed_meanwhile(request: Request, exc: StaleAct) -> Response:

@@ -58,6 +58,13 @@ def host_name(header: str) -> str | None:
     return name.rstrip(".") if name else None
 
 
+def local_url(scope: Scope) -> str:
+    """The desk's address on this machine: loopback, with the port it listens on."""
+    server = scope.get("server")
+    port = server[1] if server and server[1] else None
+    return f"http://127.0.0.1:{port}" if port else "http://127.0.0.1"
+
+
 class Gate:
     """Pure ASGI middleware: the Host, Origin and size checks above, then the application."""
 
@@ -87,7 +94,7 @@ class Gate:
             await self.refuse(
                 send,
                 421,
-                f"refused: this desk is not served as {shown!r}; open it as http://127.0.0.1 "
+                f"refused: this desk is not served as {shown!r}; open it as {local_url(scope)} "
                 "or add the name to [desk] hosts",
             )
             return

@@ -9,7 +9,7 @@ import polars as pl
 
 from storage.brief import Brief
 from storage.errors import InputError
-from storage.payloads import BriefPublished, BriefWithheld, StoryRestored, StoryRetracted
+from storage.payloads import BriefPublished, BriefWithheld, StoryRestored, StoryRetracted, StoryScored
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
@@ -109,3 +109,57 @@ def standing_retractions(store: ParquetEventStore, day: date) -> dict[str, str]:
 
 def delivery_state(store: ParquetEventStore, day: date) -> deliver.DayState:
     return deliver.fold(store.read(days=[day], event_types=deliver.DELIVERY_TYPES))
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A story of the day the topic filter (or a person's mark) left out of the brief."""
+
+    story_id: str
+    title: str
+    relevance: float
+    marked_by: str | None
+    members: tuple[str, ...]  # its articles, as the log clusters them now
+
+
+def left_out(store: ParquetEventStore, day: date, shown: set[str]) -> list[LeftOut]:
+    """The day's stories whose latest score (in the run that scored last) is off the topic and that
+    are not among the brief's items ``shown``: the stories its "left out" line counts."""
+    frame = store.query(lambda: store.scan([day], event_types=["story.scored"]))
+    if frame.is_empty():
+        return []
+    rows = list(frame.sort(["occurred_at", "seq"]).iter_rows(named=True))
+    last_run = rows[-1]["run_id"]
+    latest = {p.story_id: p for p in (payload_of(r, StoryScored) for r in rows if r["run_id"] == last_run)}
+    stories = materialize(store, "stories", days=[day])
+    members = {r["story_id"]: tuple(r["members"]) for r in stories.iter_rows(named=True)}
+    return [
+        LeftOut(s.story_id, s.title, s.relevance, s.marked_by, members.get(s.story_id, ()))
+        for s in latest.values()
+        if s.outcome == "off-topic" and s.story_id not in shown
+    ]
+
+
+@dataclass(frozen=True)
+class Article:
+    """One article of a story, as a form lists it: its id, outlet and headline."""
+
+    article_id: str
+    source: str
+    title: str
+
+
+def story_articles(store: ParquetEventStore, day: date, stories: set[str]) -> dict[str, list[Article]]:
+    """Every article of each of the day's ``stories`` as the log clusters them now (the brief
+    cites some of them only), in a stable order."""
+    clustered = materialize(store, "stories", days=[day]).filter(pl.col("story_id").is_in(list(stories)))
+    members = {r["story_id"]: list(r["members"]) for r in clustered.iter_rows(named=True)}
+    wanted = [a for m in members.values() for a in m]
+    found = materialize(store, "articles", days=[day]).filter(pl.col("article_id").is_in(wanted))
+    known = {r["article_id"]: r for r in found.iter_rows(named=True)}
+
+    def article(a: str) -> Article:
+        row = known.get(a, {})
+        return Article(a, row.get("source") or "?", row.get("title") or a)
+
+    return {s: [article(a) for a in sorted(m)] for s, m in members.items()}

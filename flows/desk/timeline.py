@@ -220,8 +220,9 @@ def _said(kind: str, p: Payload) -> tuple[str, str]:
     if isinstance(p, StoryMergedV2 | StorySplitV2):
         verb = "one story" if kind == "story.merged" else "not one story"
         return f"{verb}: {', '.join(p.article_ids)}", p.person or ("an answer" if p.question_id else "")
-    if isinstance(p, ArticleCorrected):
-        what = f"{p.article_id}: {p.field} → {p.value}" + (f" ({p.reason})" if p.reason else "")
+    if isinstance(p, ArticleCorrected):  # a relevance mark (lead is none) says "marked lead"
+        change = f"marked {p.value}" if p.field == "relevance" else f"{p.field} → {p.value}"
+        what = f"{p.article_id}: {change}" + (f" ({p.reason})" if p.reason else "")
         return what, p.by
     if isinstance(p, BriefCorrected):
         return f"{p.field} → “{p.value}”" + (f" ({p.note})" if p.note else ""), p.by

@@ -290,6 +290,7 @@ def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
         changes=refused.changes,
         acts=refused.acts,
         action=request.url.path,
+        back="/hold" if request.url.path.startswith("/hold/") else "/today",  # the page the form was on
         fields=sent,
         shown=[(k, v) for k, v in sent if k not in ("date", "story", "as_case") and v],
     )

@@ -215,7 +215,7 @@ def test_the_diff_credits_the_acts_between_its_versions_and_a_retraction_with_th
     # history says in a line what made each version
     lines = dict(
         re.findall(
-            r'version=(\d+)"[^>]*>v\d+</a> \(\d+\) <span class="summary">(.*?)</span>',
+            r'version=(\d+)"[^>]*>v\d+</a> \(\d+ items?\) <span class="summary">(.*?)</span>',
             desk.get("/history").text,
         )
     )
@@ -294,6 +294,7 @@ def test_hold_names_the_current_held_version_and_approves_only_the_version_it_sh
         "/hold/approve", data={"date": DAY, "seen": seen_of(hold_page), "csrf": csrf_of(hold_page)}
     )
     assert refused.status_code == 409 and "brief.corrected" in refused.text and "ann via desk" in refused.text
+    assert f'<a href="/hold?date={DAY}">Look at v2 again</a>' in refused.text  # back to Hold, not Today
     assert store_of(config).read(event_types=["brief.approved"]) == []
     assert "/readers" not in [path for path, _ in hook.posts]
 
@@ -1003,7 +1004,7 @@ def test_an_act_that_changed_nothing_is_no_cause_of_the_next_version(config: Pat
     assert [c for c in causes if correction.event_id in c], diff
     assert not [c for c in causes if any(m.event_id in c for m in marks)], causes
     line = re.search(
-        r'version=2"[^>]*>v2</a> \(\d+\) <span class="summary">(.*?)</span>', desk.get("/history").text
+        r'version=2"[^>]*>v2</a> \(\d+ items?\) <span class="summary">(.*?)</span>', desk.get("/history").text
     )
     assert line is not None
     assert html.unescape(line.group(1)) == "ann: brief.corrected title “A headline of its own”"
@@ -1041,7 +1042,7 @@ def test_an_act_whose_rebrief_failed_after_it_was_recorded_is_a_cause_of_the_nex
     for event_id in corrections.values():
         assert [c for c in causes if event_id in c], (event_id, causes)
     line = re.search(
-        r'version=2"[^>]*>v2</a> \(\d+\) <span class="summary">(.*?)</span>', desk.get("/history").text
+        r'version=2"[^>]*>v2</a> \(\d+ items?\) <span class="summary">(.*?)</span>', desk.get("/history").text
     )
     assert line is not None
     said = html.unescape(line.group(1))
@@ -1077,11 +1078,11 @@ def test_a_mark_on_a_story_not_in_the_brief_is_credited_to_the_version_that_brin
     assert mark.event_id in causes and undo.event_id in causes, diff
     assert mark.event_id not in desk.get(f"/diff?date={DAY}&a=1&b=2").text
     line = re.search(
-        r'version=3"[^>]*>v3</a> \(\d+\) <span class="summary">(.*?)</span>', desk.get("/history").text
+        r'version=3"[^>]*>v3</a> \(\d+ items?\) <span class="summary">(.*?)</span>', desk.get("/history").text
     )
     assert line is not None
     said = html.unescape(line.group(1))
-    assert said == "ann: article.corrected relevance “core” (and 1 more)", said
+    assert said == "ann: marked core (and 1 more)", said
 
 
 def feed_titles(config: Path) -> list[str]:

@@ -55,6 +55,7 @@ def test_a_foreign_host_is_refused_before_any_session_or_token(desk_url: str) ->
         assert page.status_code == 421
         assert "set-cookie" not in page.headers and "csrf" not in page.text
         assert "[desk] hosts" in page.text and page.text.count("\n") == 1
+        assert f"open it as {desk_url} " in page.text  # with its port: an address that works
         assert page.headers["content-security-policy"].startswith("default-src 'none'")
         assert page.headers["x-frame-options"] == "DENY"
         # a name that merely starts like a loopback address is not loopback

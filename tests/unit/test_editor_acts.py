@@ -97,6 +97,8 @@ def test_the_diff_of_two_versions_names_added_removed_reworded_and_moved_items()
         ("added", "d"),
         ("removed", "c"),
     }
+    moved = {c.story_id: c.detail for c in versions.diff(older, newer) if c.change == "moved"}
+    assert all(" → " in d and "->" not in d for d in moved.values()), moved  # the desk's arrow
     assert versions.diff(older, older) == []
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
@@ -13,11 +15,19 @@ from storage.errors import InputError
 from tasks import versions
 
 router = APIRouter()
+RUN_ID = re.compile(
+    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+)  # shown by its first 8
+MARKED = re.compile(r"article\.corrected relevance “([^”]+)”")  # a person's mark: "marked lead"
 
 
 @router.get("/history")
 def history(request: Request, desk: DeskOf) -> Response:
-    return page(request, "history.html.j2", days=reads.versions(desk.store), said=log.summaries(desk.store))
+    said = {
+        k: MARKED.sub(r"marked \1", RUN_ID.sub(lambda m: m[0][:8], line))
+        for k, line in log.summaries(desk.store).items()
+    }
+    return page(request, "history.html.j2", days=reads.versions(desk.store), said=said)
 
 
 @router.get("/diff")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -34,19 +35,34 @@ def questions(request: Request, desk: DeskOf, day: Day) -> Response:
     )
 
 
-def items_asked_about(desk: Desk, day: date, asked: list[dict]) -> dict[str, list[tuple[str, str]]]:
-    """Each question's items in the day's current brief (story id, headline): its story, or the
-    stories of the articles it names (a same-story question names two)."""
+def items_asked_about(desk: Desk, day: date, asked: list[dict]) -> dict[str, list[tuple[str, str, str]]]:
+    """Each question's stories (link, headline, story id): an item of the day's current brief links
+    to it on Today; a story not in the brief (left out, say) to its story page. A question names its
+    story, or the articles whose stories it asks about (a same-story question names two)."""
     try:
-        items = {i.story_id: i for i in reads.document(desk.store, day).items}
+        doc = reads.document(desk.store, day)
     except InputError:
         return {}
-    story_of = {c.article_id: sid for sid, i in items.items() for c in i.citations}
+    items = {i.story_id: i.title for i in doc.items}
+    left = reads.left_out(desk.store, day, set(items))
+    out_of_brief = {s.story_id: s.title for s in left}
+    story_of = {a: s.story_id for s in left for a in s.members}
+    story_of |= {c.article_id: i.story_id for i in doc.items for c in i.citations}
+    known = items | out_of_brief
     out = {}
     for q in asked:
-        named = [q["subject"]] if q["subject"] in items else q["subject"].split("|")
-        stories = dict.fromkeys(s for s in (n if n in items else story_of.get(n) for n in named) if s)
-        out[q["question_id"]] = [(s, items[s].title) for s in stories]
+        named = [q["subject"]] if q["subject"] in known else q["subject"].split("|")
+        stories = dict.fromkeys(s for s in (n if n in known else story_of.get(n) for n in named) if s)
+        out[q["question_id"]] = [
+            (
+                f"/today?date={day.isoformat()}&open={quote(s)}#{quote(s)}"
+                if s in items
+                else f"/story?id={quote(s)}",
+                known[s],
+                s,
+            )
+            for s in stories
+        ]
     return out
 
 

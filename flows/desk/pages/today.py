@@ -38,7 +38,9 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         day=day.isoformat(),
         brief=render.view(doc, desk.settings.category_labels()),
         candidates=likely_same(doc.items),
-        parts={i.story_id: i.citations for i in doc.items},
+        parts=reads.story_articles(desk.store, day, {i.story_id for i in doc.items})
+        if version is None
+        else {},
         leads={i.story_id for i in doc.items if i.lead},
         retracted_ids=[r.story_id for r in doc.retracted or ()],
         retractions=reads.standing_retractions(desk.store, day) if version is None else {},
@@ -48,7 +50,26 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         marks=("off-topic", "related", "core", "lead"),
         done=banner(request),
         questions=len(reads.open_questions(desk.store, day)),
+        left_out=doc.left_out.off_topic if version is None else 0,
         pending=acts.pending_update(desk.settings, desk.resources, day) if version is None else None,
+    )
+
+
+@router.get("/today/left-out")
+def left_out(request: Request, desk: DeskOf, day: Day) -> Response:
+    """The day's stories left out of the brief as off the topic, each with the marks that bring it
+    back (the same act as an item's marks on Today)."""
+    doc = reads.document(desk.store, day)
+    shown = {i.story_id for i in doc.items} | {r.story_id for r in doc.retracted or ()}
+    return page(
+        request,
+        "left_out.html.j2",
+        day=day.isoformat(),
+        seen=doc.version,
+        topic=doc.topic,
+        stories=reads.left_out(desk.store, day, shown),
+        marks=("core", "related", "lead"),
+        done=banner(request),
     )
 
 

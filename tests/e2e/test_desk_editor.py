@@ -1,0 +1,191 @@
+"""A new editor's pages at the desk: a story left out of the brief can be brought back, and the
+questions about it reach it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tasks.settings import load_settings
+from tests.e2e.test_desk_consistency import built, client, config, csrf_of, current, seen_of
+from tests.e2e.test_review import DAY
+
+__all__ = ["built", "config"]  # fixtures
+
+
+def test_a_story_marked_off_topic_can_be_marked_back_from_todays_left_out_line(config: Path) -> None:
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    form = {"story": story, "mark": "off-topic", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+    assert desk.post("/today/mark", data=form).status_code == 200
+    assert story not in {i["story_id"] for i in current(config)["items"]}
+
+    today = desk.get(f"/today?date={DAY}").text
+    line = re.search(r'<p class="meta left-out"><a href="([^"]+)">([^<]+)</a>', today)
+    assert line and "left out" in line.group(2), today[-600:]
+    listed = desk.get(line.group(1).replace("&amp;", "&")).text
+    forms = dict(
+        re.findall(r'data-left-out="([^"]+)".*?<form method="post" action="(/today/mark)"', listed, re.S)
+    )
+    assert forms.get(story) == "/today/mark"
+    n = int(re.match(r"\d+", line.group(2)).group(0))
+    assert len(re.findall(r"data-left-out=", listed)) == n  # the line counts what the list shows
+
+    timeline = desk.get(f"/story?id={story}").text  # its story page leads to the marks too
+    assert f'href="/today/left-out?date={DAY}#{story}" class="left-out"' in timeline
+
+    back = {**form, "mark": "core", "seen": seen_of(listed), "csrf": csrf_of(listed)}
+    assert desk.post("/today/mark", data=back).status_code == 200
+    assert story in {i["story_id"] for i in current(config)["items"]}
+    assert story not in re.findall(r'data-left-out="([^"]+)"', desk.get(f"/today/left-out?date={DAY}").text)
+
+
+def test_a_question_about_a_story_not_in_the_brief_links_to_its_story_page(config: Path) -> None:
+    desk = client(config, "ann")
+    asked = desk.get(f"/questions?date={DAY}").text
+    pair = re.search(
+        r'<fieldset class="question"[^>]*>(?:(?!</fieldset>).)*same story.*?</fieldset>', asked, re.S
+    )
+    assert pair, asked
+    [first, second] = re.findall(r'data-about="([^"]+)"', pair.group(0))
+    page = desk.get(f"/today?date={DAY}").text
+    form = {"story": second, "mark": "off-topic", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+    assert desk.post("/today/mark", data=form).status_code == 200
+    assert second not in {i["story_id"] for i in current(config)["items"]}
+
+    asked = desk.get(f"/questions?date={DAY}").text
+    [pair] = [
+        f for f in re.findall(r'<fieldset class="question".*?</fieldset>', asked, re.S) if "same story" in f
+    ]
+    assert f'href="/today?date={DAY}&amp;open={first}#{first}"' in pair
+    assert f'href="/story?id={second}"' in pair, pair  # out of the brief: its story page, not a dead anchor
+
+
+# a date, a moment's date, a story id, an event or run id: each one word that must not break
+UNBROKEN = (
+    r"\d{4}-\d{2}-\d{2}|\b(?:st|ev)-[0-9a-f]{8,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+BROKEN_WORDS = """(pattern) => {
+  const broken = [];
+  for (const cell of document.querySelectorAll('main td, main th')) {
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      for (const m of node.data.matchAll(new RegExp(pattern, 'g'))) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+    reason="Debian's chromium is not installed (.ci/run installs it)",
+)
+def test_wide_tables_scroll_inside_themselves_at_390_px_and_keep_dates_and_ids_whole(config: Path) -> None:
+    import threading
+    import time
+
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    from flows.desk.app import create_app
+    from tests.e2e.test_desk import CHROMIUM, free_port
+
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    form = {"story": story, "field": "title", "value": "A corrected headline", "note": "", "date": DAY}
+    desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+    port = free_port()
+    app = create_app(load_settings(str(config)), "127.0.0.1", "ann")
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pages = ["/history", f"/diff?date={DAY}&a=1&b=2", f"/story?id={story}", "/runs"]
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            phone = browser.new_page(viewport={"width": 390, "height": 844})
+            for url in pages:
+                phone.goto(f"http://127.0.0.1:{port}{url}")
+                assert phone.evaluate("document.documentElement.scrollWidth") <= 390, url
+                assert phone.evaluate(BROKEN_WORDS, UNBROKEN) == [], url
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_history_names_runs_by_a_short_id(config: Path) -> None:
+    from storage.store import ParquetEventStore
+
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+    [run] = {e.run_id for e in store.read(event_types=["brief.published"])}
+    shown = client(config, "ann").get("/history").text
+    assert f"the run {run[:8]}" in shown and run not in shown
+
+
+def test_the_two_stories_form_lists_every_article_its_answer_counts_each_with_its_headline(
+    config: Path,
+) -> None:
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    forms = re.findall(r'<form method="post" action="/today/split".*?</form>', page, re.S)
+    assert forms
+    for form in forms:
+        story = re.search(r'name="story" value="([^"]+)"', form).group(1)
+        boxes = re.findall(r'<input type="checkbox" name="apart" value="([^"]+)"> ([^<]+)</label>', form)
+        sent = {"story": story, "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+        refused = desk.post("/today/split", data={**sent, "apart": [a for a, _ in boxes]})
+        assert refused.status_code == 400
+        said = re.search(r"(\d+) articles", refused.text)
+        assert said and int(said.group(1)) == len(boxes), (refused.text[-400:], boxes)
+        for _, label in boxes:
+            source, title = label.split(" — ", 1)
+            assert source and title.strip() and not title.startswith("http"), label
+
+
+def test_history_says_what_a_version_counts(config: Path) -> None:
+    shown = client(config, "ann").get("/history").text
+    n = len(current(config)["items"])
+    assert re.search(rf">v1</a> \({n} items\)", shown), shown
+
+
+def test_a_page_that_cannot_be_shown_says_what_is_wrong_and_not_that_nothing_was_written(
+    config: Path,
+) -> None:
+    desk = client(config, "ann")
+    shown = desk.get("/story?id=st-nowhere")
+    assert shown.status_code == 400 and "st-nowhere" in shown.text and "in the log" in shown.text
+    assert "Nothing was written" not in shown.text and "Not done" not in shown.text
+    page = desk.get(f"/today?date={DAY}").text
+    act = {"story": "st-nowhere", "mark": "core", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+    refused = desk.post("/today/mark", data=act)
+    assert refused.status_code == 400 and "Nothing was written." in refused.text  # an act still says it
+
+
+def test_a_lead_mark_is_said_as_marked_lead_not_as_a_relevance(config: Path) -> None:
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][-1]["story_id"]
+    form = {"story": story, "mark": "lead", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
+    assert desk.post("/today/mark", data=form).status_code == 200
+    history = desk.get("/history").text
+    assert "ann: marked lead" in history and "relevance “lead”" not in history
+    diff = desk.get(f"/diff?date={DAY}&a=1&b=2").text
+    causes = re.findall(r'<div class="cause">(.*?)</div>', diff, re.S)
+    assert causes and all("marked lead" in c and "relevance" not in c for c in causes), causes
+    decisions = desk.get(f"/story?id={story}").text.split('<table class="decisions">')[1]
+    assert ": marked lead" in decisions and "relevance → lead" not in decisions
