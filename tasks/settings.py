@@ -805,7 +805,9 @@ def _variables_behind(exc: ValidationError) -> list[str]:
 def _unreadable_variable(said: str) -> str:
     """What pydantic-settings' "error parsing value for field 'sources'" means, and the fix."""
     found = re.search(r'field "([^"]+)"', said)
-    name = f"{ENV_PREFIX}{found.group(1).upper()}" if found else f"a {ENV_PREFIX}* variable"
+    top = f"{ENV_PREFIX}{found.group(1).upper()}" if found else ENV_PREFIX.rstrip("_")
+    set_here = sorted(k for k in os.environ if k.upper() == top or k.upper().startswith(f"{top}__"))
+    name = " or ".join(set_here) if set_here else f"a {ENV_PREFIX}* variable"
     return (
         f"the environment variable {name} is not JSON: a table or a list set in the environment is "
         f'written as JSON (e.g. {ENV_PREFIX}SOURCES=\'[{{"name": "lab", "url": "https://…"}}]\'); '

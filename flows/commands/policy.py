@@ -20,6 +20,7 @@ from flows.commands.options import (
     open_store,
     parse_time,
     person,
+    with_config,
     writable_out,
 )
 from flows.views.console import err, out, stage
@@ -216,7 +217,7 @@ def policy_history(config: ConfigOption = None) -> None:
     _, store = open_store(config)
     events = history(store)
     if not events:
-        out.print("no policy adopted yet; 'brief policy adopt FILE --reason …' adopts one")
+        out.print(with_config("no policy adopted yet; 'brief policy adopt FILE --reason …' adopts one"))
         return
     out.print(history_table(events))
 
@@ -288,7 +289,9 @@ def regress_list(config: ConfigOption = None) -> None:
     _, store = open_store(config)
     found = cases(store)
     if not found:
-        out.print("no regression cases yet; 'brief regress add --date D --story S --expect E' adds one")
+        out.print(
+            with_config("no regression cases yet; 'brief regress add --date D --story S --expect E' adds one")
+        )
         return
     out.print(case_table(f"{counted(len(found), 'regression case')}", [describe_case(e) for e in found]))
 
@@ -303,7 +306,7 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
     settings, store = open_store(config)
     done = replay_regression(settings, store, policy, stage=err.status)
     if done is None:
-        out.print("no regression cases yet; 'brief regress add' freezes one")
+        out.print(with_config("no regression cases yet; 'brief regress add' freezes one"))
         return
     show_regression(out, done)
     if done.evaluated_failed:

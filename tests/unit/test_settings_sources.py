@@ -131,3 +131,13 @@ def test_a_mistake_in_a_variables_entry_is_named_by_that_entry(
     lines = str(refused.value).splitlines()
     assert "unknown key 'ur' in [[sources]] 'x'; did you mean 'url'?" in lines[0], lines
     assert "labnotes" not in str(refused.value) and lines[-1].endswith("over the file: BRIEF_SOURCES")
+
+
+def test_a_table_variable_inside_another_that_is_not_json_is_named_as_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(tmp_path / "conf", '[storage]\nroot = "store"\n')
+    monkeypatch.setenv("BRIEF_DELIVERY__CHANNELS", "not json")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(str(config))
+    assert "the environment variable BRIEF_DELIVERY__CHANNELS is not JSON" in str(refused.value)
