@@ -168,9 +168,13 @@ def hook_resources(flow_run) -> tuple[Settings, Resources]:
 
 def on_daily_failure(flow, flow_run, state) -> None:
     """Record ``run.failed``, leave a keyed Markdown artifact that says what failed and how to rerun,
-    and send the day's alerts."""
+    and send the day's alerts. A step that failed after this process was told to stop (Ctrl-C,
+    SIGTERM: Prefect's task machinery may fail as it unwinds) is the stop's, not a failure."""
     from ops.failure import explain_failure
 
+    if STOP.how is not None:
+        on_daily_cancelled(flow, flow_run, state)
+        return
     params = flow_run.parameters or {}
     settings, resources = hook_resources(flow_run)
     markdown, day = explain_failure(

@@ -154,6 +154,9 @@ class _CancellationWatch(logging.Handler):
 def interruptible() -> Iterator[Stop]:
     """While a command runs flows in this process: SIGINT and SIGTERM stop it (Prefect's own SIGTERM
     handler takes over while a flow runs, to the same end). Handlers are put back after."""
+    # each command its own stop (the tests run several commands in one process)
+    STOP.how, STOP.after, STOP.run_id = None, "", None
+    STOP._timer = None  # type: ignore[attr-defined]
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield STOP

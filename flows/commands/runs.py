@@ -126,6 +126,8 @@ def run_day(plan: RunPlan, config: str | None, day: str | None, verbose: bool) -
         except (KeyboardInterrupt, TerminationSignal):
             raise Interrupted(stopped_line(plan, config, stop, since, log.shown)) from None
         except BriefError:
+            if stop.how is not None:  # a step that failed as the stop unwound it: the stop's outcome
+                raise Interrupted(stopped_line(plan, config, stop, since, log.shown)) from None
             err.print(f"the run's log: {log.shown}")
             raise
         finally:
