@@ -30,6 +30,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from flows.desk import reads, updates
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
+from flows.desk.headers import HEADERS
 from flows.desk.pages import browse, history, hold, questions, signin, today
 from flows.desk.server import ActsInFlight
 from flows.desk.web import HERE, Desk, page, stale_page, templates
@@ -46,19 +47,6 @@ WARM_DAYS = 45  # the latest days' files decoded as the desk starts: what Search
 ENDED = "refused: your session ended (signed out, or signed in elsewhere); sign in again"
 STOPPING = "refused: the desk is stopping (Ctrl-C); nothing was recorded"
 BAD_CSRF = "refused: the form's CSRF token is missing or wrong; reload the page, try again"
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
-HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    # not no-referrer: under it a browser sends "Origin: null" with the desk's own forms, which the
-    # gate refuses as an opaque origin; same-origin keeps the Origin for them and no referrer for others
-    "Referrer-Policy": "same-origin",
-    "Cache-Control": "no-store",
-}
 OPEN_PATHS = ("/signin", "/static/", "/favicon.ico")
 FAVICON = HERE / "static" / "favicon.svg"  # also at /favicon.ico, where a browser asks without a link
 STATIC_CACHE = "max-age=600"  # the desk's own stylesheet and script: a page load need not fetch them again
@@ -212,7 +200,12 @@ def answer_errors(app: FastAPI) -> None:
             404: f"not found: the desk has no page {request.url.path[:100]}",
             405: f"refused: this page does not take {request.method}; use the page's form",
         }
-        return _finish(_text(exc.status_code, said.get(exc.status_code, f"refused: {exc.detail}")))
+        answer = _text(exc.status_code, said.get(exc.status_code, f"refused: {exc.detail}"))
+        allowed = (exc.headers or {}).get("Allow")
+        if allowed:  # a 405 names the methods the page takes; HEAD wherever GET (the gate answers it)
+            methods = allowed.split(", ")
+            answer.headers["Allow"] = ", ".join([*methods, "HEAD"] if "GET" in methods else methods)
+        return _finish(answer)
 
     @app.exception_handler(ActConflict)
     async def conflict(request: Request, exc: ActConflict) -> Response:

@@ -4,6 +4,10 @@ An act is several writes (its events, the new version's files one by one, ``brie
 deliveries and their records); a process killed among them leaves the day out of step. So Ctrl-C
 (or SIGTERM) first stops taking requests, then waits for the acts under way however long they
 take, saying so once; a second Ctrl-C stops at once. A page still being made gets ``GRACE_S``.
+
+A request uvicorn cannot parse (a malformed request line or ``Content-Length``, two that disagree,
+a header too long) never reaches the application: uvicorn answers it with a 400 itself. The desk's
+protocol (``DeskProtocol``) makes that answer one line of the desk's, with the desk's headers.
 """
 
 from __future__ import annotations
@@ -15,12 +19,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+from flows.desk.headers import encoded
 
 if TYPE_CHECKING:
+    from uvicorn.server import ServerState
+
     from tasks.settings import Settings
 
 GRACE_S = 1  # on Ctrl-C, what a page still being made gets before it is cancelled
 WAITING = "waiting for an act to finish… (Ctrl-C again to stop now)"
+NOT_HTTP = (
+    "refused: the request is not HTTP the desk can read (a malformed request line, a Content-Length "
+    "that is not one number, or a header too long)"
+)
 
 
 @dataclass
@@ -60,12 +73,50 @@ class DeskServer(uvicorn.Server):
         self.should_exit = True
 
 
+class RefusedWithHeaders:
+    """uvicorn's own 400, for a request it cannot parse, with the desk's headers and its one line.
+
+    Mixed into the HTTP/1.1 protocol uvicorn picks (``AutoHTTPProtocol``: httptools when it is
+    installed, else h11): both call ``send_400_response`` when their parser fails, and both close
+    the connection after it."""
+
+    transport: asyncio.Transport
+    server_state: ServerState
+    cycle: Any
+
+    def send_400_response(self, msg: str) -> None:
+        cycle = self.cycle
+        if cycle is None or not cycle.response_started or cycle.response_complete:
+            self.transport.write(bad_request(self.server_state.default_headers))
+        # else a response is under way on this connection: a 400 cannot be put in its middle
+        self.transport.close()
+
+
+def bad_request(default_headers: list[tuple[bytes, bytes]]) -> bytes:
+    """The whole 400: its status line, the server's own headers (date, server), the desk's, and
+    ``NOT_HTTP``."""
+    body = (NOT_HTTP + "\n").encode()
+    headers = [
+        *default_headers,
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+        *encoded(),
+    ]
+    head = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+    return b"HTTP/1.1 400 Bad Request\r\n" + head + b"\r\n" + body
+
+
+DeskProtocol: type[asyncio.Protocol] = type("DeskProtocol", (RefusedWithHeaders, AutoHTTPProtocol), {})
+
+
 def server_config(app: Any, settings: Settings) -> uvicorn.Config:
     """uvicorn's settings for the desk: ``X-Forwarded-For`` is believed only when ``[desk] hosts``
     names the proxy the desk sits behind (else any local program could name the address that
     sign-in's limit counts)."""
     return uvicorn.Config(
         app,
+        http=DeskProtocol,
         log_level="warning",
         access_log=False,
         proxy_headers=bool(settings.desk.hosts),

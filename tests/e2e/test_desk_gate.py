@@ -19,18 +19,19 @@ from tasks.settings import load_settings
 
 @pytest.fixture
 def desk_url(tmp_path: Path) -> Iterator[str]:
-    """A desk of an empty store served by uvicorn on a free loopback port, in a thread."""
-    import uvicorn
-
+    """A desk of an empty store served as ``brief desk`` serves it (its server and protocol) on a
+    free loopback port, in a thread."""
     from flows.desk.app import create_app
+    from flows.desk.server import desk_server
 
     config = tmp_path / "brief.toml"
     config.write_text('[storage]\nroot = "store"\n\n[desk]\nhosts = ["desk.example.org"]\n')
-    app = create_app(load_settings(str(config)), "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
+    settings = load_settings(str(config))
+    app = create_app(settings, "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
     listening = socket.socket()
     listening.bind(("127.0.0.1", 0))
     port = listening.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    server = desk_server(app, settings)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -128,6 +129,110 @@ def test_a_chunked_body_is_refused_once_it_passes_the_limit(desk_url: str) -> No
     body = b"".join(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n" for _ in range(3))  # 96 KiB, no end
     status, _ = raw_request(desk_url, head, body)
     assert status == "HTTP/1.1 413 Request Entity Too Large"
+
+
+def whole_answer(url: str, request: bytes) -> tuple[str, dict[str, str], bytes]:
+    """Send ``request`` over a plain socket and read until the desk closes the connection: the
+    status line, the headers (lower-case names) and the body."""
+    host, port = url.removeprefix("http://").split(":")
+    answer = b""
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(request)
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, body
+
+
+def assert_desk_headers(headers: dict[str, str]) -> None:
+    from flows.desk.headers import HEADERS
+
+    for name, value in HEADERS.items():
+        assert headers.get(name.lower()) == value, (name, headers)
+
+
+MALFORMED = {
+    "a Content-Length that is not a number": "POST /today/mark HTTP/1.1\r\nHost: {host}\r\nContent-Length: abc\r\n\r\n",
+    "two Content-Lengths that disagree": (
+        "POST /today/mark HTTP/1.1\r\nHost: {host}\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabc"
+    ),
+    "a negative Content-Length": "POST /today/mark HTTP/1.1\r\nHost: {host}\r\nContent-Length: -1\r\n\r\n",
+    "a request line that is not one": "GARBAGE\r\n\r\n",
+    "a request line without a version": "GET /today\r\nHost: {host}\r\n\r\n",
+    # past the server's limit for a head not yet ended (16 KiB): refused before it ends
+    "a header line too long": "GET /today HTTP/1.1\r\nHost: {host}\r\nX-Long: " + "a" * 20_000,
+}
+
+
+@pytest.mark.parametrize("request_text", MALFORMED.values(), ids=list(MALFORMED))
+def test_a_request_the_server_cannot_parse_is_a_400_of_one_line_with_the_desk_headers(
+    desk_url: str, request_text: str
+) -> None:
+    host = desk_url.removeprefix("http://")
+    status, headers, body = whole_answer(desk_url, request_text.format(host=host).encode())
+    assert status == "HTTP/1.1 400 Bad Request"
+    assert_desk_headers(headers)
+    assert headers["content-type"] == "text/plain; charset=utf-8"
+    assert int(headers["content-length"]) == len(body)
+    text = body.decode()
+    assert text.startswith("refused: the request is not HTTP the desk can read") and text.count("\n") == 1
+    assert text.endswith("\n")
+
+
+def test_the_body_limit_a_missing_page_head_and_options_carry_the_desk_headers(desk_url: str) -> None:
+    host = desk_url.removeprefix("http://")
+    status, headers, body = whole_answer(
+        desk_url,
+        f"POST /today/mark HTTP/1.1\r\nHost: {host}\r\nContent-Length: {10**9}\r\n\r\n".encode(),
+    )
+    assert status == "HTTP/1.1 413 Request Entity Too Large" and body.count(b"\n") == 1
+    assert_desk_headers(headers)
+    status, headers, body = whole_answer(
+        desk_url, f"GET /no/such/page HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+    )
+    assert status == "HTTP/1.1 404 Not Found" and body == b"not found: the desk has no page /no/such/page\n"
+    assert_desk_headers(headers)
+    # HEAD: GET's status and length, without the body
+    got = whole_answer(
+        desk_url, f"GET /signin HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+    )
+    status, headers, body = whole_answer(
+        desk_url, f"HEAD /signin HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+    )
+    assert status == got[0] == "HTTP/1.1 200 OK" and body == b""
+    assert headers["content-length"] == got[1]["content-length"] == str(len(got[2]))
+    assert_desk_headers(headers)
+    # OPTIONS: the desk takes no cross-site requests, so no preflight passes; a 405 names what the page takes
+    status, headers, body = whole_answer(
+        desk_url,
+        f"OPTIONS /today HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.example\r\n"
+        "Access-Control-Request-Method: POST\r\nConnection: close\r\n\r\n".encode(),
+    )
+    assert status == "HTTP/1.1 405 Method Not Allowed" and body.count(b"\n") == 1
+    assert headers["allow"] == "GET, HEAD" and "access-control-allow-origin" not in headers
+    assert_desk_headers(headers)
+
+
+def test_the_desk_protocol_is_the_one_uvicorn_would_pick_with_the_desk_400(tmp_path: Path) -> None:
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    from flows.desk.app import create_app
+    from flows.desk.server import DeskProtocol, RefusedWithHeaders, server_config
+
+    config = tmp_path / "brief.toml"
+    config.write_text('[storage]\nroot = "store"\n')
+    settings = load_settings(str(config))
+    chosen = server_config(create_app(settings, "127.0.0.1", "ann"), settings)
+    chosen.load()
+    # h11 here; httptools wherever it is installed (uvicorn's "auto"): either way with the desk's 400
+    assert chosen.http_protocol_class is DeskProtocol
+    assert issubclass(DeskProtocol, AutoHTTPProtocol) and issubclass(DeskProtocol, RefusedWithHeaders)
+    assert DeskProtocol.send_400_response is RefusedWithHeaders.send_400_response
 
 
 @pytest.mark.parametrize(
