@@ -17,6 +17,7 @@ changed since (``stale``), naming what changed, by which acts, and who did them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,58 @@ ACT_TYPES = (
 # moves it up without changing it)
 FACE = ("title", "summary", "correction", "relevance", "lead", "category", "section")
 FACE_WORDS = {"title": "headline", "correction": "correction line", "relevance": "mark"}
+# what each event the desk shows a person is called where it is read (History's line per version,
+# the diff's "caused by", a story's decisions, a stale act's "changed by"): the one map, read by
+# ``act_words``; the type itself stays beside the words for auditors
+EVENT_WORDS = {
+    "confirmation.resolved": "answered",
+    "confirmation.requested": "asked",
+    "article.corrected": "corrected",
+    "brief.corrected": "corrected",
+    "story.retracted": "retracted",
+    "story.restored": "undid the retraction",
+    "brief.approved": "approved",
+    "brief.published": "published",
+    "story.merged": "same story",
+    "story.split": "two stories",
+    "story.scored": "scored",
+}
+# several acts of one kind carried by one version, in a few words: "answered 3 questions"
+MANY_WORDS = {
+    "confirmation.resolved": "answered {n} questions",
+    "mark": "marked {n} stories",
+    "article.corrected": "made {n} corrections",
+    "brief.corrected": "made {n} corrections",
+    "story.retracted": "retracted {n} stories",
+    "story.restored": "undid {n} retractions",
+    "story.merged": "joined {n} pairs as one story",
+    "story.split": "parted {n} pairs as two stories",
+}
+
+
+def is_mark(kind: str, field: str) -> bool:
+    """Whether an act is a mark (relevance, lead included): "marked lead", not a correction."""
+    return kind == "article.corrected" and field == "relevance"
+
+
+def act_words(kind: str, field: str = "", said: str = "", version: int | None = None) -> str:
+    """An event as a person reads it: "marked lead", "corrected the headline to “…”", "answered a
+    relevance question: “core”", "retracted “…”", "approved v4", "published v4"; ``said`` is the
+    value given, the answer, the note or the articles linked (as ``Acted.said``)."""
+    verb = EVENT_WORDS.get(kind, kind)
+    quoted = f"“{said}”" if said else ""
+    if is_mark(kind, field):
+        return f"marked {said}".rstrip()
+    if kind in ("article.corrected", "brief.corrected"):
+        return f"{verb} the {FACE_WORDS.get(field, field) or 'item'}" + (f" to {quoted}" if said else "")
+    if kind == "confirmation.resolved":
+        asked = field.split(":")[0].replace("_", "-")  # "claim:number" asks about a claim
+        return f"{verb} a {asked} question" + (f": {quoted}" if said else "") if asked else verb
+    if kind in ("brief.approved", "brief.published") and version is not None:
+        return f"{verb} v{version}"
+    if kind in ("story.merged", "story.split"):
+        return f"{verb}: {said}" if said else verb
+    return f"{verb} {quoted}".rstrip()
 
 
 @dataclass(frozen=True)
@@ -72,11 +125,16 @@ class Acted:
     via: str
     version: int | None
     changed: bool = True  # its run published a version: it changed the brief
+    follows: tuple[str, ...] = ()  # the act it follows from (an answer's same-story link or mark)
+
+    def words(self) -> str:
+        """What the act did, as a person reads it (``act_words``)."""
+        approved = self.version if self.type == "brief.approved" else None
+        return act_words(self.type, self.field, self.said, approved)
 
     def line(self) -> str:
         """The act in a few words: what, by whom, where and when, and the version that carried it."""
-        said = f"“{self.said}”" if self.said else ""
-        what = " ".join(w for w in (self.type, self.field, said) if w)
+        what = self.words()
         where = f" via {self.via}" if self.via else ""
         carried = f" (v{self.version})" if self.version is not None else ""
         if not self.changed:
@@ -132,10 +190,19 @@ def acts(
     return _acted(frame, published, story_of(store, day))
 
 
-def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[tuple[date, int], str]:
+@dataclass(frozen=True)
+class Summary:
+    """A version in a line (``said``) and the types of the events it names (for auditors)."""
+
+    said: str
+    types: tuple[str, ...] = ()
+
+
+def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[tuple[date, int], Summary]:
     """Each version of each of ``days`` (None: every day) in a line: the people's acts it first
-    carried (the first of them and how many more), or the run that published it. One scan of the
-    versions and one of the acts, whatever the number of days."""
+    carried (the first of them and how many more, or how many of one kind: "answered 3
+    questions"), or the run that published it. One scan of the versions and one of the acts,
+    whatever the number of days."""
     versions = every_publication(store, days)
     frame = store.query(lambda: store.scan(days, event_types=[*ACT_TYPES, "brief.unchanged"]))
     out = {}
@@ -146,15 +213,29 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
                 carried.setdefault(x.version, []).append(x)
         for v, p in by_version.items():
             acted = carried.get(v, [])
-            if not acted:
-                out[(day, v)] = f"the run {p.run_id}"
-                continue
-            first = acted[0]
-            said = f"“{first.said}”" if first.said else ""
-            more = f" (and {len(acted) - 1} more)" if len(acted) > 1 else ""
-            words = (f"{first.by or 'someone'}:", first.type, first.field, said)
-            out[(day, v)] = " ".join(w for w in words if w) + more
+            said = {x.event_id for x in acted}
+            # what an answer said besides itself is told by the answer ("answered 3 questions")
+            acted = [x for x in acted if not said.intersection(x.follows)] or acted
+            if acted:
+                types = tuple(dict.fromkeys(x.type for x in acted))
+                people = ", ".join(dict.fromkeys(x.by or "someone" for x in acted))
+                out[(day, v)] = Summary(f"{people}: {_in_a_line(acted)}", types)
+            else:
+                out[(day, v)] = Summary(f"the run {p.run_id}")
     return out
+
+
+def _in_a_line(acted: Sequence[Acted]) -> str:
+    """Acts carried by one version: one act's words; several of one kind counted ("answered 3
+    questions"); else the first act's words and how many more."""
+    first = acted[0]
+    if len(acted) == 1:
+        return first.words()
+    kinds = {"mark" if is_mark(x.type, x.field) else x.type for x in acted}
+    many = MANY_WORDS.get(next(iter(kinds))) if len(kinds) == 1 else None
+    if many is not None:
+        return many.format(n=len(acted))
+    return f"{first.words()} (and {len(acted) - 1} more)"
 
 
 def _acted(
@@ -199,9 +280,13 @@ def _acted(
                 getattr(act, "via", None) or "",
                 version,
                 changed,
+                tuple(row["source_event_ids"] or ()),
             )
         )
-    return out
+    by_id = {x.event_id: x.by for x in out}  # what an answer said besides itself is by its person
+    return [
+        dataclasses.replace(x, by=by_id.get(x.follows[0], "")) if x.follows and not x.by else x for x in out
+    ]
 
 
 def _keeps_out(kind: str, act: Payload) -> bool:

@@ -19,6 +19,7 @@ from typing import cast
 import polars as pl
 
 from flows.desk.reads import document
+from ops.changes import act_words
 from storage.brief import Item, Retracted
 from storage.errors import InputError
 from storage.payloads import (
@@ -211,29 +212,34 @@ def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], publis
 
 
 def _said(kind: str, p: Payload) -> tuple[str, str]:
-    """What a decision of ``kind`` says, and who said it."""
+    """What a decision of ``kind`` says, in the desk's words for it (``ops.changes.act_words``), and
+    who said it."""
     if isinstance(p, StoryScored):
-        what = f"{p.outcome} (relevance {p.relevance:.2f}, importance {p.importance:.2f})" + (
-            f": {'; '.join(p.reasons)}" if p.reasons else ""
+        what = (
+            f"{act_words(kind)} {p.outcome} (relevance {p.relevance:.2f}, importance {p.importance:.2f})"
+            + (f": {'; '.join(p.reasons)}" if p.reasons else "")
         )
         return what, p.marked_by or f"the run (model {p.model})"
     if isinstance(p, StoryMergedV2 | StorySplitV2):
-        verb = "one story" if kind == "story.merged" else "not one story"
-        return f"{verb}: {', '.join(p.article_ids)}", p.person or ("an answer" if p.question_id else "")
-    if isinstance(p, ArticleCorrected):  # a relevance mark (lead is none) says "marked lead"
-        change = f"marked {p.value}" if p.field == "relevance" else f"{p.field} → {p.value}"
-        what = f"{p.article_id}: {change}" + (f" ({p.reason})" if p.reason else "")
+        return act_words(kind, said=", ".join(p.article_ids)), p.person or (
+            "an answer" if p.question_id else ""
+        )
+    if isinstance(p, ArticleCorrected):  # a relevance mark (lead is one) says "marked lead"
+        what = f"{p.article_id}: {act_words(kind, p.field, p.value or '')}" + (
+            f" ({p.reason})" if p.reason else ""
+        )
         return what, p.by
-    if isinstance(p, BriefCorrected):
-        return f"{p.field} → “{p.value}”" + (f" ({p.note})" if p.note else ""), p.by
-    if isinstance(p, StoryRetracted):
-        return f"retracted: {p.note}", p.by
+    if isinstance(p, BriefCorrected | StoryRetracted):
+        note = f" ({p.note})" if isinstance(p, BriefCorrected) and p.note else ""
+        said = p.value if isinstance(p, BriefCorrected) else p.note
+        return act_words(kind, getattr(p, "field", ""), said) + note, p.by
     if isinstance(p, StoryRestored):
-        return "retraction undone: back in the brief" + (f" ({p.note})" if p.note else ""), p.by
+        return f"{act_words(kind)}: back in the brief" + (f" ({p.note})" if p.note else ""), p.by
     if isinstance(p, ConfirmationRequested):
-        return f"asked: {p.prompt}", "the run"
+        return f"{act_words(kind)}: {p.prompt}", "the run"
     resolved = cast(ConfirmationResolvedV2, p)
-    return f"{resolved.field} {resolved.value} → {resolved.answer}", resolved.person or resolved.by
+    answer = act_words(kind, resolved.field, resolved.answer) + f" (proposed: {resolved.value})"
+    return answer, resolved.person or resolved.by
 
 
 def _decision(row: dict) -> dict:

@@ -105,7 +105,8 @@ def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_ag
     assert stale.text.index('<dl class="form-sent">') < stale.text.index("anyway</button>")
     [by] = re.findall(r'<ul class="changed-by"><li>(.*?)</li></ul>', stale.text)
     [bos] = store_of(config).read(event_types=["brief.corrected"])
-    assert "brief.corrected title" in by and "bo via desk" in by and "(v2)" in by
+    assert "corrected the headline to" in by and "bo via desk" in by and "(v2)" in by
+    assert "brief.corrected" not in by  # the act in words, not its event type
     assert html.unescape(by).count("Bo's headline") == 1
     assert current(config)["version"] == 2 and current(config)["items"][0]["title"] == "Bo's headline"
     assert [e.event_id for e in store_of(config).read(event_types=["brief.corrected"])] == [bos.event_id]
@@ -137,7 +138,7 @@ def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_ag
         data={"story": other, "mark": "lead", "date": DAY, "seen": "3", "csrf": csrf_of(ann_page)},
     )
     assert marked.status_code == 409 and "it was retracted" in marked.text
-    assert "story.retracted" in marked.text and "bo via desk" in marked.text
+    assert "retracted “" in marked.text and "bo via desk" in marked.text
     assert not [
         e for e in store_of(config).read(event_types=["article.corrected"]) if e.payload.get("by") == "ann"
     ]
@@ -173,7 +174,7 @@ def test_the_command_line_acts_on_the_current_version_and_ops_refuses_a_stale_on
     with pytest.raises(StaleAct) as refused:
         acts.correct(settings, resources, acts.Act(day, "ann", "desk", seen=1), story, {"title": "From v1"})
     assert (refused.value.seen, refused.value.current) == (1, 2)
-    assert any("brief.corrected title" in line and "— bo at" in line for line in refused.value.acts)
+    assert any("corrected the headline to" in line and "— bo at" in line for line in refused.value.acts)
     done = acts.correct(
         settings, resources, acts.Act(day, "ann", "desk", seen=2), story, {"title": "From v2"}
     )
@@ -215,13 +216,14 @@ def test_the_diff_credits_the_acts_between_its_versions_and_a_retraction_with_th
     # history says in a line what made each version
     lines = dict(
         re.findall(
-            r'version=(\d+)"[^>]*>v\d+</a> \(\d+ items?\) <span class="summary">(.*?)</span>',
+            r'version=(\d+)"[^>]*>v\d+</a> \(\d+ items?\) <span class="summary"[^>]*>(.*?)</span>',
             desk.get("/history").text,
         )
     )
     assert lines["1"].startswith("the run ")
-    assert html.unescape(lines["2"]) == "ann: brief.corrected title “Corrected first”"
-    assert html.unescape(lines["3"]) == "ann: story.retracted “the report was withdrawn”"
+    assert html.unescape(lines["2"]) == "ann: corrected the headline to “Corrected first”"
+    assert html.unescape(lines["3"]) == "ann: retracted “the report was withdrawn”"
+    assert html.unescape(lines["4"]) == "ann: corrected the summary to “Corrected later”"
     whole = desk.get(f"/diff?date={DAY}&a=1&b=4").text
     assert all(e.event_id in whole for e in (title, summary, retraction))
     assert desk.get(f"/diff?date={DAY}&a=1&b=²").status_code == 400
@@ -293,7 +295,11 @@ def test_hold_names_the_current_held_version_and_approves_only_the_version_it_sh
     refused = desk.post(
         "/hold/approve", data={"date": DAY, "seen": seen_of(hold_page), "csrf": csrf_of(hold_page)}
     )
-    assert refused.status_code == 409 and "brief.corrected" in refused.text and "ann via desk" in refused.text
+    assert (
+        refused.status_code == 409
+        and "corrected the headline" in refused.text
+        and "ann via desk" in refused.text
+    )
     assert f'<a href="/hold?date={DAY}">Look at v2 again</a>' in refused.text  # back to Hold, not Today
     assert store_of(config).read(event_types=["brief.approved"]) == []
     assert "/readers" not in [path for path, _ in hook.posts]
@@ -742,13 +748,13 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
         "via": "desk",
     }
     # history: the version that brought it back says so, and the diff credits the undo
-    assert "ann: story.restored “the outlet stands by it”" in html.unescape(desk.get("/history").text)
+    assert "ann: undid the retraction “the outlet stands by it”" in html.unescape(desk.get("/history").text)
     diff = desk.get(f"/diff?date={DAY}&a=2&b=3").text
     added = [
         row for kind, row in re.findall(r'<tr class="([a-z]+)">(.*?)</tr>', diff, re.S) if kind == "added"
     ]
     assert len(added) == 1 and undone.event_id in added[0]
-    assert "retraction undone" in desk.get(f"/story?id={story}").text
+    assert "undid the retraction: back in the brief" in desk.get(f"/story?id={story}").text
 
     # retracted again (the same note, the same person): a fact of its own, and it leaves again
     act("/today/retract", story=story, note="the report was withdrawn", sure="1")  # v4
@@ -1004,10 +1010,11 @@ def test_an_act_that_changed_nothing_is_no_cause_of_the_next_version(config: Pat
     assert [c for c in causes if correction.event_id in c], diff
     assert not [c for c in causes if any(m.event_id in c for m in marks)], causes
     line = re.search(
-        r'version=2"[^>]*>v2</a> \(\d+ items?\) <span class="summary">(.*?)</span>', desk.get("/history").text
+        r'version=2"[^>]*>v2</a> \(\d+ items?\) <span class="summary"[^>]*>(.*?)</span>',
+        desk.get("/history").text,
     )
     assert line is not None
-    assert html.unescape(line.group(1)) == "ann: brief.corrected title “A headline of its own”"
+    assert html.unescape(line.group(1)) == "ann: corrected the headline to “A headline of its own”"
 
 
 def test_an_act_whose_rebrief_failed_after_it_was_recorded_is_a_cause_of_the_next_version(
@@ -1042,11 +1049,12 @@ def test_an_act_whose_rebrief_failed_after_it_was_recorded_is_a_cause_of_the_nex
     for event_id in corrections.values():
         assert [c for c in causes if event_id in c], (event_id, causes)
     line = re.search(
-        r'version=2"[^>]*>v2</a> \(\d+ items?\) <span class="summary">(.*?)</span>', desk.get("/history").text
+        r'version=2"[^>]*>v2</a> \(\d+ items?\) <span class="summary"[^>]*>(.*?)</span>',
+        desk.get("/history").text,
     )
     assert line is not None
     said = html.unescape(line.group(1))
-    assert said == "ann: brief.corrected title “A headline its run never published” (and 1 more)", said
+    assert said == "ann: made 2 corrections", said
 
 
 def test_a_mark_on_a_story_not_in_the_brief_is_credited_to_the_version_that_brings_it_in(
@@ -1078,7 +1086,8 @@ def test_a_mark_on_a_story_not_in_the_brief_is_credited_to_the_version_that_brin
     assert mark.event_id in causes and undo.event_id in causes, diff
     assert mark.event_id not in desk.get(f"/diff?date={DAY}&a=1&b=2").text
     line = re.search(
-        r'version=3"[^>]*>v3</a> \(\d+ items?\) <span class="summary">(.*?)</span>', desk.get("/history").text
+        r'version=3"[^>]*>v3</a> \(\d+ items?\) <span class="summary"[^>]*>(.*?)</span>',
+        desk.get("/history").text,
     )
     assert line is not None
     said = html.unescape(line.group(1))

@@ -189,3 +189,50 @@ def test_a_lead_mark_is_said_as_marked_lead_not_as_a_relevance(config: Path) -> 
     assert causes and all("marked lead" in c and "relevance" not in c for c in causes), causes
     decisions = desk.get(f"/story?id={story}").text.split('<table class="decisions">')[1]
     assert ": marked lead" in decisions and "relevance → lead" not in decisions
+    # the event types stay for auditors: in the line's title, in small monospace beside the ids
+    assert re.search(r'<span class="summary" title="article\.corrected">ann: marked lead</span>', history)
+    assert all("<code>article.corrected</code>" in c for c in causes)
+    assert "<code>article.corrected</code>" in decisions
+
+
+def visible(page: str) -> str:
+    """What a person reads of a page: its text without tags, attributes and the auditors' codes."""
+    return re.sub(r"<[^>]+>", " ", re.sub(r"<code>.*?</code>", " ", page, flags=re.S))
+
+
+def test_history_the_diff_and_a_story_say_what_people_did_in_words_not_event_types(config: Path) -> None:
+    from ops.changes import EVENT_WORDS
+
+    desk = client(config, "ann")
+    items = current(config)["items"]
+    first, gone = items[0]["story_id"], items[1]["story_id"]
+
+    def act(path: str, **form: str) -> None:
+        page = desk.get(f"/today?date={DAY}").text
+        sent = {"date": DAY, "csrf": csrf_of(page), "seen": seen_of(page), **form}
+        assert desk.post(path, data=sent).status_code == 200
+
+    act("/today/mark", story=first, mark="lead")
+    act("/today/correct", story=first, field="title", value="A headline, corrected", note="")
+    act("/today/retract", story=gone, note="the report was withdrawn", sure="1")
+    act("/today/restore", story=gone, note="")
+    version = current(config)["version"]
+    pages = {
+        "history": desk.get("/history").text,
+        "diff": desk.get(f"/diff?date={DAY}&a=1&b={version}").text,
+        "first": desk.get(f"/story?id={first}").text,
+        "gone": desk.get(f"/story?id={gone}").text,
+    }
+    for name, page in pages.items():
+        shown = visible(page)
+        assert not [kind for kind in EVENT_WORDS if kind in shown], (name, shown[-2000:])
+    said = visible(pages["history"])
+    for words in (
+        "ann: corrected the headline to “A headline, corrected”",
+        "ann: retracted “the report was withdrawn”",
+        "ann: undid the retraction",
+    ):
+        assert words in said, said
+    assert "undid the retraction: back in the brief" in visible(pages["gone"])
+    assert "corrected the headline to “A headline, corrected” — ann via desk" in visible(pages["diff"])
+    assert "corrected the headline to “A headline, corrected”" in visible(pages["first"])

@@ -70,14 +70,19 @@ def test_the_diff_names_the_answer_given_not_the_value_the_question_proposed(con
     diff = desk.get(f"/diff?date={DAY}&a=1&b=2")
     assert diff.status_code == 200
     causes = re.findall(
-        r'<div class="cause"><code>confirmation\.resolved</code> (\w+) (.*?) — ann via desk '
-        r'<span class="meta">(\w+)</span>',
+        r'<div class="cause">answered a ([\w-]+) question: “(.*?)” — ann via desk '
+        r'<span class="meta"><code>confirmation\.resolved</code> (\w+)</span>',
         diff.text,
     )
     assert causes, diff.text
     for field, said, event_id in causes:  # each answer that caused a change, by the answer given
-        assert (field, said) == (answered[event_id]["field"], answered[event_id]["answer"])
-    history = desk.get("/history").text  # each version's line names its first act by its answer
+        asked = answered[event_id]["field"]
+        assert (field, said) == (asked.replace("_", "-"), answered[event_id]["answer"])
+    history = desk.get("/history").text  # v2's line: the answers that made it, counted, in words
+    line = re.search(r'v2</a> \(\d+ items?\) <span class="summary" title="([^"]*)">(.*?)</span>', history)
+    assert line is not None, history
+    assert line.group(2) == f"ann: answered {len(answered)} questions"
+    assert line.group(1) == "confirmation.resolved"  # the event type, for auditors
     assert not any(f"same_story “{a['value']}”" in history for a in answered.values())
 
 

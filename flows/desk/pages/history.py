@@ -18,13 +18,14 @@ router = APIRouter()
 RUN_ID = re.compile(
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
 )  # shown by its first 8
-MARKED = re.compile(r"article\.corrected relevance “([^”]+)”")  # a person's mark: "marked lead"
 
 
 @router.get("/history")
 def history(request: Request, desk: DeskOf) -> Response:
+    """Every version with its line: the acts it carried in words ("ann: marked lead"), their event
+    types in the line's title, or the run that published it."""
     said = {
-        k: MARKED.sub(r"marked \1", RUN_ID.sub(lambda m: m[0][:8], line))
+        k: log.Summary(RUN_ID.sub(lambda m: m[0][:8], line.said), line.types)
         for k, line in log.summaries(desk.store).items()
     }
     return page(request, "history.html.j2", days=reads.versions(desk.store), said=said)
