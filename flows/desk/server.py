@@ -7,7 +7,9 @@ take, saying so once; a second Ctrl-C stops at once. A page still being made get
 
 A request uvicorn cannot parse (a malformed request line or ``Content-Length``, two that disagree,
 a header too long) never reaches the application: uvicorn answers it with a 400 itself. The desk's
-protocol (``DeskProtocol``) makes that answer one line of the desk's, with the desk's headers.
+protocol (``DeskProtocol``) makes that answer one line of the desk's, with the desk's headers. The
+desk serves no WebSocket, so a request asking to upgrade to one is not handed to uvicorn's own
+handshake (which refuses with its own answer) but answered by the desk like any other.
 """
 
 from __future__ import annotations
@@ -91,6 +93,11 @@ class RefusedWithHeaders:
         # else a response is under way on this connection: a 400 cannot be put in its middle
         self.transport.close()
 
+    def _unsupported_upgrade_warning(self) -> None:
+        """Nothing to say: the desk takes no WebSocket (``ws="none"``), so a request asking to
+        upgrade is answered as any other, by the desk, with its headers (uvicorn would log advice
+        to install a WebSocket library)."""
+
 
 def bad_request(default_headers: list[tuple[bytes, bytes]]) -> bytes:
     """The whole 400: its status line, the server's own headers (date, server), the desk's, and
@@ -117,6 +124,7 @@ def server_config(app: Any, settings: Settings) -> uvicorn.Config:
     return uvicorn.Config(
         app,
         http=DeskProtocol,
+        ws="none",  # the desk has no WebSocket: an upgrade is a plain request, gated and answered by it
         log_level="warning",
         access_log=False,
         proxy_headers=bool(settings.desk.hosts),

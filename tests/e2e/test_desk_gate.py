@@ -218,6 +218,30 @@ def test_the_body_limit_a_missing_page_head_and_options_carry_the_desk_headers(d
     assert_desk_headers(headers)
 
 
+def test_a_websocket_upgrade_is_a_plain_request_gated_and_answered_by_the_desk(desk_url: str) -> None:
+    host = desk_url.removeprefix("http://")
+    upgrade = (
+        "Upgrade: websocket\r\nConnection: Upgrade, close\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    status, headers, body = whole_answer(
+        desk_url, f"GET /signin HTTP/1.1\r\nHost: {host}\r\n{upgrade}".encode()
+    )
+    assert status == "HTTP/1.1 200 OK" and b"<form" in body  # the sign-in page, not a handshake
+    assert_desk_headers(headers)
+    status, headers, body = whole_answer(
+        desk_url, f"GET /signin HTTP/1.1\r\nHost: evil.example\r\n{upgrade}".encode()
+    )
+    assert status == "HTTP/1.1 421 Misdirected Request" and body.count(b"\n") == 1  # the gate saw it
+    assert_desk_headers(headers)
+    status, headers, _ = whole_answer(
+        desk_url,
+        f"GET /signin HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n\r\n".encode(),
+    )
+    assert status == "HTTP/1.1 200 OK"
+    assert_desk_headers(headers)
+
+
 def test_the_desk_protocol_is_the_one_uvicorn_would_pick_with_the_desk_400(tmp_path: Path) -> None:
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
@@ -230,7 +254,7 @@ def test_the_desk_protocol_is_the_one_uvicorn_would_pick_with_the_desk_400(tmp_p
     chosen = server_config(create_app(settings, "127.0.0.1", "ann"), settings)
     chosen.load()
     # h11 here; httptools wherever it is installed (uvicorn's "auto"): either way with the desk's 400
-    assert chosen.http_protocol_class is DeskProtocol
+    assert chosen.http_protocol_class is DeskProtocol and chosen.ws_protocol_class is None
     assert issubclass(DeskProtocol, AutoHTTPProtocol) and issubclass(DeskProtocol, RefusedWithHeaders)
     assert DeskProtocol.send_400_response is RefusedWithHeaders.send_400_response
 
