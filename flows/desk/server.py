@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 GRACE_S = 1  # on Ctrl-C, what a page still being made gets before it is cancelled
 WAITING = "waiting for an act to finish… (Ctrl-C again to stop now)"
 NOT_HTTP = (
-    "refused: the request is not HTTP the desk can read (a malformed request line, a Content-Length "
-    "that is not one number, or a header too long)"
+    "refused: the request is not HTTP the desk can read (a malformed request line or header, a "
+    "Content-Length that is not one number, or a header too long)"
 )
 
 

@@ -165,6 +165,8 @@ MALFORMED = {
     "a request line that is not one": "GARBAGE\r\n\r\n",
     "a request line without a version": "GET /today\r\nHost: {host}\r\n\r\n",
     # past the server's limit for a head not yet ended (16 KiB): refused before it ends
+    "a header with a NUL in it": "GET /signin HTTP/1.1\r\nHost: {host}\r\nX-A: a\x00b\r\n\r\n",
+    "a request target that is not ASCII": "GET /t\u00e9 HTTP/1.1\r\nHost: {host}\r\n\r\n",
     "a header line too long": "GET /today HTTP/1.1\r\nHost: {host}\r\nX-Long: " + "a" * 20_000,
 }
 
