@@ -65,7 +65,7 @@ EVENT_WORDS = {
 # several acts of one kind carried by one version, in a few words: "answered 3 questions"
 MANY_WORDS = {
     "confirmation.resolved": "answered {n} questions",
-    "mark": "marked {n} stories",
+    "mark": "made {n} marks",
     "article.corrected": "made {n} corrections",
     "brief.corrected": "made {n} corrections",
     "story.retracted": "retracted {n} stories",
@@ -82,7 +82,7 @@ def is_mark(kind: str, field: str) -> bool:
 
 def act_words(kind: str, field: str = "", said: str = "", version: int | None = None) -> str:
     """An event as a person reads it: "marked lead", "corrected the headline to “…”", "answered a
-    relevance question: “core”", "retracted “…”", "approved v4", "published v4"; ``said`` is the
+    relevance question: “core”", "retracted (note: “…”)", "approved v4", "published v4"; ``said`` is the
     value given, the answer, the note or the articles linked (as ``Acted.said``)."""
     verb = EVENT_WORDS.get(kind, kind)
     quoted = f"“{said}”" if said else ""
@@ -92,7 +92,12 @@ def act_words(kind: str, field: str = "", said: str = "", version: int | None = 
         return f"{verb} the {FACE_WORDS.get(field, field) or 'item'}" + (f" to {quoted}" if said else "")
     if kind == "confirmation.resolved":
         asked = field.split(":")[0].replace("_", "-")  # "claim:number" asks about a claim
-        return f"{verb} a {asked} question" + (f": {quoted}" if said else "") if asked else verb
+        if not asked:
+            return verb
+        article = "an" if asked[0] in "aeiou" else "a"
+        return f"{verb} {article} {asked} question" + (f": {quoted}" if said else "")
+    if kind == "story.retracted":  # what is said of a retraction is its note, not the item
+        return f"{verb} (note: {quoted})" if said else verb
     if kind in ("brief.approved", "brief.published") and version is not None:
         return f"{verb} v{version}"
     if kind in ("story.merged", "story.split"):

@@ -4,7 +4,8 @@
   the one running it (``$BRIEF_USER`` or ``$USER``).
 - **Any other address** needs ``[desk.people]``: each name with the environment variable holding
   its token, every variable set. People sign in with name and token; a wrong one gets 401, and
-  more than ``SIGN_IN_TRIES`` wrong ones from one address within ``SIGN_IN_WINDOW`` seconds 429.
+  more than ``SIGN_IN_TRIES`` wrong ones from one address, or for one name, within
+  ``SIGN_IN_WINDOW`` seconds 429.
   With people configured, loopback asks them to sign in too.
 - **Sessions** are Starlette's signed session cookies (itsdangerous, ``HttpOnly``,
   ``SameSite=Strict``, ``Secure`` when ``[desk] tls``) with a key made when the desk starts:
@@ -38,7 +39,7 @@ from tasks.settings import Settings
 SESSION_COOKIE = "desk_session"
 SESSION_SECONDS = 12 * 3600
 CSRF_CHARS = 22  # of the token's base64 text: 132 bits
-SIGN_IN_TRIES = 5  # wrong sign-ins an address may make within the window
+SIGN_IN_TRIES = 5  # wrong sign-ins an address, or a name, may have within the window
 SIGN_IN_WINDOW = 300  # seconds
 KEPT_ADDRESSES = 10_000  # addresses with wrong tries remembered before the old ones are pruned
 
@@ -47,8 +48,9 @@ Session = MutableMapping[str, Any]
 
 @dataclass
 class SignInLimit:
-    """Wrong sign-ins per client address over the last ``window`` seconds: past ``tries`` of them,
-    the address waits (a token is long and random; this keeps a guesser from trying at line speed)."""
+    """Wrong sign-ins per key (a client's address, a name) over the last ``window`` seconds: past
+    ``tries`` of them, the key waits (a token is long and random; this keeps a guesser from trying
+    at line speed)."""
 
     tries: int = SIGN_IN_TRIES
     window: float = SIGN_IN_WINDOW

@@ -17,12 +17,14 @@ import errno
 import logging
 import socket
 import threading
+import unicodedata
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
@@ -125,10 +127,20 @@ def create_app(
     )
 
     answer_errors(app)
-    for pages in (signin, today, browse, questions, hold, history):
-        app.include_router(pages.router)
-    app.include_router(icon)
+    serve_pages(app)
     return app
+
+
+def serve_pages(app: FastAPI) -> None:
+    """The desk's pages, and what a 405 names: every method of every route on a path (a page's
+    GET and its form's POST are two routes)."""
+    routers = [pages.router for pages in (signin, today, browse, questions, hold, history)] + [icon]
+    app.state.methods = {}
+    for router in routers:
+        app.include_router(router)
+        for route in router.routes:
+            if isinstance(route, APIRoute):
+                app.state.methods.setdefault(route.path, set()).update(route.methods)
 
 
 async def _counted(in_flight: ActsInFlight, request: Request, call_next: Callable) -> Response:
@@ -197,14 +209,12 @@ def answer_errors(app: FastAPI) -> None:
     async def no_such(request: Request, exc: StarletteHTTPException) -> Response:
         # a page that is not there, a method a page does not take: one line, as every refusal
         said = {
-            404: f"not found: the desk has no page {request.url.path[:100]}",
+            404: f"not found: the desk has no page {printable(request.url.path[:100])}",
             405: f"refused: this page does not take {request.method}; use the page's form",
         }
         answer = _text(exc.status_code, said.get(exc.status_code, f"refused: {exc.detail}"))
-        allowed = (exc.headers or {}).get("Allow")
-        if allowed:  # a 405 names the methods the page takes; HEAD wherever GET (the gate answers it)
-            methods = allowed.split(", ")
-            answer.headers["Allow"] = ", ".join([*methods, "HEAD"] if "GET" in methods else methods)
+        if exc.status_code == 405:  # the methods every route of the path takes; HEAD wherever GET
+            answer.headers["Allow"] = _allowed(request, (exc.headers or {}).get("Allow", ""))
         return _finish(answer)
 
     @app.exception_handler(ActConflict)
@@ -214,6 +224,23 @@ def answer_errors(app: FastAPI) -> None:
     @app.exception_handler(StaleAct)
     async def changed_meanwhile(request: Request, exc: StaleAct) -> Response:
         return _finish(stale_page(request, exc))
+
+
+def printable(text: str) -> str:
+    """``text`` with control and format characters (a NUL, a bidirectional override) shown as
+    ``?``: a refusal repeats what was asked, never what it could do to a terminal or a log."""
+    return "".join("?" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
+
+
+def _allowed(request: Request, said: str) -> str:
+    """What a 405's ``Allow`` names: the methods of the desk's routes on the request's path, or
+    what the refusing app said (the static files); HEAD wherever GET (the gate answers it), each once."""
+    methods = sorted(request.app.state.methods.get(request.url.path, ())) or [
+        m for m in said.split(", ") if m
+    ]
+    if "GET" in methods:
+        methods.append("HEAD")
+    return ", ".join(dict.fromkeys(methods))
 
 
 async def _after(request: Request, call_next: Callable) -> Response:

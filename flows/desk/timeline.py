@@ -229,10 +229,10 @@ def _said(kind: str, p: Payload) -> tuple[str, str]:
             f" ({p.reason})" if p.reason else ""
         )
         return what, p.by
-    if isinstance(p, BriefCorrected | StoryRetracted):
-        note = f" ({p.note})" if isinstance(p, BriefCorrected) and p.note else ""
-        said = p.value if isinstance(p, BriefCorrected) else p.note
-        return act_words(kind, getattr(p, "field", ""), said) + note, p.by
+    if isinstance(p, BriefCorrected):
+        return act_words(kind, p.field, p.value) + (f" ({p.note})" if p.note else ""), p.by
+    if isinstance(p, StoryRetracted):
+        return act_words(kind, said=p.note), p.by
     if isinstance(p, StoryRestored):
         return f"{act_words(kind)}: back in the brief" + (f" ({p.note})" if p.note else ""), p.by
     if isinstance(p, ConfirmationRequested):

@@ -138,7 +138,7 @@ def test_a_stale_form_is_refused_with_what_changed_and_by_whom_and_is_applied_ag
         data={"story": other, "mark": "lead", "date": DAY, "seen": "3", "csrf": csrf_of(ann_page)},
     )
     assert marked.status_code == 409 and "it was retracted" in marked.text
-    assert "retracted “" in marked.text and "bo via desk" in marked.text
+    assert "retracted (note: “" in marked.text and "bo via desk" in marked.text
     assert not [
         e for e in store_of(config).read(event_types=["article.corrected"]) if e.payload.get("by") == "ann"
     ]
@@ -222,7 +222,7 @@ def test_the_diff_credits_the_acts_between_its_versions_and_a_retraction_with_th
     )
     assert lines["1"].startswith("the run ")
     assert html.unescape(lines["2"]) == "ann: corrected the headline to “Corrected first”"
-    assert html.unescape(lines["3"]) == "ann: retracted “the report was withdrawn”"
+    assert html.unescape(lines["3"]) == "ann: retracted (note: “the report was withdrawn”)"
     assert html.unescape(lines["4"]) == "ann: corrected the summary to “Corrected later”"
     whole = desk.get(f"/diff?date={DAY}&a=1&b=4").text
     assert all(e.event_id in whole for e in (title, summary, retraction))

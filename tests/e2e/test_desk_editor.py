@@ -229,7 +229,7 @@ def test_history_the_diff_and_a_story_say_what_people_did_in_words_not_event_typ
     said = visible(pages["history"])
     for words in (
         "ann: corrected the headline to “A headline, corrected”",
-        "ann: retracted “the report was withdrawn”",
+        "ann: retracted (note: “the report was withdrawn”)",
         "ann: undid the retraction",
     ):
         assert words in said, said

@@ -199,6 +199,11 @@ def test_the_body_limit_a_missing_page_head_and_options_carry_the_desk_headers(d
     )
     assert status == "HTTP/1.1 404 Not Found" and body == b"not found: the desk has no page /no/such/page\n"
     assert_desk_headers(headers)
+    status, headers, body = whole_answer(
+        desk_url,
+        f"GET /no/such%00page%E2%80%AE HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode(),
+    )
+    assert status == "HTTP/1.1 404 Not Found" and body == b"not found: the desk has no page /no/such?page?\n"
     # HEAD: GET's status and length, without the body
     got = whole_answer(
         desk_url, f"GET /signin HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
@@ -218,6 +223,19 @@ def test_the_body_limit_a_missing_page_head_and_options_carry_the_desk_headers(d
     assert status == "HTTP/1.1 405 Method Not Allowed" and body.count(b"\n") == 1
     assert headers["allow"] == "GET, HEAD" and "access-control-allow-origin" not in headers
     assert_desk_headers(headers)
+    # a page with a form takes its POST too (two routes of one path); a static file names each once
+    for path, allowed in (
+        ("/questions", "GET, HEAD, POST"),
+        ("/signin", "GET, HEAD, POST"),
+        ("/static/desk.css", "GET, HEAD"),
+    ):
+        status, headers, _ = whole_answer(
+            desk_url,
+            f"PUT {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode(),
+        )
+        assert status == "HTTP/1.1 405 Method Not Allowed", path
+        assert ", ".join(sorted(headers["allow"].split(", "))) == allowed, (path, headers["allow"])
+        assert_desk_headers(headers)
 
 
 def test_a_websocket_upgrade_is_a_plain_request_gated_and_answered_by_the_desk(desk_url: str) -> None:

@@ -374,3 +374,25 @@ def test_the_sign_in_limit_forgets_old_addresses_when_it_holds_many() -> None:
     for _ in range(limit.tries - 1):
         limit.failure("192.0.2.1")
     assert limit.wait("192.0.2.1") == limit.window and limit.wait("192.0.2.2") == 0
+
+
+def test_wrong_tries_for_one_name_wait_whatever_address_they_come_from(tmp_path: Path, monkeypatch) -> None:
+    """Behind a proxy the address is the one ``X-Forwarded-For`` names, which any local program can
+    forge: the count is per name too, so a new address per guess gains nothing."""
+    from fastapi.testclient import TestClient
+
+    monkeypatch.setenv("DESK_TOKEN_ANN", "a-long-random-token-for-ann")
+    monkeypatch.setenv("DESK_TOKEN_BO", "a-long-random-token-for-bo")
+    desk = desk_of(tmp_path, '[desk.people]\nann = "DESK_TOKEN_ANN"\nbo = "DESK_TOKEN_BO"')
+
+    def guess(address: str, name: str, token: str) -> int:
+        client = TestClient(desk.app, base_url=LOCAL, client=(address, 50000))
+        csrf = csrf_of(client.get("/signin").text)
+        answer = client.post(
+            "/signin", data={"name": name, "token": token, "csrf": csrf}, follow_redirects=False
+        )
+        return answer.status_code
+
+    assert [guess(f"10.0.0.{i}", "ann", f"guess-{i}") for i in range(7)] == [401] * 5 + [429] * 2
+    assert guess("10.0.1.1", "ANN ", "a-long-random-token-for-ann") == 429  # the same name, spelt loosely
+    assert guess("10.0.1.2", "bo", "a-long-random-token-for-bo") == 303  # another name is not held up

@@ -28,17 +28,20 @@ def signin(request: Request, desk: DeskOf, form: Form) -> Response:
     if not access.needs_sign_in:
         return RedirectResponse("/today", status_code=303)
     address = request.client.host if request.client else ""
-    wait = access.sign_ins.wait(address)
+    name = form.get("name", "").strip()
+    # counted per address and per name: a local program can forge the address a proxy names
+    counted = (f"address {address}", f"name {name.casefold()}")
+    wait = max(access.sign_ins.wait(key) for key in counted)
     if wait:
         return Response(
-            f"refused: too many wrong sign-ins from this address; try again in {wait} s\n",
+            f"refused: too many wrong sign-ins from this address or for this name; try again in {wait} s\n",
             status_code=429,
             media_type="text/plain; charset=utf-8",
             headers={"Retry-After": str(wait)},
         )
-    name = form.get("name", "").strip()
     if not access.check_token(name, form.get("token", "")):
-        access.sign_ins.failure(address)
+        for key in counted:
+            access.sign_ins.failure(key)
         return page(request, "signin.html.j2", status=401, failed=True)
     # a new session id (none a visitor held before survives); the person's earlier session ends
     access.sign_in(request.session, name)
