@@ -1,13 +1,11 @@
 """The guard of story identity: fitted with one block of each mix left out, judged on those blocks.
 
-The pair model decides which reports are one story by default (``story_model =
-"builtin:stories"``). It is fitted on every labelled day but the guard blocks (``GUARD_BLOCKS``:
+The pair model is fitted on every labelled day but the guard blocks (``GUARD_BLOCKS``:
 2026-03-17..19 of the AI world's feeds, 2025-08-05..07 of the tech outlets, the blocks with
 the most pairs), nothing of theirs in its training data, and clusters them with the vectors the
 run computes (MiniLM, and USE multilingual on a day with other text), once per session.
 ``GUARD_F1`` is the issue's bar; ``FLOOR_F1`` what the guard holds today: a change that makes
-the default decision worse on days it never saw fails here, and so does the decision before it
-(``story_model = "rules"``).
+the learnt decision worse on days it never saw fails here, and so does the decision before it.
 """
 
 from __future__ import annotations
