@@ -214,8 +214,9 @@ def card(model) -> str:
         "",
         "Each block's weights and threshold are fitted without it. These are not results on days nobody has "
         "seen: the features, the clustering floor and the variants kept were chosen while reading these "
-        "blocks' wrong pairs (`outlet_series_words`, the first-party pages constraint and the organisations "
-        "a link's path names were each written after reading their false joins or misses), so every figure "
+        "blocks' wrong pairs (`outlet_series_words`, the first-party pages constraint, the organisations "
+        "a link's path names and the time apart of one outlet's pages were each written after reading their "
+        "false joins or misses), so every figure "
         "below is tuned on these blocks. Days "
         "nobody here has read will give held-out figures. Follow-ups are given as the labels decide them "
         "(a link they call doubtful, `uncertain_previous_day`, is one they do not make) and with doubtful "

@@ -1,7 +1,7 @@
 """The same briefs before and after a change: the briefs of the real days and of the sample, byte for byte,
 and the event logs those runs wrote.
 
-    python bench/same_briefs.py [--ref main] [--data ../shared/data]
+    python bench/same_briefs.py [--ref main] [--data ../shared/data] [--keep DIR]
 
 Builds the briefs (JSON, Markdown and HTML, and the text, email and feed entry rendered from the
 JSON) of 2025-08-05..07 (five real sources, a fresh store each), of one day of the AI world's 14
@@ -328,6 +328,9 @@ def main() -> None:
     )
     parser.add_argument("--ref", default="main", help="the git ref to compare with (default: main)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument(
+        "--keep", default=None, help="write both sides' briefs and event logs here (tree/, ref/) to read"
+    )
     parser.add_argument("--child", nargs=3, metavar=("RUNS", "OUT", "TREE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -355,6 +358,12 @@ def main() -> None:
             capture_output=True,
         )
         shutil.rmtree(work, ignore_errors=True)
+    if args.keep:
+        for side, files in (("tree", ours), (args.ref.replace("/", "-"), theirs)):
+            folder = Path(args.keep) / side
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, raw in files.items():
+                (folder / name).write_bytes(raw)
     sys.exit(0 if compare(ours, theirs, args.ref) else 1)
 
 

@@ -60,6 +60,8 @@ FEATURES = (
     "outlet_series_words",  # title words both share that only their outlet uses, in 3+ of its titles
     "own_story",
     "days_apart",
+    "same_outlet_same_moment",  # one outlet's two pages published within SAME_MOMENT of each other
+    "same_outlet_minutes_apart",  # … further apart than that, but within SCHEDULED
     "digest",
     "community",
     "repository",
@@ -72,6 +74,10 @@ FEATURES = (
 FLOOR = 0.05
 # an outlet's word in this many of its titles, and in no other outlet's, marks a recurring series
 SERIES_TITLES = 3
+# one outlet's pages of one event come out together (an embargo lifts) or hours later (a follow-up);
+# pages minutes apart are its queue of scheduled pages (seconds)
+SAME_MOMENT = 120.0
+SCHEDULED = 1800.0
 # sites where anyone publishes (a repository, a model page, a video, a post): their pages are their
 # users', not announcements of the organisation whose site it is
 PLATFORMS = frozenset(
@@ -228,6 +234,11 @@ def pair_features(
         else 1.0
     )
     kinds = {a.kind, b.kind}
+    seconds = (
+        abs((a.published_at - b.published_at).total_seconds())
+        if a.published_at is not None and b.published_at is not None
+        else None
+    )
     return [
         cosine,
         cosine_english,
@@ -252,6 +263,8 @@ def pair_features(
         float(min(series, 2)),
         float(ea.own_story or eb.own_story),
         min(hours, 3.0),
+        float(same_outlet and seconds is not None and seconds <= SAME_MOMENT),
+        float(same_outlet and seconds is not None and SAME_MOMENT < seconds <= SCHEDULED),
         float("digest" in kinds),
         float("community" in kinds),
         float("repos" in kinds),
@@ -467,11 +480,16 @@ def _page_columns(p: _Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return same_link, same_title, same_project, unnamed
 
 
-def _days_apart(p: _Pairs) -> np.ndarray:
-    """Days between the two publications, at most 3 (1 when either has no date)."""
+def _time_columns(p: _Pairs, same_outlet: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(days between the two publications, at most 3 (1 when either has no date); one outlet's two
+    pages at one moment; one outlet's two pages minutes apart) per pair."""
     stamps = np.array([i.published_at.timestamp() if i.published_at else np.nan for i in p.items])
-    apart = np.abs(stamps[p.left] - stamps[p.right]) / 86400
-    return np.where(np.isnan(apart), 1.0, np.minimum(apart, 3.0))
+    seconds = np.abs(stamps[p.left] - stamps[p.right])
+    dated = ~np.isnan(seconds)
+    apart = np.where(dated, np.minimum(seconds / 86400, 3.0), 1.0)
+    moment = same_outlet & dated & (np.nan_to_num(seconds, nan=np.inf) <= SAME_MOMENT)
+    queued = same_outlet & dated & (seconds > SAME_MOMENT) & (np.nan_to_num(seconds, nan=np.inf) <= SCHEDULED)
+    return apart, moment, queued
 
 
 def _kind_columns(p: _Pairs) -> list[np.ndarray]:
@@ -524,7 +542,7 @@ def feature_rows(
         titles[left, right] * same_outlet,
         np.minimum(_shared(series_words(items))[left, right], 2),
         x_own | y_own,
-        _days_apart(p),
+        *_time_columns(p, same_outlet),
         *_kind_columns(p),
     ]
     return np.column_stack([np.asarray(c, dtype=float) for c in columns])

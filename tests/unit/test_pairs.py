@@ -172,6 +172,41 @@ def test_an_outlets_recurring_words_mark_two_of_its_pages_as_a_series() -> None:
     assert column.tolist() == [1.0, 1.0, 0.0, 0.0]
 
 
+def test_one_outlets_pages_at_one_moment_and_minutes_apart_are_told_apart() -> None:
+    """An embargo lifts: one outlet's pages of an event come out together; its scheduled pages come
+    out minutes apart; another outlet's page, or a page hours later, is neither."""
+    from datetime import timedelta
+
+    def at(aid: str, source: str, minutes: float, title: str):
+        return replace(
+            item(aid, source, title),
+            published_at=item(aid, source, title).published_at + timedelta(minutes=minutes),
+        )
+
+    items = [
+        at("a", "tweakers", 0, "Samsung onthult dunnere Galaxy Z Fold7"),
+        at("b", "tweakers", 1, "Samsung kondigt Galaxy Watch8 aan"),
+        at("c", "tweakers", 15, "Prime Video toont advertenties"),
+        at("d", "tweakers", 240, "Samsung Fold7 review"),
+        at("e", "wired", 0, "Samsung's thinner foldable"),
+        replace(item("f", "tweakers", "Undated page"), published_at=None),
+    ]
+    vectors = HashingEmbedder().encode([i.text for i in items])
+    index_pairs = [(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)]
+    rows = pairs.feature_rows(items, vectors @ vectors.T, None, index_pairs)
+    moment = rows[:, pairs.FEATURES.index("same_outlet_same_moment")]
+    queued = rows[:, pairs.FEATURES.index("same_outlet_minutes_apart")]
+    assert moment.tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert queued.tolist() == [0.0, 1.0, 0.0, 0.0, 0.0]
+    found = [dedup.evidence(i) for i in items]
+    for k, (x, y) in enumerate(index_pairs):  # pair by pair, the same columns
+        one = pairs.pair_features(
+            items[x], items[y], found[x], found[y], float(vectors[x] @ vectors[y]), None
+        )
+        assert one[pairs.FEATURES.index("same_outlet_same_moment")] == moment[k]
+        assert one[pairs.FEATURES.index("same_outlet_minutes_apart")] == queued[k]
+
+
 def test_a_model_fitted_before_a_feature_was_added_loads_and_decides_as_it_did(tmp_path) -> None:
     """A policy may name a model ``brief learn`` fitted on an earlier version: it still loads, the new
     feature weighs nothing, and its probabilities are those it gave before."""
