@@ -169,7 +169,7 @@ def deliver(
 ) -> None:
     """Send the day's brief to the channels that have not had it (after a failure, or by hand); an
     update whose [delivery] update_after window is open waits for it (--due sends it once it closed)."""
-    from ops.acts import day_of, release_due
+    from ops.acts import day_of, release_due, require_channels
     from ops.acts import deliver as resend
     from ops.workspace import refuse_missing, resources_of
     from tasks.settings import load_settings
@@ -183,8 +183,7 @@ def deliver(
     if given is not None:  # before the store is checked: a refused date is one line
         day_of(settings, resources.clock, given)
     refuse_missing(settings, resources.store)
-    if not settings.delivery.channels:
-        raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
+    require_channels(settings)
     if due:
         if day or channel:
             raise InputError("--due releases every held brief past its deadline; drop --date and --channel")

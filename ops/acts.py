@@ -412,6 +412,13 @@ def approve(settings: Settings, resources: steps.Resources, act: Act) -> Outcome
     return outcome
 
 
+def require_channels(settings: Settings) -> None:
+    """Refused, in one line, when the config names no channel to send to (the command line and
+    the desk's "send now" alike)."""
+    if not settings.delivery.channels:
+        raise InputError("the config has no [[delivery]] channels; add one with name = … and url = …")
+
+
 def deliver(
     settings: Settings,
     resources: steps.Resources,
@@ -422,6 +429,7 @@ def deliver(
 ) -> steps.DeliveryOutcome:
     """What the day's current brief still owes its channels (all, or ``channel``), sent; an update
     whose ``update_after`` window is still open waits for it, unless ``now`` ("send now")."""
+    require_channels(settings)
     ctx = context(settings, resources, day, "deliver")
     with steps.day_lock(ctx.store, day):
         return steps.deliver_day(ctx, only=channel, urgent=now)

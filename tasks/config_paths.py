@@ -43,7 +43,10 @@ def _local_path(value: str | None) -> str | None:
 
 
 def _root(value: str) -> str:
-    """A store root: a URL (``s3://…``) as it is, a folder relative to the config."""
+    """A store root: a URL (``s3://…``) as it is, a folder relative to the config; never empty
+    (an empty root would be whatever folder the command runs in)."""
+    if not value.strip():
+        raise ValueError("is empty; name the store's folder (relative to the config) or an s3:// URL")
     return value if "://" in value else _absolute(value)
 
 

@@ -40,7 +40,7 @@ from storage.projections.articles import ArticlesProjection
 from storage.projections.scores import ScoresProjection
 from storage.projections.stories import StoriesProjection
 from storage.store import ParquetEventStore
-from storage.typed import payload_of
+from storage.typed import payload_field, payload_of
 from tasks.render import without_tracking
 from tasks.write import safe_url
 
@@ -94,7 +94,7 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
     named = pl.col("subject_id") == story_id
     clustered = store.query(
         lambda: store.scan(event_types=["story.clustered"]).filter(
-            named | pl.col("payload").str.contains(f'"follow_up_of":"{story_id}"', literal=True)
+            named | (payload_field("story.clustered", "follow_up_of") == story_id)
         )
     )
     own = clustered.filter(named)

@@ -62,3 +62,17 @@ def test_a_failure_that_is_not_a_refusal_is_a_500_of_one_line_and_is_written_to_
     [logged] = [r for r in caplog.records if r.name == "flows.desk"]
     assert "GET /broken failed: the events of 2025-08-06 could not be read" in logged.getMessage()
     assert logged.exc_info is not None
+
+
+def test_send_now_without_channels_says_so_as_the_command_line_does(desk) -> None:
+    """Not a silent "nothing to send": the same refusal as ``brief deliver`` (one function says it)."""
+    import base64
+    import json
+
+    desk.get("/hold", params={"date": "2025-08-06"})  # a session (no page without a brief has a form)
+    signed = desk.cookies["desk_session"]
+    session = json.loads(base64.b64decode(signed.split(".")[0] + "=="))
+    csrf = desk.app.state.desk.access.csrf_token(session)
+    answer = desk.post("/hold/send", data={"date": "2025-08-06", "csrf": csrf})
+    assert answer.status_code == 400
+    assert "the config has no [[delivery]] channels; add one with name = … and url = …" in answer.text

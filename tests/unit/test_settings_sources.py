@@ -63,6 +63,18 @@ def test_absolute_home_and_url_roots_stay_as_written(tmp_path: Path) -> None:
         assert load_settings(str(config)).storage.root == root
 
 
+@pytest.mark.parametrize("root", ["", "  "])
+def test_an_empty_store_root_is_refused_not_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: str
+) -> None:
+    config = write_config(tmp_path / "c", f'[storage]\nroot = "{root}"\n')
+    with pytest.raises(ConfigError, match=r"\[storage\] root is wrong: is empty; name the store's folder"):
+        load_settings(str(config))
+    monkeypatch.setenv("BRIEF_STORAGE__ROOT", root)  # the same from the environment
+    with pytest.raises(ConfigError, match="BRIEF_STORAGE__ROOT"):
+        load_settings(str(write_config(tmp_path / "d", '[storage]\nroot = "store"\n')))
+
+
 def test_settings_validated_without_a_file_keep_their_paths(tmp_path: Path) -> None:
     settings = parse_settings({"storage": {"root": "store"}, "policy_file": "p.toml"})
     assert settings.storage.root == "store" and settings.policy_file == "p.toml"
