@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flows.review import answer_numbers, batch_numbers, interpret, numbered_choices
+from ops.answers import answer_numbers, batch_numbers, interpret, numbered_choices
 from storage.errors import InputError
 
 MARK = {"candidates": ["core", "related", "off-topic", "lead"], "default": "core", "field": "relevance"}

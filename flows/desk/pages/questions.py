@@ -10,8 +10,8 @@ from fastapi.responses import Response
 
 from flows.desk import reads
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page
-from flows.review import answer_numbers, batch_numbers, interpret, numbered_choices
 from ops import acts
+from ops.answers import answer_numbers, batch_numbers, interpret, numbered_choices
 from storage.errors import InputError
 
 router = APIRouter()
