@@ -54,7 +54,7 @@ LABELS = {
         "subject_unreviewed": " (not reviewed)",
         "correction": "Correction:",
         "corrected_title": "the headline read “{previous}”.",
-        "corrected_summary": "the summary was corrected.",
+        "corrected_summary": "the summary read “{previous}”.",
         "stop": ".",
         "retracted": "Retracted",
         "retracted_item": "“{title}” ({section}) was retracted: {note}",
@@ -94,7 +94,7 @@ LABELS = {
         "subject_unreviewed": "（未经审阅）",
         "correction": "更正：",
         "corrected_title": "原标题为“{previous}”。",
-        "corrected_summary": "摘要已更正。",
+        "corrected_summary": "原摘要为“{previous}”。",
         "stop": "。",
         "retracted": "已撤回",
         "retracted_item": "“{title}”（{section}）已撤回：{note}",
@@ -145,6 +145,8 @@ def apply_editor_acts(
             if (story, field_) in silent:
                 continue
             previous = seen.get((story, field_), fix.previous)
+            if field_ == "summary":  # what readers had, quoted as a headline is; a long one shortened
+                previous = short_summary(previous, limit=200)
             said = lab[f"corrected_{field_}"].format(previous=previous)
             lines.append(sentence(said, keep_case=not lines, stop=lab["stop"]))
             if fix.note and fix.note.strip():
@@ -152,7 +154,8 @@ def apply_editor_acts(
         if "title" in fixed:
             changed["translated_title"] = None  # the translation was of the old headline
         if lines:
-            changed["correction"] = f"{lab['correction']} {' '.join(lines)}"
+            gap = "" if lab["correction"].endswith("：") else " "  # no space after a full-width colon
+            changed["correction"] = f"{lab['correction']}{gap}{' '.join(lines)}"
         items.append(item.model_copy(update=changed))
     if not corrections and not retractions:
         return document
