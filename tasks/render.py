@@ -198,11 +198,13 @@ def view(
     *,
     note: str | None = None,
     questions: Sequence[Mapping[str, str]] = (),
+    numbered: bool = True,
 ) -> dict[str, Any]:
     """What a template sees: sections in reading order, numbered items, checked links; an item's
     ``lang`` where it is not the page's (its ``translation``, a title in the page's language, is
     in the page's), and ``cjk`` when the page holds Chinese, Japanese or
-    Korean text (its font stacks then name CJK fonts)."""
+    Korean text (its font stacks then name CJK fonts). ``numbered``: the version number is shown (the
+    store's files, which the desk and auditors compare); what channels send and the feed show none."""
     lab = {**LABELS["en"], **LABELS[doc.language]}
     items = doc.items
     sections = _sections(doc, category_labels, lab)
@@ -212,6 +214,7 @@ def view(
         "language": doc.language,
         "cjk": doc.language in CJK or any(i.language in CJK for i in items),
         "version": doc.version,
+        "numbered": numbered,
         "lab": lab,
         "count": len(items),
         "core": doc.core,
