@@ -223,6 +223,8 @@ def view(
         "period": window_text(doc.window.start, doc.window.end, str(doc.date)),  # for reading
         "sections": sections,
         "lead": sections[0]["entries"][0]["title"] if sections and sections[0]["entries"] else None,
+        # the desk's line of how many stories the topic filter left out (Today links it to Left
+        # out); the shipped reader templates do not show it: readers cannot see those stories
         "footer": left_out_line(doc),
         "note": note,
         "questions": list(questions),
