@@ -28,16 +28,11 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
     changed; an item can be all three. A removed item a person retracted says so.
     """
 
-    def places(doc: Brief) -> dict[str, tuple[int, Item]]:
-        seen: dict[str, int] = {}
-        out = {}
-        for item in doc.items:
-            section = item.section or ""
-            seen[section] = seen.get(section, 0) + 1
-            out[item.story_id] = (seen[section], item)
-        return out
+    def ranked(doc: Brief) -> dict[str, tuple[int, Item]]:
+        at = places(doc)
+        return {i.story_id: (at[i.story_id][1], i) for i in doc.items}
 
-    before, after = places(older), places(newer)
+    before, after = ranked(older), ranked(newer)
     changes = []
     for story, (rank, item) in after.items():
         if story not in before:
@@ -69,6 +64,17 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
             why = "retracted from " if story in retracted else ""
             changes.append(ItemChange("removed", story, item.title, why + _where(item, rank)))
     return changes
+
+
+def places(doc: Brief) -> dict[str, tuple[str, int]]:
+    """Each item's place: its section and its rank within it, from 1."""
+    seen: dict[str, int] = {}
+    out = {}
+    for item in doc.items:
+        section = item.section or ""
+        seen[section] = seen.get(section, 0) + 1
+        out[item.story_id] = (section, seen[section])
+    return out
 
 
 def _marks(old: Item, new: Item) -> list[str]:
