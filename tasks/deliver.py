@@ -234,11 +234,12 @@ def compose_message(
     ``earlier``: the version an update replaces (the one the channel got), so its note says what
     changed. Readers see no version number: the first brief a reader gets may be the day's second
     or ninth (held for review, corrected before it went out), and "v2" out of nowhere reads as if
-    they missed one; an update says it is one, and what changed."""
+    they missed one; an update says it is one, and what changed. The review copy editors get keeps
+    the number, which the desk shows."""
     from tasks import versions
     from tasks.render import render, view
 
-    base = view(document, labels, numbered=False)
+    base = view(document, labels, numbered=send.kind == "review")  # editors compare versions at the desk
     lab = base["lab"]
     at = f"{until.astimezone(zone):%Y-%m-%d %H:%M %Z}" if until else ""
     note = None

@@ -172,6 +172,7 @@ def test_messages_say_what_they_are() -> None:
     assert (
         review.format == "markdown" and "Same story?" in review.body and "brief approve --date" in review.body
     )
+    assert "· v2" in review.body and "· v2" not in update.body  # the editors' copy keeps the number
     assert (
         "\n"
         not in deliver.compose_message(
