@@ -51,11 +51,12 @@ def atom_feed(
         fg.link(href=f"{base_url}/", rel="alternate")
     fg.updated(max((e.updated_at for e in ordered), default=None) or datetime(1970, 1, 1).astimezone())
     for entry in reversed(ordered):  # feedgen puts the entry added last first
-        context = view(entry.document, category_labels)
+        context = view(entry.document, category_labels, numbered=False)
         fe = fg.add_entry()
         fe.id(entry_id(entry.date))
-        name = context["title"] + (f" (v{entry.version})" if entry.version > 1 else "")
-        fe.title(name + (f": {context['lead']}" if context["lead"] else ""))
+        # no version number: a reader's first entry may be the day's second version (held, then
+        # approved); an update shows as updated, and its corrections carry their lines
+        fe.title(context["title"] + (f": {context['lead']}" if context["lead"] else ""))
         fe.published(entry.published_at)
         fe.updated(entry.updated_at)
         href = f"{base_url}/{entry.date}.html" if base_url else f"{entry.date}.html"

@@ -227,16 +227,25 @@ def compose_message(
     until: datetime | None = None,
     questions: Sequence[Mapping[str, str]] = (),
     templates: str | None = None,
+    earlier: Brief | None = None,
 ) -> Message:
-    """The subject and body a channel gets: its format's template, with the note the kind calls for."""
+    """The subject and body a channel gets: its format's template, with the note the kind calls for.
+
+    ``earlier``: the version an update replaces (the one the channel got), so its note says what
+    changed. Readers see no version number: the first brief a reader gets may be the day's second
+    or ninth (held for review, corrected before it went out), and "v2" out of nowhere reads as if
+    they missed one; an update says it is one, and what changed. The review copy editors get keeps
+    the number, which the desk shows."""
+    from tasks import versions
     from tasks.render import render, view
 
-    base = view(document, labels)
+    base = view(document, labels, numbered=send.kind == "review")  # editors compare versions at the desk
     lab = base["lab"]
     at = f"{until.astimezone(zone):%Y-%m-%d %H:%M %Z}" if until else ""
     note = None
     if send.kind == "update":
-        note = lab["updated"].format(version=document.version, previous=send.previous)
+        what = versions.for_readers(earlier, document, lab) if earlier is not None else None
+        note = lab["updated"].format(what=what) if what else lab["updated_plain"]
     elif send.kind == "review":
         deadline = lab["held_deadline"].format(at=at) if until else ""
         note = lab["held"].format(date=document.date, deadline=deadline)
@@ -247,7 +256,7 @@ def compose_message(
     template = {"html": "email", "markdown": "markdown", "text": "text"}[fmt]
     title = base["title"]
     if send.kind == "update":
-        subject = lab["subject_updated"].format(title=title, version=document.version)
+        subject = lab["subject_updated"].format(title=title)
     elif send.kind == "review":
         n = len(questions)
         subject = lab["subject_review"].format(

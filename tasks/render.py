@@ -198,11 +198,13 @@ def view(
     *,
     note: str | None = None,
     questions: Sequence[Mapping[str, str]] = (),
+    numbered: bool = True,
 ) -> dict[str, Any]:
     """What a template sees: sections in reading order, numbered items, checked links; an item's
     ``lang`` where it is not the page's (its ``translation``, a title in the page's language, is
     in the page's), and ``cjk`` when the page holds Chinese, Japanese or
-    Korean text (its font stacks then name CJK fonts)."""
+    Korean text (its font stacks then name CJK fonts). ``numbered``: the version number is shown (the
+    store's files, which the desk and auditors compare); what channels send and the feed show none."""
     lab = {**LABELS["en"], **LABELS[doc.language]}
     items = doc.items
     sections = _sections(doc, category_labels, lab)
@@ -212,6 +214,7 @@ def view(
         "language": doc.language,
         "cjk": doc.language in CJK or any(i.language in CJK for i in items),
         "version": doc.version,
+        "numbered": numbered,
         "lab": lab,
         "count": len(items),
         "core": doc.core,
@@ -220,6 +223,8 @@ def view(
         "period": window_text(doc.window.start, doc.window.end, str(doc.date)),  # for reading
         "sections": sections,
         "lead": sections[0]["entries"][0]["title"] if sections and sections[0]["entries"] else None,
+        # the desk's line of how many stories the topic filter left out (Today links it to Left
+        # out); the shipped reader templates do not show it: readers cannot see those stories
         "footer": left_out_line(doc),
         "note": note,
         "questions": list(questions),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,16 +28,11 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
     changed; an item can be all three. A removed item a person retracted says so.
     """
 
-    def places(doc: Brief) -> dict[str, tuple[int, Item]]:
-        seen: dict[str, int] = {}
-        out = {}
-        for item in doc.items:
-            section = item.section or ""
-            seen[section] = seen.get(section, 0) + 1
-            out[item.story_id] = (seen[section], item)
-        return out
+    def ranked(doc: Brief) -> dict[str, tuple[int, Item]]:
+        at = places(doc)
+        return {i.story_id: (at[i.story_id][1], i) for i in doc.items}
 
-    before, after = places(older), places(newer)
+    before, after = ranked(older), ranked(newer)
     changes = []
     for story, (rank, item) in after.items():
         if story not in before:
@@ -70,6 +66,17 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
     return changes
 
 
+def places(doc: Brief) -> dict[str, tuple[str, int]]:
+    """Each item's place: its section and its rank within it, from 1."""
+    seen: dict[str, int] = {}
+    out = {}
+    for item in doc.items:
+        section = item.section or ""
+        seen[section] = seen.get(section, 0) + 1
+        out[item.story_id] = (section, seen[section])
+    return out
+
+
 def _marks(old: Item, new: Item) -> list[str]:
     """What a reader sees changed in an item's standing: lead, relevance, category, sources."""
     out = []
@@ -90,3 +97,39 @@ def _where(item: Item, rank: int) -> str:
     if section == "category":
         section = item.category
     return f"{section} #{rank}"
+
+
+READERS_CHANGES = 3  # what an update's line names; the rest are counted
+
+
+def for_readers(older: Brief, newer: Brief, lab: Mapping[str, str]) -> str | None:
+    """What changed since ``older``, the version a reader had, in one short clause of the brief's
+    language: retractions first, then corrections, items added and taken out, and whether the order
+    changed ("retracted “…”; corrected the headline of “…”"); None when a reader sees no change."""
+    found = diff(older, newer)
+    retracted = {r.story_id for r in newer.retracted or ()}
+    said: list[str] = []
+    for c in found:
+        if c.change == "removed" and c.story_id in retracted:
+            said.append(lab["changed_retracted"].format(title=c.title))
+    for c in found:
+        if c.change == "reworded":
+            words = c.detail.split(", ")
+            if "headline" in words:
+                said.append(lab["changed_headline"].format(title=c.title))
+            if "summary" in words:
+                said.append(lab["changed_summary"].format(title=c.title))
+    for c in found:
+        if c.change == "added":
+            said.append(lab["changed_added"].format(title=c.title))
+        elif c.change == "removed" and c.story_id not in retracted:
+            said.append(lab["changed_removed"].format(title=c.title))
+    order_changed = any(c.change == "moved" for c in found)
+    if not said and not order_changed:
+        return None
+    shown = said[:READERS_CHANGES]
+    if len(said) > READERS_CHANGES:
+        shown.append(lab["changed_more"].format(n=len(said) - READERS_CHANGES))
+    elif order_changed:
+        shown.append(lab["changed_order"])
+    return lab["changed_join"].join(shown)

@@ -44,17 +44,26 @@ LABELS = {
         "questions": "Open questions",
         "default": "default",
         "sent_by": "Sent by dailybrief. Every claim cites the article it comes from.",
-        "updated": "Updated: this is version {version}; it replaces version {previous} sent earlier.",
+        "updated": "Updated since the version sent earlier: {what}.",
+        "updated_plain": "Updated: this replaces the version sent earlier.",
+        "changed_retracted": "retracted “{title}”",
+        "changed_added": "added “{title}”",
+        "changed_removed": "took out “{title}”",
+        "changed_headline": "corrected the headline of “{title}”",
+        "changed_summary": "corrected the summary of “{title}”",
+        "changed_order": "changed the order of the stories",
+        "changed_more": "and {n} more changes",
+        "changed_join": "; ",
         "held": "Held for review: readers get this brief when someone runs 'brief approve --date {date}' "
         "or answers the questions in 'brief review'{deadline}.",
         "held_deadline": ", or at {at} without anyone",
         "unreviewed": "Nobody looked at this brief before it went out: the review deadline ({at}) passed.",
-        "subject_updated": "Updated: {title} (v{version})",
+        "subject_updated": "Updated: {title}",
         "subject_review": "For review: {title} ({n} open {questions})",
         "subject_unreviewed": " (not reviewed)",
         "correction": "Correction:",
         "corrected_title": "the headline read “{previous}”.",
-        "corrected_summary": "the summary was corrected.",
+        "corrected_summary": "the summary read “{previous}”.",
         "stop": ".",
         "retracted": "Retracted",
         "retracted_item": "“{title}” ({section}) was retracted: {note}",
@@ -84,17 +93,26 @@ LABELS = {
         "questions": "待确认的问题",
         "default": "默认",
         "sent_by": "由 dailybrief 发送。每条内容都引用其来源文章。",
-        "updated": "更新：这是第 {version} 版，替换此前发送的第 {previous} 版。",
+        "updated": "更新：与此前发送的版本相比，{what}。",
+        "updated_plain": "更新：此版本替换此前发送的版本。",
+        "changed_retracted": "撤回了“{title}”",
+        "changed_added": "增加了“{title}”",
+        "changed_removed": "移除了“{title}”",
+        "changed_headline": "更正了“{title}”的标题",
+        "changed_summary": "更正了“{title}”的摘要",
+        "changed_order": "调整了新闻顺序",
+        "changed_more": "另有 {n} 处改动",
+        "changed_join": "；",
         "held": "待审阅：有人运行 'brief approve --date {date}' 或在 'brief review' "
         "中回答问题后，读者才会收到{deadline}。",
         "held_deadline": "；无人审阅时于 {at} 发送",
         "unreviewed": "此简报发送前无人审阅：审阅截止时间（{at}）已过。",
-        "subject_updated": "更新：{title}（第 {version} 版）",
+        "subject_updated": "更新：{title}",
         "subject_review": "待审阅：{title}（{n} 个待确认的问题）",
         "subject_unreviewed": "（未经审阅）",
         "correction": "更正：",
         "corrected_title": "原标题为“{previous}”。",
-        "corrected_summary": "摘要已更正。",
+        "corrected_summary": "原摘要为“{previous}”。",
         "stop": "。",
         "retracted": "已撤回",
         "retracted_item": "“{title}”（{section}）已撤回：{note}",
@@ -145,6 +163,8 @@ def apply_editor_acts(
             if (story, field_) in silent:
                 continue
             previous = seen.get((story, field_), fix.previous)
+            if field_ == "summary":  # what readers had, quoted as a headline is; a long one shortened
+                previous = short_summary(previous, limit=200)
             said = lab[f"corrected_{field_}"].format(previous=previous)
             lines.append(sentence(said, keep_case=not lines, stop=lab["stop"]))
             if fix.note and fix.note.strip():
@@ -152,7 +172,8 @@ def apply_editor_acts(
         if "title" in fixed:
             changed["translated_title"] = None  # the translation was of the old headline
         if lines:
-            changed["correction"] = f"{lab['correction']} {' '.join(lines)}"
+            gap = "" if lab["correction"].endswith("：") else " "  # no space after a full-width colon
+            changed["correction"] = f"{lab['correction']}{gap}{' '.join(lines)}"
         items.append(item.model_copy(update=changed))
     if not corrections and not retractions:
         return document

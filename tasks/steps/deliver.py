@@ -175,11 +175,24 @@ def deliver_day(
                 until=plan.until,
                 questions=questions,
                 templates=ctx.settings.output.templates,
+                earlier=_earlier(ctx, item),
             )
             outcome.sent.append(_send(ctx, item, message, version, sleep, published))
     if settings.hold and (approve_by is not None or any(s.ok and s.kind != "review" for s in outcome.sent)):
         write_feed(ctx, labels)  # released: the feed, a readers' channel, gets the brief now
     return outcome
+
+
+def _earlier(ctx: RunContext, item: deliver.Send) -> Brief | None:
+    """The version an update replaces, as the channel got it (None: not an update, or its file is
+    gone), so the update says what changed since."""
+    if item.kind != "update" or item.previous is None:
+        return None
+    briefs = ctx.store.tree.briefs
+    try:
+        return briefs.read(briefs.version(ctx.day, item.previous))
+    except (FileNotFoundError, OSError):
+        return None
 
 
 def _send(

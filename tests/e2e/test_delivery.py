@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -127,8 +128,9 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
     assert "email" in done.stdout and "v2 was sent" not in done.stdout
     assert len(mail.messages) == 2 and len(hook.posts) == 1
     update = mail.messages[1]
-    assert update["Subject"] == f"Updated: AI brief — {DAY} (v2)"
-    assert "replaces version 1" in mail.html_of(update)
+    assert update["Subject"] == f"Updated: AI brief — {DAY}"
+    lead = escape(brief["items"][0]["title"], quote=False)
+    assert f"Updated since the version sent earlier: took out “{lead}”" in mail.html_of(update)
     delivered = payloads(config, "brief.delivered")
     assert sorted((d["channel"], d["version"], d["kind"]) for d in delivered) == [
         ("email", 1, "brief"),
@@ -146,7 +148,7 @@ def test_email_and_webhook_get_the_brief_once_and_a_correction_where_configured(
     feed = Path(result.files["md"]).parent / "feed.xml"
     events = collect_source(Source("briefs", feed.as_uri()), datetime(2025, 8, 6).date(), "feed-check")
     [entry] = [e.payload for e in events if e.event_type == "article.collected"]
-    assert entry["title"].startswith(f"AI brief — {DAY} (v2)") and entry["url"].endswith(f"{DAY}.html")
+    assert entry["title"].startswith(f"AI brief — {DAY}: ") and entry["url"].endswith(f"{DAY}.html")
     assert "&lt;script" not in entry["summary"] and "<script" not in entry["summary"]
 
     # no secret anywhere: the log (every Parquet row), the briefs, the feed, an export, brief events

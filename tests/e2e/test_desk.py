@@ -517,9 +517,11 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     assert [path for path, _ in hook.posts].count("/editors") == 1
     readers = [body for path, body in hook.posts if path == "/readers"]
     assert len(readers) == 3, readers
-    assert "(v5)" in readers[1]["title"] and "A headline, corrected" in readers[1]["message"]
+    assert readers[1]["title"].startswith("Updated: ") and "A headline, corrected" in readers[1]["message"]
+    assert "Updated since the version sent earlier: retracted “" in readers[1]["message"]  # what changed
     assert "the report was withdrawn" in readers[1]["message"]
-    assert "(v6)" in readers[2]["title"] and "A summary, corrected after" in readers[2]["message"]
+    assert "A summary, corrected after" in readers[2]["message"]
+    assert "Updated since the version sent earlier: corrected the summary of “" in readers[2]["message"]
     delivered = [
         (e.payload["channel"], e.payload["version"], e.payload["kind"])
         for e in store.read(event_types=["brief.delivered"])
@@ -569,7 +571,11 @@ def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_c
     assert done.status_code == 200 and "correction recorded: v2" in done.text
     assert len(hook.posts) == 2  # the update, once
     update = hook.posts[1][1]
-    assert "(v2)" in update["title"] and "A headline, corrected" in update["message"]
+    assert update["title"] == f"Updated: AI brief — {DAY}" and "A headline, corrected" in update["message"]
+    assert (
+        "Updated since the version sent earlier: corrected the headline of “A headline, corrected”"
+        in (update["message"])
+    )
     assert "Correction: the headline read" in update["message"]
     assert desk.post("/today/correct", data={}).status_code == 403  # refused: nothing more is sent
     assert len(hook.posts) == 2

@@ -374,7 +374,7 @@ def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last
     assert "v5 sent to readers" in due(11)
     assert readers_got(config) == [(1, "brief"), (5, "update")]
     [(_, update)] = [(p, b) for p, b in hook.posts[1:]]
-    assert "(v5)" in update["title"]
+    assert update["title"] == f"Updated: AI brief — {DAY}"  # no version number for readers
     assert all(words in update["message"] for words in ("Second fix", "The summary, fixed"))
     assert "no update is due" in due(30) and len(hook.posts) == 2  # nothing twice
 
@@ -1126,7 +1126,7 @@ def test_the_feed_leaves_out_a_held_brief_until_it_is_approved(config: Path, hoo
     )
     assert approved.status_code == 200 and "approved v2; sent to readers" in approved.text
     [entry] = [t for t in feed_titles(config) if DAY in t]
-    assert f"{DAY} (v2)" in entry
+    assert entry.startswith(f"AI brief — {DAY}: ")  # no "(v2)": the first version readers get
 
 
 def test_a_correction_made_while_held_is_no_public_correction_but_one_made_after_is(
@@ -1170,7 +1170,7 @@ def test_a_correction_made_while_held_is_no_public_correction_but_one_made_after
     assert line == "Correction: the headline read “Held, corrected”.", line
     [_, update] = [b["message"] for p, b in hook.posts if p == "/readers"]
     assert "the headline read “Held, corrected”" in update
-    assert [t for t in feed_titles(config) if DAY in t] == [f"AI brief — {DAY} (v3): Released, corrected"]
+    assert [t for t in feed_titles(config) if DAY in t] == [f"AI brief — {DAY}: Released, corrected"]
 
 
 def test_send_now_on_a_stale_hold_page_sends_the_current_version_and_its_button_names_none(

@@ -122,10 +122,31 @@ def test_wide_tables_scroll_inside_themselves_at_390_px_and_keep_dates_and_ids_w
                 phone.goto(f"http://127.0.0.1:{port}{url}")
                 assert phone.evaluate("document.documentElement.scrollWidth") <= 390, url
                 assert phone.evaluate(BROKEN_WORDS, UNBROKEN) == [], url
+            # the diff at 1000 px and on the phone: every change's headline wraps at words, and no
+            # cell (the "caused by" above all) is cut off at the right edge
+            for width in (1000, 390):
+                view = browser.new_page(viewport={"width": width, "height": 844})
+                view.goto(f"http://127.0.0.1:{port}/diff?date={DAY}&a=1&b=2")
+                assert view.evaluate(BROKEN_WORDS, r"[A-Za-z0-9$]{2,}") == [], width
+                cut = "[...document.querySelectorAll('table.diff td')].filter(c => c.scrollWidth > c.clientWidth + 1)"
+                assert view.evaluate(f"{cut}.length") == 0, width
+                assert view.evaluate("document.documentElement.scrollWidth") <= width, width
             browser.close()
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_a_reversed_diff_says_so_and_reads_from_the_older_version(config: Path) -> None:
+    desk = client(config, "ann")
+    page = desk.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    form = {"story": story, "field": "title", "value": "A corrected headline", "note": "", "date": DAY}
+    desk.post("/today/correct", data={**form, "seen": seen_of(page), "csrf": csrf_of(page)})
+    forwards, backwards = (desk.get(f"/diff?date={DAY}&a={a}&b={b}").text for a, b in ((1, 2), (2, 1)))
+    assert f"{DAY}: v1 → v2</h1>" in backwards and "You asked for v2 → v1, from a newer version" in backwards
+    rows = re.compile(r'<tr class="[a-z]+">.*?</tr>', re.S)
+    assert rows.findall(backwards) == rows.findall(forwards) != []  # the same changes, credited as they ran
 
 
 def test_history_names_runs_by_a_short_id(config: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -152,7 +153,10 @@ def test_messages_say_what_they_are() -> None:
     doc = hostile_brief(version=2)
     email = Channel(name="email", url="mailto://x")
     update = deliver.compose_message(deliver.Send(email, "update", "direct", previous=1), doc, {}, zone=ZONE)
-    assert update.subject == "Updated: AI brief — 2025-08-06 (v2)" and "replaces version 1" in update.body
+    assert (
+        update.subject == "Updated: AI brief — 2025-08-06"
+        and "replaces the version sent earlier" in update.body
+    )
     assert update.format == "html" and update.body.startswith("<!doctype html>")
     late = deliver.compose_message(deliver.Send(email, "brief", "deadline"), doc, {}, zone=ZONE, until=NOW)
     assert late.subject.endswith("(not reviewed)") and "review deadline (2025-08-06 08:00 CEST)" in late.body
@@ -168,6 +172,7 @@ def test_messages_say_what_they_are() -> None:
     assert (
         review.format == "markdown" and "Same story?" in review.body and "brief approve --date" in review.body
     )
+    assert "· v2" in review.body and "· v2" not in update.body  # the editors' copy keeps the number
     assert (
         "\n"
         not in deliver.compose_message(
@@ -362,3 +367,55 @@ def test_a_brief_released_at_its_deadline_is_released_not_held_and_its_updates_g
     v2 = deliver.plan(settings, out, version=2, core=3, now=NOW + timedelta(minutes=40), zone=ZONE)
     assert v2.waiting is None and ("email", "update") in kinds(v2) and ("eds", "review") not in kinds(v2)
     assert {s.released for s in v2.sends} == {"deadline"}
+
+
+def test_an_update_says_what_changed_since_the_version_the_channel_got() -> None:
+    """Not "this is version 3; it replaces version 2": the retraction and the correction, by headline;
+    the retraction at the top of the brief; no version number in what readers get."""
+    from storage.payloads import BriefCorrected, StoryRetracted
+    from tasks.write import apply_editor_acts
+    from tests.factories import brief, brief_item
+
+    earlier = brief(
+        brief_item("st-1", "Orchard raises $12M", summary="s", section="top"),
+        brief_item("st-2", "TinyEval ships", summary="s", section="top"),
+        brief_item("st-3", "Brightwater opens", summary="s", section="quick_link"),
+        version=2,
+    )
+    fix = BriefCorrected(
+        story_id="st-1", field="title", value="Orchard raises $21M", previous="Orchard raises $12M", by="ann"
+    )
+    gone = StoryRetracted(story_id="st-2", title="TinyEval ships", note="not news", by="ann")
+    now = apply_editor_acts(earlier, {"st-1": {"title": fix}}, {"st-2": gone}).model_copy(
+        update={"version": 3}
+    )
+    send = deliver.Send(
+        Channel(name="hook", url="json://x", format="markdown"), "update", "direct", previous=2
+    )
+    message = deliver.compose_message(send, now, {}, zone=ZONE, earlier=earlier)
+    line = (
+        "Updated since the version sent earlier: retracted “TinyEval ships”; "
+        "corrected the headline of “Orchard raises $21M”."
+    )
+    assert line in message.body.replace("\\", ""), message.body
+    assert "version 3" not in message.body and "v3" not in message.body and "(v3)" not in message.subject
+    body = message.body
+    assert body.index("## Retracted") < body.index("## Top stories")  # the retraction at the top
+    # the same line in the readers' other formats
+    for fmt in ("html", "text"):
+        other = deliver.compose_message(
+            replace(send, channel=Channel(name="c", url="json://x", format=fmt)),
+            now,
+            {},
+            zone=ZONE,
+            earlier=earlier,
+        )
+        assert "retracted “TinyEval ships”; corrected the headline of" in other.body, fmt
+    # the store's own files keep the number (the desk and auditors compare versions)
+    from tasks.render import render, view
+
+    assert "· v3" in render("markdown", view(now, {}))
+    nothing = deliver.compose_message(
+        send, earlier.model_copy(update={"version": 3}), {}, zone=ZONE, earlier=earlier
+    )
+    assert "Updated: this replaces the version sent earlier." in nothing.body

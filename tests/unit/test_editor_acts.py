@@ -72,18 +72,34 @@ def test_two_corrections_of_one_item_read_as_one_sentence_each_in_every_renderin
     fixed = write.apply_editor_acts(original, {"st-1": acts}, {})
     line = (
         "Correction: the headline read “Northwind AI raises $120M Series B to build robot arms”. "
-        "Series B was not confirmed. The summary was corrected. Tightened."
+        "Series B was not confirmed. The summary read “s”. Tightened."
     )
     assert fixed.items[0].correction == line
     for kind in ("markdown", "html", "text"):
         shown = render(kind, view(fixed, {}))
-        assert "Series B was not confirmed. The summary was corrected. Tightened." in shown, kind
+        assert "Series B was not confirmed. The summary read “s”. Tightened." in shown, kind
 
 
 def test_a_correction_without_a_note_keeps_its_one_sentence() -> None:
     act = BriefCorrected(story_id="st-1", field="summary", value="new", previous="old", note="", by="ann")
     fixed = write.apply_editor_acts(doc(item("st-1", "One", summary="old")), {"st-1": {"summary": act}}, {})
-    assert fixed.items[0].correction == "Correction: the summary was corrected."
+    assert fixed.items[0].correction == "Correction: the summary read “old”."
+
+
+def test_a_summary_correction_quotes_what_readers_had_a_long_one_shortened() -> None:
+    """Without a note, "the summary was corrected" told readers nothing: the line quotes the old text."""
+    old = "Orchard raised $12M from Acme. " + "It plans to hire engineers in Berlin and Lisbon. " * 8
+    act = BriefCorrected(story_id="st-1", field="summary", value="new", previous=old, note="", by="ann")
+    fixed = write.apply_editor_acts(doc(item("st-1", "One", summary=old)), {"st-1": {"summary": act}}, {})
+    line = fixed.items[0].correction or ""
+    assert line.startswith("Correction: the summary read “Orchard raised $12M from Acme. It plans")
+    assert line.endswith("”.") and len(line) < 260, line
+    for kind in ("markdown", "html", "text", "entry", "email"):
+        assert "the summary read" in render(kind, view(fixed, {})), kind  # type: ignore[arg-type]
+    zh = write.apply_editor_acts(
+        brief(item("st-1", "One", summary="旧摘要"), language="zh"), {"st-1": {"summary": act}}, {}
+    )
+    assert zh.items[0].correction == "更正：原摘要为“" + write.short_summary(old, limit=200) + "”。"
 
 
 def test_the_diff_of_two_versions_names_added_removed_reworded_and_moved_items() -> None:

@@ -56,7 +56,9 @@ def test_no_operator_hint_in_any_reader_output(language: str) -> None:
     )
     for name, text in outputs.items():
         assert not OPERATOR_HINT.search(text), (name, OPERATOR_HINT.search(text))
-        assert footer in text, name  # readers are still told what was left out
+        # how many stories the topic filter left out is the desk's to show (Today links it to Left
+        # out), not the readers': they cannot see those stories or act on the count
+        assert footer not in text and "off the topic" not in text, name
 
 
 def test_the_run_output_keeps_the_hint() -> None:
@@ -149,3 +151,55 @@ def test_an_exact_duplicate_is_one_fact_whoever_runs_the_day() -> None:
         assert detected(exact, "run-1", "p1") == detected(exact, "run-2", "p2")
     # that an article was news on an earlier day is the run's judgement, under its window
     assert detected("seen_before", "run-1", "p1") != detected("seen_before", "run-2", "p1")
+
+
+def corrected_brief(language: str) -> Brief:
+    """A brief whose lead's headline was corrected, and a second item retracted, after
+    readers had it."""
+    from storage.payloads import BriefCorrected, StoryRetracted
+    from tasks.write import apply_editor_acts
+    from tests.factories import brief, brief_item
+
+    original = brief(
+        brief_item("st-1", "Orchard raises $12M", summary="Old summary text.", section="top"),
+        brief_item("st-2", "TinyEval ships", summary="s", section="quick_link"),
+        language=language,
+    )
+    fix = {
+        "title": BriefCorrected(
+            story_id="st-1",
+            field="title",
+            value="Orchard raises $21M",
+            previous="Orchard raises $12M",
+            by="ann",
+        ),
+    }
+    gone = {"st-2": StoryRetracted(story_id="st-2", title="TinyEval ships", note="not news", by="ann")}
+    return apply_editor_acts(original, {"st-1": fix}, gone).model_copy(update={"version": 3})
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_reader_output_carries_the_correction_and_the_retraction(language: str) -> None:
+    """What docs/delivery.md promises: a correction made after readers had the brief carries the line
+    naming the text they had, in the feed as in the files and every channel's message."""
+    doc = corrected_brief(language)
+    line = doc.items[0].correction
+    assert line and "Orchard raises $12M" in line
+    outputs: dict[str, str] = {kind: render(kind, view(doc, {})) for kind in TEMPLATES}  # type: ignore[arg-type]
+    for fmt in ("html", "markdown", "text"):
+        channel = Channel(name="c", url="json://x", format=fmt)
+        send = deliver.Send(channel, "update", "direct", previous=2)
+        outputs[f"{fmt} update"] = deliver.compose_message(send, doc, {}, zone=ZONE).body
+    moment = datetime(2025, 8, 6, 6, tzinfo=UTC)
+    feed = atom_feed(
+        [FeedEntry("2025-08-06", 3, moment, moment, doc)], feed_id="urn:x", title="AI", category_labels={}
+    ).decode()
+    from xml.etree import ElementTree
+
+    content = ElementTree.fromstring(feed).find(".//{http://www.w3.org/2005/Atom}content")
+    assert content is not None and content.text
+    outputs["feed"] = content.text  # the entry's HTML, as a feed reader shows it
+    for name, text in outputs.items():
+        plain = text.replace("\\", "").replace("&#34;", '"')
+        assert line.split("“")[0] in plain and "Orchard raises $12M" in plain, name
+        assert "TinyEval ships" in plain and "not news" in plain, name

@@ -95,7 +95,7 @@ def test_the_feed_of_briefs_is_atom_with_one_entry_per_date_newest_first() -> No
         "urn:dailybrief:brief:2025-08-06",
     ]
     updated = parsed.entries[1]
-    assert updated.title.startswith("AI brief — 2025-08-06 (v2): Ignore previous")
+    assert updated.title.startswith("AI brief — 2025-08-06: Ignore previous")  # no version number
     assert updated.link == "https://briefs.example.com/2025-08-06.html"
     assert updated.updated_parsed[:5] == (2025, 8, 6, 9, 30) and updated.published_parsed[:5] == (
         2025,
