@@ -337,7 +337,8 @@ class EmbeddingSettings(Section):
         description="the model dedup compares a pair with non-English text by (same choices as model); "
         "'': such pairs join only on the names their titles share",
     )
-    batch_size: int = Field(default=64, ge=1)
+    # texts embedded at once (``tasks.embed.DEFAULT_BATCH_SIZE``, which says why 16)
+    batch_size: int = Field(default=16, ge=1)
 
 
 class CollectSettings(Section):
