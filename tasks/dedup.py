@@ -342,6 +342,45 @@ def _signals(
     )
 
 
+def linkable(
+    left: Sequence[Item],
+    right: Sequence[Item],
+    sims: np.ndarray,
+    found: dict[str, Evidence],
+    floor: float,
+    upper: bool = False,
+) -> list[tuple[int, int]]:
+    """The pairs (i, j) of ``left`` x ``right`` (with ``upper``, of one list: i < j only), in order,
+    that ``decide`` may link under a policy whose ``near_duplicate_threshold`` is at least
+    ``floor``, or whose cosine reaches ``floor``.
+
+    Every other pair is English on both sides, below ``floor``, and shares no page, title or
+    project: ``decide`` links it under no policy (its only links are one page, a non-English
+    pair's evidence and the threshold). Choosing them from the matrix spares the pair signals of
+    most pairs of a day (a pair's signals cost far more than its cosine).
+    """
+
+    def open_to_all(items: Sequence[Item]) -> np.ndarray:  # other text, or a trending repository
+        return np.array(
+            [is_non_english(i) or found[i.article_id].project is not None for i in items], dtype=bool
+        ).reshape(len(items))
+
+    chosen = sims >= floor
+    chosen[open_to_all(left), :] = True
+    chosen[:, open_to_all(right)] = True
+    for key in (lambda e: e.link[0], lambda e: e.title_key):
+        index: dict[str, list[int]] = {}
+        for j, item in enumerate(right):
+            if value := key(found[item.article_id]):
+                index.setdefault(value, []).append(j)
+        for i, item in enumerate(left):
+            for j in index.get(key(found[item.article_id]), ()):
+                chosen[i, j] = True
+    if upper:
+        chosen = np.triu(chosen, 1)
+    return [(int(i), int(j)) for i, j in np.argwhere(chosen)]
+
+
 def decide(signals: PairSignals, policy: DedupPolicy) -> tuple[bool, bool, float]:
     """(link, forbid, score) for one pair under a policy."""
     if signals.same_entry:
@@ -407,6 +446,49 @@ def _order_key(item: Item) -> tuple[datetime, str]:
     return (item.published_at or datetime.max.replace(tzinfo=UTC), item.article_id)
 
 
+class _HeadPairs:
+    """The pairs of a day's heads as ``cluster`` asks about them: each pair's decision once, and
+    whether a pair is forbidden, decided when first asked (``apart``)."""
+
+    def __init__(
+        self,
+        items: list[Item],
+        sims: np.ndarray,
+        cross: np.ndarray | None,
+        found: dict[str, Evidence],
+        policy: DedupPolicy,
+    ) -> None:
+        self.items, self.sims, self.cross, self.found, self.policy = items, sims, cross, found, policy
+        self.seen: set[tuple[int, int]] = set()
+        self.forbidden: set[tuple[int, int]] = set()
+
+    def said(self, pair: tuple[int, int], together: bool) -> None:
+        """A person said the pair is one story, or is not: no signal is asked."""
+        self.seen.add(pair)
+        if not together:
+            self.forbidden.add(pair)
+
+    def look(self, x: int, y: int, margin: float) -> tuple[bool, float, bool]:
+        """(link, score, borderline) of the pair (x, y), x < y; a forbidden pair is noted."""
+        cosine = None if self.cross is None else float(self.cross[x, y])
+        signals = pair_signals(
+            self.items[x], self.items[y], float(self.sims[x, y]), evidence=self.found, multilingual=cosine
+        )
+        link, forbid, score = decide(signals, self.policy)
+        self.seen.add((x, y))
+        if forbid:
+            self.forbidden.add((x, y))
+        near = score >= self.policy.near_duplicate_threshold - margin
+        borderline = not forbid and not link and not signals.same_source and not signals.non_english and near
+        return link, score, borderline
+
+    def apart(self, pair: tuple[int, int]) -> bool:
+        """Whether the pair may not be in one story (a pair never looked at is looked at now)."""
+        if pair not in self.seen:
+            self.look(*pair, margin=0.0)
+        return pair in self.forbidden
+
+
 def cluster(
     items: Sequence[Item],
     vectors: np.ndarray,
@@ -431,38 +513,33 @@ def cluster(
     found = evidence_index([items[h] for h in heads])
     sims = vectors[heads] @ vectors[heads].T if len(heads) else np.zeros((0, 0))
     cross = multilingual[heads] @ multilingual[heads].T if multilingual is not None and len(heads) else None
-    candidates, forbidden, borderline = [], set(), []
-    for x in range(len(heads)):
-        for y in range(x + 1, len(heads)):
-            left, right = items[heads[x]], items[heads[y]]
-            said = _said(groups[group_index[heads[x]]], groups[group_index[heads[y]]], items, must, cannot)
-            if said is not None:
-                (candidates.append((2.0, x, y)) if said else forbidden.add((x, y)))
-                continue
-            signals = pair_signals(
-                left,
-                right,
-                float(sims[x, y]),
-                evidence=found,
-                multilingual=None if cross is None else float(cross[x, y]),
-            )
-            link, forbid, score = decide(signals, policy)
-            if forbid:
-                forbidden.add((x, y))
-            elif link:
-                candidates.append((score, x, y))
-            elif (
-                not signals.same_source
-                and not signals.non_english
-                and score >= policy.near_duplicate_threshold - margin
-            ):
-                borderline.append((left.article_id, right.article_id, round(score, 4)))
+    pairs = _HeadPairs([items[h] for h in heads], sims, cross, found, policy)
+    candidates, borderline = [], []
+    # the pairs that may link or be borderline (every pair when people linked or parted some);
+    # whether another pair is forbidden is asked only when a link would join it (``apart``)
+    if must or cannot:
+        looked = [(x, y) for x in range(len(heads)) for y in range(x + 1, len(heads))]
+    else:
+        threshold = min(policy.near_duplicate_threshold - margin, policy.near_duplicate_threshold)
+        looked = linkable(pairs.items, pairs.items, sims, found, threshold, upper=True)
+    for x, y in looked:
+        said = _said(groups[group_index[heads[x]]], groups[group_index[heads[y]]], items, must, cannot)
+        if said is not None:
+            pairs.said((x, y), said)
+            if said:
+                candidates.append((2.0, x, y))
+            continue
+        link, score, borderline_pair = pairs.look(x, y, margin)
+        if link:
+            candidates.append((score, x, y))
+        elif borderline_pair:
+            borderline.append((pairs.items[x].article_id, pairs.items[y].article_id, round(score, 4)))
     members = {g: {g} for g in range(len(heads))}
     owner = list(range(len(heads)))
     scores: dict[int, list[tuple[str, str, float]]] = {}
     for score, x, y in sorted(candidates, key=lambda c: (-c[0], c[1], c[2])):
         a, b = owner[x], owner[y]
-        if a == b or any((min(p, q), max(p, q)) in forbidden for p in members[a] for q in members[b]):
+        if a == b or any(pairs.apart((min(p, q), max(p, q))) for p in members[a] for q in members[b]):
             continue
         for g in members[b]:
             owner[g] = a
