@@ -346,36 +346,49 @@ def linkable(
     left: Sequence[Item],
     right: Sequence[Item],
     sims: np.ndarray,
+    cross: np.ndarray | None,
     found: dict[str, Evidence],
+    policy: DedupPolicy,
     floor: float,
     upper: bool = False,
 ) -> list[tuple[int, int]]:
     """The pairs (i, j) of ``left`` x ``right`` (with ``upper``, of one list: i < j only), in order,
-    that ``decide`` may link under a policy whose ``near_duplicate_threshold`` is at least
-    ``floor``, or whose cosine reaches ``floor``.
+    that ``decide`` may link under ``policy``, and the English pairs whose cosine reaches ``floor``
+    (at most the policy's ``near_duplicate_threshold``). ``cross``: the multilingual model's
+    cosines of the same pairs, when the day has them.
 
-    Every other pair is English on both sides, below ``floor``, and shares no page, title or
-    project: ``decide`` links it under no policy (its only links are one page, a non-English
-    pair's evidence and the threshold). Choosing them from the matrix spares the pair signals of
-    most pairs of a day (a pair's signals cost far more than its cosine).
+    Every other pair shares no page, title or project, and is either English on both sides and
+    below ``floor``, or has other text, a multilingual cosine below ``cross_language_threshold``
+    and no title name in common: ``decide`` would not link it (its only links are one page, a
+    pair with other text's evidence, and the threshold). Choosing them from the matrices spares
+    the pair signals of most pairs of a day (a pair's signals cost far more than its cosines).
     """
-
-    def open_to_all(items: Sequence[Item]) -> np.ndarray:  # other text, or a trending repository
-        return np.array(
-            [is_non_english(i) or found[i.article_id].project is not None for i in items], dtype=bool
-        ).reshape(len(items))
-
-    chosen = sims >= floor
-    chosen[open_to_all(left), :] = True
-    chosen[:, open_to_all(right)] = True
-    for key in (lambda e: e.link[0], lambda e: e.title_key):
-        index: dict[str, list[int]] = {}
+    other_left, other_right = (np.array([is_non_english(i) for i in s], dtype=bool) for s in (left, right))
+    other = other_left[:, None] | other_right[None, :]  # the pair has text not in English
+    chosen = ~other & (sims >= floor)
+    if cross is not None:
+        chosen |= other & (cross >= policy.cross_language_threshold)
+    if policy.shared_names_for_non_english and policy.min_shared_names <= 0:
+        chosen |= other
+    for side, items in ((0, left), (1, right)):  # a trending repository: its project may join it
+        project = np.array([found[i.article_id].project is not None for i in items], dtype=bool)
+        if side == 0:
+            chosen[project, :] = True
+        else:
+            chosen[:, project] = True
+    keyed = [(lambda e: [e.link[0]], None), (lambda e: [e.title_key], None)]
+    if policy.shared_names_for_non_english:  # a name in common, for a pair with other text
+        keyed.append((lambda e: [*e.names, *e.versions], other))
+    for keys, only in keyed:
+        index: dict[object, list[int]] = {}
         for j, item in enumerate(right):
-            if value := key(found[item.article_id]):
-                index.setdefault(value, []).append(j)
+            for key in keys(found[item.article_id]):
+                if key:
+                    index.setdefault(key, []).append(j)
         for i, item in enumerate(left):
-            for j in index.get(key(found[item.article_id]), ()):
-                chosen[i, j] = True
+            for key in keys(found[item.article_id]):
+                for j in index.get(key, ()) if key else ():
+                    chosen[i, j] |= True if only is None else bool(only[i, j])
     if upper:
         chosen = np.triu(chosen, 1)
     return [(int(i), int(j)) for i, j in np.argwhere(chosen)]
@@ -521,7 +534,7 @@ def cluster(
         looked = [(x, y) for x in range(len(heads)) for y in range(x + 1, len(heads))]
     else:
         threshold = min(policy.near_duplicate_threshold - margin, policy.near_duplicate_threshold)
-        looked = linkable(pairs.items, pairs.items, sims, found, threshold, upper=True)
+        looked = linkable(pairs.items, pairs.items, sims, cross, found, policy, threshold, upper=True)
     for x, y in looked:
         said = _said(groups[group_index[heads[x]]], groups[group_index[heads[y]]], items, must, cannot)
         if said is not None:

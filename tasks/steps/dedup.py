@@ -423,7 +423,7 @@ def follow_ups(
     else:
         found = dedup.evidence_index(heads + old)
         # only the pairs the rule may link: the others' signals would say no link
-        for h, o in dedup.linkable(heads, old, sims, found, policy.near_duplicate_threshold):
+        for h, o in dedup.linkable(heads, old, sims, cross, found, policy, policy.near_duplicate_threshold):
             signals = dedup.pair_signals(
                 heads[h],
                 old[o],
