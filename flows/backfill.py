@@ -27,6 +27,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.daily import current_run_id, daily_brief, unwalked
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
+from flows.lifetime import without_heartbeats
 from ops.runs import BriefWithheld, DateOutcome, date_range
 from storage.store import ParquetEventStore
 from tasks.nouns import counted
@@ -229,11 +230,9 @@ def one_process(files: int) -> Iterator[None]:
     ``files`` archive files are kept parsed once the collection of every date has parsed them
     (``tasks.collect.keeping_parsed``): each date's run reads its own files again.
     """
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
     from tasks.collect import keeping_parsed
 
-    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}), keeping_parsed(files):
+    with without_heartbeats(), keeping_parsed(files):
         yield
 
 
