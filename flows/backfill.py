@@ -13,7 +13,9 @@ lists every date's outcome. Running the same range again appends no fact events.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import date
 from functools import partial
 from uuid import UUID
@@ -25,6 +27,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.daily import current_run_id, daily_brief, unwalked
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
+from flows.lifetime import without_heartbeats
 from ops.runs import BriefWithheld, DateOutcome, date_range
 from storage.store import ParquetEventStore
 from tasks.nouns import counted
@@ -217,6 +220,22 @@ def with_versions(store: ParquetEventStore, outcomes: list[dict]) -> list[DateOu
     return out
 
 
+@contextmanager
+def one_process(files: int) -> Iterator[None]:
+    """What the dates of a backfill share in its process.
+
+    A date's run sends Prefect no heartbeats of its own: the backfill's run sends them for the
+    process (a run's heartbeat thread sleeps a second at a time, and the run waited for it to
+    wake up as it ended: half a second of each date, on average). The feeds of the range's
+    ``files`` archive files are kept parsed once the collection of every date has parsed them
+    (``tasks.collect.keeping_parsed``): each date's run reads its own files again.
+    """
+    from tasks.collect import keeping_parsed
+
+    with without_heartbeats(), keeping_parsed(files):
+        yield
+
+
 COLLECT_SHARE = 20.0  # percent of the progress bar the collection phase takes
 
 
@@ -225,6 +244,46 @@ def moves_bar(outcome: DateOutcome, done: int, total: int) -> bool:
     of the way through dates kept unchanged (each move is a call to the Prefect API, and a kept
     date takes a few milliseconds)."""
     return not outcome.unchanged or done == total or done % max(1, total // 10) == 0
+
+
+def dates_here(
+    days: list[date],
+    settings: Settings,
+    config: str | None,
+    concurrency: int,
+    deliver: bool,
+    progress: UUID,
+) -> list[DateOutcome]:
+    """The backfill in this process: every date's archives collected, the texts of the dates to
+    run embedded at once, then each date kept or run in order (its line logged as it ends)."""
+    log = get_run_logger()
+    # the backfill's own record (the archives it collects, the dates it finds unchanged), named so:
+    # the dates' runs are flow runs of their own, each with its life recorded
+    run_id = f"backfill-{current_run_id()}"
+    new_events = collect_archives_task(days, unwalked(settings), concurrency, run_id, progress)
+    log.info(f"collected the archives of {counted(len(days), 'date')}: {counted(new_events, 'new event')}")
+    settled = settled_task(days, unwalked(settings), run_id)
+    standing = Standing(settings, run_id)
+    log.info(f"{len(settled)} of {counted(len(days), 'date')} unchanged since their last run")
+    if len(settled) < len(days):
+        log.info(embed_archives_task([d for d in days if d not in settled], unwalked(settings), run_id))
+    dated: list[DateOutcome] = []
+    started = time.perf_counter()
+    for done, day in enumerate(days, start=1):
+        run_before = any(not o.unchanged for o in dated)
+        outcome = date_outcome(day, standing, settled, run_before, settings, config, deliver)
+        dated.append(outcome)
+        failed = sum(o.status != "completed" for o in dated)
+        log.info(
+            f"[{done}/{len(days)}] {outcome.day}: {outcome.status}"
+            + (" (unchanged since its last run)" if outcome.unchanged else "")
+            + (f" in {outcome.seconds} s" if outcome.seconds is not None else "")
+            + f"; {failed} failed or withheld so far, {left(done, len(days), started)}",
+            extra={PROGRESS_LINE: True},
+        )
+        if moves_bar(outcome, done, len(days)):
+            update_progress_artifact(progress, COLLECT_SHARE + (100.0 - COLLECT_SHARE) * done / len(days))
+    return dated
 
 
 @flow(name="backfill", log_prints=True)
@@ -275,32 +334,8 @@ def backfill(
         table = [o.row() for o in fanned]
         create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
         return fanned
-    # the backfill's own record (the archives it collects, the dates it finds unchanged), named so:
-    # the dates' runs are flow runs of their own, each with its life recorded
-    run_id = f"backfill-{current_run_id()}"
-    new_events = collect_archives_task(days, unwalked(settings), concurrency, run_id, progress)
-    log.info(f"collected the archives of {counted(len(days), 'date')}: {counted(new_events, 'new event')}")
-    settled = settled_task(days, unwalked(settings), run_id)
-    standing = Standing(settings, run_id)
-    log.info(f"{len(settled)} of {counted(len(days), 'date')} unchanged since their last run")
-    if len(settled) < len(days):
-        log.info(embed_archives_task([d for d in days if d not in settled], unwalked(settings), run_id))
-    dated: list[DateOutcome] = []
-    started = time.perf_counter()
-    for done, day in enumerate(days, start=1):
-        run_before = any(not o.unchanged for o in dated)
-        outcome = date_outcome(day, standing, settled, run_before, settings, config, deliver)
-        dated.append(outcome)
-        failed = sum(o.status != "completed" for o in dated)
-        log.info(
-            f"[{done}/{len(days)}] {outcome.day}: {outcome.status}"
-            + (" (unchanged since its last run)" if outcome.unchanged else "")
-            + (f" in {outcome.seconds} s" if outcome.seconds is not None else "")
-            + f"; {failed} failed or withheld so far, {left(done, len(days), started)}",
-            extra={PROGRESS_LINE: True},
-        )
-        if moves_bar(outcome, done, len(days)):
-            update_progress_artifact(progress, COLLECT_SHARE + (100.0 - COLLECT_SHARE) * done / len(days))
+    with one_process((len(days) + 3) * len(settings.sources)):  # and the first date's lookback
+        dated = dates_here(days, settings, config, concurrency, deliver, progress)
     table = [o.row() for o in dated]
     create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
     return dated

@@ -1,4 +1,4 @@
-"""The pace of Python's garbage collector in a ``brief`` process.
+"""The pace of Python's garbage collector in a ``brief`` process, and the heartbeats its runs send.
 
 A command imports Prefect, Polars, PyArrow, pydantic's models and the project's modules: a
 million or so objects that live as long as the process. At the default pace (a collection
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+from contextlib import AbstractContextManager
 
 YOUNG = 50_000  # new objects between two collections of the youngest generation (Python: 700)
 
@@ -26,3 +27,13 @@ def pace_collector() -> None:
     one (the run's log and the store's files are closed where they are written)."""
     gc.set_threshold(YOUNG, 10, 10)
     atexit.register(gc.freeze)  # registered first, so it runs after every other exit handler
+
+
+def without_heartbeats() -> AbstractContextManager:
+    """Runs started in this process send Prefect no flow-run heartbeats. A run's heartbeat thread
+    sleeps a second at a time and the run waited for it to wake up as it ended (half a second of
+    each run, on average); a run killed without a word is found by ``brief alerts --check``
+    (``run.started`` records its process), which sets its Prefect run to Crashed."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})

@@ -8,11 +8,12 @@ and the caller goes on with the rest.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -104,6 +105,27 @@ def parse_feed(body: bytes) -> Any:
         while len(_PARSED) > _PARSED_SIZE:
             _PARSED.popitem(last=False)
     return parsed
+
+
+KEPT_AT_MOST = 1024  # parsed feeds a backfill keeps: about 200 MB of feeds of today's size
+
+
+@contextlib.contextmanager
+def keeping_parsed(files: int) -> Iterator[None]:
+    """While it lasts, the latest ``files`` parsed feeds are remembered (at most ``KEPT_AT_MOST``,
+    at least as many as always): a backfill parses every date's archive files before the dates'
+    runs, which each read theirs again."""
+    global _PARSED_SIZE
+    before = _PARSED_SIZE
+    with _PARSED_LOCK:
+        _PARSED_SIZE = max(before, min(files, KEPT_AT_MOST))
+    try:
+        yield
+    finally:
+        with _PARSED_LOCK:
+            _PARSED_SIZE = before
+            while len(_PARSED) > _PARSED_SIZE:
+                _PARSED.popitem(last=False)
 
 
 def _parse(body: bytes) -> Any:

@@ -342,6 +342,58 @@ def _signals(
     )
 
 
+def linkable(
+    left: Sequence[Item],
+    right: Sequence[Item],
+    sims: np.ndarray,
+    cross: np.ndarray | None,
+    found: dict[str, Evidence],
+    policy: DedupPolicy,
+    floor: float,
+    upper: bool = False,
+) -> list[tuple[int, int]]:
+    """The pairs (i, j) of ``left`` x ``right`` (with ``upper``, of one list: i < j only), in order,
+    that ``decide`` may link under ``policy``, and the English pairs whose cosine reaches ``floor``
+    (at most the policy's ``near_duplicate_threshold``). ``cross``: the multilingual model's
+    cosines of the same pairs, when the day has them.
+
+    Every other pair shares no page, title or project, and is either English on both sides and
+    below ``floor``, or has other text, a multilingual cosine below ``cross_language_threshold``
+    and no title name in common: ``decide`` would not link it (its only links are one page, a
+    pair with other text's evidence, and the threshold). Choosing them from the matrices spares
+    the pair signals of most pairs of a day (a pair's signals cost far more than its cosines).
+    """
+    other_left, other_right = (np.array([is_non_english(i) for i in s], dtype=bool) for s in (left, right))
+    other = other_left[:, None] | other_right[None, :]  # the pair has text not in English
+    chosen = ~other & (sims >= floor)
+    if cross is not None:
+        chosen |= other & (cross >= policy.cross_language_threshold)
+    if policy.shared_names_for_non_english and policy.min_shared_names <= 0:
+        chosen |= other
+    for side, items in ((0, left), (1, right)):  # a trending repository: its project may join it
+        project = np.array([found[i.article_id].project is not None for i in items], dtype=bool)
+        if side == 0:
+            chosen[project, :] = True
+        else:
+            chosen[:, project] = True
+    keyed = [(lambda e: [e.link[0]], None), (lambda e: [e.title_key], None)]
+    if policy.shared_names_for_non_english:  # a name in common, for a pair with other text
+        keyed.append((lambda e: [*e.names, *e.versions], other))
+    for keys, only in keyed:
+        index: dict[object, list[int]] = {}
+        for j, item in enumerate(right):
+            for key in keys(found[item.article_id]):
+                if key:
+                    index.setdefault(key, []).append(j)
+        for i, item in enumerate(left):
+            for key in keys(found[item.article_id]):
+                for j in index.get(key, ()) if key else ():
+                    chosen[i, j] |= True if only is None else bool(only[i, j])
+    if upper:
+        chosen = np.triu(chosen, 1)
+    return [(int(i), int(j)) for i, j in np.argwhere(chosen)]
+
+
 def decide(signals: PairSignals, policy: DedupPolicy) -> tuple[bool, bool, float]:
     """(link, forbid, score) for one pair under a policy."""
     if signals.same_entry:
@@ -407,6 +459,49 @@ def _order_key(item: Item) -> tuple[datetime, str]:
     return (item.published_at or datetime.max.replace(tzinfo=UTC), item.article_id)
 
 
+class _HeadPairs:
+    """The pairs of a day's heads as ``cluster`` asks about them: each pair's decision once, and
+    whether a pair is forbidden, decided when first asked (``apart``)."""
+
+    def __init__(
+        self,
+        items: list[Item],
+        sims: np.ndarray,
+        cross: np.ndarray | None,
+        found: dict[str, Evidence],
+        policy: DedupPolicy,
+    ) -> None:
+        self.items, self.sims, self.cross, self.found, self.policy = items, sims, cross, found, policy
+        self.seen: set[tuple[int, int]] = set()
+        self.forbidden: set[tuple[int, int]] = set()
+
+    def said(self, pair: tuple[int, int], together: bool) -> None:
+        """A person said the pair is one story, or is not: no signal is asked."""
+        self.seen.add(pair)
+        if not together:
+            self.forbidden.add(pair)
+
+    def look(self, x: int, y: int, margin: float) -> tuple[bool, float, bool]:
+        """(link, score, borderline) of the pair (x, y), x < y; a forbidden pair is noted."""
+        cosine = None if self.cross is None else float(self.cross[x, y])
+        signals = pair_signals(
+            self.items[x], self.items[y], float(self.sims[x, y]), evidence=self.found, multilingual=cosine
+        )
+        link, forbid, score = decide(signals, self.policy)
+        self.seen.add((x, y))
+        if forbid:
+            self.forbidden.add((x, y))
+        near = score >= self.policy.near_duplicate_threshold - margin
+        borderline = not forbid and not link and not signals.same_source and not signals.non_english and near
+        return link, score, borderline
+
+    def apart(self, pair: tuple[int, int]) -> bool:
+        """Whether the pair may not be in one story (a pair never looked at is looked at now)."""
+        if pair not in self.seen:
+            self.look(*pair, margin=0.0)
+        return pair in self.forbidden
+
+
 def cluster(
     items: Sequence[Item],
     vectors: np.ndarray,
@@ -431,38 +526,33 @@ def cluster(
     found = evidence_index([items[h] for h in heads])
     sims = vectors[heads] @ vectors[heads].T if len(heads) else np.zeros((0, 0))
     cross = multilingual[heads] @ multilingual[heads].T if multilingual is not None and len(heads) else None
-    candidates, forbidden, borderline = [], set(), []
-    for x in range(len(heads)):
-        for y in range(x + 1, len(heads)):
-            left, right = items[heads[x]], items[heads[y]]
-            said = _said(groups[group_index[heads[x]]], groups[group_index[heads[y]]], items, must, cannot)
-            if said is not None:
-                (candidates.append((2.0, x, y)) if said else forbidden.add((x, y)))
-                continue
-            signals = pair_signals(
-                left,
-                right,
-                float(sims[x, y]),
-                evidence=found,
-                multilingual=None if cross is None else float(cross[x, y]),
-            )
-            link, forbid, score = decide(signals, policy)
-            if forbid:
-                forbidden.add((x, y))
-            elif link:
-                candidates.append((score, x, y))
-            elif (
-                not signals.same_source
-                and not signals.non_english
-                and score >= policy.near_duplicate_threshold - margin
-            ):
-                borderline.append((left.article_id, right.article_id, round(score, 4)))
+    pairs = _HeadPairs([items[h] for h in heads], sims, cross, found, policy)
+    candidates, borderline = [], []
+    # the pairs that may link or be borderline (every pair when people linked or parted some);
+    # whether another pair is forbidden is asked only when a link would join it (``apart``)
+    if must or cannot:
+        looked = [(x, y) for x in range(len(heads)) for y in range(x + 1, len(heads))]
+    else:
+        threshold = min(policy.near_duplicate_threshold - margin, policy.near_duplicate_threshold)
+        looked = linkable(pairs.items, pairs.items, sims, cross, found, policy, threshold, upper=True)
+    for x, y in looked:
+        said = _said(groups[group_index[heads[x]]], groups[group_index[heads[y]]], items, must, cannot)
+        if said is not None:
+            pairs.said((x, y), said)
+            if said:
+                candidates.append((2.0, x, y))
+            continue
+        link, score, borderline_pair = pairs.look(x, y, margin)
+        if link:
+            candidates.append((score, x, y))
+        elif borderline_pair:
+            borderline.append((pairs.items[x].article_id, pairs.items[y].article_id, round(score, 4)))
     members = {g: {g} for g in range(len(heads))}
     owner = list(range(len(heads)))
     scores: dict[int, list[tuple[str, str, float]]] = {}
     for score, x, y in sorted(candidates, key=lambda c: (-c[0], c[1], c[2])):
         a, b = owner[x], owner[y]
-        if a == b or any((min(p, q), max(p, q)) in forbidden for p in members[a] for q in members[b]):
+        if a == b or any(pairs.apart((min(p, q), max(p, q))) for p in members[a] for q in members[b]):
             continue
         for g in members[b]:
             owner[g] = a

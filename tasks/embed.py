@@ -335,9 +335,7 @@ class CachedEmbedder:
         if self._loaded or self.cache is None:
             self._loaded = True
             return
-        for table in self.cache.parts(self.days):
-            keys = table.column("key").to_pylist()
-            vectors = np.asarray(table.column("vector").to_pylist(), dtype=np.float32)
+        for keys, vectors in self.cache.vectors(self.days):
             self._memory.update(zip(keys, vectors, strict=True))
         self._loaded = True
 

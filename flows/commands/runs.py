@@ -106,6 +106,7 @@ def run_day(plan: RunPlan, config: str | None, day: str | None, verbose: bool) -
         from prefect.exceptions import TerminationSignal
 
         from flows.daily import daily_brief
+        from flows.lifetime import without_heartbeats
         from flows.runlog import run_log, run_output
 
         above_spinner = above(status, soft_wrap=True)
@@ -119,7 +120,11 @@ def run_day(plan: RunPlan, config: str | None, day: str | None, verbose: bool) -
             plan, stop, lambda: stopped_line(plan, config, stop, since, log.shown)
         )
         try:
-            with run_output(log, step, verbose=verbose, loading=saying(status, running)), cancellable():
+            with (
+                run_output(log, step, verbose=verbose, loading=saying(status, running)),
+                cancellable(),
+                without_heartbeats(),
+            ):
                 for note in notes:
                     print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config, settings=plan.settings)

@@ -6,10 +6,13 @@ cache was partitioned by day lie directly under the model's folder and are alway
 from __future__ import annotations
 
 import re
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -25,6 +28,16 @@ def model_slug(model: str) -> str:
 
 def _part_name() -> str:
     return f"part-{uuid.uuid4().hex}.parquet"
+
+
+def part_vectors(table: pa.Table) -> tuple[list[str], np.ndarray]:
+    """A part's keys and its vectors as one float32 array, a row each."""
+    return table.column("key").to_pylist(), np.asarray(table.column("vector").to_pylist(), dtype=np.float32)
+
+
+KEPT_PARTS = 128  # the parts read last, kept as arrays: a backfill's next date reads most again
+_kept: OrderedDict[tuple[str, str, int, int | None], tuple[list[str], np.ndarray]] = OrderedDict()
+_kept_lock = threading.Lock()
 
 
 class EmbeddingCache:
@@ -50,6 +63,28 @@ class EmbeddingCache:
             for info in self.files.listing(folder):
                 if info.base_name.startswith("part-") and info.base_name.endswith(".parquet"):
                     yield pq.read_table(info.path, filesystem=self.files.fs)
+
+    def vectors(self, days: Sequence[date] | None = None) -> Iterator[tuple[list[str], np.ndarray]]:
+        """Every stored part a reader of ``days`` loads, as its keys and vectors (``part_vectors``).
+
+        A part is a file of its own that is never written again (a new part replaces one): one
+        read lately, with the same size and time, is not read again (``KEPT_PARTS``)."""
+        for folder in self.folders(days):
+            for info in self.files.listing(folder):
+                if not (info.base_name.startswith("part-") and info.base_name.endswith(".parquet")):
+                    continue
+                key = (self.files.fs.type_name, info.path, info.size or 0, info.mtime_ns)
+                with _kept_lock:
+                    held = _kept.get(key)
+                    if held is not None:
+                        _kept.move_to_end(key)
+                if held is None:
+                    held = part_vectors(pq.read_table(info.path, filesystem=self.files.fs))
+                    with _kept_lock:
+                        _kept[key] = held
+                        while len(_kept) > KEPT_PARTS:
+                            _kept.popitem(last=False)
+                yield held
 
     def write(self, day: date | None, table: pa.Table) -> str:
         """A new part with ``table``, in ``day``'s folder (the model's own when None)."""

@@ -422,18 +422,18 @@ def follow_ups(
                     candidates.append((-float(probabilities[h, o]), story.story_id, earlier_story))
     else:
         found = dedup.evidence_index(heads + old)
-        for h, story in enumerate(stories):
-            for o, (article_id, earlier_story) in enumerate(earlier):
-                signals = dedup.pair_signals(
-                    heads[h],
-                    items[article_id],
-                    float(sims[h, o]),
-                    evidence=found,
-                    multilingual=None if cross is None else float(cross[h, o]),
-                )
-                link, _, score = dedup.decide(signals, policy)
-                if link:
-                    candidates.append((-score, story.story_id, earlier_story))
+        # only the pairs the rule may link: the others' signals would say no link
+        for h, o in dedup.linkable(heads, old, sims, cross, found, policy, policy.near_duplicate_threshold):
+            signals = dedup.pair_signals(
+                heads[h],
+                old[o],
+                float(sims[h, o]),
+                evidence=found,
+                multilingual=None if cross is None else float(cross[h, o]),
+            )
+            link, _, score = dedup.decide(signals, policy)
+            if link:
+                candidates.append((-score, stories[h].story_id, earlier[o][1]))
     # One new story continues one earlier story, strongest link first: two of today's stories
     # never take the same id (the others stay stories of their own).
     out: dict[str, str] = {}

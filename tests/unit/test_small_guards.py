@@ -142,6 +142,25 @@ def test_a_feed_body_is_parsed_once_and_a_changed_body_again() -> None:
     assert changed.entries[0].title == "Two" and parse_feed(body).entries[0].title == "One"
 
 
+def test_a_backfill_keeps_as_many_parsed_feeds_as_its_files_and_no_more_after() -> None:
+    from tasks.collect import keeping_parsed, parse_feed
+
+    def body(n: int) -> bytes:
+        return (
+            b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+            b"<item><title>Kept %d</title><link>https://example.org/%d</link></item></channel></rss>" % (n, n)
+        )
+
+    with keeping_parsed(100):
+        first = parse_feed(body(0))
+        for n in range(1, 100):
+            parse_feed(body(n))
+        assert parse_feed(body(0)) is first  # 100 files kept: the first is still there
+    for n in range(1, 100):  # after the backfill, the usual few
+        parse_feed(body(n))
+    assert parse_feed(body(0)) is not first
+
+
 def test_a_model_path_that_is_no_folder_fails_before_torch_is_imported(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -10,6 +10,7 @@ import uuid
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
@@ -122,6 +123,19 @@ class TestStoreRootContract:
         assert caches.drop_embeddings({"a"}) == 2
         assert keys(one.parts()) == ["b", "c"]
         assert keys(other.parts()) == []
+
+    def test_the_embedding_cache_reads_a_part_once_and_never_a_dropped_one(
+        self, store: ParquetEventStore
+    ) -> None:
+        cache = store.tree.caches.embeddings("kept/model")
+        cache.write(DAY, pa.table({"key": ["a", "b"], "vector": [[1.0, 0.5], [2.0, 0.25]]}))
+        [(keys, vectors)] = list(cache.vectors([DAY]))
+        assert keys == ["a", "b"]
+        assert vectors.dtype == np.float32 and vectors.tolist() == [[1.0, 0.5], [2.0, 0.25]]
+        [(_, again)] = list(cache.vectors([DAY]))
+        assert again is vectors  # the part was kept, not read again
+        assert store.tree.caches.drop_embeddings({"a"}) == 1  # a new part replaces it
+        assert [(k, v.tolist()) for k, v in cache.vectors([DAY])] == [(["b"], [[2.0, 0.25]])]
 
     def test_blobs_and_adoption_copies(self, store: ParquetEventStore) -> None:
         tree = store.tree
