@@ -231,7 +231,7 @@ def said_line(
         if refused:
             said += f" ({refused} not kept: it contradicts a case in the set)"
     if version is not None and unchanged:  # recorded, but the brief reads as it did: no new version
-        said += f": unchanged (v{version})"
+        said += f"; nothing changed: v{version} already reads so"
     elif version is not None:
         said += f" v{version}" if what == "approved" else f": v{version}"
     channels = {c.name for c in desk.settings.delivery.channels}
