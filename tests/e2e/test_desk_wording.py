@@ -30,3 +30,18 @@ def test_history_names_the_story_a_mark_a_correction_and_a_retraction_were_about
     assert f"ann: marked “{second['title']}” lead" in history
     assert f"ann: corrected the headline of “{first['title']}” to “A plainer headline”" in history
     assert f"ann: retracted “{second['title']}” (note: “withdrawn”)" in history
+
+
+def test_a_refused_correction_or_undo_names_the_headline_not_the_story_id(config: Path) -> None:
+    desk = client(config, "ann")
+    item = current(config)["items"][0]
+    same = act(desk, "/today/correct", story=item["story_id"], field="title", value=item["title"])
+    said = html.unescape(same.text)
+    assert same.status_code == 400
+    assert f"the headline of “{item['title']}” already reads so" in said and item["story_id"] not in said
+    empty = html.unescape(act(desk, "/today/correct", story=item["story_id"], field="title", value=" ").text)
+    assert "the new headline is empty" in empty
+    undo = act(desk, "/today/restore", story=item["story_id"])
+    said = html.unescape(undo.text)
+    assert undo.status_code == 400
+    assert f"“{item['title']}” is not retracted" in said and item["story_id"] not in said
