@@ -4,12 +4,15 @@ line for a version names the story an act was about by its headline."""
 from __future__ import annotations
 
 import html
+import re
+from datetime import date
 from pathlib import Path
 
-from tests.e2e.test_desk_consistency import built, client, config, csrf_of, current, seen_of
+from tests.e2e.test_desk_consistency import built, client, config, csrf_of, current, hook, seen_of
 from tests.e2e.test_review import DAY
+from tests.factories import far_hold_until
 
-__all__ = ["built", "config"]  # fixtures
+__all__ = ["built", "config", "hook"]  # fixtures
 
 
 def act(desk, path: str, **fields: str):
@@ -45,3 +48,33 @@ def test_a_refused_correction_or_undo_names_the_headline_not_the_story_id(config
     said = html.unescape(undo.text)
     assert undo.status_code == 400
     assert f"“{item['title']}” is not retracted" in said and item["story_id"] not in said
+
+
+def test_hold_says_in_words_why_each_message_went_and_how_long_acts_are_gathered(config: Path, hook) -> None:
+    config.write_text(
+        config.read_text()
+        + '[delivery]\nhold = true\nreview_channel = "editors"\nupdate_after = 1\n'
+        + f'hold_until = "{far_hold_until()}"\n'
+        f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
+        f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
+    )
+    from flows.deliver import resend
+    from ops.workspace import open_resources
+
+    resend(*open_resources(str(config)), date.fromisoformat(DAY))  # held: the editors get a copy
+    desk = client(config, "ann")
+    page = desk.get(f"/hold?date={DAY}").text
+    approved = desk.post("/hold/approve", data={"date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)})
+    assert approved.status_code == 200, approved.text
+    story = current(config)["items"][0]["story_id"]
+    assert act(desk, "/today/retract", story=story, note="withdrawn", sure="1").status_code == 200
+    act(desk, "/today/mark", story=current(config)["items"][0]["story_id"], mark="lead")
+    shown = html.unescape(desk.get(f"/hold?date={DAY}").text)
+    rows = re.findall(r"<tr><td>(\w+)</td><td>v(\d+)</td><td>(\w+)</td><td[^>]*>([^<]+)</td>", shown)
+    assert ("readers", "1", "brief", "approved by ann") in rows, rows
+    assert any(
+        kind == "update" and why == "after ann approved the day's brief" for _, _, kind, why in rows
+    ), rows
+    assert ("editors", "1", "review", "a copy for the editors to review") in rows, rows
+    assert "direct" not in re.sub(r'title="[^"]*"', "", shown)
+    assert "update_after" not in shown and "acts are gathered for 1 minute before an update goes out" in shown
