@@ -292,8 +292,25 @@ def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
         action=request.url.path,
         back="/hold" if request.url.path.startswith("/hold/") else "/today",  # the page the form was on
         fields=sent,
-        shown=[(k, v) for k, v in sent if k not in ("date", "story", "as_case") and v],
+        shown=[
+            (FORM_WORDS.get(k, k), FIELD_WORDS.get(v, v) if k == "field" else v)
+            for k, v in sent
+            if k not in ("date", "story", "as_case", "retraction", "sure") and v
+        ],
     )
+
+
+# what a form's parts are called where a person reads them back (the 409 page's "what you asked")
+FORM_WORDS = {
+    "field": "what",
+    "value": "new text",
+    "note": "note",
+    "mark": "mark",
+    "other": "the same story as",
+    "other_id": "the same story as",
+    "apart": "articles apart",
+}
+FIELD_WORDS = {"title": "headline", "summary": "summary"}
 
 
 def banner(request: Request) -> str | None:

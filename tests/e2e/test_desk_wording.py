@@ -78,3 +78,16 @@ def test_hold_says_in_words_why_each_message_went_and_how_long_acts_are_gathered
     assert ("editors", "1", "review", "a copy for the editors to review") in rows, rows
     assert "direct" not in re.sub(r'title="[^"]*"', "", shown)
     assert "update_after" not in shown and "acts are gathered for 1 minute before an update goes out" in shown
+
+
+def test_a_stale_form_reads_back_what_the_editor_asked_for_in_plain_words(config: Path) -> None:
+    ann, bo = client(config, "ann"), client(config, "bo")
+    ann_page = ann.get(f"/today?date={DAY}").text
+    story = current(config)["items"][0]["story_id"]
+    assert act(bo, "/today/correct", story=story, field="title", value="Bo's headline").status_code == 200
+    form = {"story": story, "field": "title", "value": "Ann's headline", "date": DAY, "seen": "1"}
+    stale = ann.post("/today/correct", data={**form, "csrf": csrf_of(ann_page)})
+    assert stale.status_code == 409
+    asked = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", stale.text))
+    assert asked == {"what": "headline", "new text": "Ann&#39;s headline"}, asked
+    assert "Your act" not in stale.text and "What you asked for" in stale.text
