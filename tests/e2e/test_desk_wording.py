@@ -91,3 +91,16 @@ def test_a_stale_form_reads_back_what_the_editor_asked_for_in_plain_words(config
     asked = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", stale.text))
     assert asked == {"what": "headline", "new text": "Ann&#39;s headline"}, asked
     assert "Your act" not in stale.text and "What you asked for" in stale.text
+
+
+def test_a_storys_decisions_say_who_in_words_and_keep_event_types_and_models_in_titles(config: Path) -> None:
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+    page = desk.get(f"/story?id={story}").text
+    decisions = page.split('<table class="decisions">')[1]
+    shown = re.sub(r'title="[^"]*"', "", decisions)
+    assert "the daily run" in shown and "(model" not in shown
+    assert "story.scored" not in re.sub(r"<[^>]+>", "", shown)
+    assert re.search(r'<td title="story\.scored [0-9a-f]+[^"]*; model \w+">the daily run</td>', decisions), (
+        decisions
+    )
