@@ -104,3 +104,10 @@ def test_a_storys_decisions_say_who_in_words_and_keep_event_types_and_models_in_
     assert re.search(r'<td title="story\.scored [0-9a-f]+[^"]*; model \w+">the daily run</td>', decisions), (
         decisions
     )
+
+
+def test_the_runs_page_counts_events_in_words_with_the_type_in_a_title(config: Path) -> None:
+    page = client(config, "ann").get(f"/runs?date={DAY}").text
+    assert '<div class="meta" title="brief.published">versions published: 1</div>' in page, page
+    assert '<div class="meta" title="article.collected">articles collected: ' in page
+    assert "story.clustered:" not in page and "feed.fetched:" not in page
