@@ -227,9 +227,9 @@ def said_line(
     the update it left pending goes out."""
     said = DONE[what]
     if cases is not None:
-        said += f", kept as {counted(cases, 'regression case')}"
+        said += f", kept as {counted(cases, 'example')} later scoring is checked against"
         if refused:
-            said += f" ({refused} not kept: it contradicts a case in the set)"
+            said += f" ({refused} not kept: it contradicts an example kept before)"
     if version is not None and unchanged:  # recorded, but the brief reads as it did: no new version
         said += f"; nothing changed: v{version} already reads so"
     elif version is not None:

@@ -111,3 +111,9 @@ def test_the_runs_page_counts_events_in_words_with_the_type_in_a_title(config: P
     assert '<div class="meta" title="brief.published">versions published: 1</div>' in page, page
     assert '<div class="meta" title="article.collected">articles collected: ' in page
     assert "story.clustered:" not in page and "feed.fetched:" not in page
+
+
+def test_the_edit_forms_are_labelled_in_plain_words(config: Path) -> None:
+    page = client(config, "ann").get(f"/today?date={DAY}").text
+    assert "regression case" not in page and "keep it as an example later scoring is checked against" in page
+    assert "another story's id" not in page and "st-…" not in page
