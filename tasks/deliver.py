@@ -227,8 +227,10 @@ def compose_message(
     until: datetime | None = None,
     questions: Sequence[Mapping[str, str]] = (),
     templates: str | None = None,
+    desk: str = "",
 ) -> Message:
-    """The subject and body a channel gets: its format's template, with the note the kind calls for."""
+    """The subject and body a channel gets: its format's template, with the note the kind calls for;
+    ``desk``: the address of the desk's Hold page a review copy names ("": the desk has no public name)."""
     from tasks.render import render, view
 
     base = view(document, labels)
@@ -239,7 +241,7 @@ def compose_message(
         note = lab["updated"].format(version=document.version, previous=send.previous)
     elif send.kind == "review":
         deadline = lab["held_deadline"].format(at=at) if until else ""
-        note = lab["held"].format(date=document.date, deadline=deadline)
+        note = lab["held"].format(date=document.date, deadline=deadline, desk=f" ({desk})" if desk else "")
     elif send.released == "deadline":
         note = lab["unreviewed"].format(at=at)
     context = {**base, "note": note, "questions": list(questions) if send.kind == "review" else []}

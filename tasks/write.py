@@ -45,8 +45,9 @@ LABELS = {
         "default": "default",
         "sent_by": "Sent by dailybrief. Every claim cites the article it comes from.",
         "updated": "Updated: this is version {version}; it replaces version {previous} sent earlier.",
-        "held": "Held for review: readers get this brief when someone runs 'brief approve --date {date}' "
-        "or answers the questions in 'brief review'{deadline}.",
+        "held": "Held for review: readers get this brief when an editor approves it on the desk's Hold "
+        "page{desk} (or runs 'brief approve --date {date}'){deadline}; the questions below are answered "
+        "on the desk's Questions page.",
         "held_deadline": ", or at {at} without anyone",
         "unreviewed": "Nobody looked at this brief before it went out: the review deadline ({at}) passed.",
         "subject_updated": "Updated: {title} (v{version})",
@@ -85,8 +86,8 @@ LABELS = {
         "default": "默认",
         "sent_by": "由 dailybrief 发送。每条内容都引用其来源文章。",
         "updated": "更新：这是第 {version} 版，替换此前发送的第 {previous} 版。",
-        "held": "待审阅：有人运行 'brief approve --date {date}' 或在 'brief review' "
-        "中回答问题后，读者才会收到{deadline}。",
+        "held": "待审阅：编辑在审阅台的 Hold 页面{desk}批准（或运行 'brief approve --date {date}'）后，"
+        "读者才会收到{deadline}。下列问题在审阅台的 Questions 页面回答。",
         "held_deadline": "；无人审阅时于 {at} 发送",
         "unreviewed": "此简报发送前无人审阅：审阅截止时间（{at}）已过。",
         "subject_updated": "更新：{title}（第 {version} 版）",

@@ -168,6 +168,18 @@ def test_messages_say_what_they_are() -> None:
     assert (
         review.format == "markdown" and "Same story?" in review.body and "brief approve --date" in review.body
     )
+    assert "q-1" not in review.body and "brief review" not in review.body  # no ids; the desk, named
+    assert (
+        "the desk's Hold page (https://desk.example/hold?date=2025-08-06)"
+        in deliver.compose_message(
+            deliver.Send(Channel(name="eds", url="json://x"), "review", "direct"),
+            doc,
+            {},
+            zone=ZONE,
+            questions=[{"id": "q-1", "prompt": "Same story?", "default": "yes"}],
+            desk="https://desk.example/hold?date=2025-08-06",
+        ).body
+    )
     assert (
         "\n"
         not in deliver.compose_message(
@@ -362,3 +374,14 @@ def test_a_brief_released_at_its_deadline_is_released_not_held_and_its_updates_g
     v2 = deliver.plan(settings, out, version=2, core=3, now=NOW + timedelta(minutes=40), zone=ZONE)
     assert v2.waiting is None and ("email", "update") in kinds(v2) and ("eds", "review") not in kinds(v2)
     assert {s.released for s in v2.sends} == {"deadline"}
+
+
+def test_a_review_copy_names_the_desks_hold_page_under_its_public_name() -> None:
+    from datetime import date
+
+    from tasks.steps.deliver import desk_page
+
+    day = date(2025, 8, 6)
+    assert desk_page(["desk.example.com"], True, day) == "https://desk.example.com/hold?date=2025-08-06"
+    assert desk_page(["desk.lan"], False, day) == "http://desk.lan/hold?date=2025-08-06"
+    assert desk_page([], False, day) == ""  # a loopback desk: the message names the page, no address
