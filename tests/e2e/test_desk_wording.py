@@ -117,3 +117,28 @@ def test_the_edit_forms_are_labelled_in_plain_words(config: Path) -> None:
     page = client(config, "ann").get(f"/today?date={DAY}").text
     assert "regression case" not in page and "keep it as an example later scoring is checked against" in page
     assert "another story's id" not in page and "st-…" not in page
+
+
+def test_each_answer_has_one_radio_and_questions_about_a_retracted_story_are_not_asked(config: Path) -> None:
+    desk = client(config, "ann")
+    asked = desk.get(f"/questions?date={DAY}").text
+    assert "brief review" not in asked
+    fieldsets = re.findall(r'<fieldset class="question" data-question="([^"]+)".*?</fieldset>', asked, re.S)
+    blocks = re.findall(r'<fieldset class="question".*?</fieldset>', asked, re.S)
+    assert blocks and len(blocks) == len(fieldsets)
+    for block in blocks:
+        answers = re.findall(r'<label><input type="radio"[^>]*>(.*?)</label>', block, re.S)
+        said = [re.sub(r"<[^>]+>|\d+\) | \(default\)", "", a).strip() for a in answers]
+        assert len(said) == len(set(said)), said  # no answer offered twice
+        assert len(re.findall(r"\(default\)", block)) == 1 and len(re.findall(r" checked", block)) == 1
+    today = desk.get(f"/today?date={DAY}").text
+    assert f">{len(blocks)} open question" in today
+    # a question about a story, once that story is retracted, is asked no more, nor counted
+    about = re.findall(r'data-about="([^"]+)"', blocks[0])
+    assert about, blocks[0]
+    assert act(desk, "/today/retract", story=about[0], note="withdrawn", sure="1").status_code == 200
+    again = desk.get(f"/questions?date={DAY}").text
+    left = re.findall(r'<fieldset class="question" data-question="([^"]+)"', again)
+    assert fieldsets[0] not in left and "about a retracted story" in again
+    shown = desk.get(f"/today?date={DAY}").text
+    assert (f">{len(left)} open question" in shown) if left else "open question" not in shown
