@@ -67,8 +67,11 @@ def document(store: ParquetEventStore, day: date, version: int | None = None) ->
     try:
         return briefs.read(path)
     except (FileNotFoundError, OSError):
-        what = f"version {version} of the brief" if version else "brief"
-        raise InputError(f"no {what} is published for {day}") from None
+        if version is None:
+            raise InputError(f"no brief is published for {day}") from None
+        numbers = [n for n, _ in briefs.versions(day)]
+        has = f"; it has v{numbers[0]} to v{numbers[-1]}" if numbers else ""
+        raise InputError(f"no version {version} of the brief of {day} is published{has}") from None
 
 
 @dataclass(frozen=True)

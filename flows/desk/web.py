@@ -100,6 +100,8 @@ def parse_version(text: str | None, name: str = "version") -> int | None:
         return None
     if not (text.isascii() and text.isdigit() and len(text) <= 9):
         raise InputError(f"{name} {shown(text)} is not a version number; use e.g. {name}=2")
+    if int(text) == 0:
+        raise InputError(f"{name}=0 names no version: a day's versions are numbered from 1")
     return int(text)
 
 

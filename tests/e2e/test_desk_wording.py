@@ -142,3 +142,23 @@ def test_each_answer_has_one_radio_and_questions_about_a_retracted_story_are_not
     assert fieldsets[0] not in left and "about a retracted story" in again
     shown = desk.get(f"/today?date={DAY}").text
     assert (f">{len(left)} open question" in shown) if left else "open question" not in shown
+
+
+def test_version_0_a_story_without_an_id_and_an_earlier_version_say_what_they_are(config: Path) -> None:
+    desk = client(config, "ann")
+    act(desk, "/today/mark", story=current(config)["items"][-1]["story_id"], mark="lead")  # v2
+    zero = desk.get(f"/today?date={DAY}&version=0")
+    assert (
+        zero.status_code == 400
+        and "numbered from 1" in zero.text
+        and "no brief is published" not in zero.text
+    )
+    gone = desk.get(f"/today?date={DAY}&version=7")
+    assert gone.status_code == 400 and "it has v1 to v2" in gone.text
+    nameless = desk.get("/story")
+    assert (
+        nameless.status_code == 400 and "name a story" in nameless.text and "no story ''" not in nameless.text
+    )
+    earlier = desk.get(f"/today?date={DAY}&version=1").text
+    assert "(an earlier version, read only: " in earlier and "go to the current version</a>" in earlier
+    assert "read only; " not in earlier
