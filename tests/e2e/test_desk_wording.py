@@ -162,3 +162,16 @@ def test_version_0_a_story_without_an_id_and_an_earlier_version_say_what_they_ar
     earlier = desk.get(f"/today?date={DAY}&version=1").text
     assert "(an earlier version, read only: " in earlier and "go to the current version</a>" in earlier
     assert "read only; " not in earlier
+
+
+def test_an_unknown_page_asked_for_by_a_browser_is_a_page_of_the_desk_and_one_line_otherwise(
+    config: Path,
+) -> None:
+    desk = client(config, "ann")
+    shown = desk.get("/nowhere", headers={"Accept": "text/html,application/xhtml+xml"})
+    assert shown.status_code == 404 and shown.headers["content-type"].startswith("text/html")
+    assert '<a href="/today">Today</a>' in shown.text and "the desk has no page /nowhere" in shown.text
+    plain = desk.get("/nowhere", headers={"Accept": "*/*"})
+    assert plain.status_code == 404 and plain.text.strip() == "not found: the desk has no page /nowhere"
+    posted = desk.post("/nowhere", data={}, headers={"Accept": "text/html"})
+    assert posted.status_code in (403, 404) and "<nav" not in posted.text
