@@ -175,3 +175,13 @@ def test_an_unknown_page_asked_for_by_a_browser_is_a_page_of_the_desk_and_one_li
     assert plain.status_code == 404 and plain.text.strip() == "not found: the desk has no page /nowhere"
     posted = desk.post("/nowhere", data={}, headers={"Accept": "text/html"})
     assert posted.status_code in (403, 404) and "<nav" not in posted.text
+
+
+def test_questions_for_a_day_without_a_brief_are_refused_as_today_is(config: Path) -> None:
+    desk = client(config, "ann")
+    today, asked = desk.get("/today?date=2025-08-16"), desk.get("/questions?date=2025-08-16")
+    assert today.status_code == asked.status_code == 400
+    assert (
+        "no brief is published for 2025-08-16" in today.text
+        and "no brief is published for 2025-08-16" in asked.text
+    )

@@ -23,6 +23,8 @@ def questions(request: Request, desk: DeskOf, day: Day) -> Response:
     # brief review's: each answer's number is fixed for good, whatever the batch or the session
     numbering = batch_numbers(asked, [c.name for c in desk.settings.policy.categories])
     current = desk.store.tree.briefs.current_document(day)
+    if current is None and not asked and not moot and reads.withheld(desk.store, day) is None:
+        reads.document(desk.store, day)  # no brief, nothing asked: refused as Today refuses it
     return page(
         request,
         "questions.html.j2",
