@@ -225,9 +225,7 @@ def _said(kind: str, p: Payload) -> tuple[str, str]:
             "an answer" if p.question_id else ""
         )
     if isinstance(p, ArticleCorrected):  # a relevance mark (lead is one) says "marked lead"
-        what = f"{p.article_id}: {act_words(kind, p.field, p.value or '')}" + (
-            f" ({p.reason})" if p.reason else ""
-        )
+        what = act_words(kind, p.field, p.value or "") + (f" ({p.reason})" if p.reason else "")
         return what, p.by
     if isinstance(p, BriefCorrected):
         return act_words(kind, p.field, p.value) + (f" ({p.note})" if p.note else ""), p.by
@@ -256,5 +254,10 @@ def _decision(row: dict) -> dict:
         "by": who,
         "via": getattr(p, "via", None) or "",
         "event_id": row["event_id"],
-        "model": p.model if isinstance(p, StoryScored) and not p.marked_by else "",  # for auditors
+        # for auditors, in the row's title: the model that scored it, the article a mark was made on
+        "detail": f"model {p.model}"
+        if isinstance(p, StoryScored) and not p.marked_by
+        else f"article {p.article_id}"
+        if isinstance(p, ArticleCorrected)
+        else "",
     }

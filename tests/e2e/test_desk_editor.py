@@ -189,7 +189,8 @@ def test_a_lead_mark_is_said_as_marked_lead_not_as_a_relevance(config: Path) -> 
     causes = re.findall(r'<div class="cause">(.*?)</div>', diff, re.S)
     assert causes and all("marked lead" in c and "relevance" not in c for c in causes), causes
     decisions = desk.get(f"/story?id={story}").text.split('<table class="decisions">')[1]
-    assert ": marked lead" in decisions and "relevance → lead" not in decisions
+    assert ">marked lead" in decisions and "relevance → lead" not in decisions
+    assert f"{story}:" not in decisions and "art-" not in re.sub(r'title="[^"]*"', "", decisions)
     # the event types stay for auditors: in the line's title, in small monospace beside the ids
     assert (
         f'<span class="summary" title="article.corrected">ann: marked “{html.escape(title)}” lead</span>'
