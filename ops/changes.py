@@ -80,24 +80,33 @@ def is_mark(kind: str, field: str) -> bool:
     return kind == "article.corrected" and field == "relevance"
 
 
-def act_words(kind: str, field: str = "", said: str = "", version: int | None = None) -> str:
-    """An event as a person reads it: "marked lead", "corrected the headline to “…”", "answered a
-    relevance question: “core”", "retracted (note: “…”)", "approved v4", "published v4"; ``said`` is the
-    value given, the answer, the note or the articles linked (as ``Acted.said``)."""
+def act_words(
+    kind: str, field: str = "", said: str = "", version: int | None = None, headline: str = ""
+) -> str:
+    """An event as a person reads it: "marked “…” lead", "corrected the headline of “…” to “…”",
+    "answered a relevance question about “…”: “core”", "retracted “…” (note: “…”)", "approved v4",
+    "published v4"; ``said`` is the value given, the answer, the note or the articles linked (as
+    ``Acted.said``), ``headline`` the headline of the story acted on ("": where the story is known,
+    as on its own page)."""
     verb = EVENT_WORDS.get(kind, kind)
     quoted = f"“{said}”" if said else ""
+    named = f" “{headline}”" if headline else ""
     if is_mark(kind, field):
-        return f"marked {said}".rstrip()
+        return f"marked{named} {said}".rstrip()
     if kind in ("article.corrected", "brief.corrected"):
-        return f"{verb} the {FACE_WORDS.get(field, field) or 'item'}" + (f" to {quoted}" if said else "")
+        what = FACE_WORDS.get(field, field) or "item"
+        return f"{verb} the {what}" + (f" of{named}" if named else "") + (f" to {quoted}" if said else "")
     if kind == "confirmation.resolved":
         asked = field.split(":")[0].replace("_", "-")  # "claim:number" asks about a claim
         if not asked:
             return verb
         article = "an" if asked[0] in "aeiou" else "a"
-        return f"{verb} {article} {asked} question" + (f": {quoted}" if said else "")
+        about = f" about{named}" if named else ""
+        return f"{verb} {article} {asked} question{about}" + (f": {quoted}" if said else "")
     if kind == "story.retracted":  # what is said of a retraction is its note, not the item
-        return f"{verb} (note: {quoted})" if said else verb
+        return f"{verb}{named} (note: {quoted})" if said else f"{verb}{named}"
+    if kind == "story.restored" and named:
+        return f"{verb} of{named}" + (f" (note: {quoted})" if said else "")
     if kind in ("brief.approved", "brief.published") and version is not None:
         return f"{verb} v{version}"
     if kind in ("story.merged", "story.split"):
@@ -131,11 +140,13 @@ class Acted:
     version: int | None
     changed: bool = True  # its run published a version: it changed the brief
     follows: tuple[str, ...] = ()  # the act it follows from (an answer's same-story link or mark)
+    headline: str = ""  # the headline of the story it acted on, as the brief read before it ("": none)
 
-    def words(self) -> str:
-        """What the act did, as a person reads it (``act_words``)."""
+    def words(self, named: bool = False) -> str:
+        """What the act did, as a person reads it (``act_words``); ``named``: naming the story by its
+        headline, where the line does not stand beside the story (History's line per version)."""
         approved = self.version if self.type == "brief.approved" else None
-        return act_words(self.type, self.field, self.said, approved)
+        return act_words(self.type, self.field, self.said, approved, self.headline if named else "")
 
     def line(self) -> str:
         """The act in a few words: what, by whom, where and when, and the version that carried it."""
@@ -186,13 +197,42 @@ def story_of(store: ParquetEventStore, day: date) -> Callable[[str], str | None]
     return named
 
 
+def headline_of(
+    store: ParquetEventStore, day: date, published: Mapping[int, Publication]
+) -> Callable[[str | None, datetime], str]:
+    """The headline a story had when an act at a time was made: its item's title in the latest
+    version published before then that holds it, else in the first that does ("": none holds it, or
+    no story). The day's versions are read the first time it is asked."""
+    briefs = store.tree.briefs
+    titles: list[tuple[datetime, dict[str, str]]] = []
+
+    def read() -> None:
+        for p in sorted(published.values(), key=lambda p: p.at):
+            try:
+                doc = briefs.read(briefs.version(day, p.version))
+            except (FileNotFoundError, OSError, ValueError):
+                continue  # purged, or not readable: the words go without its headline
+            titles.append((p.at, {i.story_id: i.title for i in doc.items}))
+
+    def titled(story: str | None, at: datetime) -> str:
+        if story is None:
+            return ""
+        if not titles:
+            read()
+        before = [t[story] for when, t in titles if when <= at and story in t]
+        after = [t[story] for _, t in titles if story in t]
+        return (before or after or [""])[-1 if before else 0]
+
+    return titled
+
+
 def acts(
     store: ParquetEventStore, day: date, published: Mapping[int, Publication] | None = None
 ) -> list[Acted]:
     """People's acts on the day, oldest first, each with the version that first carried it."""
     published = publications(store, day) if published is None else published
     frame = store.query(lambda: store.scan([day], event_types=[*ACT_TYPES, "brief.unchanged"]))
-    return _acted(frame, published, story_of(store, day))
+    return _acted(frame, published, story_of(store, day), headline_of(store, day, published))
 
 
 @dataclass(frozen=True)
@@ -213,7 +253,8 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
     out = {}
     for day, by_version in versions.items():
         carried: dict[int, list[Acted]] = {}
-        for x in _acted(frame.filter(pl.col("brief_date") == day), by_version, story_of(store, day)):
+        day_frame = frame.filter(pl.col("brief_date") == day)
+        for x in _acted(day_frame, by_version, story_of(store, day), headline_of(store, day, by_version)):
             if x.changed and x.version is not None:
                 carried.setdefault(x.version, []).append(x)
         for v, p in by_version.items():
@@ -235,22 +276,25 @@ def _in_a_line(acted: Sequence[Acted]) -> str:
     questions"); else the first act's words and how many more."""
     first = acted[0]
     if len(acted) == 1:
-        return first.words()
+        return first.words(named=True)
     kinds = {"mark" if is_mark(x.type, x.field) else x.type for x in acted}
     many = MANY_WORDS.get(next(iter(kinds))) if len(kinds) == 1 else None
     if many is not None:
         return many.format(n=len(acted))
-    return f"{first.words()} (and {len(acted) - 1} more)"
+    return f"{first.words(named=True)} (and {len(acted) - 1} more)"
 
 
 def _acted(
-    frame: pl.DataFrame, published: Mapping[int, Publication], story_of: Callable[[str], str | None]
+    frame: pl.DataFrame,
+    published: Mapping[int, Publication],
+    story_of: Callable[[str], str | None],
+    titled: Callable[[str | None, datetime], str] = lambda story, at: "",
 ) -> list[Acted]:
     """The acts of ``frame``, each with the version that carried it: the one its own run published.
     An act whose run recorded ``brief.unchanged`` (in ``frame`` too) changed nothing: it stands at
     that version, unless it is about a story that version did not hold (``story_of`` its subject):
     then the first later version holding the story carries it. Any other is carried by the first
-    version published after it."""
+    version published after it. Each is named by its story's headline as it read then (``titled``)."""
     order = sorted(published.values(), key=lambda p: p.at)
     by_run = {p.run_id: p.version for p in order}
     kept = frame.filter(pl.col("event_type") == "brief.unchanged")
@@ -286,12 +330,25 @@ def _acted(
                 version,
                 changed,
                 tuple(row["source_event_ids"] or ()),
+                titled(getattr(act, "story_id", None) or story_of(row["subject_id"]), at)
+                if row["event_type"] in _NAMED
+                else "",
             )
         )
     by_id = {x.event_id: x.by for x in out}  # what an answer said besides itself is by its person
     return [
         dataclasses.replace(x, by=by_id.get(x.follows[0], "")) if x.follows and not x.by else x for x in out
     ]
+
+
+# the acts a line names the story of (a same-story link names its articles; an approval the version)
+_NAMED = {
+    "article.corrected",
+    "brief.corrected",
+    "confirmation.resolved",
+    "story.retracted",
+    "story.restored",
+}
 
 
 def _keeps_out(kind: str, act: Payload) -> bool:

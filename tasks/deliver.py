@@ -228,6 +228,7 @@ def compose_message(
     questions: Sequence[Mapping[str, str]] = (),
     templates: str | None = None,
     earlier: Brief | None = None,
+    desk: str = "",
 ) -> Message:
     """The subject and body a channel gets: its format's template, with the note the kind calls for.
 
@@ -235,7 +236,8 @@ def compose_message(
     changed. Readers see no version number: the first brief a reader gets may be the day's second
     or ninth (held for review, corrected before it went out), and "v2" out of nowhere reads as if
     they missed one; an update says it is one, and what changed. The review copy editors get keeps
-    the number, which the desk shows."""
+    the number, which the desk shows. ``desk``: the address of the desk's Hold page a review copy
+    names ("": the desk has no public name)."""
     from tasks import versions
     from tasks.render import render, view
 
@@ -248,7 +250,7 @@ def compose_message(
         note = lab["updated"].format(what=what) if what else lab["updated_plain"]
     elif send.kind == "review":
         deadline = lab["held_deadline"].format(at=at) if until else ""
-        note = lab["held"].format(date=document.date, deadline=deadline)
+        note = lab["held"].format(date=document.date, deadline=deadline, desk=f" ({desk})" if desk else "")
     elif send.released == "deadline":
         note = lab["unreviewed"].format(at=at)
     context = {**base, "note": note, "questions": list(questions) if send.kind == "review" else []}

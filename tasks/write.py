@@ -54,8 +54,9 @@ LABELS = {
         "changed_order": "changed the order of the stories",
         "changed_more": "and {n} more changes",
         "changed_join": "; ",
-        "held": "Held for review: readers get this brief when someone runs 'brief approve --date {date}' "
-        "or answers the questions in 'brief review'{deadline}.",
+        "held": "Held for review: readers get this brief when an editor approves it on the desk's Hold "
+        "page{desk} (or runs 'brief approve --date {date}'){deadline}; the questions below are answered "
+        "on the desk's Questions page.",
         "held_deadline": ", or at {at} without anyone",
         "unreviewed": "Nobody looked at this brief before it went out: the review deadline ({at}) passed.",
         "subject_updated": "Updated: {title}",
@@ -103,8 +104,8 @@ LABELS = {
         "changed_order": "调整了新闻顺序",
         "changed_more": "另有 {n} 处改动",
         "changed_join": "；",
-        "held": "待审阅：有人运行 'brief approve --date {date}' 或在 'brief review' "
-        "中回答问题后，读者才会收到{deadline}。",
+        "held": "待审阅：编辑在审阅台的 Hold 页面{desk}批准（或运行 'brief approve --date {date}'）后，"
+        "读者才会收到{deadline}。下列问题在审阅台的 Questions 页面回答。",
         "held_deadline": "；无人审阅时于 {at} 发送",
         "unreviewed": "此简报发送前无人审阅：审阅截止时间（{at}）已过。",
         "subject_updated": "更新：{title}",

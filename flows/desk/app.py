@@ -185,6 +185,13 @@ def favicon() -> Response:
     return FileResponse(FAVICON, media_type="image/svg+xml")
 
 
+def _wants_page(request: Request) -> bool:
+    """Whether a request is a browser's for a page (it accepts HTML), and the gate let it in (the
+    person and the form token a page shows are known)."""
+    known = getattr(request.state, "csrf", None) is not None and hasattr(request.state, "person")
+    return known and "text/html" in request.headers.get("accept", "")
+
+
 def answer_errors(app: FastAPI) -> None:
     """A mistake in the request is a 400 of one line, a stale act a 409 with what changed, anything
     else a 500 of one line; every one with the desk's headers."""
@@ -212,7 +219,11 @@ def answer_errors(app: FastAPI) -> None:
             404: f"not found: the desk has no page {printable(request.url.path[:100])}",
             405: f"refused: this page does not take {request.method}; use the page's form",
         }
-        answer = _text(exc.status_code, said.get(exc.status_code, f"refused: {exc.detail}"))
+        line = said.get(exc.status_code, f"refused: {exc.detail}")
+        if exc.status_code == 404 and request.method == "GET" and _wants_page(request):
+            # a person's browser: the line in a page of the desk, with its navigation
+            return _finish(page(request, "error.html.j2", status=404, message=line, written=True, read=True))
+        answer = _text(exc.status_code, line)
         if exc.status_code == 405:  # the methods every route of the path takes; HEAD wherever GET
             answer.headers["Allow"] = _allowed(request, (exc.headers or {}).get("Allow", ""))
         return _finish(answer)

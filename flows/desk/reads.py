@@ -67,8 +67,11 @@ def document(store: ParquetEventStore, day: date, version: int | None = None) ->
     try:
         return briefs.read(path)
     except (FileNotFoundError, OSError):
-        what = f"version {version} of the brief" if version else "brief"
-        raise InputError(f"no {what} is published for {day}") from None
+        if version is None:
+            raise InputError(f"no brief is published for {day}") from None
+        numbers = [n for n, _ in briefs.versions(day)]
+        has = f"; it has v{numbers[0]} to v{numbers[-1]}" if numbers else ""
+        raise InputError(f"no version {version} of the brief of {day} is published{has}") from None
 
 
 @dataclass(frozen=True)
@@ -90,10 +93,26 @@ def withheld(store: ParquetEventStore, day: date) -> Withheld | None:
 
 
 def open_questions(store: ParquetEventStore, day: date) -> list[dict]:
-    """The day's open questions, batch by batch, highest priority first (as ``brief review`` asks)."""
+    """The day's open questions, batch by batch, highest priority first (as ``brief review`` asks),
+    but those about a story retracted from the day's brief (``moot_questions``): nothing asks them."""
+    asked, _ = questions_of(store, day)
+    return asked
+
+
+def questions_of(store: ParquetEventStore, day: date) -> tuple[list[dict], list[dict]]:
+    """The day's open questions, and apart from them the moot ones: about a story (or an article of
+    one) whose retraction stands. Answering those changes nothing readers see."""
     frame = materialize(store, "questions", days=[day])
     frame = frame.filter((pl.col("status") == "open") & (pl.col("brief_date") == day))
-    return list(frame.iter_rows(named=True))
+    asked = list(frame.iter_rows(named=True))
+    retracted = standing_retractions(store, day) if asked else {}
+    if not retracted:
+        return asked, []
+    from ops.changes import story_of
+
+    named = story_of(store, day)
+    moot = [q for q in asked if any((named(s) or s) in retracted for s in q["subject"].split("|"))]
+    return [q for q in asked if q not in moot], moot
 
 
 def standing_retractions(store: ParquetEventStore, day: date) -> dict[str, str]:

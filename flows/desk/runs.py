@@ -14,15 +14,16 @@ from storage.store import ParquetEventStore
 
 WINDOW_DAYS = 14
 PREFECT_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-SHOWN_COUNTS = (
-    "feed.fetched",
-    "feed.failed",
-    "article.collected",
-    "story.clustered",
-    "confirmation.requested",
-    "brief.published",
-    "brief.delivered",
-)
+# the events a run's row counts, in the words the page shows them in (the type in a title)
+SHOWN_COUNTS = {
+    "feed.fetched": "feeds read",
+    "feed.failed": "feeds failed",
+    "article.collected": "articles collected",
+    "story.clustered": "stories",
+    "confirmation.requested": "questions asked",
+    "brief.published": "versions published",
+    "brief.delivered": "messages sent",
+}
 
 
 def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list[dict]:
@@ -38,7 +39,7 @@ def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list
         out.append(
             {
                 **row,
-                "counts": [(k, counts[k]) for k in SHOWN_COUNTS if counts.get(k)],
+                "counts": [(k, words, counts[k]) for k, words in SHOWN_COUNTS.items() if counts.get(k)],
                 "steps": sorted(steps.items(), key=lambda kv: -kv[1]),
                 "link": f"{ui_url.rstrip('/')}/runs/flow-run/{row['run_id']}"
                 if ui_url and PREFECT_ID.match(row["run_id"])

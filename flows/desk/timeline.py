@@ -219,15 +219,13 @@ def _said(kind: str, p: Payload) -> tuple[str, str]:
             f"{act_words(kind)} {p.outcome} (relevance {p.relevance:.2f}, importance {p.importance:.2f})"
             + (f": {'; '.join(p.reasons)}" if p.reasons else "")
         )
-        return what, p.marked_by or f"the run (model {p.model})"
+        return what, p.marked_by or "the daily run"
     if isinstance(p, StoryMergedV2 | StorySplitV2):
         return act_words(kind, said=", ".join(p.article_ids)), p.person or (
             "an answer" if p.question_id else ""
         )
     if isinstance(p, ArticleCorrected):  # a relevance mark (lead is one) says "marked lead"
-        what = f"{p.article_id}: {act_words(kind, p.field, p.value or '')}" + (
-            f" ({p.reason})" if p.reason else ""
-        )
+        what = act_words(kind, p.field, p.value or "") + (f" ({p.reason})" if p.reason else "")
         return what, p.by
     if isinstance(p, BriefCorrected):
         return act_words(kind, p.field, p.value) + (f" ({p.note})" if p.note else ""), p.by
@@ -236,7 +234,7 @@ def _said(kind: str, p: Payload) -> tuple[str, str]:
     if isinstance(p, StoryRestored):
         return f"{act_words(kind)}: back in the brief" + (f" ({p.note})" if p.note else ""), p.by
     if isinstance(p, ConfirmationRequested):
-        return f"{act_words(kind)}: {p.prompt}", "the run"
+        return f"{act_words(kind)}: {p.prompt}", "the daily run"
     resolved = cast(ConfirmationResolvedV2, p)
     answer = act_words(kind, resolved.field, resolved.answer) + f" (proposed: {resolved.value})"
     return answer, resolved.person or resolved.by
@@ -256,4 +254,10 @@ def _decision(row: dict) -> dict:
         "by": who,
         "via": getattr(p, "via", None) or "",
         "event_id": row["event_id"],
+        # for auditors, in the row's title: the model that scored it, the article a mark was made on
+        "detail": f"model {p.model}"
+        if isinstance(p, StoryScored) and not p.marked_by
+        else f"article {p.article_id}"
+        if isinstance(p, ArticleCorrected)
+        else "",
     }

@@ -100,6 +100,8 @@ def parse_version(text: str | None, name: str = "version") -> int | None:
         return None
     if not (text.isascii() and text.isdigit() and len(text) <= 9):
         raise InputError(f"{name} {shown(text)} is not a version number; use e.g. {name}=2")
+    if int(text) == 0:
+        raise InputError(f"{name}=0 names no version: a day's versions are numbered from 1")
     return int(text)
 
 
@@ -227,11 +229,11 @@ def said_line(
     the update it left pending goes out."""
     said = DONE[what]
     if cases is not None:
-        said += f", kept as {counted(cases, 'regression case')}"
+        said += f", kept as {counted(cases, 'example')} later scoring is checked against"
         if refused:
-            said += f" ({refused} not kept: it contradicts a case in the set)"
+            said += f" ({refused} not kept: it contradicts an example kept before)"
     if version is not None and unchanged:  # recorded, but the brief reads as it did: no new version
-        said += f": unchanged (v{version})"
+        said += f"; nothing changed: v{version} already reads so"
     elif version is not None:
         said += f" v{version}" if what == "approved" else f": v{version}"
     channels = {c.name for c in desk.settings.delivery.channels}
@@ -292,8 +294,25 @@ def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
         action=request.url.path,
         back="/hold" if request.url.path.startswith("/hold/") else "/today",  # the page the form was on
         fields=sent,
-        shown=[(k, v) for k, v in sent if k not in ("date", "story", "as_case") and v],
+        shown=[
+            (FORM_WORDS.get(k, k), FIELD_WORDS.get(v, v) if k == "field" else v)
+            for k, v in sent
+            if k not in ("date", "story", "as_case", "retraction", "sure") and v
+        ],
     )
+
+
+# what a form's parts are called where a person reads them back (the 409 page's "what you asked")
+FORM_WORDS = {
+    "field": "what",
+    "value": "new text",
+    "note": "note",
+    "mark": "mark",
+    "other": "the same story as",
+    "other_id": "the same story as",
+    "apart": "articles apart",
+}
+FIELD_WORDS = {"title": "headline", "summary": "summary"}
 
 
 def banner(request: Request) -> str | None:

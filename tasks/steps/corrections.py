@@ -138,6 +138,18 @@ def _item(ctx: RunContext, story_id: str) -> Item:
     )
 
 
+WORDS = {"title": "headline"}  # what the desk's form and the brief call a field
+
+
+def _headline(ctx: RunContext, story_id: str) -> str:
+    """The story as a person knows it: its headline in the current brief (or where it was
+    retracted from), quoted; its id when the brief holds neither."""
+    document = ctx.store.tree.briefs.current_document(ctx.day)
+    shown = [*(document.items if document else ()), *((document.retracted or ()) if document else ())]
+    title = next((i.title for i in shown if i.story_id == story_id), None)
+    return f"“{title}”" if title else f"story {story_id!r}"
+
+
 def _fact(ctx: RunContext, event_type: str, payload: dict, story_id: str, by: str) -> Event:
     return new_event(
         event_type,
@@ -158,11 +170,13 @@ def correct_item(
         raise InputError(f"field {field_!r} cannot be corrected here; give one of {', '.join(FIELDS)}")
     text = plain_line(value)  # no bidirectional or other control characters reach readers
     if not text:
-        raise InputError(f"the new {field_} is empty; give the text readers should see")
+        raise InputError(f"the new {WORDS.get(field_, field_)} is empty; give the text readers should see")
     item = _item(ctx, story_id)
     shown = item.title if field_ == "title" else item.summary
     if shown == text:
-        raise InputError(f"the {field_} of {story_id} already reads so; nothing to correct")
+        raise InputError(
+            f"the {WORDS.get(field_, field_)} of “{item.title}” already reads so; nothing to correct"
+        )
     earlier = editor_acts(ctx).corrections.get(story_id, {}).get(field_)
     previous = earlier.previous if earlier else shown  # what readers first saw
     payload = {
@@ -203,11 +217,13 @@ def restore_item(
     (ActConflict) when ``retraction``, the one the person meant to undo, is not the one standing."""
     standing = editor_acts(ctx).retracted_by.get(story_id)
     if standing is None:
-        raise InputError(f"story {story_id!r} is not retracted on {ctx.day}: there is no retraction to undo")
+        raise InputError(
+            f"{_headline(ctx, story_id)} is not retracted on {ctx.day}: there is no retraction to undo"
+        )
     if retraction is not None and retraction != standing:
         raise ActConflict(
-            f"the retraction {retraction} of story {story_id!r} no longer stands: it was undone, and "
-            f"{standing} retracted the story again since; reload the page to undo that one"
+            f"the retraction of {_headline(ctx, story_id)} you meant to undo no longer stands: it was "
+            "undone, and the story was retracted again since; reload the page to undo that one"
         )
     payload = {"story_id": story_id, "retraction": standing, "note": plain_line(note), "by": by, "via": via}
     return [_fact(ctx, "story.restored", payload, story_id, by)]

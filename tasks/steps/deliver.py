@@ -176,6 +176,7 @@ def deliver_day(
                 questions=questions,
                 templates=ctx.settings.output.templates,
                 earlier=_earlier(ctx, item),
+                desk=desk_page(ctx.settings.desk.hosts, ctx.settings.desk.tls, ctx.day),
             )
             outcome.sent.append(_send(ctx, item, message, version, sleep, published))
     if settings.hold and (approve_by is not None or any(s.ok and s.kind != "review" for s in outcome.sent)):
@@ -193,6 +194,14 @@ def _earlier(ctx: RunContext, item: deliver.Send) -> Brief | None:
         return briefs.read(briefs.version(ctx.day, item.previous))
     except (FileNotFoundError, OSError):
         return None
+
+
+def desk_page(hosts: list[str], tls: bool, day: date) -> str:
+    """The address of the desk's Hold page for ``day`` under its first public name (``[desk] hosts``),
+    https when the desk is reached through TLS; "" when it has none (only its own machine reaches it)."""
+    if not hosts:
+        return ""
+    return f"{'https' if tls else 'http'}://{hosts[0]}/hold?date={day.isoformat()}"
 
 
 def _send(

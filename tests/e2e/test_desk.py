@@ -788,7 +788,7 @@ def test_runs_show_status_counts_and_seconds_per_step_and_a_failed_run_links_to_
     rows = dict(re.findall(r'<tr class="run [a-z]+" data-run="([^"]+)">(.*?)</tr>', page.text, re.S))
     [(daily, row)] = [(r, v) for r, v in rows.items() if r != failed_run]
     assert "<b>completed</b>" in row and "daily-brief" in row
-    assert re.search(r"dedup: \d+\.\d\d", row) and "brief.published: 1" in row
+    assert re.search(r"dedup: \d+\.\d\d", row) and "versions published: 1" in row
     assert f'href="http://127.0.0.1:4200/runs/flow-run/{daily}"' in row
     failed = rows[failed_run]
     assert "<b>failed</b>" in failed and "suite &lt;i&gt;articles&lt;/i&gt; failed" in failed

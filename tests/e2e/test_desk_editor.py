@@ -3,6 +3,7 @@ questions about it reach it."""
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 from pathlib import Path
@@ -200,20 +201,24 @@ def test_a_page_that_cannot_be_shown_says_what_is_wrong_and_not_that_nothing_was
 def test_a_lead_mark_is_said_as_marked_lead_not_as_a_relevance(config: Path) -> None:
     desk = client(config, "ann")
     page = desk.get(f"/today?date={DAY}").text
-    story = current(config)["items"][-1]["story_id"]
+    story, title = current(config)["items"][-1]["story_id"], current(config)["items"][-1]["title"]
     form = {"story": story, "mark": "lead", "date": DAY, "seen": seen_of(page), "csrf": csrf_of(page)}
     assert desk.post("/today/mark", data=form).status_code == 200
     history = desk.get("/history").text
-    assert "ann: marked lead" in history and "relevance “lead”" not in history
+    assert f"ann: marked “{html.escape(title)}” lead" in history and "relevance “lead”" not in history
     diff = desk.get(f"/diff?date={DAY}&a=1&b=2").text
     causes = re.findall(r'<div class="cause">(.*?)</div>', diff, re.S)
     assert causes and all("marked lead" in c and "relevance" not in c for c in causes), causes
     decisions = desk.get(f"/story?id={story}").text.split('<table class="decisions">')[1]
-    assert ": marked lead" in decisions and "relevance → lead" not in decisions
+    assert ">marked lead" in decisions and "relevance → lead" not in decisions
+    assert f"{story}:" not in decisions and "art-" not in re.sub(r'title="[^"]*"', "", decisions)
     # the event types stay for auditors: in the line's title, in small monospace beside the ids
-    assert re.search(r'<span class="summary" title="article\.corrected">ann: marked lead</span>', history)
+    assert (
+        f'<span class="summary" title="article.corrected">ann: marked “{html.escape(title)}” lead</span>'
+        in history
+    )
     assert all("<code>article.corrected</code>" in c for c in causes)
-    assert "<code>article.corrected</code>" in decisions
+    assert '<td title="article.corrected ' in decisions  # the story page keeps them in a title
 
 
 def visible(page: str) -> str:
@@ -227,6 +232,7 @@ def test_history_the_diff_and_a_story_say_what_people_did_in_words_not_event_typ
     desk = client(config, "ann")
     items = current(config)["items"]
     first, gone = items[0]["story_id"], items[1]["story_id"]
+    headline, gone_headline = items[0]["title"], items[1]["title"]
 
     def act(path: str, **form: str) -> None:
         page = desk.get(f"/today?date={DAY}").text
@@ -249,9 +255,9 @@ def test_history_the_diff_and_a_story_say_what_people_did_in_words_not_event_typ
         assert not [kind for kind in EVENT_WORDS if kind in shown], (name, shown[-2000:])
     said = visible(pages["history"])
     for words in (
-        "ann: corrected the headline to “A headline, corrected”",
-        "ann: retracted (note: “the report was withdrawn”)",
-        "ann: undid the retraction",
+        f"ann: corrected the headline of “{headline}” to “A headline, corrected”",
+        f"ann: retracted “{gone_headline}” (note: “the report was withdrawn”)",
+        f"ann: undid the retraction of “{gone_headline}”",
     ):
         assert words in said, said
     assert "undid the retraction: back in the brief" in visible(pages["gone"])

@@ -105,7 +105,7 @@ def test_the_current_version_asked_for_by_its_number_is_the_current_page(config:
     )
     assert done.status_code == 200 and "v2" in done.text
     earlier = desk.get(f"/today?date={DAY}&version=1").text  # now v1 is an earlier version
-    assert "an earlier version: read only" in earlier and not acts_of.findall(earlier)
+    assert "an earlier version, read only" in earlier and not acts_of.findall(earlier)
     assert "an earlier version" not in desk.get(f"/today?date={DAY}&version=2").text
 
 

@@ -336,7 +336,7 @@ def test_corrections_become_cases_at_the_command_line_and_at_the_desk(
     done = desk.post(
         "/today/mark", data={"story": stories[1], "mark": "lead", "date": day, "csrf": csrf, "as_case": "1"}
     )
-    assert done.status_code == 200 and "kept as 1 regression case" in done.text
+    assert done.status_code == 200 and "kept as 1 example later scoring is checked against" in done.text
     page = desk.get(f"/today?date={day}").text
     done = desk.post(
         "/today/same",

@@ -173,6 +173,18 @@ def test_messages_say_what_they_are() -> None:
         review.format == "markdown" and "Same story?" in review.body and "brief approve --date" in review.body
     )
     assert "· v2" in review.body and "· v2" not in update.body  # the editors' copy keeps the number
+    assert "q-1" not in review.body and "brief review" not in review.body  # no ids; the desk, named
+    assert (
+        "the desk's Hold page (https://desk.example/hold?date=2025-08-06)"
+        in deliver.compose_message(
+            deliver.Send(Channel(name="eds", url="json://x"), "review", "direct"),
+            doc,
+            {},
+            zone=ZONE,
+            questions=[{"id": "q-1", "prompt": "Same story?", "default": "yes"}],
+            desk="https://desk.example/hold?date=2025-08-06",
+        ).body
+    )
     assert (
         "\n"
         not in deliver.compose_message(
@@ -419,3 +431,14 @@ def test_an_update_says_what_changed_since_the_version_the_channel_got() -> None
         send, earlier.model_copy(update={"version": 3}), {}, zone=ZONE, earlier=earlier
     )
     assert "Updated: this replaces the version sent earlier." in nothing.body
+
+
+def test_a_review_copy_names_the_desks_hold_page_under_its_public_name() -> None:
+    from datetime import date
+
+    from tasks.steps.deliver import desk_page
+
+    day = date(2025, 8, 6)
+    assert desk_page(["desk.example.com"], True, day) == "https://desk.example.com/hold?date=2025-08-06"
+    assert desk_page(["desk.lan"], False, day) == "http://desk.lan/hold?date=2025-08-06"
+    assert desk_page([], False, day) == ""  # a loopback desk: the message names the page, no address

@@ -3,6 +3,8 @@ question, in every batch and every session, whatever the default or the order of
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ops.answers import answer_numbers, batch_numbers, interpret, numbered_choices
@@ -85,6 +87,7 @@ def test_the_desk_s_questions_page_numbers_each_answer_as_brief_review_does() ->
     )
     fieldsets = html.split('<fieldset class="question"')[1:]
     for fieldset in fieldsets:  # "3" is off-topic in every question, whatever the default or batch
-        assert 'value="off-topic" data-key="3"> 3) off-topic' in fieldset
-        assert 'data-key="1"> 1) core' in fieldset
-    assert "1) core [default]" in fieldsets[0] and "3) off-topic [default]" in fieldsets[2]
+        assert re.search(r'data-key="3"> 3\) (<b>off-topic</b> \(default\)|off-topic)</label>', fieldset)
+        assert re.search(r'data-key="1"> 1\) (<b>core</b> \(default\)|core)</label>', fieldset)
+        assert fieldset.count("(default)") == 1 and fieldset.count(" checked") == 1  # one radio an answer
+    assert "1) <b>core</b> (default)" in fieldsets[0] and "3) <b>off-topic</b> (default)" in fieldsets[2]

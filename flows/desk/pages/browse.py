@@ -24,7 +24,9 @@ router = APIRouter()
 @router.get("/story")
 def story(request: Request, desk: DeskOf) -> Response:
     story_id = request.query_params.get("id", "")
-    found = story_timeline(desk.store, story_id) if story_id else None
+    if not story_id:
+        raise InputError("name a story: /story?id=…; open one from Today or from Search")
+    found = story_timeline(desk.store, story_id)
     if found is None:
         raise InputError(f"no story {story_id!r} in the log; open one from Today or from Search")
     return page(request, "story.html.j2", t=found)

@@ -10,6 +10,7 @@ from flows.desk import reads
 from flows.desk.web import DONE, ActOf, Day, DeskOf, answered, banner, done, page, said_line
 from ops import acts
 from storage.errors import InputError
+from storage.payloads import BriefDelivered
 
 router = APIRouter()
 
@@ -28,11 +29,31 @@ def hold(request: Request, desk: DeskOf, day: Day) -> Response:
         approved=state.approved,
         deadline=state.deadline_release,
         holding=state.holding,
-        delivered=sorted(state.delivered.values(), key=lambda d: d.at),
+        delivered=[(d, released(d.delivery)) for d in sorted(state.delivered.values(), key=lambda d: d.at)],
         pending=acts.pending_update(desk.settings, desk.resources, day),
-        update_after=desk.settings.delivery.update_after,
+        gathered=minutes(desk.settings.delivery.update_after),
         done=banner(request),
     )
+
+
+def released(sent: BriefDelivered) -> str:
+    """Why a message went when it did, in words: a review copy, a brief nobody held, one a person
+    approved or its deadline released, or an update after that (nobody approved an update itself)."""
+    if sent.kind == "review":
+        return "a copy for the editors to review"
+    if sent.released == "direct":
+        return "sent when published (not held)"
+    if sent.released == "deadline":
+        return "at the deadline, nobody having approved it" if sent.kind == "brief" else "after the deadline"
+    if sent.kind == "brief":
+        return f"approved by {sent.by or 'someone'}"
+    return f"after {sent.by or 'someone'} approved the day's brief"
+
+
+def minutes(value: float) -> str:
+    """A number of minutes as a person says it: "1 minute", "5 minutes", "0.5 minutes"."""
+    shown = f"{value:g}" if value != int(value) else str(int(value))
+    return f"{shown} minute" + ("" if shown == "1" else "s")
 
 
 @router.post("/hold/approve")

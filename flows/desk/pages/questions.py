@@ -19,10 +19,12 @@ router = APIRouter()
 
 @router.get("/questions")
 def questions(request: Request, desk: DeskOf, day: Day) -> Response:
-    asked = reads.open_questions(desk.store, day)
+    asked, moot = reads.questions_of(desk.store, day)
     # brief review's: each answer's number is fixed for good, whatever the batch or the session
     numbering = batch_numbers(asked, [c.name for c in desk.settings.policy.categories])
     current = desk.store.tree.briefs.current_document(day)
+    if current is None and not asked and not moot and reads.withheld(desk.store, day) is None:
+        reads.document(desk.store, day)  # no brief, nothing asked: refused as Today refuses it
     return page(
         request,
         "questions.html.j2",
@@ -31,6 +33,7 @@ def questions(request: Request, desk: DeskOf, day: Day) -> Response:
         questions=asked,
         choices={q["question_id"]: numbered_choices(q, numbering[q["question_id"]]) for q in asked},
         about=items_asked_about(desk, day, asked),
+        moot=len(moot),
         done=banner(request),
     )
 

@@ -38,7 +38,7 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     } else if (event.key === "Enter") {
       event.preventDefault();
-      const fallback = q.querySelector('input[type=radio][value=""]');
+      const fallback = q.querySelector("input[type=radio][data-default]");
       if (fallback) fallback.checked = true;
       next();
     }
