@@ -28,102 +28,27 @@ from flows.daily import current_run_id, daily_brief, unwalked
 from flows.fanout import DEFAULT_DEPLOYMENT
 from flows.fanout import fan_out as fanned_out
 from flows.lifetime import without_heartbeats
-from ops.runs import BriefWithheld, DateOutcome, date_range
+from ops.backfill import FannedOut, Standing, any_run, date_outcome, settled_dates, with_versions
+from ops.runs import DateOutcome, RunResult, date_range
 from storage.store import ParquetEventStore
 from tasks.nouns import counted
 from tasks.settings import Settings, load_settings
-from tasks.steps import RunContext, Settled
+from tasks.steps import Settled
 
 PROGRESS_LINE = (
     "brief_backfill"  # a record with this attribute is a date's line (``brief backfill`` prints it)
 )
 
 
-def one_date(day: date, settings: Settings, config: str | None, deliver: bool = False) -> DateOutcome:
-    try:
-        result = daily_brief(day.isoformat(), config, deliver=deliver, settings=settings)
-        return DateOutcome(
-            day,
-            "completed",
-            version=result.version,
-            items=result.items,
-            changed=result.changed,
-            seconds=result.seconds,
-            policy=result.policy,
-        )
-    except Exception as exc:  # one date's failure is that date's outcome, not the backfill's
-        cause = getattr(exc, "cause", exc)
-        withheld = isinstance(cause, BriefWithheld)  # the run's outcome, as designed: not a crash
-        return DateOutcome(
-            day, "withheld" if withheld else "failed", error=str(cause if withheld else exc)[:300]
-        )
+def daily_brief_of(day: date, settings: Settings, config: str | None, deliver: bool) -> RunResult:
+    """The date's run: a ``daily-brief`` flow run of its own, on the backfill's settings."""
+    return daily_brief(day.isoformat(), config, deliver=deliver, settings=settings)
 
 
 @task(name="settled-dates", cache_policy=NO_CACHE)
 def settled_task(days: list[date], settings: Settings, run_id: str) -> dict[date, Settled]:
-    """The dates whose run would read what their last run read (``tasks/steps/unchanged.py``):
-    their outcome stands; they need no embedding and, unless a date before them is run again,
-    no run."""
-    standing = Standing(settings, run_id)
-    return {day: found for day in days if (found := standing.settled(day)) is not None}
-
-
-class Standing:
-    """The backfill's look at its dates' standing outcomes: one store, and the policy the dates'
-    runs decide under (``ops.policy.governing``), for every date."""
-
-    def __init__(self, settings: Settings, run_id: str) -> None:
-        from ops.policy import governing
-        from ops.workspace import resources_of
-
-        self.resources = resources_of(settings, must_exist=False)  # the process's: models made once
-        self.policy = governing(settings, self.resources.store)
-        self.run_id = run_id
-
-    def context(self, day: date) -> RunContext:
-        from tasks.steps import open_run
-
-        return open_run(self.resources, self.policy.settings, day, self.run_id, origin=self.policy.record)
-
-    def settled(self, day: date) -> Settled | None:
-        from tasks.steps import settled
-
-        return settled(self.context(day))
-
-    def keep(self, found: Settled) -> DateOutcome:
-        """The date's standing outcome, recorded (``run.unchanged``) as this backfill's look at it."""
-        from tasks.steps import record_unchanged
-
-        record_unchanged(self.context(found.day), found)
-        if not found.published:
-            return DateOutcome(found.day, "withheld", error=found.reason[:300], unchanged=True)
-        return DateOutcome(
-            found.day,
-            "completed",
-            version=found.version,
-            items=found.items,
-            policy=self.policy.line,
-            unchanged=True,
-        )
-
-
-def date_outcome(
-    day: date,
-    standing: Standing,
-    settled: dict[date, Settled],
-    run_before: bool,
-    settings: Settings,
-    config: str | None,
-    deliver: bool,
-) -> DateOutcome:
-    """The date's standing outcome when its inputs are unchanged (looked at again when a date before
-    it was run in this backfill: its reach may hold what that run wrote), else its run's."""
-    found = settled.get(day)
-    if found is not None and run_before:
-        found = standing.settled(day)
-    if found is not None:
-        return standing.keep(found)
-    return one_date(day, settings, config, deliver)
+    """The dates whose outcome stands (``ops.backfill.settled_dates``)."""
+    return settled_dates(days, settings, run_id)
 
 
 def left(done: int, total: int, started: float) -> str:
@@ -193,31 +118,13 @@ def embed_archives_task(days: list[date], settings: Settings, run_id: str) -> st
     )
 
 
-def with_versions(store: ParquetEventStore, outcomes: list[dict]) -> list[DateOutcome]:
-    """A fanned-out date's outcome (``flows/fanout.py``) with its version, items and whether its run
-    published a new version, from the log."""
-    from storage.payloads import BriefPublished
-    from storage.typed import payload_of
-
-    out = []
-    for o in outcomes:
-        day = date.fromisoformat(o["date"])
-        rows = store.query(partial(store.scan, [day], event_types=["brief.published"]))
-        published = [(r["run_id"], payload_of(r, BriefPublished)) for r in rows.iter_rows(named=True)]
-        latest = max((p for _, p in published), key=lambda p: p.version, default=None)
-        done = latest is not None and o["status"] == "completed"
-        out.append(
-            DateOutcome(
-                day,
-                o["status"],
-                version=latest.version if done and latest else None,
-                items=latest.items if done and latest else 0,
-                changed=any(run == o["flow_run_id"] for run, _ in published),
-                error=o["error"],
-                flow_run_id=o["flow_run_id"],
-            )
-        )
-    return out
+def fanned(store: ParquetEventStore, outcomes: list[dict]) -> list[DateOutcome]:
+    """The fanned-out dates' outcomes (``flows/fanout.py``), each with its version, items and
+    whether its run published a new version (``ops.backfill.with_versions``)."""
+    runs = [
+        FannedOut(date.fromisoformat(o["date"]), o["status"], o["error"], o["flow_run_id"]) for o in outcomes
+    ]
+    return with_versions(store, runs)
 
 
 @contextmanager
@@ -269,9 +176,9 @@ def dates_here(
         log.info(embed_archives_task([d for d in days if d not in settled], unwalked(settings), run_id))
     dated: list[DateOutcome] = []
     started = time.perf_counter()
+    run = partial(daily_brief_of, settings=settings, config=config, deliver=deliver)
     for done, day in enumerate(days, start=1):
-        run_before = any(not o.unchanged for o in dated)
-        outcome = date_outcome(day, standing, settled, run_before, settings, config, deliver)
+        outcome = date_outcome(day, standing, settled, any_run(dated), run)
         dated.append(outcome)
         failed = sum(o.status != "completed" for o in dated)
         log.info(
@@ -330,10 +237,10 @@ def backfill(
             batch=current_run_id(),
             deliver=deliver,
         )
-        fanned = with_versions(settings.storage.event_store(), outcomes)
-        table = [o.row() for o in fanned]
+        dates = fanned(settings.storage.event_store(), outcomes)
+        table = [o.row() for o in dates]
         create_table_artifact(key="backfill-summary", table=table, description=f"backfill {start} .. {end}")
-        return fanned
+        return dates
     with one_process((len(days) + 3) * len(settings.sources)):  # and the first date's lookback
         dated = dates_here(days, settings, config, concurrency, deliver, progress)
     table = [o.row() for o in dated]

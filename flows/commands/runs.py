@@ -170,9 +170,11 @@ def backfill(
     Prints a table of the dates when done; everything the runs print goes to one log file (under
     the store root, in logs/START/), and to the screen as well with --verbose."""
     checked_config(config)  # a bad config is said before polars, Prefect and the models load
+    from ops.backfill import BackfillRequest, run_backfill
     from ops.runs import plan_backfill
 
     plan = plan_backfill(config, start, end)
+    request = BackfillRequest(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
     prefect_defaults()
     from flows.keptserver import prefect_api
 
@@ -192,16 +194,14 @@ def backfill(
             with run_output(log, above(status), verbose=verbose, marker=PROGRESS_LINE, loading=loading):
                 for note in notes:
                     print(note, file=sys.stderr)  # to the backfill's log (and the screen with --verbose)
-                outcomes = backfill_flow(
-                    start, end, config, concurrency, fan_out=fan_out, deliver=deliver, settings=plan.settings
-                )
+                result = run_backfill(plan, request, backfill_flow)
         except BriefError:
             err.print(f"the backfill's log: {log.shown}")
             raise
-    show_backfill(out, start, end, outcomes)
+    show_backfill(out, start, end, result.outcomes)
     out.print(f"the backfill's log: {log.shown}", soft_wrap=True)  # a path is copied whole
-    failed = [str(o.day) for o in outcomes if o.status == "failed"]
-    withheld = [str(o.day) for o in outcomes if o.status == "withheld"]
+    failed = [str(day) for day in result.failed]
+    withheld = [str(day) for day in result.withheld]
     if failed:
         err.print(
             f"error: {counted(len(failed), 'date')} failed: {', '.join(failed)}; rerun them with "
