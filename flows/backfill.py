@@ -8,6 +8,10 @@ sees the briefs of the days before it exactly as a daily schedule would have, so
 gives the same briefs as the daily runs, however it is repeated. Live feeds replay the
 facts already stored for a past date. A failed date does not stop the others; the result
 lists every date's outcome. Running the same range again appends no fact events.
+
+What is decided (which dates are settled, whether a date is kept or run again, a date's outcome:
+completed, withheld or failed) is the service's, ``ops/backfill.py``; this flow sequences it and
+records it (its tasks, each date's run, its progress and table).
 """
 
 from __future__ import annotations
