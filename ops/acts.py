@@ -141,8 +141,13 @@ def act_story(store: EventStore, day: date, story: str, *, dated: bool) -> str:
 
 
 def open_questions(settings: Settings, resources: steps.Resources, day: date) -> pl.DataFrame:
-    """The day's open questions, for ``brief review`` to ask."""
-    return steps.open_questions(context(settings, resources, day, "review"))
+    """The day's open questions, for ``brief review`` to ask: not those about a story whose
+    retraction stands (``ops.changes.moot_questions``), as the desk does not ask them either."""
+    from ops.changes import moot_questions
+
+    frame = steps.open_questions(context(settings, resources, day, "review"))
+    moot = moot_questions(resources.store, day, frame.iter_rows(named=True))
+    return frame.filter(~pl.col("question_id").is_in(sorted(moot))) if moot else frame
 
 
 def context(settings: Settings, resources: steps.Resources, day: date, what: str) -> steps.RunContext:

@@ -197,6 +197,34 @@ def story_of(store: ParquetEventStore, day: date) -> Callable[[str], str | None]
     return named
 
 
+def standing_retractions(store: ParquetEventStore, day: date) -> dict[str, str]:
+    """The day's retractions not undone: story id -> the retraction's event id."""
+    from storage.payloads import StoryRestored, StoryRetracted
+
+    standing: dict[str, str] = {}
+    for e in store.read(days=[day], event_types=["story.retracted", "story.restored"]):
+        if e.event_type == "story.retracted":
+            standing[payload_of(e, StoryRetracted).story_id] = e.event_id
+        elif standing.get((undone := payload_of(e, StoryRestored)).story_id) == undone.retraction:
+            del standing[undone.story_id]
+    return standing
+
+
+def moot_questions(store: ParquetEventStore, day: date, questions: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The ids of ``questions`` about a story (or an article of one) whose retraction stands:
+    answering them changes nothing readers see, so neither ``brief review`` nor the desk asks them."""
+    asked = list(questions)
+    retracted = standing_retractions(store, day) if asked else {}
+    if not retracted:
+        return set()
+    named = story_of(store, day)
+    return {
+        str(q["question_id"])
+        for q in asked
+        if any((named(s) or s) in retracted for s in str(q["subject"]).split("|"))
+    }
+
+
 def headline_of(
     store: ParquetEventStore, day: date, published: Mapping[int, Publication]
 ) -> Callable[[str | None, datetime], str]:

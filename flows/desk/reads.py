@@ -9,7 +9,7 @@ import polars as pl
 
 from storage.brief import Brief
 from storage.errors import InputError
-from storage.payloads import BriefPublished, BriefWithheld, StoryRestored, StoryRetracted, StoryScored
+from storage.payloads import BriefPublished, BriefWithheld, StoryScored
 from storage.projections import materialize
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
@@ -100,30 +100,22 @@ def open_questions(store: ParquetEventStore, day: date) -> list[dict]:
 
 
 def questions_of(store: ParquetEventStore, day: date) -> tuple[list[dict], list[dict]]:
-    """The day's open questions, and apart from them the moot ones: about a story (or an article of
-    one) whose retraction stands. Answering those changes nothing readers see."""
+    """The day's open questions, and apart from them the moot ones (``ops.changes.moot_questions``:
+    about a story whose retraction stands). Answering those changes nothing readers see."""
+    from ops.changes import moot_questions
+
     frame = materialize(store, "questions", days=[day])
     frame = frame.filter((pl.col("status") == "open") & (pl.col("brief_date") == day))
-    asked = list(frame.iter_rows(named=True))
-    retracted = standing_retractions(store, day) if asked else {}
-    if not retracted:
-        return asked, []
-    from ops.changes import story_of
-
-    named = story_of(store, day)
-    moot = [q for q in asked if any((named(s) or s) in retracted for s in q["subject"].split("|"))]
-    return [q for q in asked if q not in moot], moot
+    rows = list(frame.iter_rows(named=True))
+    moot = moot_questions(store, day, rows)
+    return [q for q in rows if q["question_id"] not in moot], [q for q in rows if q["question_id"] in moot]
 
 
 def standing_retractions(store: ParquetEventStore, day: date) -> dict[str, str]:
     """The day's retractions not undone: story id -> the retraction's event id."""
-    standing: dict[str, str] = {}
-    for e in store.read(days=[day], event_types=["story.retracted", "story.restored"]):
-        if e.event_type == "story.retracted":
-            standing[payload_of(e, StoryRetracted).story_id] = e.event_id
-        elif standing.get((undone := payload_of(e, StoryRestored)).story_id) == undone.retraction:
-            del standing[undone.story_id]
-    return standing
+    from ops.changes import standing_retractions as standing
+
+    return standing(store, day)
 
 
 def delivery_state(store: ParquetEventStore, day: date) -> deliver.DayState:

@@ -142,6 +142,14 @@ def test_each_answer_has_one_radio_and_questions_about_a_retracted_story_are_not
     assert fieldsets[0] not in left and "about a retracted story" in again
     shown = desk.get(f"/today?date={DAY}").text
     assert (f">{len(left)} open question" in shown) if left else "open question" not in shown
+    # brief review asks what the desk asks: one function of the service decides which are moot
+    from ops import acts
+    from ops.workspace import resources_of
+    from tasks.settings import load_settings
+
+    settings = load_settings(str(config))
+    cli = acts.open_questions(settings, resources_of(settings), date.fromisoformat(DAY))
+    assert sorted(cli["question_id"].to_list()) == sorted(left)
 
 
 def test_version_0_a_story_without_an_id_and_an_earlier_version_say_what_they_are(config: Path) -> None:
