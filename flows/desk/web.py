@@ -23,6 +23,7 @@ from flows.desk import reads
 from flows.desk.access import Access
 from flows.views.text import counted
 from ops import acts
+from ops.changes import FACE_WORDS
 from ops.workspace import Resources, today
 from storage.errors import InputError, StaleAct
 from storage.store import ParquetEventStore
@@ -295,7 +296,7 @@ def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
         back="/hold" if request.url.path.startswith("/hold/") else "/today",  # the page the form was on
         fields=sent,
         shown=[
-            (FORM_WORDS.get(k, k), FIELD_WORDS.get(v, v) if k == "field" else v)
+            (FORM_WORDS.get(k, k), FACE_WORDS.get(v, v) if k == "field" else v)
             for k, v in sent
             if k not in ("date", "story", "as_case", "retraction", "sure") and v
         ],
@@ -312,7 +313,6 @@ FORM_WORDS = {
     "other_id": "the same story as",
     "apart": "articles apart",
 }
-FIELD_WORDS = {"title": "headline", "summary": "summary"}
 
 
 def banner(request: Request) -> str | None:
