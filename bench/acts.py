@@ -51,8 +51,8 @@ def build(work: Path, data: Path) -> None:
 def act(built: Path, out: Path, day: date) -> None:
     """Five acts on a copy of ``built`` with the code first on ``sys.path``; their times as JSON, and
     the brief files after each and the event log copied into ``out``."""
+    from flows.commands.options import open_resources
     from ops import acts
-    from ops.workspace import open_resources
 
     shutil.copytree(built, out / "work")
     settings, resources = open_resources(str(out / "work" / "brief.toml"))

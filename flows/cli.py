@@ -218,8 +218,8 @@ def approve(
     config: ConfigOption = None,
 ) -> None:
     """Approve a held brief: readers get it now (the approval is an event)."""
+    from flows.commands.options import open_resources
     from ops import acts
-    from ops.workspace import open_resources
 
     settings, resources = open_resources(config)
     wanted = acts.day_of(settings, resources.clock, parse_date(day), future=True)
@@ -241,8 +241,8 @@ def _editor_act(config: str | None, day: str | None, story: str, act: Callable[.
     """A person's act on an item of the day's brief (``act(settings, resources, day, story_id)`` calls
     its ``ops.acts`` function; ``story``: the id or its first characters): recorded, the new version
     published and what the channels are owed sent; then said."""
+    from flows.commands.options import open_resources
     from ops.acts import act_story, day_of
-    from ops.workspace import open_resources
 
     settings, resources = open_resources(config)
     wanted = day_of(settings, resources.clock, parse_date(day))
@@ -330,8 +330,8 @@ def desk(
     config: ConfigOption = None,
 ) -> None:
     """The editor's desk in a browser: read, mark, correct, retract, answer, approve, look back."""
+    from flows.commands.options import open_resources
     from flows.desk.app import bind, create_app, listen
-    from ops.workspace import open_resources
 
     settings, resources = open_resources(config)  # built once: every page and act of the desk uses them
     application = create_app(

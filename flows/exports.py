@@ -14,7 +14,7 @@ def export_events_flow(
     start: str, end: str, out: str, format: str = "parquet", config: str | None = None, redact: bool = False
 ) -> dict:
     """Events of a date range to Parquet, JSONL or CSV with a manifest."""
-    from ops.workspace import open_store
+    from flows.commands.options import open_store
     from storage.export import export_events
 
     _, store = open_store(config)
@@ -41,8 +41,8 @@ def export_finetune_flow(
     config: str | None = None,
 ) -> dict:
     """A fine-tuning dataset (chat or preference JSONL) and its dataset card."""
+    from flows.commands.options import open_store
     from ops.finetune import build
-    from ops.workspace import open_store
 
     _, store = open_store(config)
     days = store.days()
@@ -70,9 +70,9 @@ def evaluate_policy_flow(
 ) -> dict:
     """Replay stored facts through a candidate policy beside the policy in force; record the figures
     and the verdict (``ops.improve.evaluate``, as ``brief evaluate`` does)."""
+    from flows.commands.options import open_store
     from ops.evaluate import table
     from ops.improve import evaluate
-    from ops.workspace import open_store
 
     settings, store = open_store(config)
     done = evaluate(settings, store, policy, start, end, labels)

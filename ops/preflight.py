@@ -26,7 +26,7 @@ from tasks.collect import Source
 from tasks.dedup import news_window
 from tasks.deliver import Message
 from tasks.nouns import counted
-from tasks.settings import Settings, SourceSettings, load_settings
+from tasks.settings import Settings, SourceSettings
 
 Status = Literal["ok", "warn", "fail"]
 RUN_ID = "check"  # the run id of the events a check looks at (never stored)
@@ -42,12 +42,12 @@ class Check:
     fix: str = ""
 
 
-def check_config(config: str | None) -> tuple[Settings | None, Check]:
-    """The settings, or None and the one line that says what is wrong with the file."""
-    try:
-        settings = load_settings(config)
-    except ConfigError as exc:
-        return None, Check("config", "fail", str(exc), "correct the file, then run 'brief check' again")
+def check_config(loaded: Settings | ConfigError) -> tuple[Settings | None, Check]:
+    """The settings the command loaded, or None and the one line that says what is wrong with the
+    file (``loaded``: the mistake the command met loading it)."""
+    if isinstance(loaded, ConfigError):
+        return None, Check("config", "fail", str(loaded), "correct the file, then run 'brief check' again")
+    settings = loaded
     channels = len(channels_of(settings))
     detail = (
         f"{counted(len(settings.sources), 'source')}, "
@@ -266,16 +266,17 @@ class Report:
 
 
 def check(
-    config: str | None,
+    loaded: Settings | ConfigError,
     day: date | None,
     *,
     send_test: bool = False,
     stage: Stage = quietly,
     clock: workspace.Clock = workspace.SYSTEM_CLOCK,
 ) -> Report:
-    """The config, then (when it loads) the store, every source of ``day`` (default today by
-    ``clock``) fetched once and every channel (a test message to each with ``send_test``)."""
-    settings, config_check = check_config(config)
+    """The config (the settings the command loaded, or the mistake it met loading them), then (when
+    it loaded) the store, every source of ``day`` (default today by ``clock``) fetched once and
+    every channel (a test message to each with ``send_test``)."""
+    settings, config_check = check_config(loaded)
     checks = [config_check]
     if settings is not None:
         now = workspace.today(settings, clock)

@@ -23,7 +23,7 @@ from storage.typed import payload_of
 from tasks import steps
 from tasks.collect import Source
 from tasks.dates import given_day
-from tasks.settings import Settings, SourceSettings, config_path, load_settings
+from tasks.settings import Settings, SourceSettings, config_path
 from tasks.steps.collect import collect_kept
 from tasks.steps.hosts import host_slots
 from tasks.steps.publish import BriefWithheld
@@ -102,10 +102,9 @@ class RunPlan:
     store: ParquetEventStore
 
 
-def plan_run(config: str | None, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK) -> RunPlan:
-    """The run of ``day`` (default today by ``clock``): refused when the config is bad, the day after
-    tomorrow, the config without sources or its store root not writable."""
-    settings = load_settings(config)
+def plan_run(settings: Settings, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK) -> RunPlan:
+    """The run of ``day`` (default today by ``clock``) with the settings the command loaded: refused
+    when the day is after tomorrow, the config has no sources or its store root is not writable."""
     if day is not None:
         workspace.refuse_future(day, settings, "--date", clock)
     if not settings.sources:
@@ -126,12 +125,11 @@ class BackfillPlan:
 
 
 def plan_backfill(
-    config: str | None, start: str, end: str, clock: steps.Clock = steps.SYSTEM_CLOCK
+    settings: Settings, start: str, end: str, clock: steps.Clock = steps.SYSTEM_CLOCK
 ) -> BackfillPlan:
-    """The dates of ``start`` .. ``end``, refused when the range is not one or ends after tomorrow
-    by ``clock``."""
+    """The dates of ``start`` .. ``end`` with the settings the command loaded, refused when the
+    range is not one or ends after tomorrow by ``clock``."""
     days = date_range(start, end)
-    settings = load_settings(config)
     workspace.refuse_future(days[-1], settings, "--end", clock)
     store = workspace.store_of(settings, must_exist=False)
     workspace.writable(settings, store)
@@ -148,9 +146,10 @@ class ServePlan:
     settings: Settings
 
 
-def plan_serve(config: str | None) -> ServePlan:
+def plan_serve(config: str | None, settings: Settings) -> ServePlan:
+    """``config`` by its whole path, and the settings the command loaded from it, whose root is
+    refused here when nothing can be written under it, before the server starts."""
     path = str(config_path(config).resolve())
-    settings = load_settings(path)  # a bad config or root fails here, before the server starts
     workspace.writable(settings)
     return ServePlan(path, Path(os.environ.get("PREFECT_HOME", Path.home() / ".prefect")), settings)
 
@@ -166,9 +165,9 @@ class CollectPlan:
 
 
 def plan_collect(
-    config: str | None, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK
+    settings: Settings, day: date | None, clock: steps.Clock = steps.SYSTEM_CLOCK
 ) -> CollectPlan:
-    settings, store = workspace.open_store(config, must_exist=False)
+    store = workspace.store_of(settings, must_exist=False)
     wanted = workspace.brief_day(settings, day, "--date", clock)
     if not settings.sources:
         raise InputError(NO_SOURCES)

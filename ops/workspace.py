@@ -1,6 +1,7 @@
-"""What a command works on: the config's settings, the event store they name, and the day.
+"""What a command works on: the event store the config's settings name, and the day.
 
-Every entrypoint opens the store here, so a store that is not there is refused in one line, and
+The settings are loaded by the entrypoint (the command line, the desk, a flow) and handed here;
+every entrypoint opens the store from them here, so a store that is not there is refused in one line, and
 a date is checked (not after tomorrow) the same way wherever it is given.
 """
 
@@ -20,7 +21,7 @@ from storage.errors import StoreError
 from storage.events import utcnow
 from storage.store import ParquetEventStore
 from tasks import steps
-from tasks.settings import Settings, load_settings
+from tasks.settings import Settings
 
 Clock = steps.Clock
 SYSTEM_CLOCK = steps.SYSTEM_CLOCK
@@ -37,15 +38,9 @@ def quietly(what: str) -> AbstractContextManager[object]:
     return nullcontext()
 
 
-def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings, ParquetEventStore]:
-    """The settings of ``config`` and their store; a store root that does not exist is refused
-    unless ``must_exist`` is false (a command that writes the first events)."""
-    settings = load_settings(config)
-    return settings, store_of(settings, must_exist=must_exist)
-
-
 def store_of(settings: Settings, *, must_exist: bool = True) -> ParquetEventStore:
-    """The store of ``settings`` (parsed already); refused as ``open_store`` refuses it."""
+    """The store of ``settings`` (loaded by the entrypoint); a store root that does not exist is
+    refused unless ``must_exist`` is false (a command that writes the first events)."""
     store = settings.storage.event_store()
     if must_exist:
         refuse_missing(settings, store)
@@ -65,7 +60,7 @@ def refuse_missing(settings: Settings, store: ParquetEventStore) -> None:
 def resources_of(
     settings: Settings, *, must_exist: bool = True, clock: steps.Clock | None = None
 ) -> Resources:
-    """The composition root of a process: the store of ``settings`` (refused as ``open_store``
+    """The composition root of a process: the store of ``settings`` (refused as ``store_of``
     refuses it), the models they name (loaded on first use) and the clock, built once per process
     for these settings (the same object) and clock. A command, the desk, a backfill's tasks, each
     date's run and its hooks, handed the same settings, share one store and make each model once."""
@@ -87,12 +82,6 @@ KEPT = 8  # the resources of this many settings are kept (a process works with o
 # keyed by the settings' and the clock's identity; the settings are held, so their id is not reused
 _KEPT: OrderedDict[tuple[int, int], tuple[Settings, Resources]] = OrderedDict()
 _KEPT_LOCK = threading.Lock()
-
-
-def open_resources(config: str | None, *, must_exist: bool = True) -> tuple[Settings, Resources]:
-    """The settings of ``config`` and the resources built from them (``resources_of``)."""
-    settings = load_settings(config)
-    return settings, resources_of(settings, must_exist=must_exist)
 
 
 def writable(settings: Settings, store: ParquetEventStore | None = None) -> None:

@@ -18,6 +18,7 @@ import typer
 from storage.errors import BriefError, InputError
 
 if TYPE_CHECKING:
+    from ops.workspace import Resources
     from storage.store import ParquetEventStore
     from tasks.settings import Settings
 
@@ -128,6 +129,16 @@ def open_store(config: str | None, *, must_exist: bool = True) -> tuple[Settings
 
     settings = load_settings(config)
     return settings, store_of(settings, must_exist=must_exist)
+
+
+def open_resources(config: str | None, *, must_exist: bool = True) -> tuple[Settings, Resources]:
+    """The settings of ``config`` and the resources the composition root builds from them
+    (``ops.workspace.resources_of``: the store, the models, the clock, once per process)."""
+    from ops.workspace import resources_of
+    from tasks.settings import load_settings
+
+    settings = load_settings(config)
+    return settings, resources_of(settings, must_exist=must_exist)
 
 
 def store_of(settings: Settings, *, must_exist: bool = True) -> ParquetEventStore:

@@ -21,6 +21,7 @@ from flows.commands.options import (
     ConfigOption,
     Format,
     checked_config,
+    open_resources,
     open_store,
     parse_time,
     prefect_defaults,
@@ -44,6 +45,7 @@ from tasks.dates import given_day, parse_date
 
 if TYPE_CHECKING:
     from ops.runs import RunPlan, RunResult
+    from tasks.settings import Settings
 
 
 def run(
@@ -67,12 +69,12 @@ def run(
     (under the store root, in logs/DATE/), and to the screen as well with --verbose."""
     began = time.perf_counter()
     wanted = parse_date(day)
-    checked_config(config)  # a bad config is said before polars, Prefect and the models load
+    settings = checked_config(config)  # a bad config is said before polars, Prefect and the models load
     from ops.runs import plan_run
     from storage.events import utcnow
 
     since = utcnow()
-    plan = plan_run(config, wanted)
+    plan = plan_run(settings, wanted)
     try:
         result, shown = run_day(plan, config, day, verbose)
     except KeyboardInterrupt:  # pressed before the run could take it (importing, starting Prefect)
@@ -169,11 +171,11 @@ def backfill(
 
     Prints a table of the dates when done; everything the runs print goes to one log file (under
     the store root, in logs/START/), and to the screen as well with --verbose."""
-    checked_config(config)  # a bad config is said before polars, Prefect and the models load
+    settings = checked_config(config)  # a bad config is said before polars, Prefect and the models load
     from ops.backfill import BackfillRequest, run_backfill
     from ops.runs import plan_backfill
 
-    plan = plan_backfill(config, start, end)
+    plan = plan_backfill(settings, start, end)
     request = BackfillRequest(start, end, config, concurrency, fan_out=fan_out, deliver=deliver)
     prefect_defaults()
     from flows.keptserver import prefect_api
@@ -252,7 +254,9 @@ def serve(
     from flows.serve import serve as serve_stack
     from ops.runs import plan_serve
 
-    plan = plan_serve(config)
+    plan = plan_serve(
+        config, checked_config(config)
+    )  # a bad config or root fails here, before the server starts
     desk_at = (desk_host, desk_port) if desk else None
     serve_stack(plan.config, plan.prefect_home, lambda line: out.print(line), port, desk_at, plan.settings)
 
@@ -278,7 +282,6 @@ def alerts(
 ) -> None:
     """The recent alerts, newest first: what went wrong, sent where (or why not)."""
     from ops.alerts import recent
-    from ops.workspace import open_resources
 
     moment = parse_time(now, "--now")
     settings, resources = open_resources(config, must_exist=not check)
@@ -321,7 +324,7 @@ def collect(
     """Collect every configured source for a date into the event log (the first step of a brief)."""
     from ops.runs import collect_sources, plan_collect
 
-    plan = plan_collect(config, parse_date(day))
+    plan = plan_collect(checked_config(config), parse_date(day))
     written = skipped = 0
     with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         count = len(plan.settings.sources)
@@ -348,9 +351,15 @@ def check(
 ) -> None:
     """Pre-flight: the config, the store, every source fetched once, every channel; exit 1 on a failure."""
     from ops.preflight import check as preflight
+    from storage.errors import ConfigError
+    from tasks.settings import load_settings
 
     given = parse_date(day)
-    report = preflight(config, given, send_test=send_test, stage=err.status)
+    try:
+        loaded: Settings | ConfigError = load_settings(config)
+    except ConfigError as exc:  # said in the check's own table, as its first row
+        loaded = exc
+    report = preflight(loaded, given, send_test=send_test, stage=err.status)
     remember_config(config)
     checks = [replace(c, detail=with_config(c.detail), fix=with_config(c.fix)) for c in report.checks]
     show_checks(out, err, "brief check" + (f" of {given}" if given else ""), checks)

@@ -356,9 +356,9 @@ def test_an_act_asks_the_model_once_and_records_every_call_it_makes(
     """Two stories said to be one: the act's next version asks the model about the story it makes,
     once per question, and every call is in the log as a run's are; the version names only events
     of the log and reaches them, and running the day again asks nothing the act asked."""
+    from flows.commands.options import open_resources
     from flows.daily import daily_brief
     from ops import acts
-    from ops.workspace import open_resources
 
     llm_server.mode("valid")
     config = write_config(tmp_path / "act", llm_server.base_url)

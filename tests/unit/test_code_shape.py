@@ -287,3 +287,16 @@ def test_a_delivery_outcome_has_one_name() -> None:
                     if n == "DeliveryOutcome"
                 ]
     assert found == [], found
+
+
+def test_services_are_handed_their_settings() -> None:
+    """Only an entrypoint (``flows/``) loads a config; a service of ``ops/`` takes the settings, or
+    the resources the composition root built from them, as arguments."""
+    loading = {
+        f"{name_of(path)}:{node.lineno}"
+        for path in modules("ops")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "load_settings"
+    }
+    assert loading == set(), f"services that load a config themselves: {sorted(loading)}"
