@@ -250,9 +250,9 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
     import uvicorn
     from playwright.sync_api import sync_playwright
 
+    from flows.commands.options import open_resources
     from flows.deliver import resend
     from flows.desk.app import create_app
-    from ops.workspace import open_resources
 
     with_channels(
         config,
@@ -544,8 +544,8 @@ def test_an_editors_day_in_chromium_answers_approving_a_held_brief_marks_correct
 def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_changed(
     config: Path, hook
 ) -> None:
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     with_channels(
         config,
@@ -593,8 +593,8 @@ def test_a_correction_reaches_an_updates_channel_once_and_history_shows_why_it_c
 
 
 def test_a_held_brief_is_approved_at_the_desk_by_the_person_signed_in(config: Path, hook) -> None:
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     with_channels(
         config,

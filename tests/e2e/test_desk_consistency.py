@@ -267,8 +267,8 @@ def test_an_item_that_only_moved_is_credited_to_what_moved_it_not_to_its_own_act
 def test_hold_names_the_current_held_version_and_approves_only_the_version_it_showed(
     config: Path, hook
 ) -> None:
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text()
@@ -343,8 +343,8 @@ def readers_got(config: Path) -> list[tuple[int, str]]:
 def test_acts_within_the_update_window_reach_readers_as_one_update_with_the_last_version(
     config: Path, hook
 ) -> None:
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
     from storage.events import utcnow
     from tests.cli import brief
 
@@ -412,9 +412,9 @@ def test_the_desk_sends_the_update_when_its_window_closes_on_its_own_timer(confi
 
     from fastapi.testclient import TestClient
 
+    from flows.commands.options import open_resources
     from flows.deliver import resend
     from flows.desk.app import create_app
-    from ops.workspace import open_resources
 
     coalescing(config, hook, 0.1)  # a window of 6 s
     resend(*open_resources(str(config)), date.fromisoformat(DAY))
@@ -436,8 +436,8 @@ def test_the_desk_sends_the_update_when_its_window_closes_on_its_own_timer(confi
 def test_after_an_act_the_page_returns_to_the_item_its_panel_open_and_today_says_where_the_brief_stands(
     config: Path, hook
 ) -> None:
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text()
@@ -667,8 +667,8 @@ def test_answers_from_a_page_older_than_the_brief_approve_nothing_and_an_approva
 ) -> None:
     """Answering a held brief's questions approves it: the version the questions page showed, never
     one corrected since by someone else; an approval that names no version is refused."""
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text()
@@ -797,8 +797,8 @@ def test_a_retraction_is_undone_by_an_event_of_its_own_and_the_item_comes_back(c
 
 
 def test_while_a_brief_is_held_the_editors_get_one_review_copy_for_several_acts(config: Path, hook) -> None:
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
     from storage.events import utcnow
     from tests.cli import brief
 
@@ -882,7 +882,7 @@ def test_an_act_that_would_leave_the_brief_unpublishable_is_refused_and_nothing_
     assert {e.event_id for e in store_of(config).read()} == before  # the page's words are true
     assert current(config)["version"] == brief["version"]
 
-    from ops.workspace import open_resources
+    from flows.commands.options import open_resources
 
     settings, resources = open_resources(str(config))
     with pytest.raises(acts.UnfitAct, match="min_core"):
@@ -902,8 +902,8 @@ def test_a_brief_released_at_its_deadline_is_no_longer_held_after_a_later_act(co
     """Held a day ago until the midnight since passed: released to readers at its deadline; a
     correction then makes v2, which readers get as one update when its window closes. The day is then
     due for nothing more, Today says it was released, not held, and Hold offers no approval."""
+    from flows.commands.options import open_resources
     from ops import acts
-    from ops.workspace import open_resources
     from storage.events import utcnow
     from tasks import steps
 
@@ -1113,8 +1113,8 @@ def feed_titles(config: Path) -> list[str]:
 
 
 def test_the_feed_leaves_out_a_held_brief_until_it_is_approved(config: Path, hook) -> None:
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text()
@@ -1144,8 +1144,8 @@ def test_the_feed_leaves_out_a_held_brief_until_it_is_approved(config: Path, hoo
 def test_a_correction_made_while_held_is_no_public_correction_but_one_made_after_is(
     config: Path, hook
 ) -> None:
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     config.write_text(
         config.read_text()
@@ -1190,8 +1190,8 @@ def test_send_now_on_a_stale_hold_page_sends_the_current_version_and_its_button_
 ) -> None:
     """ "Send now" is about when, not what: the pending update is the version current when it goes
     out, whatever page the button was on; so the button names no version, and the line says which went."""
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     coalescing(config, hook, 10)
     resend(*open_resources(str(config)), date.fromisoformat(DAY))

@@ -29,8 +29,8 @@ def brief_of(config: Path) -> dict:
 
 def held_desk(config: Path, hook):
     """The day held for review (a deadline on Hold) and corrected once at the desk (two versions)."""
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     with_channels(
         config,
@@ -280,8 +280,8 @@ def test_ctrl_c_waits_for_an_act_under_way_and_a_second_is_not_needed(config: Pa
     import threading
     from urllib.parse import urlencode
 
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
     from tests.e2e.test_desk import free_port, store_of
 
     with_channels(
@@ -358,9 +358,9 @@ def test_brief_serves_desk_stops_after_the_act_under_way(config: Path, hook) -> 
 
     import httpx
 
+    from flows.commands.options import open_resources
     from flows.deliver import resend
     from flows.serve import start_desk
-    from ops.workspace import open_resources
     from tests.e2e.test_desk import free_port, store_of
 
     with_channels(

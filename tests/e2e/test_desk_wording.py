@@ -58,8 +58,8 @@ def test_hold_says_in_words_why_each_message_went_and_how_long_acts_are_gathered
         f'[[delivery.channels]]\nname = "editors"\nurl = "{hook.url("/editors")}"\n'
         f'[[delivery.channels]]\nname = "readers"\nurl = "{hook.url("/readers")}"\nupdates = true\n'
     )
+    from flows.commands.options import open_resources
     from flows.deliver import resend
-    from ops.workspace import open_resources
 
     resend(*open_resources(str(config)), date.fromisoformat(DAY))  # held: the editors get a copy
     desk = client(config, "ann")
