@@ -51,7 +51,7 @@ SHARED_SOURCES = ("arstechnica", "techcrunch", "tweakers", "wired")  # as bench/
 def pages(settings, searches: tuple[str, ...]) -> list[str]:
     import polars as pl
 
-    from flows.desk import reads
+    from ops import reads
     from storage.projections import materialize
 
     store = settings.storage.event_store()
@@ -87,7 +87,7 @@ def sized_todays(settings, folder: Path, sizes: tuple[int, ...]) -> tuple[object
     each published as a day of a store of its own in ``folder``; its settings and each size's day."""
     from datetime import timedelta
 
-    from flows.desk import reads
+    from ops import reads
     from storage.brief import brief_json
     from tasks.settings import load_settings
 
@@ -252,7 +252,7 @@ def sizes_table(settings, sizes: tuple[int, ...], runs: int, browser_runs: int |
 
 
 def reads_latest(settings):
-    from flows.desk import reads
+    from ops import reads
 
     return reads.latest_day(settings.storage.event_store())
 
@@ -332,7 +332,7 @@ def second_version(desk, settings) -> None:
     """A second version of the latest day, as an editor makes one: its lead's headline corrected."""
     import re
 
-    from flows.desk import reads
+    from ops import reads
 
     store = settings.storage.event_store()
     day = reads.latest_day(store)

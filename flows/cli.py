@@ -65,7 +65,7 @@ def register(*commands: Callable[..., None]) -> None:
         app.command()(command)
 
 
-register(log.events, log.replay, log.trace, runs.run, runs.backfill, log.stats, runs.serve)
+register(log.events, log.replay, log.trace, runs.run, runs.backfill, log.stats, log.history, runs.serve)
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""What the desk's pages show, read from the log and the published files (no state of its own)."""
+"""What the desk's pages show, read from the log and the published files (no state of its own):
+the services its routers call and render."""
 
 from __future__ import annotations
 
@@ -72,6 +73,11 @@ def document(store: ParquetEventStore, day: date, version: int | None = None) ->
         numbers = [n for n, _ in briefs.versions(day)]
         has = f"; it has v{numbers[0]} to v{numbers[-1]}" if numbers else ""
         raise InputError(f"no version {version} of the brief of {day} is published{has}") from None
+
+
+def current(store: ParquetEventStore, day: date) -> Brief | None:
+    """The day's current brief, None when none is published."""
+    return store.tree.briefs.current_document(day)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,12 @@
 """Recent runs, from the ``runs`` projection of the log: status, events of each type, seconds per
-step, and a failed run's error with a link to its page in the Prefect UI."""
+step, and a failed run's error with a link to its page in the Prefect UI (the desk's Runs page)."""
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import date, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 
 import polars as pl
 
@@ -26,7 +27,24 @@ SHOWN_COUNTS = {
 }
 
 
-def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list[dict]:
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the Runs page shows it."""
+
+    run_id: str
+    flow: str
+    brief_date: date
+    status: str
+    started_at: datetime
+    duration_s: float | None
+    events: int
+    error: str | None
+    counts: list[tuple[str, str, int]]  # (event type, its words, how many), of ``SHOWN_COUNTS``
+    steps: list[tuple[str, float]]  # (step, seconds), the longest first
+    link: str | None  # its page in the Prefect UI
+
+
+def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list[RunRow]:
     """The runs that wrote to the 14 days to ``end`` (a flow's runs, not the desk's single acts),
     newest first."""
     days = [end - timedelta(days=k) for k in range(WINDOW_DAYS)]
@@ -37,13 +55,20 @@ def recent_runs(store: ParquetEventStore, end: date, ui_url: str | None) -> list
         counts = {c["event_type"]: c["n"] for c in row["counts"]}
         steps = json.loads(row["step_seconds"]) if row["step_seconds"] else {}
         out.append(
-            {
-                **row,
-                "counts": [(k, words, counts[k]) for k, words in SHOWN_COUNTS.items() if counts.get(k)],
-                "steps": sorted(steps.items(), key=lambda kv: -kv[1]),
-                "link": f"{ui_url.rstrip('/')}/runs/flow-run/{row['run_id']}"
+            RunRow(
+                run_id=row["run_id"],
+                flow=row["flow"],
+                brief_date=row["brief_date"],
+                status=row["status"],
+                started_at=row["started_at"],
+                duration_s=row["duration_s"],
+                events=row["events"],
+                error=row["error"],
+                counts=[(k, words, counts[k]) for k, words in SHOWN_COUNTS.items() if counts.get(k)],
+                steps=sorted(steps.items(), key=lambda kv: -kv[1]),
+                link=f"{ui_url.rstrip('/')}/runs/flow-run/{row['run_id']}"
                 if ui_url and PREFECT_ID.match(row["run_id"])
                 else None,
-            }
+            )
         )
     return out

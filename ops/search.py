@@ -17,7 +17,7 @@ from datetime import date
 
 import polars as pl
 
-from flows.desk.reads import document
+from ops.reads import document
 from storage.errors import InputError
 from storage.payloads import ArticleCollectedV4, StoryClustered
 from storage.store import ParquetEventStore
@@ -29,11 +29,36 @@ MAX_WORDS = 8
 MAX_RESULTS = 200
 
 
+@dataclass(frozen=True)
+class BriefHit:
+    """An item of a day's current brief that holds every word."""
+
+    day: date
+    version: int
+    story_id: str
+    title: str
+    summary: str
+    correction: str | None
+
+
+@dataclass
+class ArticleHit:
+    """An article whose title and summary hold every word, and the story it was clustered into."""
+
+    day: date
+    article_id: str
+    title: str
+    source: str
+    language: str
+    href: str
+    story_id: str | None = None
+
+
 @dataclass
 class Results:
     words: list[str]
-    briefs: list[dict]  # {day, version, story_id, title, summary}
-    articles: list[dict]  # {day, article_id, title, source, language, href, story_id}
+    briefs: list[BriefHit]
+    articles: list[ArticleHit]
     truncated: bool
 
 
@@ -62,7 +87,7 @@ def search(store: ParquetEventStore, text: str, start: date, end: date) -> Resul
     return Results(words, briefs, articles, truncated)
 
 
-def _briefs(store: ParquetEventStore, words: list[str], days: list[date]) -> list[dict]:
+def _briefs(store: ParquetEventStore, words: list[str], days: list[date]) -> list[BriefHit]:
     published = store.query(
         lambda: store.scan(days, event_types=["brief.published"]).select("brief_date").unique()
     )
@@ -76,19 +101,12 @@ def _briefs(store: ParquetEventStore, words: list[str], days: list[date]) -> lis
             facts = " ".join(f.text for f in item.facts)
             if _holds_all(words, item.title, item.translated_title, item.summary, facts):
                 found.append(
-                    {
-                        "day": day,
-                        "version": doc.version,
-                        "story_id": item.story_id,
-                        "title": item.title,
-                        "summary": item.summary,
-                        "correction": item.correction,
-                    }
+                    BriefHit(day, doc.version, item.story_id, item.title, item.summary, item.correction)
                 )
     return found
 
 
-def _articles(store: ParquetEventStore, words: list[str], days: list[date]) -> tuple[list[dict], bool]:
+def _articles(store: ParquetEventStore, words: list[str], days: list[date]) -> tuple[list[ArticleHit], bool]:
     wanted = pl.lit(True)
     for w in words:
         escaped = json.dumps(w, ensure_ascii=False)[1:-1]  # as the word is written inside JSON text
@@ -100,26 +118,25 @@ def _articles(store: ParquetEventStore, words: list[str], days: list[date]) -> t
             .select("brief_date", "subject_id", "event_type", "schema_version", "payload", "occurred_at")
         )
     ).sort("brief_date", "occurred_at", descending=True)
-    rows: dict[str, dict] = {}
+    rows: dict[str, ArticleHit] = {}
     for row in hits.iter_rows(named=True):
         if row["subject_id"] in rows:
             continue  # the same article collected again on an earlier date: the newest stands
         p = payload_of(row, ArticleCollectedV4)
         if not _holds_all(words, p.title, p.summary):
             continue
-        rows[row["subject_id"]] = {
-            "day": row["brief_date"],
-            "article_id": row["subject_id"],
-            "title": p.title,
-            "source": p.outlet or p.source,
-            "language": p.language or "",
-            "href": safe_url(without_tracking(p.url or "")),
-            "story_id": None,
-        }
+        rows[row["subject_id"]] = ArticleHit(
+            row["brief_date"],
+            row["subject_id"],
+            p.title,
+            p.outlet or p.source,
+            p.language or "",
+            safe_url(without_tracking(p.url or "")),
+        )
     truncated = len(rows) > MAX_RESULTS
     found = list(rows.values())[:MAX_RESULTS]
     if found:
-        ids = [r["article_id"] for r in found]
+        ids = [r.article_id for r in found]
         clustered = store.query(
             lambda: (
                 store.scan(days, event_types=["story.clustered"])
@@ -132,5 +149,5 @@ def _articles(store: ParquetEventStore, words: list[str], days: list[date]) -> t
             for member in payload_of(row, StoryClustered).members:
                 story_of[member] = row["subject_id"]
         for r in found:
-            r["story_id"] = story_of.get(r["article_id"])
+            r.story_id = story_of.get(r.article_id)
     return found, truncated

@@ -18,8 +18,8 @@ from typing import cast
 
 import polars as pl
 
-from flows.desk.reads import document
 from ops.changes import act_words
+from ops.reads import document
 from storage.brief import Item, Retracted
 from storage.errors import InputError
 from storage.payloads import (

@@ -124,6 +124,27 @@ def trace(
         out.print(line)
 
 
+def history(
+    day: Annotated[str | None, typer.Option("--date", help="Only this brief date (YYYY-MM-DD).")] = None,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="table for people, jsonl for scripts.")
+    ] = Format.table,
+    config: ConfigOption = None,
+) -> None:
+    """Every published version of each day, newest day first, each in a line: the people's acts it
+    carried, or the run that published it (the desk's History)."""
+    from flows.views.log import history_jsonl, history_view
+    from ops.history import history as every_version
+
+    wanted = parse_date(day)
+    _, store = open_store(config)
+    found = every_version(store, [wanted] if wanted else None)
+    if fmt is Format.jsonl:
+        sys.stdout.writelines(history_jsonl(found))
+    else:
+        out.print(history_view(found, out.width))
+
+
 def stats(
     start: Annotated[
         str | None, typer.Option("--start", help="First brief date, YYYY-MM-DD (default: the first stored).")

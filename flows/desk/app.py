@@ -29,7 +29,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
-from flows.desk import reads, updates
+from flows.desk import updates
 from flows.desk.access import SESSION_COOKIE, SESSION_SECONDS, access_for
 from flows.desk.gate import Gate, served_hosts
 from flows.desk.headers import HEADERS
@@ -37,7 +37,7 @@ from flows.desk.pages import browse, history, hold, questions, signin, today
 from flows.desk.server import ActsInFlight
 from flows.desk.web import HERE, Desk, page, stale_page, templates
 from flows.interrupt import Interrupted
-from ops import acts
+from ops import acts, reads
 from ops.workspace import Resources, resources_of
 from storage.errors import ActConflict, BriefError, InputError, StaleAct
 from tasks.settings import Settings

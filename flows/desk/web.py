@@ -19,10 +19,9 @@ import jinja2
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from flows.desk import reads
 from flows.desk.access import Access
 from flows.views.text import counted
-from ops import acts
+from ops import acts, reads
 from ops.changes import FACE_WORDS
 from ops.workspace import Resources, today
 from storage.errors import InputError, StaleAct

@@ -10,6 +10,7 @@ as every module of ``flows/views`` does.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +24,11 @@ from rich.text import Text
 from flows.views.text import counted
 
 if TYPE_CHECKING:  # at run time they would load pyarrow and polars before a command needs them
+    from datetime import date
+
     import polars as pl
 
+    from ops.history import VersionLine
     from storage.retention import Thinned
     from storage.store.base import CompactResult
 
@@ -174,6 +178,29 @@ def stats_view(frame, width: int) -> RenderableType:
             parts.append(Text("\nerror of each day's last run:", style="bold"))
         for day, error in errors:
             parts.append(Padding(Text(f"{day}: {error}"), (0, 0, 0, INDENT)))
+    return Group(*parts)
+
+
+def history_jsonl(found: Mapping[date, Sequence[VersionLine]]) -> Iterator[str]:
+    """Each version a JSON object a line (``brief history --format jsonl``), newest day first."""
+    for lines in found.values():
+        for v in lines:
+            yield orjson.dumps(dataclasses.asdict(v)).decode() + "\n"
+
+
+def history_view(found: Mapping[date, Sequence[VersionLine]], width: int) -> RenderableType:
+    """Each day's versions under the day, one a line: "v2 (3 items) ann: marked lead", its run ids
+    shown by their first 8 characters, as the desk's History shows them; wrapped at its words."""
+    from flows.views.text import short_runs, wrap
+
+    if not found:
+        return Text("no brief is published yet")
+    parts: list[RenderableType] = []
+    for day, lines in found.items():
+        parts.append(Text(day.isoformat(), style="bold"))
+        for v in lines:
+            line = f"v{v.version} ({counted(v.items, 'item')})" + (f" {short_runs(v.said)}" if v.said else "")
+            parts.append(Text("\n".join(wrap(line, width, " " * INDENT))))
     return Group(*parts)
 
 

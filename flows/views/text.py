@@ -4,11 +4,19 @@ of its own (the lines of ``brief trace`` and of an adoption, which are lists of 
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 
 from tasks.nouns import counted as counted  # the views count with it from here
 
 WIDTH = 80  # what people read fits 80 columns
+RUN_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+
+
+def short_runs(text: str) -> str:
+    """``text`` with each run id in it shown by its first 8 characters (History's lines)."""
+    return RUN_ID.sub(lambda m: m[0][:8], text)
 
 
 def cells(text: str) -> int:

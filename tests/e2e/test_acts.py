@@ -215,7 +215,7 @@ def resend(config: Path) -> None:
 
 
 def open_questions(config: Path) -> list[dict]:
-    from flows.desk.reads import open_questions
+    from ops.reads import open_questions
 
     return open_questions(store_of(config), date.fromisoformat(DAY))
 
@@ -426,3 +426,35 @@ def test_a_story_not_in_the_brief_is_refused_naming_the_briefs_items(built: Path
         and "' lists every story" in said
     )
     assert ids(config) == before
+
+
+def test_the_command_line_and_the_desk_show_the_same_history(pair) -> None:
+    """``brief history`` and the desk's History call one service (``ops.history``): for one store,
+    after an act at each, they show the same versions with the same lines."""
+    import html
+
+    from flows.views.text import short_runs
+    from tasks.nouns import counted
+
+    config, _ = pair()
+    story = document(config)["items"][0]["story_id"]
+    cli(config, "correct", story, "--title", "A better headline", "--note", "a typo")
+    post(desk(config), "/today/mark", story=document(config)["items"][-1]["story_id"], mark="off-topic")
+    rows = [json.loads(line) for line in cli(config, "history", "--format", "jsonl").splitlines()]
+    page = desk(config).get("/history").text
+    shown = re.findall(
+        r'version=(\d+)" title="published ([^"]+)">v\d+</a> \(([^)]*)\) ?'
+        r'(?:<span class="summary"(?: title="([^"]*)")?>([^<]*)</span>)?',
+        page,
+    )
+    printed = [
+        (str(r["version"]), r["published_at"], counted(r["items"], "item"), ", ".join(r["types"]), r["said"])
+        for r in rows
+    ]
+    assert [(v, at, n, html.unescape(t), html.unescape(s)) for v, at, n, t, s in shown] == [
+        (v, at, n, t, short_runs(s)) for v, at, n, t, s in printed
+    ]
+    assert [r["version"] for r in rows] == [1, 2, 3], rows
+    assert rows[1]["said"].startswith("bo: ") and rows[2]["said"].startswith("ann: "), rows
+    table = cli(config, "history")
+    assert all(f"v{v} ({n})" in table for v, _, n, _, _ in printed), table

@@ -72,7 +72,7 @@ def test_an_approval_is_no_cause_of_the_version_a_later_mark_made(tmp_path: Path
 
 
 def test_every_event_the_desk_shows_a_person_has_words() -> None:
-    from flows.desk.timeline import DECISIONS
+    from ops.timeline import DECISIONS
 
     assert set(changes.ACT_TYPES) | set(DECISIONS) <= set(changes.EVENT_WORDS)
     said = {

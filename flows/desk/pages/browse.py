@@ -8,13 +8,15 @@ from datetime import timedelta
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-# every page's module imported with the desk, not on a page's first load
-from flows.desk import health, reads
 from flows.desk.prefect_ui import prefect_ui_url
-from flows.desk.runs import WINDOW_DAYS, recent_runs
-from flows.desk.search import search
-from flows.desk.timeline import story_timeline
 from flows.desk.web import DeskOf, End, page
+
+# every page's module imported with the desk, not on a page's first load
+from ops import reads
+from ops import source_health as health
+from ops.recent_runs import WINDOW_DAYS, recent_runs
+from ops.search import search
+from ops.timeline import story_timeline
 from storage.errors import InputError
 from tasks.dates import FIRST_DAY, parse_date
 

@@ -2,33 +2,27 @@
 
 from __future__ import annotations
 
-import re
-
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from flows.desk import reads
 from flows.desk.web import Day, DeskOf, page, parse_version
+from flows.views.text import short_runs
 from ops import changes as log
+from ops import reads
+from ops.history import history as every_version
 from storage.brief import Brief
 from storage.errors import InputError
 from tasks import versions
 
 router = APIRouter()
-RUN_ID = re.compile(
-    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
-)  # shown by its first 8
 
 
 @router.get("/history")
 def history(request: Request, desk: DeskOf) -> Response:
-    """Every version with its line: the acts it carried in words ("ann: marked lead"), their event
-    types in the line's title, or the run that published it."""
-    said = {
-        k: log.Summary(RUN_ID.sub(lambda m: m[0][:8], line.said), line.types)
-        for k, line in log.summaries(desk.store).items()
-    }
-    return page(request, "history.html.j2", days=reads.versions(desk.store), said=said)
+    """Every version with its line (``ops.history``, as ``brief history`` prints it): the acts it
+    carried in words ("ann: marked lead"), their event types in the line's title, or the run that
+    published it."""
+    return page(request, "history.html.j2", days=every_version(desk.store), short=short_runs)
 
 
 @router.get("/diff")

@@ -6,9 +6,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from flows.desk import reads
 from flows.desk.web import DONE, ActOf, Day, DeskOf, answered, banner, done, page, said_line
-from ops import acts
+from ops import acts, reads
 from storage.errors import InputError
 from storage.payloads import BriefDelivered
 
@@ -18,7 +17,7 @@ router = APIRouter()
 @router.get("/hold")
 def hold(request: Request, desk: DeskOf, day: Day) -> Response:
     state = reads.delivery_state(desk.store, day)
-    current = desk.store.tree.briefs.current_document(day)
+    current = reads.current(desk.store, day)
     return page(
         request,
         "hold.html.j2",

@@ -8,9 +8,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from flows.desk import reads
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page
-from ops import acts
+from ops import acts, reads
 from ops.answers import answer_numbers, batch_numbers, interpret, numbered_choices
 from storage.errors import InputError
 
@@ -22,7 +21,7 @@ def questions(request: Request, desk: DeskOf, day: Day) -> Response:
     asked, moot = reads.questions_of(desk.store, day)
     # brief review's: each answer's number is fixed for good, whatever the batch or the session
     numbering = batch_numbers(asked, [c.name for c in desk.settings.policy.categories])
-    current = desk.store.tree.briefs.current_document(day)
+    current = reads.current(desk.store, day)
     if current is None and not asked and not moot and reads.withheld(desk.store, day) is None:
         reads.document(desk.store, day)  # no brief, nothing asked: refused as Today refuses it
     return page(
@@ -87,6 +86,6 @@ def answer(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
         replies.append(acts.Answer(q["question_id"], given, how))
     if not replies:
         raise InputError("none of these questions is open any more; reload the page")
-    if act.seen is None and desk.store.tree.briefs.current_document(act.day) is not None:
+    if act.seen is None and reads.current(desk.store, act.day) is not None:
         raise InputError("the form names no version of the brief (seen); reload the page")
     return done(request, "answers", acts.answer(desk.settings, desk.resources, act, replies), "/questions")

@@ -9,9 +9,8 @@ from datetime import date
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from flows.desk import reads
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page, parse_version
-from ops import acts
+from ops import acts, reads
 from storage.brief import Item
 from storage.errors import InputError
 from tasks import render
