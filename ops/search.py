@@ -50,7 +50,7 @@ class ArticleHit:
     title: str
     source: str
     language: str
-    href: str
+    href: str | None  # None: a link not safe to show
     story_id: str | None = None
 
 
