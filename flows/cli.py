@@ -24,7 +24,7 @@ from flows.commands.errors import command_of, refused_path, withheld
 from flows.commands.options import ByOption, ConfigOption, forget_checked_config, parse_time, with_config
 from flows.views.acts import show_delivery
 from flows.views.console import err, out, styled
-from flows.views.text import counted, wrap
+from flows.views.text import counted
 from storage.errors import BriefError, InputError
 
 if TYPE_CHECKING:
@@ -99,7 +99,8 @@ def review(
     config: ConfigOption = None,
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
-    from flows.review import answers_from_file, ask, parse_marks, print_cases, print_settled
+    from flows.review import answers_from_file, ask, parse_marks
+    from flows.views.review import print_cases, print_settled, show_answered, show_still_open
     from ops import acts
     from ops.workspace import refuse_missing, resources_of
     from tasks.settings import load_settings
@@ -129,18 +130,14 @@ def review(
     published = outcome.published
     assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
-    recorded = " and ".join(
-        counted(n, what) for n, what in ((len(given), "answer"), (len(marks), "mark")) if n
-    )
-    said = f"{recorded} recorded. Brief for {wanted}: {state}: {published.files['md']}"
-    out.print("\n".join(wrap(said, out.width, "", "  ", cut=False)), soft_wrap=True, markup=False)
+    show_answered(out, [(len(given), "answer"), (len(marks), "mark")], wanted, state, published.files["md"])
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
     if marks or answers:  # not asked here: say what is left for a plain brief review
         still = acts.open_questions(settings, resources, wanted).height
         if still:
             asks = f"brief review --date {wanted}{settings.config_option}"
-            out.print(f"{counted(still, 'question')} still open; '{asks}' asks them", soft_wrap=True)
+            show_still_open(out, still, asks)
     if outcome.delivery is not None:
         show_delivery(out, outcome.delivery)
     if as_case:

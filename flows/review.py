@@ -1,4 +1,5 @@
-"""``brief review``: the interview, at a terminal or from a file of answers."""
+"""``brief review``: the interview, at a terminal or from a file of answers (what it prints is laid
+out by ``flows/views/review.py``)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,9 @@ from pathlib import Path
 
 import polars as pl
 from rich.console import Console
-from rich.text import Text
 
 from flows.interrupt import Interrupted
-from flows.views.text import counted, wrap
+from flows.views import review as view
 from ops.acts import Answer
 from ops.answers import batch_numbers, interpret, numbered_choices
 from storage.errors import InputError
@@ -80,19 +80,13 @@ def ask(questions: pl.DataFrame, day: date, out: Console, categories: Sequence[s
     batches = questions.partition_by("batch_id", maintain_order=True)
     total = questions.height
     answers: list[Answer] = []
-    out.print(
-        Text.assemble(
-            (f"{counted(total, 'open question')} for {day}", "bold"),
-            f" in {counted(len(batches), 'batch', 'batches')}. Enter takes the [default]; Ctrl-D stops.",
-        ),
-        markup=False,
-    )
+    view.show_interview(out, day, total, len(batches))
     # Python's own SIGINT handler again: the one polars installs restarts a read, so Ctrl-C at
     # the prompt would wait for Enter
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
     for k, batch in enumerate(batches, start=1):
-        out.print(Text.assemble("\n", (f"Batch {k} of {len(batches)}", "bold")), markup=False)
+        view.show_batch(out, k, len(batches))
         rows = list(batch.iter_rows(named=True))
         numbers = batch_numbers(rows, categories)
         for n, question in enumerate(rows, start=1):
@@ -112,47 +106,13 @@ def ask(questions: pl.DataFrame, day: date, out: Console, categories: Sequence[s
 
 
 def _ask(out: Console, number: int, question: dict, numbers: dict[str, int]) -> tuple[str, str]:
-    out.print(f"\n{number}. {question['prompt']}", markup=False, highlight=False)
     candidates = [c for _, c in numbered_choices(question, numbers)]
-    if candidates:
-        out.print(
-            "   "
-            + "   ".join(
-                f"{numbers[c]}) {c}" + (" [default]" if c == question["default"] else "") for c in candidates
-            ),
-            markup=False,
-            highlight=False,
-        )
+    view.show_question(
+        out, number, question["prompt"], [(numbers[c], c) for c in candidates], question["default"]
+    )
     while True:
         reply = input(f"   answer [{question['default']}]: ")
         try:
             return interpret(question, reply, numbers)
         except InputError as problem:
-            out.print(f"   {problem}; try again", markup=False, highlight=False)
-
-
-def print_settled(out: Console, outcome, asked: set[str]) -> None:
-    """The open questions a mark answered: the question, the story and the answer the mark gave."""
-    from storage.payloads import ConfirmationResolved
-    from storage.typed import payload_of
-
-    answers = [
-        payload_of(e, ConfirmationResolved) for e in outcome.events if e.event_type == "confirmation.resolved"
-    ]
-    for a in answers:
-        if a.question_id not in asked:  # wrapped at its words, ids whole
-            said = f"question {a.question_id} (is {a.subject} on the topic?) answered '{a.answer}'"
-            said += " by the mark"
-            out.print(Text("\n".join(wrap(said, out.width, "", "  ", cut=False))), soft_wrap=True)
-
-
-def print_cases(out: Console, err: Console, outcome) -> None:
-    """``--as-case``: the regression cases an act kept, and why any was not."""
-    for why in outcome.refused:
-        err.print(f"not kept as a regression case: {why}", soft_wrap=True)
-    from flows.views.policy import kept_case_line
-
-    for case in outcome.cases:
-        out.print(kept_case_line(outcome.day, case))
-    if not outcome.cases and not outcome.refused:
-        out.print("no mark or same-story answer to keep as a regression case")
+            view.show_retry(out, problem)
