@@ -109,6 +109,7 @@ def main() -> None:
         config = build(work, feeds)
         from ops.purge import purge
         from storage.store import ParquetEventStore
+        from tasks import steps
         from tasks.settings import load_settings
 
         settings = load_settings(config)
@@ -129,7 +130,14 @@ def main() -> None:
         before = holding(root, needles)
         print("purging the last day's lead ...", file=sys.stderr, flush=True)
         started = time.perf_counter()
-        result = purge(settings, store, article=article_id, source=None, reason="bench", by="bench")
+        result = purge(
+            settings,
+            steps.bootstrap(settings, store),
+            article=article_id,
+            source=None,
+            reason="bench",
+            by="bench",
+        )
         seconds = time.perf_counter() - started
         after = holding(root, needles)
     finally:

@@ -70,12 +70,12 @@ def evaluate_policy_flow(
 ) -> dict:
     """Replay stored facts through a candidate policy beside the policy in force; record the figures
     and the verdict (``ops.improve.evaluate``, as ``brief evaluate`` does)."""
-    from flows.commands.options import open_store
+    from flows.commands.options import open_resources
     from ops.evaluate import table
     from ops.improve import evaluate
 
-    settings, store = open_store(config)
-    done = evaluate(settings, store, policy, start, end, labels)
+    settings, resources = open_resources(config)
+    done = evaluate(settings, resources, policy, start, end, labels)
     frame = table(done.figures)
     create_markdown_artifact(
         key="policy-evaluation",

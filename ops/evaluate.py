@@ -74,21 +74,23 @@ class Tally:
 
 def evaluate_policy(
     settings: Settings,
-    store: ParquetEventStore,
+    resources: steps.Resources,
     policy: PolicySettings,
     days: Sequence[date],
     labels: Path | None = None,
     judged: dict[date, dict[str, Judged]] | None = None,
 ) -> dict[str, float | int | None]:
     """The policy's figures over ``days``; ``judged`` (when given) gets, per day, whether it agreed
-    with each person's mark and hand label (``judge``). ``store``: the one the caller opened."""
+    with each person's mark and hand label (``judge``). ``resources``: the caller's (its store, and
+    its models when the trial names the same ones)."""
     trial = settings.model_copy(update={"policy": policy})
+    store = resources.store
     relevance_labels = _relevance_labels(labels)
     story_labels = story_learning.read_story_labels(labels) if labels is not None else {}
     seen = story_learning.fitted_days(load_pair_model(policy.story_model))
     marks = _marks(store, max(days)) if days else {}
     tally = Tally()
-    resources = steps.bootstrap(trial, store)
+    resources = resources.for_settings(trial)
     for day in days:
         # people's answers are what the policy is scored against, so the replay is not given them
         run = f"evaluate-{trial.policy_version()}"

@@ -18,7 +18,7 @@ from ops import learn as learning
 from ops import regress, story_learning
 from ops.policy import Adoption, adopt, adoptions, argument, governing, history
 from ops.runs import date_range
-from ops.workspace import SYSTEM_CLOCK, Clock, Stage, quietly, today
+from ops.workspace import SYSTEM_CLOCK, Clock, Resources, Stage, quietly, today
 from storage.errors import InputError
 from storage.events import Event
 from storage.store import ParquetEventStore
@@ -46,7 +46,7 @@ def collected_days(store: ParquetEventStore) -> list[date]:
 
 def evaluate(
     configured: Settings,
-    store: ParquetEventStore,
+    resources: Resources,
     policy: str,
     start: str | None = None,
     end: str | None = None,
@@ -54,7 +54,9 @@ def evaluate(
     stage: Stage = quietly,
 ) -> Evaluation:
     """Replay ``start`` .. ``end`` (default: the collected days) through the policy in force and the
-    candidate ``policy``; their figures, the verdict, recorded; nothing is published."""
+    candidate ``policy``; their figures, the verdict, recorded; nothing is published. ``resources``:
+    the command's (its store; its models, for both policies when they name the same)."""
+    store = resources.store
     if start is None or end is None:
         held = collected_days(store)
         if not held:
@@ -77,7 +79,7 @@ def evaluate(
         judged[name] = {}
         with stage(f"replaying {counted(len(days), 'day')} through the {name} policy ({version}) …"):
             figures[f"{name} {version}"] = evaluation.evaluate_policy(
-                chosen, store, chosen.policy, days, folder, judged[name]
+                chosen, resources, chosen.policy, days, folder, judged[name]
             )
     if (
         folder is not None
@@ -127,7 +129,7 @@ def _learn_days(store: ParquetEventStore, start: date | None, end: date | None) 
 
 def learn(
     configured: Settings,
-    store: ParquetEventStore,
+    resources: Resources,
     out: Path,
     start: date | None = None,
     end: date | None = None,
@@ -138,7 +140,9 @@ def learn(
 ) -> Learnt:
     """A model fitted from hand labels (``labels``) and people's answers over the stored days; without
     labels, the model in force refined. Written as a model (``out`` a ``.json``) or as the policy in
-    force with the new model (a ``.toml``, its model beside it)."""
+    force with the new model (a ``.toml``, its model beside it). ``resources``: the command's (its
+    store, and its models for both replays)."""
+    store = resources.store
     given = learning.read_labels(Path(labels)) if labels else learning.Labels()
     if labels and not given:
         raise InputError(
@@ -148,7 +152,7 @@ def learn(
     settings = governing(configured, store).settings  # the policy in force: what is refined
     days = _learn_days(store, start, end)
     with stage(f"replaying {counted(len(days), 'day')} for examples …"):
-        examples = learning.collect_examples(settings, days, given, progress, store)
+        examples = learning.collect_examples(settings, days, given, progress, resources=resources)
     if labels and not any(e.by == "label" for e in examples):
         raise InputError(
             f"--labels {labels!r}: none of its {len(given)} labels names an article of the stored days "
@@ -176,7 +180,7 @@ def learn(
     answered = bool(store.read(event_types=["story.merged", "story.split"]))
     story_days = [d for d in days if answered or d in story_labels]  # a day with neither teaches nothing
     with stage(f"replaying {counted(len(story_days), 'day')} for labelled stories and same-story answers …"):
-        stories = story_learning.learn_stories(settings, story_days, story_labels, note, store=store)
+        stories = story_learning.learn_stories(settings, story_days, story_labels, note, resources=resources)
     stories_path = None
     if stories is not None:
         stories_path = write_pair_model(stories, out)
@@ -258,31 +262,33 @@ class RegressionRun:
 
 
 def replay_regression(
-    configured: Settings, store: ParquetEventStore, policy: str | None = None, stage: Stage = quietly
+    configured: Settings, resources: Resources, policy: str | None = None, stage: Stage = quietly
 ) -> RegressionRun | None:
-    """Every case under the policy in force and, given ``policy``, the candidate; None without cases."""
+    """Every case under the policy in force and, given ``policy``, the candidate; None without cases.
+    ``resources``: the command's (its store, and its models for every replay)."""
+    store = resources.store
     found = regress.cases(store)
     if not found:
         return None
     current = governing(configured, store).settings
     with stage(f"replaying {counted(len(found), 'case')} under the policy in force …"):
-        now = regress.replay(current, store, found)
+        now = regress.replay(current, resources, found)
     if policy is None:
         return RegressionRun(current.policy_version(), now)
     candidate = evaluation.candidate_settings(policy, configured)
     with stage(f"replaying {counted(len(found), 'case')} under the candidate …"):
-        check = regress.Gate(now, regress.replay(candidate, store, found))
+        check = regress.Gate(now, regress.replay(candidate, resources, found))
     return RegressionRun(current.policy_version(), now, candidate.policy_version(), check)
 
 
 def gate_adoption(
-    configured: Settings, store: ParquetEventStore, file: str, force: bool, stage: Stage = quietly
+    configured: Settings, resources: Resources, file: str, force: bool, stage: Stage = quietly
 ) -> dict[str, Any] | None:
     """Before an adoption: the regression set under the policy in force and the candidate. A candidate
     that breaks a case is refused (one line) unless ``force``; the check recorded with the adoption."""
     candidate = evaluation.candidate_settings(file, configured, argument(file))
     with stage("replaying the regression set under the policy in force and the candidate …"):
-        check = regress.gate(governing(configured, store).settings, candidate, store)
+        check = regress.gate(governing(configured, resources.store).settings, candidate, resources)
     if check is None:
         return None
     if check.broken and not force:
@@ -292,7 +298,7 @@ def gate_adoption(
 
 def adopt_candidate(
     configured: Settings,
-    store: ParquetEventStore,
+    resources: Resources,
     file: str,
     by: str,
     reason: str,
@@ -302,8 +308,8 @@ def adopt_candidate(
 ) -> Adoption:
     """Adopt a candidate policy file once the regression set allows it (or ``force``), recorded on
     today's date by ``clock``."""
-    check = gate_adoption(configured, store, file, force, stage)
-    return adopt(configured, store, file, by, reason, today(configured, clock), regression=check)
+    check = gate_adoption(configured, resources, file, force, stage)
+    return adopt(configured, resources.store, file, by, reason, today(configured, clock), regression=check)
 
 
 @dataclass(frozen=True)
@@ -318,7 +324,7 @@ class FrozenCase:
 
 def freeze_case(
     configured: Settings,
-    store: ParquetEventStore,
+    resources: Resources,
     day: date,
     story: str,
     expectation: regress.Expectation,
@@ -326,9 +332,10 @@ def freeze_case(
     note: str = "",
 ) -> FrozenCase:
     """Freeze a decision about ``story`` of ``day`` as a case, and replay it under the policy in force."""
+    store = resources.store
     event, written = regress.add_case(configured, store, day, story, expectation, by, note, via="cli")
     chosen = governing(configured, store)
-    [result] = regress.replay(chosen.settings, store, [event])
+    [result] = regress.replay(chosen.settings, resources, [event])
     return FrozenCase(event, written, chosen.record["version"], result)
 
 

@@ -38,7 +38,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storage.errors import InputError
-from storage.store import ParquetEventStore
 from tasks import editorial, steps
 from tasks.embed_multilingual import MULTILINGUAL_MODEL
 from tasks.nouns import counted
@@ -173,12 +172,13 @@ def collect_examples(
     days: Sequence[date],
     labels: Labels,
     progress=None,
-    store: ParquetEventStore | None = None,
+    *,
+    resources: steps.Resources,
 ) -> list[Example]:
     """Replay each day (dry run) and pair its stories' evidence with labels and people's marks
-    (``store``: the caller's, opened already)."""
+    (``resources``: the caller's; its models when ``settings`` name the same ones)."""
     examples: list[Example] = []
-    resources = steps.bootstrap(settings, store)
+    resources = resources.for_settings(settings)
     for day in days:
         ctx = steps.open_run(resources, settings, day, f"learn-{day.isoformat()}", recorder=steps.Dry())
         on_day = labels.on(day)

@@ -470,14 +470,13 @@ def governing(settings: Settings, store: ParquetEventStore) -> Governing:
     )
 
 
-def governed_context(settings: Settings, day: date, run_id: str, resources: Resources | None = None):
+def governed_context(settings: Settings, day: date, run_id: str, resources: Resources):
     """A context for ``day`` under the policy a run would use now (``governing``): the daily run,
     and every re-render after a person's act (review, correct, retract, approve, the desk), decide
     under the adopted policy, not the config's own ``[policy]``. ``resources``: the composition
-    root's (default: made here, with one store for the adopted policy and the run)."""
+    root's, built by the caller (one store for the adopted policy and the run)."""
     from tasks import steps
 
-    resources = resources or steps.bootstrap(settings)
     policy = governing(settings, resources.store)
     ctx = steps.open_run(resources, policy.settings, day, run_id, origin=policy.record)
     return ctx, policy

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -41,6 +41,9 @@ from storage.store import ParquetEventStore
 from storage.typed import payload_field, payload_of
 from tasks.nouns import counted
 from tasks.settings import Settings
+
+if TYPE_CHECKING:
+    from tasks.steps import Resources
 
 PRODUCER = "purge@1"
 PASSES = 3  # rewrites of a day before giving up on a writer that keeps appending the article
@@ -72,7 +75,7 @@ class Found:
 
 def purge(
     settings: Settings,
-    store: ParquetEventStore,
+    resources: Resources,
     *,
     article: str | None,
     source: str | None,
@@ -80,6 +83,9 @@ def purge(
     by: str,
     progress: Progress | None = None,
 ) -> PurgeResult:
+    """Take the article (or the source's articles) out of ``resources``' store; its briefs re-rendered
+    with the command's models."""
+    store = resources.store
     say = progress or (lambda _line: None)
     started = time.perf_counter()
     target = _target(article, source, reason, by)
@@ -103,7 +109,7 @@ def purge(
         result.vectors = drop_vectors(store, found.pairs)
         say(f"{counted(result.vectors, 'cached vector')} removed")
         tombstone_ids = {day: e.event_id for day, e in tombstones_of.items()}
-        result.briefs = rerender_briefs(settings, store, days, needles, say, tombstone_ids)
+        result.briefs = rerender_briefs(settings, resources, days, needles, say, tombstone_ids)
         result.files = sweep(store, needles, say)
     result.seconds = time.perf_counter() - started
     return result
@@ -354,7 +360,7 @@ def without_articles(document: Brief, needles: Needles) -> Brief | None:
 
 def rerender_briefs(
     settings: Settings,
-    store: ParquetEventStore,
+    resources: Resources,
     days: Iterable[date],
     needles: Needles,
     say: Progress,
@@ -367,6 +373,7 @@ def rerender_briefs(
     from tasks import steps
     from tasks.steps.publish import publish, write_feed
 
+    store = resources.store
     settings = governing(settings, store).settings
     tombstones = tombstones or {}
 
@@ -374,7 +381,7 @@ def rerender_briefs(
     labels = settings.category_labels()
     done = []
     ctx = None
-    resources = steps.bootstrap(settings, store)  # one for every day re-published
+    resources = resources.for_settings(settings)  # one for every day re-published
     for day in days:
         versions = briefs.versions(day)
         if not versions:

@@ -23,7 +23,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -44,6 +44,9 @@ from storage.store.base import events_to_segment, read_segments
 from storage.typed import payload_of
 from tasks.nouns import counted
 from tasks.settings import Settings
+
+if TYPE_CHECKING:
+    from tasks.steps import Resources
 
 PRODUCER = "regress@1"
 FROZEN_TYPES = ("article.collected", "article.corrected")  # over the days a run of the date reads
@@ -294,9 +297,9 @@ class Replayed:
     lead: str | None  # the first item's story id
 
 
-def replay_day(settings: Settings, store: ParquetEventStore, day: date, events: Sequence[Event]) -> Replayed:
+def replay_day(settings: Settings, resources: Resources, day: date, events: Sequence[Event]) -> Replayed:
     """Dedup, score and compose ``day`` from frozen events under ``settings``' policy; nothing is written
-    (the embedders' caches are the root's)."""
+    (the caller's models, when ``settings`` name the same ones; the embedders' caches are the root's)."""
     from tasks import steps
 
     frozen = ParquetEventStore(
@@ -304,10 +307,10 @@ def replay_day(settings: Settings, store: ParquetEventStore, day: date, events: 
     )  # the frozen events, a store of their own
     try:
         frozen.append(list(events))
-        resources = steps.bootstrap(settings, frozen, caches=store.tree.caches)
+        replaying = resources.for_settings(settings).with_store(frozen)
         run = f"regress-{settings.policy_version()}"
         # the cases' judgements are people's: held out, as evaluate holds them out
-        ctx = steps.open_run(resources, settings, day, run, recorder=steps.Dry(), held_out=True)
+        ctx = steps.open_run(replaying, settings, day, run, recorder=steps.Dry(), held_out=True)
         decided = steps.run_stages(ctx, steps.between("dedup", "factcheck"))
         outcome, document, scores = decided.deduped(), decided.drafted(), decided.scores
     finally:
@@ -338,11 +341,13 @@ def judge(case: Event, replayed: Replayed) -> Result:
 
 def replay(
     settings: Settings,
-    store: ParquetEventStore,
+    resources: Resources,
     found: Sequence[Event],
     progress: Callable[[date, int], None] | None = None,
 ) -> list[Result]:
-    """Every case under ``settings``' policy, one replay per frozen day; in the order given."""
+    """Every case under ``settings``' policy, one replay per frozen day, each with the caller's
+    models; in the order given."""
+    store = resources.store
     groups: dict[tuple[date, str], list[Event]] = defaultdict(list)
     for case in found:
         groups[(case.brief_date, payload_of(case, RegressionCaseAdded).facts.path)].append(case)
@@ -351,7 +356,7 @@ def replay(
         if progress is not None:
             progress(day, len(members))
         replayed = replay_day(
-            settings, store, day, thaw(store, payload_of(members[0], RegressionCaseAdded).facts)
+            settings, resources, day, thaw(store, payload_of(members[0], RegressionCaseAdded).facts)
         )
         for case in members:
             results[case.event_id] = judge(case, replayed)
@@ -385,11 +390,11 @@ class Gate:
 def gate(
     current: Settings,
     candidate: Settings,
-    store: ParquetEventStore,
+    resources: Resources,
     progress: Callable[[str, date, int], None] | None = None,
 ) -> Gate | None:
     """The regression set under the policy in force and under a candidate; None without cases."""
-    found = cases(store)
+    found = cases(resources.store)
     if not found:
         return None
 
@@ -397,8 +402,8 @@ def gate(
         return None if progress is None else (lambda day, n: progress(name, day, n))
 
     return Gate(
-        replay(current, store, found, said("current")),
-        replay(candidate, store, found, said("candidate")),
+        replay(current, resources, found, said("current")),
+        replay(candidate, resources, found, said("candidate")),
     )
 
 

@@ -24,7 +24,6 @@ import numpy as np
 
 from ops import pairs as fitting
 from ops.story_days import Entry, LabelledDay
-from storage.store import ParquetEventStore
 from tasks import dedup, pairs, steps
 from tasks.settings import Settings
 from tasks.steps.dedup import multilingual_vectors
@@ -157,12 +156,13 @@ def learn_stories(
     labels: dict[date, dict[str, Entry]],
     note: str,
     progress: Callable[[date], None] | None = None,
-    store: ParquetEventStore | None = None,
+    *,
+    resources: steps.Resources,
 ) -> StoryFit | None:
     """The pair model fitted on the labelled stories and people's answers of ``days``; None when fewer
     than two blocks of days hold a same-story pair (no threshold can be chosen leaving one out).
-    ``store``: the caller's, opened already; one store and one set of models for every day."""
-    resources = steps.bootstrap(settings, store)
+    ``resources``: the caller's; one store and one set of models for every day."""
+    resources = resources.for_settings(settings)
     stored: dict[date, StoredDay] = {}
     for day in days:
         if progress is not None:

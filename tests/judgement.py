@@ -144,11 +144,14 @@ def examples_of(root: Path, feeds: FeedSet, labels, left_out: Iterable[Block] = 
     """The labelled stories of ``feeds``' days with their evidence (``ops.learn.collect_examples``),
     but of the days of ``left_out``: no fold that leaves those blocks out learns from them
     (``training_for``), so they are not replayed."""
-    from ops import learn
+    from ops import learn, workspace
 
     skipped = {d for b in left_out for d in _days(b)}
     days = [d for d in feeds.days if d not in skipped]
-    return learn.collect_examples(settings_for(root, feeds, "rules"), days, labels)
+    settings = settings_for(root, feeds, "rules")
+    return learn.collect_examples(
+        settings, days, labels, resources=workspace.resources_of(settings, must_exist=False)
+    )
 
 
 # -- what a fold may learn from ----------------------------------------------------------------

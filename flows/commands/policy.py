@@ -17,6 +17,7 @@ import typer
 from flows.commands.options import (
     ByOption,
     ConfigOption,
+    open_resources,
     open_store,
     parse_time,
     person,
@@ -72,8 +73,8 @@ def evaluate(
         return
     if policy is None:
         raise InputError("give --policy FILE (or --regression to replay the regression set)")
-    settings, store = open_store(config)
-    done = evaluate_candidate(settings, store, policy, start, end, labels, stage=stage)
+    settings, resources = open_resources(config)
+    done = evaluate_candidate(settings, resources, policy, start, end, labels, stage=stage)
     show_evaluation(out, done.days, table(done.figures), done.verdict["line"])
     if regression:
         regress_evaluate(policy, config)
@@ -116,12 +117,12 @@ def learn(
         raise InputError(f"--out {out_path!r}: give a .toml (candidate policy) or a .json (model) file name")
     first, last = parse_date(start, "--start"), parse_date(end, "--end")
     writable_out(out_file)  # before the minutes of fitting, not after them
-    settings, store = open_store(config)
+    settings, resources = open_resources(config)
 
     def progress(day: date, n: int) -> None:
         err.print(f"  {day}: {counted(n, 'example')} so far")
 
-    learnt = learn_model(settings, store, out_file, first, last, labels, name, progress, stage=stage)
+    learnt = learn_model(settings, resources, out_file, first, last, labels, name, progress, stage=stage)
     show_learnt(out, learnt, card_text(learnt.fitted.model), out_path, settings.config_option)
 
 
@@ -155,8 +156,8 @@ def policy_adopt(
     from storage.typed import payload_of
 
     who = person(by)
-    settings, store = open_store(config)
-    adoption = adopt_candidate(settings, store, file, who, reason, force, stage=err.status)
+    settings, resources = open_resources(config)
+    adoption = adopt_candidate(settings, resources, file, who, reason, force, stage=err.status)
     show_adoption(out, adoption)
     adopted = payload_of(adoption.event, PolicyAdoptedV2)
     verdict = adopted.verdict
@@ -277,8 +278,8 @@ def regress_add(
     wanted = given_day(day)
     expectation = parse_expectation(expect)
     who = person(by)
-    settings, store = open_store(config)
-    show_frozen(out, wanted, freeze_case(settings, store, wanted, story, expectation, who, note))
+    settings, resources = open_resources(config)
+    show_frozen(out, wanted, freeze_case(settings, resources, wanted, story, expectation, who, note))
 
 
 @regress_app.command("list")
@@ -303,8 +304,8 @@ def regress_evaluate(policy: str | None, config: str | None) -> None:
     (with --policy: when the candidate fails one, whether or not the policy in force passes it)."""
     from ops.improve import replay_regression
 
-    settings, store = open_store(config)
-    done = replay_regression(settings, store, policy, stage=err.status)
+    settings, resources = open_resources(config)
+    done = replay_regression(settings, resources, policy, stage=err.status)
     if done is None:
         out.print(with_config("no regression cases yet; 'brief regress add' freezes one"))
         return
@@ -331,10 +332,10 @@ def purge(
     partitions and raw bodies rewritten without it, its briefs re-rendered as new versions."""
     from ops.purge import purge as take_out
 
-    settings, store = open_store(config)
+    settings, resources = open_resources(config)
     result = take_out(
         settings,
-        store,
+        resources,
         article=article,
         source=source,
         reason=reason,

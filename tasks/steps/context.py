@@ -21,7 +21,7 @@ from storage.events import Event, new_event, utcnow
 from storage.root.caches import Caches
 from storage.store import ParquetEventStore
 from tasks.embed import CachedEmbedder, Embedder
-from tasks.settings import Settings
+from tasks.settings import EmbeddingSettings, Settings
 
 T = TypeVar("T")
 
@@ -71,6 +71,20 @@ class Resources:
     models: Models
     clock: Clock = SYSTEM_CLOCK
     caches: Caches | None = None
+    embedding: EmbeddingSettings | None = None  # what the models were made from (``for_settings``)
+
+    def with_store(self, store: ParquetEventStore) -> Resources:
+        """These models, clock and caches over another store (a replay's frozen events, which caches
+        its vectors in the real root)."""
+        return dataclasses.replace(self, store=store)
+
+    def for_settings(self, settings: Settings) -> Resources:
+        """The resources a differently-configured run uses (a trial or candidate policy, the policy
+        in force): these, when ``settings`` name the same embedding models; else the models they
+        name made (``bootstrap``), over this store, clock and caches."""
+        if settings.embedding == self.embedding:
+            return self
+        return bootstrap(settings, self.store, self.clock, self.caches)
 
     def embedders(self, day: date, days: Sequence[date]) -> Embedders:
         """The models as a run of ``day`` uses them: new vectors cached under ``day``, ``days`` loaded."""
@@ -113,7 +127,7 @@ def bootstrap(
     with _MADE_LOCK:
         _MADE.update({m.name for m in (models.run, models.multilingual, models.reader) if m is not None})
     store = store or settings.storage.event_store()
-    return Resources(store, models, clock or SYSTEM_CLOCK, caches or store.tree.caches)
+    return Resources(store, models, clock or SYSTEM_CLOCK, caches or store.tree.caches, chosen)
 
 
 _MADE: Counter[str] = Counter()

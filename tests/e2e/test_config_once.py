@@ -79,3 +79,33 @@ def test_a_backfill_makes_each_model_once(sample: Path, prefect_harness: None) -
     settings = load_settings(str(sample))
     models = {settings.embedding.model, settings.embedding.multilingual, MULTILINGUAL_MODEL} - {None, ""}
     assert made == Counter(models), made
+
+
+def test_an_evaluation_makes_each_model_once(sample: Path, prefect_harness: None) -> None:
+    """``brief evaluate`` replays the days under the policy in force and under the candidate with the
+    command's resources (``Resources.for_settings``: a candidate naming the same embedding models
+    uses the same ones), so each model is made once. It was made for each policy replayed."""
+    from tasks.steps.context import models_made
+
+    ran = brief("run", "--date", "2025-08-06", "--config", str(sample))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    candidate = sample.parent / "candidate.toml"
+    candidate.write_text("[policy]\ntop_stories = 3\n")
+    before = models_made()
+    done = brief(
+        "evaluate",
+        "--policy",
+        str(candidate),
+        "--start",
+        "2025-08-06",
+        "--end",
+        "2025-08-06",
+        "--config",
+        str(sample),
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode == 0 and "candidate" in said, said
+    made = models_made() - before
+    settings = load_settings(str(sample))
+    models = {settings.embedding.model, settings.embedding.multilingual, MULTILINGUAL_MODEL} - {None, ""}
+    assert made == Counter(models), made

@@ -17,6 +17,7 @@ import pytest
 from ops import regress
 from storage.events import event_from_row
 from storage.store import ParquetEventStore
+from tasks import steps
 from tasks.nouns import counted
 from tasks.settings import load_settings
 from tests.cli import brief
@@ -123,7 +124,7 @@ def test_the_real_day_cases_pass_and_replay_without_the_days(real_days: Path, tm
     assert {d.isoformat() for d in bare.days()} == {c["date"] for c in CASES}
     assert not bare.read(event_types=["article.collected"])
     settings = load_settings(str(config))
-    results = regress.replay(settings, bare, regress.cases(bare))
+    results = regress.replay(settings, steps.bootstrap(settings, bare), regress.cases(bare))
     assert all(r.passed for r in results), [regress.describe(r) for r in results if not r.passed]
 
 
@@ -145,7 +146,7 @@ def test_a_replay_decides_as_the_run_did(real_days: Path, tmp_path: Path) -> Non
         if e.run_id == run
     }
     facts = regress.freeze(store, settings, day)
-    replayed = regress.replay_day(settings, store, day, regress.thaw(store, facts))
+    replayed = regress.replay_day(settings, steps.bootstrap(settings, store), day, regress.thaw(store, facts))
     assert set(replayed.scores) == clustered
     assert {s.story_id: s.outcome for s in replayed.scores.values()} == scored
     published = json.loads(Path(results[day.isoformat()]["files"]["json"]).read_text())

@@ -108,7 +108,7 @@ def test_the_policy_in_force_and_the_regression_set_of_a_new_store(sample: Path)
     assert found.config_version == settings.policy_version()
     shown = brief("policy", "show", "--config", str(sample)).stdout
     assert shown.strip() == f"no policy adopted: runs use the config's [policy] ({found.config_version})"
-    assert replay_regression(settings, store) is None
+    assert replay_regression(settings, workspace.resources_of(settings)) is None
 
 
 def test_the_check_a_command_prints_is_the_services_report(sample: Path) -> None:
