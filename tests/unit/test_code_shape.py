@@ -300,3 +300,18 @@ def test_services_are_handed_their_settings() -> None:
         and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "load_settings"
     }
     assert loading == set(), f"services that load a config themselves: {sorted(loading)}"
+
+
+def test_only_the_composition_root_builds_resources_in_the_services() -> None:
+    """No service wires resources by hand: ``ops/workspace.py:resources_of`` calls ``bootstrap``; a
+    service configured otherwise derives its resources from its caller's (``Resources.for_settings``,
+    ``with_store``)."""
+    building = {
+        f"{name_of(path)}:{node.lineno}"
+        for path in modules("ops")
+        if name_of(path) != "ops/workspace.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "bootstrap"
+    }
+    assert building == set(), f"services that build their own resources: {sorted(building)}"
