@@ -1,5 +1,6 @@
 """Each source's health, from the log: its last good fetch, new articles a day over the last days
-(drawn as a small SVG bar chart on the server), its failures and their reasons, kind and language.
+(the desk draws them as a small SVG bar chart: ``flows/desk/chart.py``), its failures and their
+reasons, kind and language.
 
 Three scans, each filtered in the scan: every ``feed.fetched`` (the last good fetch may be older
 than the window), the ``article.collected`` of the window and the days before it (an article is
@@ -20,31 +21,6 @@ from tasks.settings import Settings
 
 WINDOW_DAYS = 14
 PAD_DAYS = 10  # days before the window read to tell a new article from one a feed serves again
-BAR_W, GAP, CHART_H = 8, 2, 32
-AXIS_H = 11  # the date axis under the bars
-TICKS = (0, WINDOW_DAYS // 2, WINDOW_DAYS - 1)  # the days of the window named on its axis
-
-
-@dataclass(frozen=True)
-class Tick:
-    """A day named on the chart's axis (``MM-DD``), under its bar."""
-
-    day: date
-    x: float
-    anchor: str  # SVG text-anchor: the first day's label starts at its bar, the last ends at it
-
-    @property
-    def label(self) -> str:
-        return f"{self.day:%m-%d}"
-
-
-@dataclass
-class Bar:
-    day: date
-    count: int
-    x: int
-    y: int
-    h: int
 
 
 @dataclass
@@ -56,7 +32,7 @@ class SourceHealth:
     last_good: datetime | None = None
     last_good_day: date | None = None
     last_items: int | None = None
-    bars: list[Bar] = field(default_factory=list)
+    per_day: list[tuple[date, int]] = field(default_factory=list)  # new articles of each day of the window
     new_articles: int = 0
     failures: list[dict] = field(default_factory=list)
     failed_days: int = 0
@@ -64,7 +40,7 @@ class SourceHealth:
     @property
     def quiet(self) -> bool:
         """No new article over the window's last three days."""
-        return sum(b.count for b in self.bars[-3:]) == 0
+        return sum(n for _, n in self.per_day[-3:]) == 0
 
 
 def _source(event_type: str) -> pl.Expr:
@@ -134,28 +110,10 @@ def source_health(store: ParquetEventStore, settings: Settings, end: date) -> li
             health.last_good = last[name]["occurred_at"]
             health.last_good_day = last[name]["brief_date"]
             health.last_items = last[name]["items"]
-        per_day = [counts.get((name, d), 0) for d in window]
-        top = max(per_day) or 1
-        for k, (d, n) in enumerate(zip(window, per_day, strict=True)):
-            h = round((CHART_H - 2) * n / top) if n else 0
-            health.bars.append(Bar(d, n, k * (BAR_W + GAP), CHART_H - max(h, 1), max(h, 1)))
-        health.new_articles = sum(per_day)
+        health.per_day = [(d, counts.get((name, d), 0)) for d in window]
+        health.new_articles = sum(n for _, n in health.per_day)
         mine = failed.filter(pl.col("source") == name)
         health.failures = list(mine.head(5).iter_rows(named=True))
         health.failed_days = mine["brief_date"].n_unique()
         out.append(health)
     return out
-
-
-CHART_W = WINDOW_DAYS * (BAR_W + GAP)
-
-
-def axis(end: date) -> list[Tick]:
-    """The days the chart's axis names for the window ending ``end``: its first, middle and last."""
-    first = end - timedelta(days=WINDOW_DAYS - 1)
-    ticks = []
-    for k in TICKS:
-        anchor = "start" if k == 0 else "end" if k == WINDOW_DAYS - 1 else "middle"
-        x = k * (BAR_W + GAP) + {"start": 0, "middle": BAR_W / 2, "end": BAR_W}[anchor]
-        ticks.append(Tick(first + timedelta(days=k), x, anchor))
-    return ticks

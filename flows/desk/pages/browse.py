@@ -8,6 +8,7 @@ from datetime import timedelta
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from flows.desk import chart
 from flows.desk.prefect_ui import prefect_ui_url
 from flows.desk.web import DeskOf, End, page
 
@@ -60,11 +61,12 @@ def sources(request: Request, desk: DeskOf, end: End) -> Response:
         later=min(end + window, latest).isoformat() if end < latest else None,
         window=health.WINDOW_DAYS,
         sources=health.source_health(desk.store, desk.settings, end),
-        chart_w=health.CHART_W,
-        chart_h=health.CHART_H,
-        axis_h=health.AXIS_H,
-        ticks=health.axis(end),
-        bar_w=health.BAR_W,
+        bars=chart.bars,
+        chart_w=chart.CHART_W,
+        chart_h=chart.CHART_H,
+        axis_h=chart.AXIS_H,
+        ticks=chart.axis(end),
+        bar_w=chart.BAR_W,
     )
 
 
