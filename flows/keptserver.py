@@ -44,7 +44,7 @@ from pathlib import Path
 
 import httpx
 
-from flows.serve import ServerError, free_port, start_local_server
+from flows.serve import ServerError, free_port, health_client, healthy, start_local_server
 
 IDLE_ENV = "BRIEF_PREFECT_IDLE_SECONDS"
 KEEP_ENV = "BRIEF_PREFECT_KEEP"  # "0": a temporary server per command, as Prefect starts one
@@ -122,18 +122,18 @@ def recorded(home: Path) -> KeptServer | None:
         return None
 
 
-def answers(server: KeptServer) -> bool:
-    """The watchdog is alive and the server says it is healthy."""
+def answers(server: KeptServer, client: httpx.Client | None = None) -> bool:
+    """The watchdog is alive and the server says it is healthy (``client``: a poll's own, reused)."""
     try:
         os.kill(server.pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return False  # another user's process took the pid
-    try:
-        return httpx.get(f"{server.api_url}/health", timeout=3).status_code == 200
-    except httpx.HTTPError:
-        return False
+    if client is not None:
+        return healthy(client, server.api_url)
+    with health_client(timeout=3) as once:
+        return healthy(once, server.api_url)
 
 
 def touch(home: Path) -> None:
@@ -171,14 +171,15 @@ def _comes_up(server: KeptServer, timeout_s: float) -> bool:
     except OSError:
         return False
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(server.pid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        if answers(server):
-            return True
-        time.sleep(0.3)
+    with health_client() as client:
+        while time.monotonic() < deadline:
+            try:
+                os.kill(server.pid, 0)
+            except (ProcessLookupError, PermissionError):
+                return False
+            if answers(server, client):
+                return True
+            time.sleep(0.3)
     return False
 
 
@@ -214,16 +215,16 @@ def _start(home: Path, idle_s: float, timeout_s: float) -> KeptServer:
     server = KeptServer(port, watchdog.pid, str(home), str(log), CHECKOUT, started=True)
     deadline = time.monotonic() + timeout_s
     try:
-        while time.monotonic() < deadline:
-            if watchdog.poll() is not None:
-                raise ServerError(
-                    f"the local Prefect server exited at start (code {watchdog.returncode}); see {log}"
-                )
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{server.api_url}/health", timeout=2).status_code == 200:
+        with health_client() as client:
+            while time.monotonic() < deadline:
+                if watchdog.poll() is not None:
+                    raise ServerError(
+                        f"the local Prefect server exited at start (code {watchdog.returncode}); see {log}"
+                    )
+                if healthy(client, server.api_url):
                     _record(home, server)
                     return server
-            time.sleep(0.3)
+                time.sleep(0.3)
     except KeyboardInterrupt:
         # Ctrl-C while it starts: it is kept all the same (it stops by itself when unused), so the
         # next command uses it and 'brief serve --stop' finds it, rather than a second one starting

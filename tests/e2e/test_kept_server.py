@@ -93,8 +93,12 @@ def events(config: Path, event_type: str) -> list:
     return list(load_settings(str(config)).storage.event_store().read(event_types=[event_type]))
 
 
+# one client for the tests' polls of a server (``httpx.post`` loads the certificates again each call)
+API = httpx.Client(timeout=10)
+
+
 def flow_run_states(api_url: str) -> dict[str, str]:
-    answer = httpx.post(f"{api_url}/flow_runs/filter", json={"limit": 50}, timeout=10)
+    answer = API.post(f"{api_url}/flow_runs/filter", json={"limit": 50})
     return {run["id"]: run["state"]["type"] for run in answer.json()}
 
 
