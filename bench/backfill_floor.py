@@ -14,8 +14,8 @@ feeds of ``aiweb/``), in one bench run against one local Prefect server:
    unique text the working tree's backfill embedded (read from its embedding cache, matched to
    the articles' texts): what no backfill can do without.
 
-Prints each backfill's wall time and CPU time (the process's own, all its threads: what depends
-least on what else the shared machine runs), peak RSS, days published and withheld (with the
+Prints each backfill's wall time and CPU time (user + system time of the process, all its threads:
+what depends least on what else the shared machine runs), peak RSS, days published and withheld (with the
 cause), fact events and new versions of the second backfill, the briefs of the two trees compared
 byte for byte (JSON, Markdown, HTML of every date), and the ratio backfill / embed only (target
 <= 1.3; again with nothing new: <= 15 s for July).
@@ -254,13 +254,20 @@ def report(results: list[dict], ref: str) -> None:
     for r in results:
         compared, same, differing = r["briefs"]
         floor = sum(m["load"] + m["seconds"] for m in r["embed"]["models"])
+        floor_cpu = sum(m["load_cpu"] + m["cpu"] for m in r["embed"]["models"])
         ratio = r["first"]["seconds"] / floor
+        days = len(r["first"]["outcomes"])
         print(
             f"- {r['month']}: briefs of this tree and of {ref}: {same} of {compared} files identical"
             + (f" (differ: {', '.join(differing[:10])})" if differing else "")
             + f"; from scratch / embed only {ratio:.2f} (target <= {TARGET_RATIO}: "
             + ("met" if ratio <= TARGET_RATIO else "NOT met")
             + ")"
+            + "; a date beyond embedding: "
+            + ", ".join(
+                f"{name} {(run['seconds'] - floor) / days:.2f} s wall, {(run['cpu'] - floor_cpu) / days:.2f} s CPU"
+                for name, run in ((ref, r["before"]), ("this tree", r["first"]))
+            )
             + (
                 f"; again {r['again']['seconds']:.1f} s (target <= {TARGET_AGAIN_JULY:.0f} s: "
                 + ("met" if r["again"]["seconds"] <= TARGET_AGAIN_JULY else "NOT met")

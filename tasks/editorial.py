@@ -219,14 +219,39 @@ def _digest(path: str, mtime_ns: int) -> str:
 # -- evidence ----------------------------------------------------------------------------
 
 
+# A term's pattern (``_term_pattern``) -> the term as ``_folded`` writes it: a text whose folded form
+# does not hold it cannot match the pattern, so the pattern is not searched there (``_candidates``).
+_TERMS: dict[re.Pattern[str], str] = {}
+# the only characters outside ASCII that ``re.IGNORECASE`` matches to an ASCII letter (checked over
+# every code point): dotless and dotted i, the Kelvin sign, the long s
+_TO_ASCII = str.maketrans({"\u0131": "i", "\u0130": "i", "\u212a": "k", "\u017f": "s"})
+
+
+def _folded(text: str) -> str:
+    """Case-folded, character by character, with what ``re.IGNORECASE`` matches to an ASCII letter
+    written as that letter: a term's pattern matches a text only where the folded text holds the
+    folded term."""
+    return text.translate(_TO_ASCII).casefold()
+
+
+def _candidates(patterns: Sequence[re.Pattern[str]], text: str) -> list[re.Pattern[str]]:
+    """The patterns that may match ``text``: a term's pattern only if the text holds the term in
+    some case (a substring test, far cheaper than the search); any other pattern always."""
+    folded = _folded(text)
+    return [p for p in patterns if (term := _TERMS.get(p)) is None or term in folded]
+
+
 def _term_pattern(term: str) -> re.Pattern[str]:
     if not term.isascii():  # CJK terms have no word boundaries
-        return re.compile(re.escape(term))
-    flags = 0 if term.upper() == term or any(c.isupper() for c in term[1:]) else re.IGNORECASE
-    # ASCII word boundaries: "AI" inside Chinese or Dutch text ("用AI打造", "AI-model") still counts;
-    # a version written against the name counts as the name ("Qwen3.5", "GPT5.4"), a longer word
-    # does not ("Geminids")
-    return re.compile(r"(?<![A-Za-z0-9-])" + re.escape(term) + r"(?![A-Za-z])", flags)
+        pattern = re.compile(re.escape(term))
+    else:
+        flags = 0 if term.upper() == term or any(c.isupper() for c in term[1:]) else re.IGNORECASE
+        # ASCII word boundaries: "AI" inside Chinese or Dutch text ("用AI打造", "AI-model") still
+        # counts; a version written against the name counts as the name ("Qwen3.5", "GPT5.4"), a
+        # longer word does not ("Geminids")
+        pattern = re.compile(r"(?<![A-Za-z0-9-])" + re.escape(term) + r"(?![A-Za-z])", flags)
+    _TERMS[pattern] = _folded(term)
+    return pattern
 
 
 @dataclass(frozen=True)
@@ -272,7 +297,7 @@ class TopicEvidence:
 
 
 def _hits(patterns: Sequence[re.Pattern[str]], text: str, cap: int = 3) -> float:
-    return float(min(sum(1 for p in patterns if p.search(text)), cap))
+    return float(min(sum(1 for p in _candidates(patterns, text) if p.search(text)), cap))
 
 
 def _not_news(topic: TopicEvidence, title: str, tags: Sequence[str]) -> float:
@@ -323,7 +348,7 @@ def _sentences(text: str) -> list[str]:
 
 
 def _names_topic(topic: TopicEvidence, text: str) -> bool:
-    return any(p.search(text) for p in (*topic.keywords, *topic.entities))
+    return any(p.search(text) for p in _candidates((*topic.keywords, *topic.entities), text))
 
 
 def placement_evidence(topic: TopicEvidence, summary: str) -> dict[str, float]:

@@ -5,6 +5,7 @@ Plain functions; feed text is untrusted data and is only ever turned into plain 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import re
@@ -83,6 +84,7 @@ def _is_tracking(key: str) -> bool:
     return name.startswith("utm_") or name in CITED_TRACKING
 
 
+@functools.lru_cache(maxsize=1 << 14)  # a backfill reads each archive's links several times
 def canonical_url(url: str) -> str:
     """Lower-case scheme and host, no default port, no tracking parameters, no fragment, no trailing slash."""
     url = url.strip()
@@ -213,6 +215,7 @@ def guess_language(text: str, declared: str | None = None) -> str:
     return "en" if english else "und"
 
 
+@functools.lru_cache(maxsize=1 << 13)  # a backfill reads each archive's articles several times
 def content_hash(title: str, text: str) -> str:
     """Hash of what the article says (case and spacing ignored), to spot copies under other URLs."""
     norm = re.sub(r"\s+", " ", f"{title}\n{text}".casefold()).strip()

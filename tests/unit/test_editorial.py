@@ -60,6 +60,28 @@ def test_ascii_names_count_inside_chinese_and_dutch_text_and_words_keep_their_bo
     assert evidence(item("A Grokking tutorial"))["entity_title"] == 0
 
 
+def test_a_term_is_searched_only_where_the_text_holds_it_and_counts_as_every_search_would() -> None:
+    # the characters re.IGNORECASE matches to an ASCII letter ("ſ" to "s", "K" to "k", "ı" and "İ"
+    # to "i"), a final sigma, full-width and accented letters, CJK: counted as searching every
+    # pattern counts them
+    texts = [
+        "OpenAI ships GPT-5 to every ChatGPT user",
+        "Machine learnıng at ſcale: the Kelvin K and İnference",
+        "ΣΟΦΙΑΣ and σοφίας, Straße and STRASSE, ＡＩ and AI",
+        "微视用AI打造你我的舞林大会 — “Gemini” ‘Claude’ … DeepMind’s Genie 3",
+        "Mountain trails for the rainy season",
+        "",
+    ]
+    for patterns in (TOPIC.keywords, TOPIC.entities, TOPIC.leading, TOPIC.not_news):
+        for text in texts:
+            searched = float(min(sum(1 for p in patterns if p.search(text)), 3))
+            assert editorial._hits(patterns, text) == searched, text
+            assert {p for p in patterns if p.search(text)} <= set(editorial._candidates(patterns, text))
+    pattern = editorial._term_pattern("inference")
+    assert pattern.search("İnference") and editorial._candidates([pattern], "İnference") == [pattern]
+    assert editorial._candidates([pattern], "Mountain trails") == []
+
+
 def test_the_embedding_says_nothing_for_other_languages_or_another_embedder() -> None:
     assert evidence(item("新模型发布", language="zh"), cosine=0.9)["emb_topic"] == 0.0
     model = editorial.load_model("builtin:ai")

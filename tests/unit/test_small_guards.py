@@ -5,7 +5,7 @@ folder, a file archive collected without a search for validators."""
 from __future__ import annotations
 
 import threading
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -140,6 +140,28 @@ def test_a_feed_body_is_parsed_once_and_a_changed_body_again() -> None:
     assert parse_feed(body) is parse_feed(body)
     changed = parse_feed(body.replace(b"One", b"Two"))
     assert changed.entries[0].title == "Two" and parse_feed(body).entries[0].title == "One"
+
+
+def test_a_feeds_entries_are_read_once_per_kind_and_every_read_says_the_same() -> None:
+    from storage.payloads import ArticleCollectedV4
+    from storage.typed import payload_of
+    from tasks.collect import Fetched, Source, feed_events, listed
+
+    body = (
+        b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><item><title>One &amp; <b>two</b>'
+        b"</title><link>https://www.example.org/1?utm_source=x</link><description>&lt;p&gt;Said"
+        b"&lt;/p&gt;</description><category>A&amp;I</category></item></channel></rss>"
+    )
+    _, news = listed(body, "news")
+    assert listed(body, "news")[1] is news and listed(body, "community")[1] is not news
+    source = Source("wire", "https://example.org/feed")
+    first, again = (
+        feed_events(source, date(2025, 8, 6), "r", at=at, url="u", fetched=Fetched(body=body, status=200))
+        for at in (datetime(2025, 8, 6, tzinfo=UTC), datetime(2025, 8, 7, tzinfo=UTC))
+    )
+    assert [e.payload for e in first[1:]] == [e.payload for e in again[1:]]
+    said = payload_of(first[1], ArticleCollectedV4)
+    assert said.title == "One & two" and said.tags == ["A&I"] and said.summary == "Said"
 
 
 def test_a_backfill_keeps_as_many_parsed_feeds_as_its_files_and_no_more_after() -> None:
