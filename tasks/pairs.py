@@ -10,7 +10,8 @@ them, nor is a group's strength enough to pull in an article the model all but r
 one of its members. Two hard constraints, each never wrong on the labels: two stories of one digest
 entry are never joined, nor are two pages of one organisation's own site under different titles
 (``first_party_pages``: its release, its system card and its next release are each an announcement
-of their own). People's same-story and two-stories answers win over the model.
+of their own). One hard join (``always_together``): a trending repository and a page of its project
+that names it. People's same-story and two-stories answers win over the model.
 
 The same probability decides whether a story of today continues a story briefed on an earlier
 day (``follow_up``). The model ships as a JSON artefact with its card under ``tasks/models/``
