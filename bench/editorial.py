@@ -86,6 +86,33 @@ def fit_to(train, out: Path, note: str, features=None, held_out_figures: bool = 
     return learn.write(fitted, out, settings, settings)
 
 
+def labelled_story_days(data: Path):
+    """The labelled days of story identity with their vectors (``bench/dedup_quality.py``), when the
+    default story decision is a pair model; None under the rules (nothing to fit)."""
+    from tasks.settings import PolicySettings
+
+    if PolicySettings().story_model == "rules":
+        return None
+    sys.path.insert(0, str(REPO / "bench"))
+    from dedup_quality import load
+
+    return load(data)
+
+
+def fold_story_model(story_days, block: tuple[str, ...], out: Path) -> str | None:
+    """The pair model fitted without ``block`` (as ``bench/dedup_quality.py`` fits a fold), written
+    to ``out``: the held-out days are grouped into stories by a model that never saw them either."""
+    if story_days is None:
+        return None
+    sys.path.insert(0, str(REPO / "bench"))
+    from dedup_quality import training_blocks
+
+    from ops import pairs as fitting
+
+    out.write_text(fitting.fit_without(story_days, training_blocks(), held=block).to_json())
+    return str(out)
+
+
 def cell(pair: tuple[int, int]) -> str:
     a, b = pair
     return f"{a / b:.2f} ({a}/{b})" if b else "n/a"
@@ -137,6 +164,8 @@ def main() -> None:
 
     sets = feed_sets(data)
     work = cache / "folds"
+    work.mkdir(parents=True, exist_ok=True)
+    story_days = labelled_story_days(data)
     variants = {
         "block left out": None,
         "block left out, first 11 features": list(editorial.FIRST_RELEVANCE_FEATURES),
@@ -152,13 +181,14 @@ def main() -> None:
             feeds = feed_set_of(sets, block)
             base = collect_base(cache / f"base-{feeds.name}", feeds)
             train = training_for(everything, labels, [block])
+            stories = fold_story_model(story_days, block, work / f"{mix}-{block[0]}.pairs.json")
             rows: dict[str, dict] = {}
             for name, features in variants.items():
                 model = fit_to(
                     train, work / f"{mix}-{block[0]}-{len(features or [])}.json", f"without {block}", features
                 )
                 thresholds[(name, block)] = editorial.load_model(str(model)).threshold
-                briefs = brief_block(base, work / "store", feeds, block, str(model))
+                briefs = brief_block(base, work / "store", feeds, block, str(model), stories)
                 rows[name] = score_block(data, feeds, block, briefs)
             for name, ref in fixed.items():
                 rows[name] = score_block(
