@@ -9,8 +9,9 @@ neighbouring days left out in turn (``tests/judgement.py``): a model is fitted o
 labelled day of both mixes, without any story that shares a labelled item or a labelled story
 with a held-out day, its on-topic threshold chosen over the training blocks only; the held-out
 days are then published by the real pipeline (collect, dedup, score, analyze, write, fact-check,
-gate, publish), after the days before them as a daily run would have, and each brief as
-published is scored against its day's own labels:
+gate, publish), after the days before them as a daily run would have, their stories decided by
+the default pair model refitted without the block (as ``bench/dedup_quality.py`` fits a fold),
+and each brief as published is scored against its day's own labels:
 
 - **precision**: share of the brief's items that are core or related;
 - **top core**: share of the top section's items that are core;
@@ -206,7 +207,8 @@ def main() -> None:
         "Each block of neighbouring labelled days left out in turn: fitted on the other labelled days of both "
         "mixes without any story that shares a labelled item or story with the block, the on-topic threshold "
         "chosen over the training blocks, the block's days published by the real pipeline after the two days "
-        "before them and scored against each day's own labels file. Cells: share (hits/total); pooled: share "
+        "before them (grouped into stories by the default pair model refitted without the block) and scored "
+        "against each day's own labels file. Cells: share (hits/total); pooled: share "
         "(hits/total; Wilson 95 % interval). 'shipped' is the model in `tasks/models` (fitted on every "
         "labelled day: on the days it saw, not a held-out figure); 'before', when given, another artefact; "
         "'first 11 features' the same protocol with the features of the models before where the topic "
