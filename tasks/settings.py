@@ -278,10 +278,10 @@ class PolicySettings(Section):
         "written by 'brief learn'; 'rules' keeps the unfitted keyword ranking of earlier versions",
     )
     story_model: ModelRef = Field(
-        default="builtin:stories",
-        description="what decides which reports are one story: a pair model, 'builtin:stories' (shipped: "
-        "see its card) or a JSON file written by 'brief learn', or 'rules' (the cosine thresholds and "
-        "hand rules of earlier versions)",
+        default="rules",
+        description="what decides which reports are one story: 'rules' (the cosine thresholds and hand "
+        "rules), or a pair model, 'builtin:stories' (shipped, not yet the default: see its card) or a "
+        "JSON file of one",
     )
     relevance_margin: float = Field(
         default=0.15, ge=0, le=0.5, description="how close to a decision a story's relevance is asked about"
