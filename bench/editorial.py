@@ -1,7 +1,7 @@
 """Editorial judgement on labelled days it never saw: is it AI news, does the right story lead?
 
     python bench/editorial.py [--data ../shared/data] [--cache DIR] [--before MODEL.json]
-                              [--mix aiweb|tech ...] [--out docs/benchmarks/editorial.md]
+                              [--mix aiweb|tech ...] [--stories rules|pairs] [--out docs/benchmarks/editorial.md]
     python bench/editorial.py --write-model tasks/models/ai.json
 
 The 13 labelled days of two source mixes (``tests/real_days.py``: ``BLOCKS``), each block of
@@ -9,8 +9,10 @@ neighbouring days left out in turn (``tests/judgement.py``): a model is fitted o
 labelled day of both mixes, without any story that shares a labelled item or a labelled story
 with a held-out day, its on-topic threshold chosen over the training blocks only; the held-out
 days are then published by the real pipeline (collect, dedup, score, analyze, write, fact-check,
-gate, publish), after the days before them as a daily run would have, and each brief as
-published is scored against its day's own labels:
+gate, publish), after the days before them as a daily run would have, their stories decided by
+the default story decision (``--stories``: the rules, or the pair model refitted without the
+block as ``bench/dedup_quality.py`` fits a fold),
+and each brief as published is scored against its day's own labels:
 
 - **precision**: share of the brief's items that are core or related;
 - **top core**: share of the top section's items that are core;
@@ -86,6 +88,33 @@ def fit_to(train, out: Path, note: str, features=None, held_out_figures: bool = 
     return learn.write(fitted, out, settings, settings)
 
 
+def labelled_story_days(data: Path, stories: str | None):
+    """The labelled days of story identity with their vectors (``bench/dedup_quality.py``), when the
+    story decision (``stories``, else the default) is a pair model; None under the rules."""
+    from tasks.settings import PolicySettings
+
+    if (stories or PolicySettings().story_model) == "rules":
+        return None
+    sys.path.insert(0, str(REPO / "bench"))
+    from dedup_quality import load
+
+    return load(data)
+
+
+def fold_story_model(story_days, block: tuple[str, ...], out: Path) -> str | None:
+    """The pair model fitted without ``block`` (as ``bench/dedup_quality.py`` fits a fold), written
+    to ``out``: the held-out days are grouped into stories by a model that never saw them either."""
+    if story_days is None:
+        return None
+    sys.path.insert(0, str(REPO / "bench"))
+    from dedup_quality import training_blocks
+
+    from ops import pairs as fitting
+
+    out.write_text(fitting.fit_without(story_days, training_blocks(), held=block).to_json())
+    return str(out)
+
+
 def cell(pair: tuple[int, int]) -> str:
     a, b = pair
     return f"{a / b:.2f} ({a}/{b})" if b else "n/a"
@@ -107,6 +136,13 @@ def main() -> None:
         "--before", default=None, help="another model artefact to score beside the shipped one"
     )
     parser.add_argument("--mix", action="append", choices=sorted(BLOCKS), help="only this mix (repeatable)")
+    parser.add_argument(
+        "--stories",
+        choices=("rules", "pairs"),
+        default=None,
+        help="the held-out days' story decision: the rules, or the pair model refitted without the block "
+        "(default: as the default policy decides)",
+    )
     parser.add_argument("--out", default=None, help="write the tables here as well (markdown)")
     parser.add_argument("--write-model", default=None, help="fit on all 13 days and write the artefact here")
     args = parser.parse_args()
@@ -137,6 +173,8 @@ def main() -> None:
 
     sets = feed_sets(data)
     work = cache / "folds"
+    work.mkdir(parents=True, exist_ok=True)
+    story_days = labelled_story_days(data, args.stories)
     variants = {
         "block left out": None,
         "block left out, first 11 features": list(editorial.FIRST_RELEVANCE_FEATURES),
@@ -152,13 +190,16 @@ def main() -> None:
             feeds = feed_set_of(sets, block)
             base = collect_base(cache / f"base-{feeds.name}", feeds)
             train = training_for(everything, labels, [block])
+            stories = (
+                fold_story_model(story_days, block, work / f"{mix}-{block[0]}.pairs.json") or args.stories
+            )
             rows: dict[str, dict] = {}
             for name, features in variants.items():
                 model = fit_to(
                     train, work / f"{mix}-{block[0]}-{len(features or [])}.json", f"without {block}", features
                 )
                 thresholds[(name, block)] = editorial.load_model(str(model)).threshold
-                briefs = brief_block(base, work / "store", feeds, block, str(model))
+                briefs = brief_block(base, work / "store", feeds, block, str(model), stories)
                 rows[name] = score_block(data, feeds, block, briefs)
             for name, ref in fixed.items():
                 rows[name] = score_block(
@@ -176,7 +217,9 @@ def main() -> None:
         "Each block of neighbouring labelled days left out in turn: fitted on the other labelled days of both "
         "mixes without any story that shares a labelled item or story with the block, the on-topic threshold "
         "chosen over the training blocks, the block's days published by the real pipeline after the two days "
-        "before them and scored against each day's own labels file. Cells: share (hits/total); pooled: share "
+        "before them (grouped into stories by the default story decision; a pair model is refitted without the "
+        "block) and scored "
+        "against each day's own labels file. Cells: share (hits/total); pooled: share "
         "(hits/total; Wilson 95 % interval). 'shipped' is the model in `tasks/models` (fitted on every "
         "labelled day: on the days it saw, not a held-out figure); 'before', when given, another artefact; "
         "'first 11 features' the same protocol with the features of the models before where the topic "

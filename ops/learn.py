@@ -161,6 +161,10 @@ class Example:
         return self.languages[k] if k < len(self.languages) else "en"
 
 
+# the story decision the labelled days are replayed under to learn from: fixed, so that a change of
+# the policy's story model leaves the editorial model it learns the same (docs/benchmarks/editorial.md)
+TRAINING_STORIES = "rules"
+
 MARK_LABEL = {"off-topic": ("none", 0), "related": ("related", 1), "core": ("core", 2), "lead": ("core", 3)}
 
 
@@ -176,8 +180,15 @@ def collect_examples(
     resources: steps.Resources,
 ) -> list[Example]:
     """Replay each day (dry run) and pair its stories' evidence with labels and people's marks
-    (``resources``: the caller's; its models when ``settings`` name the same ones)."""
+    (``resources``: the caller's; its models when ``settings`` name the same ones).
+
+    The days are grouped into stories by the rules (``TRAINING_STORIES``), whatever story model the
+    policy names: what the editorial model learns must not move when the story decision does, and
+    the rules join only reports that say the same thing, so each example is one event's evidence."""
     examples: list[Example] = []
+    settings = settings.model_copy(
+        update={"policy": settings.policy.model_copy(update={"story_model": TRAINING_STORIES})}
+    )
     resources = resources.for_settings(settings)
     for day in days:
         ctx = steps.open_run(resources, settings, day, f"learn-{day.isoformat()}", recorder=steps.Dry())

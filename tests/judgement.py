@@ -103,19 +103,52 @@ def feed_sets(data: Path) -> list[FeedSet]:
     ]
 
 
+def story_groups() -> dict[str, tuple[str, ...]]:
+    """Every group of labelled days a pair model is fitted on (its threshold chosen leaving one
+    out): the blocks of both mixes, and the story-only days of each year."""
+    from tests.real_days import STORY_ONLY_DAYS
+
+    out = {f"{mix} {block[0]}": block for mix, blocks in BLOCKS.items() for block in blocks}
+    out["story-only 2021"] = tuple(d for d in STORY_ONLY_DAYS if d.startswith("2021"))
+    out["story-only 2025"] = tuple(d for d in STORY_ONLY_DAYS if d.startswith("2025"))
+    return out
+
+
+def story_model_without(data: Path, held: Iterable[Block], out: Path) -> str | None:
+    """The default story decision refitted without the ``held`` blocks, written to ``out``, so that
+    their days are grouped into stories by a model that never saw them either; None when the
+    default is the rules (nothing fitted)."""
+    from ops import pairs as fitting
+    from ops.story_days import load_day, with_vectors
+    from tasks.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
+    from tasks.settings import PolicySettings
+
+    if PolicySettings().story_model == "rules":
+        return None
+    english, multilingual = SentenceTransformerEmbedder(), UniversalSentenceEncoder()
+    groups = story_groups()
+    days = {d: with_vectors(load_day(data, d), english, multilingual) for b in groups.values() for d in b}
+    left_out = [d for b in held for d in b]
+    out.write_text(fitting.fit_without(days, groups, held=left_out).to_json())
+    return str(out)
+
+
 def feed_set_of(sets: Iterable[FeedSet], block: Block) -> FeedSet:
     [found] = [s for s in sets if set(_days(block)) <= set(s.days)]
     return found
 
 
-def settings_for(root: Path, feeds: FeedSet, model: str):
+def settings_for(root: Path, feeds: FeedSet, model: str, stories: str | None = None):
+    """A user's settings for ``feeds``: the editorial model ``model``; the story model ``stories``
+    (a fold's pair model), else the default's."""
     from tasks.settings import parse_settings
 
+    policy = {"editorial_model": model, **({"story_model": stories} if stories else {})}
     return parse_settings(
         {
             "storage": {"root": str(root)},
             "sources": list(feeds.sources),
-            "policy": {"editorial_model": model},
+            "policy": policy,
             "gates": {"articles": "warning", "items": "blocking", "events": "blocking"},
         }
     )
@@ -196,14 +229,17 @@ def training_for(examples: Sequence, labels, blocks: Iterable[Block]) -> list:
 # -- briefing and scoring a block --------------------------------------------------------------
 
 
-def brief_block(base: Path, work: Path, feeds: FeedSet, block: Block, model: str) -> dict[date, dict]:
-    """Publish the block's days (after its warm-up days) under ``model`` on a copy of ``base``; the
-    published brief per day (no items on a day whose brief is withheld)."""
+def brief_block(
+    base: Path, work: Path, feeds: FeedSet, block: Block, model: str, stories: str | None = None
+) -> dict[date, dict]:
+    """Publish the block's days (after its warm-up days) under ``model`` (and the story model
+    ``stories``, else the default) on a copy of ``base``; the published brief per day (no items on
+    a day whose brief is withheld)."""
     from tasks import steps
 
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(base, work)
-    settings = settings_for(work, feeds, model)
+    settings = settings_for(work, feeds, model, stories)
     briefs = {}
     for day in feeds.briefed(_days(block)):
         ctx = steps.make_context(settings, day, f"judgement-{Path(model).stem}-{day}")

@@ -4,7 +4,8 @@ The judgement is fitted as ``brief learn`` fits it (``ops.learn.fit``) on the la
 ``../shared/data/labels`` but 2026-03-17..19 (the AI world's 14 feeds) and 2025-08-05..07 (English
 tech outlets and two labs' feeds), the ``GUARD_BLOCKS`` of ``tests/real_days.py``, without any story
 that shares a labelled item or story with them. Those days are then published by the real pipeline
-after the days before them, and each brief as published is scored against its day's own labels
+after the days before them (grouped into stories by the default story decision refitted without
+them too), and each brief as published is scored against its day's own labels
 (``tests/judgement.py``): the share of its items that are AI news and the share of the day's
 headlines that lead must each be at least 0.90 on either mix. A worse judgement (no topic filter,
 or a low on-topic threshold) fails it; ``bench/editorial.py`` gives every block's figures.
@@ -25,6 +26,7 @@ from tests.judgement import (
     held_links,
     pooled,
     score_block,
+    story_model_without,
 )
 from tests.judgement import training_for as fold_training
 from tests.real_days import GUARD_BLOCKS
@@ -50,10 +52,11 @@ def judge_guard_blocks(data: Path, folder: Path, model: str | None = None) -> di
         )
         settings = parse_settings({"storage": {"root": str(folder)}})
         model = str(learn.write(fitted, folder / "guard.json", settings, settings))
-    out: dict = {"model": model}
+    stories = story_model_without(data, GUARD_BLOCKS.values(), folder / "guard.pairs.json")
+    out: dict = {"model": model, "stories": stories}
     for mix, block in GUARD_BLOCKS.items():
         feeds = feed_set_of(sets, block)
-        briefs = brief_block(bases[feeds.name], folder / f"run-{mix}", feeds, block, model)
+        briefs = brief_block(bases[feeds.name], folder / f"run-{mix}", feeds, block, model, stories)
         out[mix] = {"days": score_block(data, feeds, block, briefs)}
         out[mix]["pooled"] = pooled(out[mix]["days"].values())
     return out
@@ -106,3 +109,8 @@ def test_no_labelled_item_of_a_guard_day_is_learnt_from(shared_data: Path, guard
     assert len(seen) > 300  # the other eleven days
     assert not {learn.label_key(link) for link in held} & seen
     assert not {day for day, _ in stories} & {d for b in GUARD_BLOCKS.values() for d in b}
+    if guarded["stories"] is not None:  # the story decision the guard days were grouped by never saw them
+        from tasks.pairs import load_pair_model
+
+        fitted_on = set(load_pair_model(guarded["stories"]).card["fitted_on"]["days"])
+        assert len(fitted_on) >= 10 and not fitted_on & {d for b in GUARD_BLOCKS.values() for d in b}

@@ -19,7 +19,8 @@ from ops.story_days import LabelledDay, load_day, with_vectors
 from tasks.dedup import DedupPolicy
 from tasks.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
 from tasks.pairs import PairModel
-from tests.real_days import BLOCKS, GUARD_BLOCKS, STORY_ONLY_DAYS
+from tests.judgement import story_groups
+from tests.real_days import GUARD_BLOCKS
 
 GUARD_F1 = 0.90  # issue 31's bar, not reached yet (see test_the_pair_model_reaches_the_issues_bar)
 # what the pair model holds on both guard blocks today, with a little room: pair F1 0.80 on the AI
@@ -29,10 +30,7 @@ FLOOR_F1 = 0.78
 
 
 def groups() -> dict[str, tuple[str, ...]]:
-    out = {f"{mix} {block[0]}": block for mix, blocks in BLOCKS.items() for block in blocks}
-    out["story-only 2021"] = tuple(d for d in STORY_ONLY_DAYS if d.startswith("2021"))
-    out["story-only 2025"] = tuple(d for d in STORY_ONLY_DAYS if d.startswith("2025"))
-    return out
+    return story_groups()
 
 
 @pytest.fixture(scope="module")

@@ -283,3 +283,29 @@ def test_an_organisation_the_links_headline_path_names_is_one_the_page_mentions(
         vectors = HashingEmbedder().encode([ars.text, report.text])
         rows = pairs.feature_rows([ars, report], vectors @ vectors.T, None, [(0, 1)])
         assert rows[0, column] == conflict, url
+
+
+def test_a_trending_repository_joins_its_projects_page_whatever_the_model_says() -> None:
+    repo = replace(
+        item(
+            "r",
+            "github_trends_daily",
+            "acme / widgetlm",
+            "Fine-tune models fast",
+            url="https://github.com/acme/widgetlm",
+        ),
+        kind="repos",
+    )
+    page = replace(
+        item("p", "hackernews", "Widgetlm Studio", url="https://widgetlm.ai/docs/studio"), kind="community"
+    )
+    other = replace(
+        item("o", "hackernews", "A garden in winter", url="https://garden.example/winter"), kind="community"
+    )
+    news = [repo, page, other]
+    vectors = HashingEmbedder().encode([i.text for i in news])
+    stories = sorted(s.members for s in pairs.cluster(news, vectors, model(threshold=0.9)).stories)
+    assert stories == [("o",), ("p", "r")] or stories == [("o",), ("r", "p")]
+    # what joins them is the hard join, not the weights: an unrelated page stays apart
+    assert pairs.always_together(repo, page, dedup.evidence(repo), dedup.evidence(page))
+    assert not pairs.always_together(repo, other, dedup.evidence(repo), dedup.evidence(other))
