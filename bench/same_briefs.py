@@ -19,6 +19,9 @@ hash their run id into their event id), runs by the order they started, times, d
 process are dropped, the build folder reads ``<work>``, and the events are compared sorted (fetches
 end in any order).
 
+The digest a ``run.inputs`` event records hashes the code too, so it is read apart: what the run
+read is compared event by event.
+
 A field listed in ``NORMALISED`` may differ when the policy itself changed (``policy_version``
 is a digest of the policy, so a change to what the digest covers changes it); the script
 reports such a field on its own line and compares everything else byte for byte with only
@@ -128,6 +131,11 @@ def canonical_log(raw: bytes, work: str) -> bytes:
     derived from), run ids by the order the runs started, no times, the build folder as ``<work>``;
     the events sorted."""
     events = [json.loads(line) for line in raw.decode().replace(work, "<work>").splitlines()]
+    for event in events:
+        # ``run.inputs`` hashes the code with what the run read (``tasks/steps/unchanged.py``): any
+        # change to the code changes it; what the run read is compared event by event
+        if event["event_type"] == "run.inputs" and isinstance(event.get("payload"), dict):
+            event["payload"]["digest"] = "<the run's inputs and code>"
     runs: dict[str, str] = {}
     for event in events:
         runs.setdefault(event["run_id"], f"<run {len(runs)}>")
