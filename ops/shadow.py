@@ -40,6 +40,7 @@ from tasks.steps.dedup import (
     follow_ups,
     human_links,
     producer_of,
+    story_policy,
 )
 from tasks.steps.dedup import multilingual_vectors as dedup_vectors
 from tasks.steps.score import Scored
@@ -84,7 +85,7 @@ def _same_clustering(live: Settings, candidate: Settings) -> bool:
 
 def _recluster(own: RunContext, outcome: DedupOutcome) -> DedupOutcome:
     """The run's news clustered under the candidate's settings, with the run's vectors."""
-    policy = own.settings.policy
+    policy = story_policy(own)
     news = [outcome.items[a] for a in sorted({a for s in outcome.stories for a in s.members})]
     vectors = own.embedder.encode([i.text for i in news])
     multilingual = dedup_vectors(own, news)

@@ -156,6 +156,15 @@ def _model_file(ref: str) -> Path | None:
     return Path(ref).expanduser()
 
 
+def fits(model: PairModel, english: str, multilingual: str | None) -> bool:
+    """Whether ``model`` decides under these embedding models: its cosine weights are those of the
+    models its card names (a model without them, fitted before cards named them, fits any)."""
+    named = model.card.get("embedding") or {}
+    if named.get("english") and named["english"] != english:
+        return False
+    return not (multilingual and named.get("multilingual") and named["multilingual"] != multilingual)
+
+
 def load_pair_model(ref: str) -> PairModel | None:
     """The pair model a policy names: ``builtin:<name>``, a JSON file, or None for ``rules``."""
     path = _model_file(ref)

@@ -154,9 +154,21 @@ def multilingual_vectors(ctx: RunContext, items: Sequence[dedup.Item]) -> np.nda
     return ctx.multilingual.encode([i.text for i in items])
 
 
+def story_policy(ctx: RunContext) -> PolicySettings:
+    """The policy the run's stories are decided under: the settings', but with the rules where its
+    pair model was fitted on the cosines of other embedding models than the run's (its weights do
+    not hold there: ``pairs.fits``)."""
+    policy = ctx.settings.policy
+    model = pairs.load_pair_model(policy.story_model)
+    other = ctx.multilingual.name if ctx.multilingual is not None else None
+    if model is None or pairs.fits(model, ctx.embedder.name, other):
+        return policy
+    return policy.model_copy(update={"story_model": "rules"})
+
+
 def dedup_day(ctx: RunContext) -> DedupOutcome:
     note_acts(ctx)  # the composition of the day begins here: publish knows what it was made from
-    policy = ctx.settings.policy
+    policy = story_policy(ctx)
     window = dedup.news_window(ctx.day, ctx.settings.zone, policy.lookback_hours)
     # partition-pruned to the days the run reads: its cost does not grow with the log
     articles = materialize(ctx.store, "articles", days=ctx.reach)
@@ -258,7 +270,7 @@ def _duplicate_event(ctx: RunContext, dup: dedup.Duplicate, collected: dict[str,
 
 def _producer(ctx: RunContext, multilingual: bool) -> str:
     """The clustering's producer: its rule and the models whose vectors it read."""
-    producer = f"{producer_of(ctx.settings.policy)}:{ctx.embedder.name}"
+    producer = f"{producer_of(story_policy(ctx))}:{ctx.embedder.name}"
     if multilingual and ctx.multilingual is not None:
         producer += f"+{ctx.multilingual.name}"
     return producer
@@ -283,7 +295,7 @@ def _clustered_event(
             "representative": story.representative,
             "follow_up_of": follow.get(story.story_id),
             "pair_scores": [list(p) for p in story.pair_scores],
-            "decided_by": decided_by(ctx.settings.policy),
+            "decided_by": decided_by(story_policy(ctx)),
         },
         subject=story_id,
         producer=producer,

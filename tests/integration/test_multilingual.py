@@ -64,11 +64,14 @@ def test_its_vectors_are_cached_in_the_store_under_its_name(tmp_path: Path) -> N
     assert (tmp_path / "cache" / "embeddings" / f"model={USE_MULTILINGUAL}" / f"date={DAY}").is_dir()
 
 
-def run_context(tmp_path: Path, shared_data: Path, sources: list[tuple[str, str, str]]) -> steps.RunContext:
+def run_context(
+    tmp_path: Path, shared_data: Path, sources: list[tuple[str, str, str]], policy: dict | None = None
+) -> steps.RunContext:
     feeds = shared_data / "aiweb" / "feeds"
     settings = parse_settings(
         {
             "storage": {"root": str(tmp_path)},
+            **({"policy": policy} if policy else {}),
             "sources": [
                 {
                     "name": name,
@@ -144,3 +147,18 @@ def test_the_editorial_readers_vectors_are_shared_on_the_machine(
         MULTILINGUAL_MODEL, [text_key(h) for h in HEADLINES[:3]]
     )
     assert np.array_equal(np.stack([found[text_key(h)] for h in HEADLINES[:3]]), vectors)
+
+
+def test_a_pair_model_fitted_on_other_embedding_models_leaves_the_decision_to_the_rules(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """The shipped pair model's weights are those of MiniLM's and USE's cosines: under another
+    embedder (here the hashing one) the rules decide, and the stories say so."""
+    sources = [("aibase_daily", "digest", "zh"), ("hackernews_best_stories", "community", "en")]
+    ctx = run_context(tmp_path, shared_data, sources, policy={"story_model": "builtin:stories"})
+    for name in ("aibase_daily", "hackernews_best_stories"):
+        steps.collect_one(ctx, name)
+    steps.dedup_day(ctx)
+    clustered = ctx.store.read([DAY], event_types=["story.clustered"])
+    assert clustered and {e.payload["decided_by"] for e in clustered} == {"rules"}
+    assert {e.produced_by for e in clustered} == {f"dedup.embedding@1:hashing-384+{USE_MULTILINGUAL}"}

@@ -309,3 +309,15 @@ def test_a_trending_repository_joins_its_projects_page_whatever_the_model_says()
     # what joins them is the hard join, not the weights: an unrelated page stays apart
     assert pairs.always_together(repo, page, dedup.evidence(repo), dedup.evidence(page))
     assert not pairs.always_together(repo, other, dedup.evidence(repo), dedup.evidence(other))
+
+
+def test_a_pair_model_decides_only_under_the_embedding_models_it_was_fitted_on() -> None:
+    named = replace(
+        model(), card={"embedding": {"english": "all-MiniLM-L6-v2", "multilingual": "use-multilingual-v3"}}
+    )
+    assert pairs.fits(named, "all-MiniLM-L6-v2", "use-multilingual-v3")
+    assert pairs.fits(named, "all-MiniLM-L6-v2", None)
+    assert not pairs.fits(named, "hashing-384", "use-multilingual-v3")
+    assert not pairs.fits(named, "all-MiniLM-L6-v2", "multilingual-e5-small")
+    assert pairs.fits(model(), "hashing-384", None)  # a card that names no models: fitted before cards did
+    assert pairs.fits(pairs.load_pair_model("builtin:stories"), "all-MiniLM-L6-v2", "use-multilingual-v3")
