@@ -19,7 +19,7 @@ hash their run id into their event id), runs by the order they started, times, d
 process are dropped, the build folder reads ``<work>``, and the events are compared sorted (fetches
 end in any order).
 
-The digest a ``run.inputs`` event records hashes the code too, so it is read apart: what the run
+The digest a ``run.inputs`` (or ``run.unchanged``) event records hashes the code too, so it is read apart: what the run
 read is compared event by event.
 
 A field listed in ``NORMALISED`` may differ when the policy itself changed (``policy_version``
@@ -134,7 +134,7 @@ def canonical_log(raw: bytes, work: str) -> bytes:
     for event in events:
         # ``run.inputs`` hashes the code with what the run read (``tasks/steps/unchanged.py``): any
         # change to the code changes it; what the run read is compared event by event
-        if event["event_type"] == "run.inputs" and isinstance(event.get("payload"), dict):
+        if event["event_type"] in ("run.inputs", "run.unchanged") and isinstance(event.get("payload"), dict):
             event["payload"]["digest"] = "<the run's inputs and code>"
     runs: dict[str, str] = {}
     for event in events:

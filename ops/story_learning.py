@@ -168,11 +168,13 @@ def learn_stories(
         if progress is not None:
             progress(day)
         stored[day] = replay(settings, resources, day, labels.get(day, {}))
-    return fit_stored(stored, note)
+    embedding = {"english": settings.embedding.model, "multilingual": settings.embedding.multilingual or None}
+    return fit_stored(stored, note, embedding)
 
 
-def fit_stored(stored: dict[date, StoredDay], note: str) -> StoryFit | None:
-    """The pair model fitted on the days' labelled pairs and answers (``learn_stories`` after the replay)."""
+def fit_stored(stored: dict[date, StoredDay], note: str, embedding: dict | None = None) -> StoryFit | None:
+    """The pair model fitted on the days' labelled pairs and answers (``learn_stories`` after the
+    replay); ``embedding``: the models whose cosines it reads, named in its card (``pairs.fits``)."""
     stored = {d: s for d, s in stored.items() if _has_pairs(s)}
     blocks = blocks_of(list(stored))
     if len(blocks) < 2:
@@ -193,6 +195,8 @@ def fit_stored(stored: dict[date, StoredDay], note: str) -> StoryFit | None:
     if held_out:
         held_out["pooled"] = _figures(pooled.pairs)
     card = {**model.card, "leave_one_block_out": {"stored days": held_out}, "kind": "brief learn"}
+    if embedding is not None:
+        card["embedding"] = embedding
     return StoryFit(replace(model, card=card), sorted(stored), held_out)
 
 

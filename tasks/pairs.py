@@ -158,11 +158,12 @@ def _model_file(ref: str) -> Path | None:
 
 def fits(model: PairModel, english: str, multilingual: str | None) -> bool:
     """Whether ``model`` decides under these embedding models: its cosine weights are those of the
-    models its card names (a model without them, fitted before cards named them, fits any)."""
+    models its card names, the multilingual one included (without it a non-English pair's cosine
+    would be the English model's); a card that names none (fitted before cards did) fits any."""
     named = model.card.get("embedding") or {}
     if named.get("english") and named["english"] != english:
         return False
-    return not (multilingual and named.get("multilingual") and named["multilingual"] != multilingual)
+    return not (named.get("multilingual") and named["multilingual"] != multilingual)
 
 
 def load_pair_model(ref: str) -> PairModel | None:
@@ -710,4 +711,11 @@ def follow_up_probabilities(
         return np.zeros((len(new), len(earlier)))
     sims = english @ english.T
     cross = None if multilingual is None else multilingual @ multilingual.T
-    return model.probabilities(feature_rows(both, sims, cross, index_pairs)).reshape(len(new), len(earlier))
+    out = model.probabilities(feature_rows(both, sims, cross, index_pairs)).reshape(len(new), len(earlier))
+    found = [dedup.evidence(i) for i in both]
+    for h, o in index_pairs:
+        if (found[h].project is not None or found[o].project is not None) and always_together(
+            both[h], both[o], found[h], found[o]
+        ):
+            out[h, o - len(new)] = 1.0
+    return out

@@ -185,9 +185,11 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
     events += [_duplicate_event(ctx, dup, collected) for dup in clustering.duplicates]
     follow = follow_ups(ctx, clustering.stories, items, briefed, clustering_rule(policy), model)
     linked = link_events(ctx, ctx.reach) if must or cannot else {}
-    producer = _producer(ctx, multilingual is not None)
+    producer = _producer(ctx, policy, multilingual is not None)
+    decided = decided_by(policy)
     events += [
-        _clustered_event(ctx, story, follow, collected, linked, producer) for story in clustering.stories
+        _clustered_event(ctx, story, follow, collected, linked, producer, decided)
+        for story in clustering.stories
     ]
     ctx.append(events)
     corrected = {r["article_id"]: r["category"] for r in articles.iter_rows(named=True) if r["category"]}
@@ -268,9 +270,9 @@ def _duplicate_event(ctx: RunContext, dup: dedup.Duplicate, collected: dict[str,
     )
 
 
-def _producer(ctx: RunContext, multilingual: bool) -> str:
+def _producer(ctx: RunContext, policy: PolicySettings, multilingual: bool) -> str:
     """The clustering's producer: its rule and the models whose vectors it read."""
-    producer = f"{producer_of(story_policy(ctx))}:{ctx.embedder.name}"
+    producer = f"{producer_of(policy)}:{ctx.embedder.name}"
     if multilingual and ctx.multilingual is not None:
         producer += f"+{ctx.multilingual.name}"
     return producer
@@ -283,6 +285,7 @@ def _clustered_event(
     collected: dict[str, str],
     linked: dict[str, list[str]],
     producer: str,
+    decided: str,
 ) -> Event:
     """``story.clustered`` for one story: its members, and the earlier story it follows up."""
     story_id = follow.get(story.story_id, story.story_id)
@@ -295,7 +298,7 @@ def _clustered_event(
             "representative": story.representative,
             "follow_up_of": follow.get(story.story_id),
             "pair_scores": [list(p) for p in story.pair_scores],
-            "decided_by": decided_by(story_policy(ctx)),
+            "decided_by": decided,
         },
         subject=story_id,
         producer=producer,

@@ -316,8 +316,24 @@ def test_a_pair_model_decides_only_under_the_embedding_models_it_was_fitted_on()
         model(), card={"embedding": {"english": "all-MiniLM-L6-v2", "multilingual": "use-multilingual-v3"}}
     )
     assert pairs.fits(named, "all-MiniLM-L6-v2", "use-multilingual-v3")
-    assert pairs.fits(named, "all-MiniLM-L6-v2", None)
+    assert not pairs.fits(named, "all-MiniLM-L6-v2", None)  # a non-English pair would read MiniLM's cosine
     assert not pairs.fits(named, "hashing-384", "use-multilingual-v3")
     assert not pairs.fits(named, "all-MiniLM-L6-v2", "multilingual-e5-small")
     assert pairs.fits(model(), "hashing-384", None)  # a card that names no models: fitted before cards did
     assert pairs.fits(pairs.load_pair_model("builtin:stories"), "all-MiniLM-L6-v2", "use-multilingual-v3")
+
+
+def test_a_repository_trending_today_continues_its_projects_page_briefed_earlier() -> None:
+    repo = replace(
+        item("r", "github_trends_daily", "acme / widgetlm", url="https://github.com/acme/widgetlm"),
+        kind="repos",
+    )
+    page = replace(
+        item("p", "hackernews", "Widgetlm Studio", url="https://widgetlm.ai/docs/studio"), kind="community"
+    )
+    other = replace(
+        item("o", "hackernews", "A garden in winter", url="https://garden.example/w"), kind="community"
+    )
+    vectors = HashingEmbedder().encode([i.text for i in (repo, page, other)])
+    p = pairs.follow_up_probabilities([repo], [page, other], vectors, None, model(threshold=0.9))
+    assert p[0, 0] == 1.0 and p[0, 1] < 0.05

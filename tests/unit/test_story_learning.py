@@ -55,3 +55,14 @@ def test_answers_alone_refit_the_pair_model_and_it_joins_what_people_joined() ->
 def test_one_block_of_days_is_not_enough_to_choose_a_threshold() -> None:
     days = [date(2025, 8, 1), date(2025, 8, 2)]
     assert story_learning.fit_stored({d: answered_day(d, k) for k, d in enumerate(days)}, "one block") is None
+
+
+def test_a_learnt_pair_model_names_the_embedding_models_it_decides_under() -> None:
+    from tasks import pairs
+
+    days = [date(2025, 8, 1), date(2025, 8, 2), date(2025, 8, 5), date(2025, 8, 9)]
+    stored = {d: answered_day(d, k) for k, d in enumerate(days)}
+    fit = story_learning.fit_stored(stored, "answers", {"english": "hashing-384", "multilingual": None})
+    assert fit is not None and fit.model.card["embedding"] == {"english": "hashing-384", "multilingual": None}
+    assert pairs.fits(fit.model, "hashing-384", None)
+    assert not pairs.fits(fit.model, "all-MiniLM-L6-v2", "use-multilingual-v3")  # the rules decide there
