@@ -44,7 +44,7 @@ from pathlib import Path
 
 import httpx
 
-from flows.serve import ServerError, free_port, health_client, healthy, start_local_server
+from flows.serve import ServerError, free_port, health_client, healthy, start_local_server, wait_healthy
 
 IDLE_ENV = "BRIEF_PREFECT_IDLE_SECONDS"
 KEEP_ENV = "BRIEF_PREFECT_KEEP"  # "0": a temporary server per command, as Prefect starts one
@@ -213,18 +213,11 @@ def _start(home: Path, idle_s: float, timeout_s: float) -> KeptServer:
             start_new_session=True,  # a terminal's Ctrl-C goes to its foreground group, not here
         )
     server = KeptServer(port, watchdog.pid, str(home), str(log), CHECKOUT, started=True)
-    deadline = time.monotonic() + timeout_s
+    exited = f"the local Prefect server exited at start (code {{code}}); see {log}"
     try:
-        with health_client() as client:
-            while time.monotonic() < deadline:
-                if watchdog.poll() is not None:
-                    raise ServerError(
-                        f"the local Prefect server exited at start (code {watchdog.returncode}); see {log}"
-                    )
-                if healthy(client, server.api_url):
-                    _record(home, server)
-                    return server
-                time.sleep(0.3)
+        if wait_healthy(watchdog, server.api_url, timeout_s, 0.3, exited):
+            _record(home, server)
+            return server
     except KeyboardInterrupt:
         # Ctrl-C while it starts: it is kept all the same (it stops by itself when unused), so the
         # next command uses it and 'brief serve --stop' finds it, rather than a second one starting

@@ -74,6 +74,22 @@ def healthy(client: httpx.Client, api_url: str) -> bool:
         return False
 
 
+def wait_healthy(
+    process: subprocess.Popen, api_url: str, timeout_s: float, every: float, exited: str
+) -> bool:
+    """Poll the API at ``api_url`` until it is healthy (True) or ``timeout_s`` passes (False);
+    ``exited``: the error when ``process`` ends first (its exit code is added)."""
+    deadline = time.monotonic() + timeout_s
+    with health_client() as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise ServerError(exited.format(code=process.returncode))
+            if healthy(client, api_url):
+                return True
+            time.sleep(every)
+    return False
+
+
 def start_local_server(
     home: Path,
     port: int | None = None,
@@ -108,16 +124,9 @@ def start_local_server(
             start_new_session=True,
         )
     server = LocalServer(process, f"http://127.0.0.1:{port}", log_path)
-    deadline = time.monotonic() + timeout_s
-    with health_client() as client:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise ServerError(
-                    f"the Prefect server exited at start (code {process.returncode}); see {log_path}"
-                )
-            if healthy(client, server.api_url):
-                return server
-            time.sleep(0.5)
+    exited = f"the Prefect server exited at start (code {{code}}); see {log_path}"
+    if wait_healthy(process, server.api_url, timeout_s, 0.5, exited):
+        return server
     server.stop()
     raise ServerError(f"the Prefect server did not answer within {timeout_s:.0f}s; see {log_path}")
 
