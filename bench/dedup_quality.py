@@ -40,20 +40,15 @@ from ops import pairs as fitting
 from ops.story_days import LabelledDay, load_day, with_vectors
 from tasks.dedup import DedupPolicy
 from tasks.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
-from tests.real_days import BLOCKS, STORY_ONLY_DAYS
+from tests.judgement import story_groups
+from tests.real_days import BLOCKS
 
 RULES = DedupPolicy()
 
 
 def training_blocks() -> dict[str, tuple[str, ...]]:
-    """Every group the folds fit on: the blocks of both mixes, and the story-only days (the two
-    2021 days share items: one group)."""
-    groups = {f"{mix} {block[0]}": block for mix, blocks in BLOCKS.items() for block in blocks}
-    by_year: dict[str, list[str]] = {}
-    for day in STORY_ONLY_DAYS:
-        by_year.setdefault(day[:4], []).append(day)
-    groups |= {f"story-only {days[0]}": tuple(days) for days in by_year.values()}
-    return groups
+    """Every group the folds fit on (``tests.judgement.story_groups``)."""
+    return story_groups()
 
 
 def load(data: Path) -> dict[str, LabelledDay]:

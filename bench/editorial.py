@@ -48,8 +48,10 @@ from tests.judgement import (
     examples_of,
     feed_set_of,
     feed_sets,
+    fit_story_model_without,
     pooled,
     score_block,
+    story_days,
     training_for,
     wilson,
 )
@@ -89,30 +91,19 @@ def fit_to(train, out: Path, note: str, features=None, held_out_figures: bool = 
 
 
 def labelled_story_days(data: Path, stories: str | None):
-    """The labelled days of story identity with their vectors (``bench/dedup_quality.py``), when the
-    story decision (``stories``, else the default) is a pair model; None under the rules."""
+    """The labelled days of story identity with their vectors (``tests.judgement.story_days``), when
+    the story decision (``stories``, else the default) is a pair model; None under the rules."""
     from tasks.settings import PolicySettings
 
     if (stories or PolicySettings().story_model) == "rules":
         return None
-    sys.path.insert(0, str(REPO / "bench"))
-    from dedup_quality import load
-
-    return load(data)
+    return story_days(data)
 
 
-def fold_story_model(story_days, block: tuple[str, ...], out: Path) -> str | None:
+def fold_story_model(days, block: tuple[str, ...], out: Path) -> str | None:
     """The pair model fitted without ``block`` (as ``bench/dedup_quality.py`` fits a fold), written
     to ``out``: the held-out days are grouped into stories by a model that never saw them either."""
-    if story_days is None:
-        return None
-    sys.path.insert(0, str(REPO / "bench"))
-    from dedup_quality import training_blocks
-
-    from ops import pairs as fitting
-
-    out.write_text(fitting.fit_without(story_days, training_blocks(), held=block).to_json())
-    return str(out)
+    return fit_story_model_without(days, [block], out) if days is not None else None
 
 
 def cell(pair: tuple[int, int]) -> str:

@@ -105,32 +105,46 @@ def feed_sets(data: Path) -> list[FeedSet]:
 
 def story_groups() -> dict[str, tuple[str, ...]]:
     """Every group of labelled days a pair model is fitted on (its threshold chosen leaving one
-    out): the blocks of both mixes, and the story-only days of each year."""
+    out): the blocks of both mixes, and the story-only days of each year (the two 2021 days share
+    items: one group)."""
     from tests.real_days import STORY_ONLY_DAYS
 
-    out = {f"{mix} {block[0]}": block for mix, blocks in BLOCKS.items() for block in blocks}
-    out["story-only 2021"] = tuple(d for d in STORY_ONLY_DAYS if d.startswith("2021"))
-    out["story-only 2025"] = tuple(d for d in STORY_ONLY_DAYS if d.startswith("2025"))
-    return out
+    groups = {f"{mix} {block[0]}": block for mix, blocks in BLOCKS.items() for block in blocks}
+    by_year: dict[str, list[str]] = {}
+    for day in STORY_ONLY_DAYS:
+        by_year.setdefault(day[:4], []).append(day)
+    return groups | {f"story-only {days[0]}": tuple(days) for days in by_year.values()}
+
+
+def story_days(data: Path) -> dict:
+    """Every labelled day of ``story_groups`` with the run's vectors (``ops.story_days``)."""
+    from ops.story_days import load_day, with_vectors
+    from tasks.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
+
+    english, multilingual = SentenceTransformerEmbedder(), UniversalSentenceEncoder()
+    return {
+        d: with_vectors(load_day(data, d), english, multilingual) for b in story_groups().values() for d in b
+    }
+
+
+def fit_story_model_without(days: dict, held: Iterable[Block], out: Path) -> str:
+    """The pair model fitted on ``days`` (``story_days``) without the ``held`` blocks, written to ``out``."""
+    from ops import pairs as fitting
+
+    left_out = [d for b in held for d in b]
+    out.write_text(fitting.fit_without(days, story_groups(), held=left_out).to_json())
+    return str(out)
 
 
 def story_model_without(data: Path, held: Iterable[Block], out: Path) -> str | None:
     """The default story decision refitted without the ``held`` blocks, written to ``out``, so that
     their days are grouped into stories by a model that never saw them either; None when the
     default is the rules (nothing fitted)."""
-    from ops import pairs as fitting
-    from ops.story_days import load_day, with_vectors
-    from tasks.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
     from tasks.settings import PolicySettings
 
     if PolicySettings().story_model == "rules":
         return None
-    english, multilingual = SentenceTransformerEmbedder(), UniversalSentenceEncoder()
-    groups = story_groups()
-    days = {d: with_vectors(load_day(data, d), english, multilingual) for b in groups.values() for d in b}
-    left_out = [d for b in held for d in b]
-    out.write_text(fitting.fit_without(days, groups, held=left_out).to_json())
-    return str(out)
+    return fit_story_model_without(story_days(data), held, out)
 
 
 def feed_set_of(sets: Iterable[FeedSet], block: Block) -> FeedSet:
