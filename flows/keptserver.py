@@ -4,7 +4,7 @@ When ``PREFECT_API_URL`` names no server, a command that runs a flow (``brief ru
 ``review``, ``deliver``) reports to a local server that the first such command starts and the next
 ones reuse: no start-up of a temporary server per run (7-9 s of a run of the sample). The server
 runs in its own session, so a Ctrl-C in the terminal never reaches it, under a small watchdog
-process (``python -m flows.keptserver``) that stops it once nobody has used it for the idle time
+process (``python -m flows.keptwatch``) that stops it once nobody has used it for the idle time
 (``BRIEF_PREFECT_IDLE_SECONDS``, 900 by default; every command that uses it pushes the deadline).
 ``BRIEF_PREFECT_KEEP=0`` keeps none: each command lets Prefect start a temporary server, as before.
 
@@ -13,22 +13,20 @@ temporary server used, so earlier runs stay listed in the UI):
 
 - ``brief-server.json``: the port, the watchdog's pid and the home of the running server, the
   checkout whose command started it, and the checkouts told that they use it;
-- ``brief-server.lock``: taken while a command finds or starts the server, so two commands
-  started at once end up on one server;
+- ``brief-server.lock``: taken while a command finds or starts the server (two at once share one);
 - ``brief-server.used``: its modification time is the last use;
 - ``brief-server.log``: the server's and the watchdog's output.
 
-``brief serve --stop`` stops it now.
+``brief serve --stop`` stops it now, even while it starts.
 
-One server per Prefect home, not per checkout: the home is Prefect's database, which every run of
-the machine's user is listed in, whichever checkout ran it; a server is only that database's API.
-A checkout that finds a server another one started says so once on the terminal (which checkout,
-which home, how to stop it, and that a ``PREFECT_HOME`` of its own keeps one per checkout).
+One server per Prefect home, not per checkout: the home is Prefect's database, where every run of
+the machine's user is listed; a server is only its API. A checkout that finds a server another one
+started says so once (which checkout, which home, how to stop it, and that a ``PREFECT_HOME`` of
+its own keeps one per checkout).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import json
@@ -44,7 +42,13 @@ from pathlib import Path
 
 import httpx
 
-from flows.serve import ServerError, free_port, health_client, healthy, start_local_server, wait_healthy
+from flows.serve import (
+    ServerError,
+    free_port,
+    health_client,
+    healthy,
+    wait_healthy,
+)
 
 IDLE_ENV = "BRIEF_PREFECT_IDLE_SECONDS"
 KEEP_ENV = "BRIEF_PREFECT_KEEP"  # "0": a temporary server per command, as Prefect starts one
@@ -166,7 +170,7 @@ def _comes_up(server: KeptServer, timeout_s: float) -> bool:
     """Whether a recorded server that does not answer yet is one still starting (its watchdog alive,
     as after a Ctrl-C during its start) that answers within ``timeout_s``."""
     try:  # a pid the system gave another program since (after a restart) is no server starting
-        if b"flows.keptserver" not in Path(f"/proc/{server.pid}/cmdline").read_bytes():
+        if b"flows.keptwatch" not in Path(f"/proc/{server.pid}/cmdline").read_bytes():
             return False
     except OSError:
         return False
@@ -204,7 +208,7 @@ def _start(home: Path, idle_s: float, timeout_s: float) -> KeptServer:
     log = home / LOG
     with open(log, "ab") as out:
         watchdog = subprocess.Popen(
-            [sys.executable, "-m", "flows.keptserver", str(home), str(port), str(idle_s)],
+            [sys.executable, "-m", "flows.keptwatch", str(home), str(port), str(idle_s)],
             cwd=Path(__file__).resolve().parents[1],
             env={k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"},
             stdin=subprocess.DEVNULL,
@@ -329,53 +333,3 @@ def _drain(timeout_s: float = 30) -> None:
 
     EventsWorker.drain_all(timeout=timeout_s)
     APILogWorker.drain_all(timeout=timeout_s)
-
-
-# --- the watchdog: ``python -m flows.keptserver HOME PORT IDLE_SECONDS`` -------------------------
-
-
-def watch(home: Path, port: int, idle_s: float) -> None:
-    """Start the server, then stop it once unused for ``idle_s`` (or on SIGTERM); forget it on the way out."""
-    say = _say
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    server = start_local_server(home, port, timeout_s=START_TIMEOUT_S, services=False, log_path=home / LOG)
-    touch(home)  # unused from now on, not from before its start (which may outlast a short idle time)
-    say(f"serving on {server.url} (pid {os.getpid()}); stops after {idle_s:g} s unused")
-    try:
-        while not stopping.wait(min(max(idle_s / 10, 0.2), 5)):
-            if server.process.poll() is not None:
-                say(f"the server exited (code {server.process.returncode})")
-                return
-            try:
-                unused = time.time() - (home / USED).stat().st_mtime
-            except OSError:
-                unused = idle_s + 1
-            if unused > idle_s:
-                say(f"unused for {unused:.0f} s: stopping")
-                return
-        say("asked to stop")
-    finally:
-        server.stop()
-        kept = recorded(home)
-        if kept is not None and kept.pid == os.getpid():
-            (home / STATE).unlink(missing_ok=True)
-        say("stopped")
-
-
-def _say(line: str) -> None:
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} brief-server: {line}", flush=True)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m flows.keptserver")
-    parser.add_argument("home", type=Path)
-    parser.add_argument("port", type=int)
-    parser.add_argument("idle_seconds", type=float)
-    args = parser.parse_args(argv)
-    watch(args.home, args.port, args.idle_seconds)
-
-
-if __name__ == "__main__":
-    main()

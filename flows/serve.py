@@ -34,6 +34,10 @@ class ServerError(BriefError):
     """The local Prefect server could not be started."""
 
 
+class ServerCancelled(ServerError):
+    """The start of a local Prefect server was given up on request (its process stopped)."""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -75,10 +79,16 @@ def healthy(client: httpx.Client, api_url: str) -> bool:
 
 
 def wait_healthy(
-    process: subprocess.Popen, api_url: str, timeout_s: float, every: float, exited: str
+    process: subprocess.Popen,
+    api_url: str,
+    timeout_s: float,
+    every: float,
+    exited: str,
+    cancel: threading.Event | None = None,
 ) -> bool:
-    """Poll the API at ``api_url`` until it is healthy (True) or ``timeout_s`` passes (False);
-    ``exited``: the error when ``process`` ends first (its exit code is added)."""
+    """Poll the API at ``api_url`` until it is healthy (True), or ``timeout_s`` passes or
+    ``cancel`` is set (False); ``exited``: the error when ``process`` ends first (its exit code
+    is added)."""
     deadline = time.monotonic() + timeout_s
     with health_client() as client:
         while time.monotonic() < deadline:
@@ -86,7 +96,10 @@ def wait_healthy(
                 raise ServerError(exited.format(code=process.returncode))
             if healthy(client, api_url):
                 return True
-            time.sleep(every)
+            if cancel is not None and cancel.wait(every):
+                return False
+            if cancel is None:
+                time.sleep(every)
     return False
 
 
@@ -96,11 +109,15 @@ def start_local_server(
     timeout_s: float = 120,
     services: bool = True,
     log_path: Path | None = None,
+    cancel: threading.Event | None = None,
+    started: Callable[[int], None] | None = None,
 ) -> LocalServer:
     """``prefect server start`` on 127.0.0.1 with its own PREFECT_HOME; returns once it answers.
 
     Without ``services`` it runs only the API and the UI (no scheduler: flow runs are created
-    by hand or by ``run_deployment``, and workers still pick them up).
+    by hand or by ``run_deployment``, and workers still pick them up). ``started`` is told the
+    server process's pid as soon as it exists; once ``cancel`` is set the start is given up: the
+    process is stopped and a ServerCancelled raised.
     """
     port = port or free_port()
     home.mkdir(parents=True, exist_ok=True)
@@ -124,10 +141,14 @@ def start_local_server(
             start_new_session=True,
         )
     server = LocalServer(process, f"http://127.0.0.1:{port}", log_path)
+    if started is not None:
+        started(process.pid)
     exited = f"the Prefect server exited at start (code {{code}}); see {log_path}"
-    if wait_healthy(process, server.api_url, timeout_s, 0.5, exited):
+    if wait_healthy(process, server.api_url, timeout_s, 0.5, exited, cancel):
         return server
     server.stop()
+    if cancel is not None and cancel.is_set():
+        raise ServerCancelled("asked to stop while the Prefect server was starting")
     raise ServerError(f"the Prefect server did not answer within {timeout_s:.0f}s; see {log_path}")
 
 
