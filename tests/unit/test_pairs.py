@@ -337,3 +337,17 @@ def test_a_repository_trending_today_continues_its_projects_page_briefed_earlier
     vectors = HashingEmbedder().encode([i.text for i in (repo, page, other)])
     p = pairs.follow_up_probabilities([repo], [page, other], vectors, None, model(threshold=0.9))
     assert p[0, 0] == 1.0 and p[0, 1] < 0.05
+
+
+def test_two_events_of_one_company_are_never_follow_ups_whatever_the_model_says() -> None:
+    """A title that names what the earlier report never mentions, and the earlier one naming what it
+    never mentions, are two events of one company (a lawsuit, a user count), however alike the texts."""
+    earlier = item("e", "techcrunch", "Acme says Widgetly is on track to reach 700M weekly users")
+    lawsuit = item("l", "arstechnica", "Acme offers Widgetly chats in Globex lawsuit")
+    again = item("a", "arstechnica", "Widgetly nears 700M weekly users, Acme says")
+    vectors = HashingEmbedder().encode([i.text for i in (lawsuit, again, earlier)])
+    sure = model(0.5, cosine=0.0)
+    sure = replace(sure, intercept=6.0)  # the model calls every pair one story
+    p = pairs.follow_up_probabilities([lawsuit, again], [earlier], vectors, None, sure)
+    assert dedup.distinct_names(dedup.evidence(lawsuit), dedup.evidence(earlier))
+    assert p[0, 0] == 0.0 and p[1, 0] > 0.99
