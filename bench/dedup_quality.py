@@ -182,6 +182,101 @@ def changed(
     return lines
 
 
+def explain(day: LabelledDay, stories: list[tuple[str, ...]], model) -> list[str]:
+    """The day's wrong pairs (labelled entries, digest pairs aside) under ``model``: for each, its
+    strongest pair of articles with their probability and the features that weigh most on it."""
+    import numpy as np
+
+    from tasks import pairs
+
+    assert day.vectors is not None
+    probs, forbidden = pairs.probability_matrix(day.items, day.vectors, model, day.multilingual)
+    index = {i.article_id: k for k, i in enumerate(day.items)}
+    story_of = {a: k for k, members in enumerate(stories) for a in members}
+    by_entry: dict[str, list[str]] = {}
+    for article_id, entry in day.entry.items():
+        if entry is not None:
+            by_entry.setdefault(entry.id, []).append(article_id)
+    entries = {e.id: e for e in day.entry.values() if e is not None}
+    lines = []
+    for x, y in itertools.combinations(sorted(by_entry), 2):
+        a, b = entries[x], entries[y]
+        if a.digest or b.digest:
+            continue
+        same = fitting.same_story(a, b)
+        together = bool({story_of[i] for i in by_entry[x]} & {story_of[i] for i in by_entry[y]})
+        if same == together:
+            continue
+        i, j = max(((index[p], index[q]) for p in by_entry[x] for q in by_entry[y]), key=lambda ij: probs[ij])
+        row = pairs.feature_rows(
+            day.items,
+            day.vectors @ day.vectors.T,
+            None if day.multilingual is None else day.multilingual @ day.multilingual.T,
+            [(i, j)],
+        )[0]
+        weighed = sorted(
+            zip(model.features, row * np.asarray(model.coef), row, strict=True), key=lambda f: -abs(f[1])
+        )
+        top = ", ".join(f"{f} {v:.2f} ({w:+.2f})" for f, w, v in weighed[:7] if v)
+        kind = "false" if together else "missed"
+        if day.uncertain_pair(a, b):
+            kind += " (uncertain)"
+        lines.append(
+            f"- {day.day} {kind} p {probs[i, j]:.3f} (threshold {model.threshold:.3f}"
+            f"{', forbidden' if forbidden[i, j] else ''}): {day.items[i].source}: {day.items[i].title[:70]!r} / "
+            f"{day.items[j].source}: {day.items[j].title[:70]!r} — {top}"
+        )
+    return lines
+
+
+def explain_follow_ups(
+    day: LabelledDay, previous: LabelledDay, stories: list[tuple[str, ...]], model
+) -> list[str]:
+    """Each new story's strongest link to the day before under ``model``, with what the labels say."""
+    import numpy as np
+
+    from tasks import dedup, pairs
+
+    before = {i.canonical_url for i in previous.items}
+    by_id = {i.article_id: i for i in day.items}
+    heads = [
+        min((by_id[a] for a in s), key=dedup._order_key)
+        for s in stories
+        if all(by_id[a].canonical_url not in before for a in s)
+    ]
+    heads = [h for h in heads if day.entry[h.article_id] is not None]
+    if not heads or day.vectors is None or previous.vectors is None:
+        return []
+    at = {i.article_id: k for k, i in enumerate(day.items)}
+    rows = [at[h.article_id] for h in heads]
+    multi = None
+    if day.multilingual is not None and previous.multilingual is not None:
+        multi = np.concatenate([day.multilingual[rows], previous.multilingual])
+    english = np.concatenate([day.vectors[rows], previous.vectors])
+    p = pairs.follow_up_probabilities(heads, previous.items, english, multi, model)
+    lines = []
+    for h, head in enumerate(heads):
+        o = int(np.argmax(p[h]))
+        entry, earlier = day.entry[head.article_id], previous.entry[previous.items[o].article_id]
+        truth = day.previous.get(entry.story) if entry else None
+        linked = p[h, o] >= model.threshold
+        right = earlier is not None and truth == earlier.story
+        if not linked and truth is None:
+            continue
+        doubtful = (
+            earlier is not None
+            and entry is not None
+            and (entry.story, earlier.story) in day.previous_uncertain
+        )
+        verdict = ("right" if right else "false") if linked else "missed"
+        lines.append(
+            f"- {day.day} follow-up {verdict}{' (doubtful)' if doubtful else ''} p {p[h, o]:.3f}: "
+            f"{head.source}: {head.title[:70]!r} -> {previous.items[o].source}: {previous.items[o].title[:70]!r}"
+            f" (labels: {truth or 'none'})"
+        )
+    return lines
+
+
 def card(model) -> str:
     """The model card as a page a person reads beside the artefact."""
     on = model.card["fitted_on"]
@@ -191,8 +286,11 @@ def card(model) -> str:
         f"A logistic regression over {len(model.features)} features of a pair of articles; fitted "
         f"{model.card['fitted_at']} with {model.card['library']}. Two articles are one story from probability "
         f"{model.threshold:.3f} on ({model.card['threshold_from']}); stories join by average linkage. Never "
-        "joined, whatever the model says: two stories of one digest entry, and two pages of one "
-        "organisation's own site under two titles (`first_party_pages` in `tasks/pairs.py`).",
+        "joined, whatever the model says: two stories of one digest entry, two pages of one "
+        "organisation's own site under two titles (`first_party_pages` in `tasks/pairs.py`), and two titles "
+        "naming one product line at two versions (`two_versions`). Never a follow-up of an earlier story, "
+        "whatever the model says: a report whose title names what the earlier article never mentions, and "
+        "the earlier one's title what it never mentions (`dedup.distinct_names`).",
         "",
         f"Its cosines are those of `{model.card['embedding']['english']}` (every pair) and "
         f"`{model.card['embedding']['multilingual']}` (pairs with non-English text), the run's default "
@@ -245,6 +343,11 @@ def main() -> None:
         "--write-model", default=None, help="fit on every labelled day and write the artefact"
     )
     parser.add_argument("--changes", action="store_true", help="list the entries whose story mates changed")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="list the held-out false and missed pairs with their probability and weightiest features",
+    )
     args = parser.parse_args()
     data = Path(args.data)
     if not (data / "labels").is_dir():
@@ -272,6 +375,7 @@ def main() -> None:
         "",
     ]
     changes: list[str] = []
+    explained: list[str] = []
     speed: list[float] = []
     figures: dict[str, dict] = {}
     for mix, blocks in BLOCKS.items():
@@ -290,6 +394,11 @@ def main() -> None:
             rows.append((f"{name} (threshold {model.threshold:.3f})", before, after))
             for d in block:
                 changes += changed(days, clustered_before, clustered_after, d)
+                if args.explain:
+                    explained += explain(days[d], clustered_after[d], model)
+            for earlier, later in itertools.pairwise(block):
+                if args.explain and days[later].previous:
+                    explained += explain_follow_ups(days[later], days[earlier], clustered_after[later], model)
         lines += table(f"{mix}", rows, figures)
     lines.append(
         f"A fold's fit (features of every training pair, the inner leave-one-group-out and the fit) "
@@ -297,6 +406,8 @@ def main() -> None:
     )
     if args.changes:
         lines += ["## Entries whose story mates changed (before → after, held-out folds)", "", *changes, ""]
+    if args.explain:
+        lines += ["## Wrong pairs of the held-out blocks (pair model)", "", *explained, ""]
     if args.write_model:
         model = fitting.fit_without(days, groups, note="fitted on every labelled day")
         vectors = {

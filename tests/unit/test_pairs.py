@@ -337,3 +337,38 @@ def test_a_repository_trending_today_continues_its_projects_page_briefed_earlier
     vectors = HashingEmbedder().encode([i.text for i in (repo, page, other)])
     p = pairs.follow_up_probabilities([repo], [page, other], vectors, None, model(threshold=0.9))
     assert p[0, 0] == 1.0 and p[0, 1] < 0.05
+
+
+def test_two_events_of_one_company_are_never_follow_ups_whatever_the_model_says() -> None:
+    """A title that names what the earlier report never mentions, and the earlier one naming what it
+    never mentions, are two events of one company (a lawsuit, a user count), however alike the texts."""
+    earlier = item("e", "techcrunch", "Acme says Widgetly is on track to reach 700M weekly users")
+    lawsuit = item("l", "arstechnica", "Acme offers Widgetly chats in Globex lawsuit")
+    again = item("a", "arstechnica", "Widgetly nears 700M weekly users, Acme says")
+    vectors = HashingEmbedder().encode([i.text for i in (lawsuit, again, earlier)])
+    sure = model(0.5, cosine=0.0)
+    sure = replace(sure, intercept=6.0)  # the model calls every pair one story
+    p = pairs.follow_up_probabilities([lawsuit, again], [earlier], vectors, None, sure)
+    assert dedup.distinct_names(dedup.evidence(lawsuit), dedup.evidence(earlier))
+    assert p[0, 0] == 0.0 and p[1, 0] > 0.99
+
+
+def test_one_product_line_at_two_versions_is_never_one_story() -> None:
+    """``RTX 5060`` and ``RTX 50 Super``: two products, however alike the reports; ``Firefox 141.0`` and
+    ``Firefox 141`` are one release, and a report that names the other's version may be its story."""
+    review = item("r", "wired", "Nvidia GeForce RTX 5060 Review: Not Quite There")
+    rumour = item("g", "tweakers", "Gerucht: GeForce RTX 50 Super-videokaarten met meer vram")
+    release = item("f", "tweakers", "Software-update - Mozilla Firefox 141.0")
+    news = item("n", "techcrunch", "Firefox 141 suggests tab groups")
+    later = replace(item("l", "ars", "RTX 50 Super arrives"), summary="Faster than the RTX 5060.")
+    found = {i.article_id: dedup.evidence(i) for i in (review, rumour, release, news, later)}
+    assert pairs.two_versions(found["r"], found["g"])
+    assert pairs.never_together(review, rumour, found["r"], found["g"])
+    assert not pairs.two_versions(found["f"], found["n"])
+    assert not pairs.two_versions(found["r"], found["l"])  # it names the review's version
+    items = [review, rumour, release, news]
+    vectors = HashingEmbedder().encode([i.text for i in items])
+    sure = replace(model(0.5), intercept=6.0)  # the model calls every pair one story
+    stories = pairs.cluster(items, vectors, sure).stories
+    assert sorted(len(s.members) for s in stories) == [1, 3]  # the rumour apart from the review
+    assert not any({"r", "g"} <= set(s.members) for s in stories)
