@@ -184,7 +184,9 @@ def collect_examples(
 
     The days are grouped into stories by the rules (``TRAINING_STORIES``), whatever story model the
     policy names: what the editorial model learns must not move when the story decision does, and
-    the rules join only reports that say the same thing, so each example is one event's evidence."""
+    the rules join only reports that say the same thing, so each example is one event's evidence.
+    Only the articles of a labelled or marked story are read by the editorial reader: the others
+    are no example, and its vectors of them would be computed for nothing."""
     examples: list[Example] = []
     settings = settings.model_copy(
         update={"policy": settings.policy.model_copy(update={"story_model": TRAINING_STORIES})}
@@ -192,42 +194,19 @@ def collect_examples(
     resources = resources.for_settings(settings)
     for day in days:
         ctx = steps.open_run(resources, settings, day, f"learn-{day.isoformat()}", recorder=steps.Dry())
-        on_day = labels.on(day)
         decided = steps.run_stages(ctx, steps.between("dedup", "score"))
-        outcome, scores = decided.deduped(), decided.scores
-        order = sorted({a for s in outcome.stories for a in s.members})
+        outcome, scores, on_day = decided.deduped(), decided.scores, labels.on(day)
+        judged = [(s, j) for s in outcome.stories if (j := _judged(outcome, s, on_day)) is not None]
+        order = sorted({a for s, _ in judged for a in s.members})
         texts = [outcome.items[a].text for a in order]
         vectors = ctx.embedder.encode(texts) if order else np.zeros((0, 1))
         multilingual = (
             ctx.editorial_reader.encode(texts) if order and ctx.editorial_reader is not None else None
         )
         row_of = {a: k for k, a in enumerate(order)}
-        for story in outcome.stories:
+        for story, (relevance, importance, by, per_article, keys) in judged:
             scored = scores[story.story_id]
             members = story.members
-            marked = next(
-                (outcome.corrected_relevance[a] for a in members if a in outcome.corrected_relevance), None
-            )
-            label = {a: label_of(on_day, outcome.items[a].url) for a in members}
-            found = [lab for lab in label.values() if lab is not None]
-            importance: int | None
-            if marked is not None:
-                relevance, importance = MARK_LABEL[marked]
-                by = "human"
-                per_article = [int(relevance != "none")] * len(members)
-                judged = [f"mark:{a}" for a in members if a in outcome.corrected_relevance]
-            elif found:
-                best = max(found, key=lambda lab: (RANK[lab.relevance], lab.importance))
-                relevance, by = best.relevance, "label"
-                own = [lab.importance for lab in found if not lab.digest]  # a digest's is its stories'
-                importance = max(own) if own else None
-                per_article = [
-                    int(lab.relevance != "none") if lab is not None else int(relevance != "none")
-                    for lab in label.values()
-                ]
-                judged = sorted({label_key(lab.id) for lab in found})
-            else:
-                continue
             evidence = {k: v for k, v in (scored.evidence or {}).items() if k in editorial.RELEVANCE_FEATURES}
             inputs = {k: v for k, v in (scored.evidence or {}).items() if k in editorial.IMPORTANCE_FEATURES}
             rows = [row_of[a] for a in members]
@@ -244,13 +223,47 @@ def collect_examples(
                     by,
                     [outcome.items[a].language for a in members],
                     multilingual[rows] if multilingual is not None else None,
-                    judged,
+                    keys,
                     [outcome.items[a].url for a in members],
                 )
             )
         if progress:
             progress(day, len(examples))
     return examples
+
+
+def _judged(outcome, story, on_day: dict[str, RelevanceLabel]):
+    """A story's (relevance, importance, by, per-article relevance, judgement keys): what a person
+    marked it, else its articles' labels; None when neither judged it (it is no example)."""
+    members = story.members
+    marked = next((outcome.corrected_relevance[a] for a in members if a in outcome.corrected_relevance), None)
+    if marked is not None:
+        relevance, importance = MARK_LABEL[marked]
+        per_article = [int(relevance != "none")] * len(members)
+        return (
+            relevance,
+            importance,
+            "human",
+            per_article,
+            [f"mark:{a}" for a in members if a in outcome.corrected_relevance],
+        )
+    label = {a: label_of(on_day, outcome.items[a].url) for a in members}
+    found = [lab for lab in label.values() if lab is not None]
+    if not found:
+        return None
+    best = max(found, key=lambda lab: (RANK[lab.relevance], lab.importance))
+    own = [lab.importance for lab in found if not lab.digest]  # a digest's is its stories'
+    per_article = [
+        int(lab.relevance != "none") if lab is not None else int(best.relevance != "none")
+        for lab in label.values()
+    ]
+    return (
+        best.relevance,
+        max(own) if own else None,
+        "label",
+        per_article,
+        sorted({label_key(lab.id) for lab in found}),
+    )
 
 
 @dataclass

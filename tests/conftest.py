@@ -131,10 +131,16 @@ def seed_prefect_home(home: Path, migrated: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def prefect_harness(prefect_server):
-    """Flows run in this process report to the session's Prefect server."""
+    """Flows run in this process report to the session's Prefect server, and send it no flow-run
+    heartbeats, as the runs ``brief run`` and ``brief backfill`` start in their own process do
+    (``flows.lifetime.without_heartbeats``): a run's heartbeat thread sleeps a second at a time,
+    and each run waited for it to wake up as it ended (about half a second a run, on average).
+    Runs a Prefect worker starts in a process of its own still send them."""
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
+    from flows.lifetime import without_heartbeats
+
+    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}), without_heartbeats():
         yield
 
 

@@ -2,10 +2,9 @@
 and a run stopped on purpose (Ctrl-C, SIGTERM, a cancellation from the Prefect UI).
 
 Each test's processes get their own ``PREFECT_HOME`` and no ``PREFECT_API_URL``, as on a fresh
-machine; every server a test starts is stopped before it ends. The homes of the tests that only
-use a server start with a copy of the run's migrated database (``migrated_prefect_db``), so that
-their servers do not migrate one again; a home with no database at all is the Ctrl-C test's
-before the run begins.
+machine; every server a test starts is stopped before it ends. Each home starts with a copy of
+the run's migrated database (``migrated_prefect_db``), so that its server does not migrate one
+again (about 6 s of a core each).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ import pytest
 
 from flows.keptserver import LOCK, STATE, kept_server, recorded, stop_kept
 from tasks.settings import load_settings
+from tests.cli import brief
 from tests.conftest import REPO, seed_prefect_home
 
 DAY = "2025-08-06"
@@ -121,14 +121,7 @@ def test_ctrl_c_stops_the_run_recorded_and_a_rerun_publishes_on_the_kept_server(
     assert not (work["config"].parent / "store" / "briefs" / f"{DAY}.md").exists()
     assert flow_run_states(server.api_url)[cancelled.run_id] == "CANCELLED"
     # the runs projection ends it cancelled: the alert check does not take it for a killed run
-    replay = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "replay", "--config", str(work["config"]), *RUNS_JSONL],
-        cwd=REPO,
-        env=work["env"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    replay = brief("replay", "--config", str(work["config"]), *RUNS_JSONL)  # reads the store only
     [run] = [json.loads(line) for line in replay.stdout.splitlines()]
     assert run["status"] == "cancelled", replay.stdout
 
@@ -226,35 +219,51 @@ def test_a_cancellation_from_the_prefect_ui_ends_the_run_the_same_way(work: dict
     assert flow_run_states(server.api_url)[running[0]] == "CANCELLED"
 
 
-def test_two_commands_at_once_share_one_server_which_stops_when_unused(
+IDLE_S = 1.5  # the watchdog looks every 0.2 s, a command in use pushes its last use every 0.5 s
+
+
+def test_two_commands_at_once_share_one_server_which_outlives_its_idle_time_in_use_and_stops_unused(
     tmp_path: Path, migrated_prefect_db: Path
 ) -> None:
+    """Two commands started at once end up on one server: one starts it, the other finds it. While
+    a command still uses it (``in_use``: this test's process, as a backfill that outlasts the idle
+    time) it outlives four idle times; once unused it stops and forgets itself. One server start
+    for both halves."""
+    from flows.keptserver import answers, in_use
+
     home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
-    idle = {"BRIEF_PREFECT_IDLE_SECONDS": "4"}
+    idle = {"BRIEF_PREFECT_IDLE_SECONDS": str(IDLE_S)}
     ask = "from flows.keptserver import kept_server; s = kept_server(); print(s.pid, s.port, s.started)"
-    both = [
-        subprocess.Popen(
-            [sys.executable, "-c", ask],
-            cwd=REPO,
-            env=env_for(home, **idle),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
     try:
-        answers = [p.communicate(timeout=300) for p in both]
-        assert [p.returncode for p in both] == [0, 0], answers
-        said = sorted(out.split() for out, _ in answers)
-        assert said[0][:2] == said[1][:2]  # one watchdog, one port
-        assert sorted(s[2] for s in said) == ["False", "True"]  # one started it, the other found it
-        assert (home / LOCK).exists()
-        # unused for 4 s, it stops and forgets itself
+        with in_use(home, IDLE_S):
+            both = [
+                subprocess.Popen(
+                    [sys.executable, "-c", ask],
+                    cwd=REPO,
+                    env=env_for(home, **idle),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for _ in range(2)
+            ]
+            answers_ = [p.communicate(timeout=300) for p in both]
+            assert [p.returncode for p in both] == [0, 0], answers_
+            said = sorted(out.split() for out, _ in answers_)
+            assert said[0][:2] == said[1][:2]  # one watchdog, one port
+            assert sorted(s[2] for s in said) == ["False", "True"]  # one started it, the other found it
+            assert (home / LOCK).exists()
+            server = recorded(home)
+            assert server is not None and [str(server.pid), str(server.port)] == said[0][:2]
+            time.sleep(4 * IDLE_S)  # four idle times: each third of one, the use is pushed on
+            assert answers(server)
+        # unused for its idle time, it stops and forgets itself
         pid = int(said[0][0])
         deadline = time.monotonic() + 60
-        while (home / STATE).exists() and time.monotonic() < deadline:
+        # it stops answering, then its watchdog forgets it: wait for both (they are moments apart)
+        while (answers(server) or recorded(home) is not None) and time.monotonic() < deadline:
             time.sleep(0.5)
+        assert not answers(server) and recorded(home) is None
         assert not (home / STATE).exists()
         assert "unused for" in (home / "brief-server.log").read_text()
         with pytest.raises(ProcessLookupError):
@@ -265,38 +274,16 @@ def test_two_commands_at_once_share_one_server_which_stops_when_unused(
         stop_kept(home)
 
 
-IDLE_S = 1.5  # the watchdog looks every 0.2 s, a command in use pushes its last use every 0.5 s
-
-
-def test_a_server_in_use_outlives_its_idle_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, migrated_prefect_db: Path
+def test_ctrl_c_before_the_run_begins_is_130_and_one_line_not_a_silent_success(
+    tmp_path: Path, migrated_prefect_db: Path
 ) -> None:
-    from flows.keptserver import answers, in_use
-
-    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
-    monkeypatch.setenv("BRIEF_PREFECT_IDLE_SECONDS", str(IDLE_S))
-    server = kept_server(home)
-    try:
-        with in_use(home, IDLE_S):
-            time.sleep(4 * IDLE_S)  # four idle times: each third of one, the use is pushed on
-            assert answers(server)
-        deadline = time.monotonic() + 60
-        # it stops answering, then its watchdog forgets it: wait for both (they are moments apart)
-        while (answers(server) or recorded(home) is not None) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert not answers(server) and recorded(home) is None
-    finally:
-        stop_kept(home)
-
-
-def test_ctrl_c_before_the_run_begins_is_130_and_one_line_not_a_silent_success(tmp_path: Path) -> None:
     """Pressed while the command still starts its server (or imports): nothing began, and the
     command says so and ends 130, as a script must see it (it ended 0 without a word)."""
     folder = tmp_path / "early"
     shutil.copytree(REPO / "samples", folder / "samples")
     config = folder / "samples" / "brief.toml"
     config.write_text(config.read_text().replace('root = "../var/sample-store"', 'root = "store"'))
-    home = folder / "prefect-home"
+    home = seed_prefect_home(folder / "prefect-home", migrated_prefect_db)
     started = subprocess.Popen(
         [sys.executable, "-m", "flows.cli", "run", "--config", str(config), "--date", DAY],
         cwd=REPO,

@@ -5,8 +5,6 @@ same days published on a local disk (the session's real days, ``tests/real_days.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import boto3
@@ -14,7 +12,6 @@ import pytest
 
 from tasks.settings import load_settings
 from tests.cli import brief
-from tests.conftest import REPO
 from tests.real_days import BROKEN, REAL_DAYS, REAL_SOURCES, archive_config, copy_real_days
 
 DAYS = tuple(REAL_DAYS[:2])
@@ -91,13 +88,7 @@ def test_a_missing_bucket_is_a_clear_error(s3_server: str, tmp_path: Path) -> No
         f'[storage]\nroot = "s3://no-such-bucket/store"\nendpoint_url = "{s3_server}"\n'
         '[[sources]]\nname = "x"\nurl = "https://feeds.example/x.xml"\n'
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "events", "--config", str(config)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = brief("events", "--config", str(config))
     assert done.returncode != 0
     assert "bucket 'no-such-bucket' does not exist" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -148,7 +148,7 @@ def _run(stack: dict, name: str, parameters: dict):
 
     settings, _ = _client(stack)
     with settings:
-        return run_deployment(name=name, parameters=parameters, timeout=600, poll_interval=2)
+        return run_deployment(name=name, parameters=parameters, timeout=600, poll_interval=0.5)
 
 
 def _submit(stack: dict, parameters: dict) -> object:
@@ -172,7 +172,7 @@ def _ended(stack: dict, flow_run_id: object, timeout_s: float = 600):
             assert time.monotonic() < deadline, (
                 f"flow run {flow_run_id} still {run.state} after {timeout_s} s"
             )
-            time.sleep(1)
+            time.sleep(0.5)
 
 
 def _artifacts(stack: dict, flow_run_id: object) -> dict[str, object]:
