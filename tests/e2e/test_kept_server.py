@@ -219,57 +219,65 @@ def test_a_cancellation_from_the_prefect_ui_ends_the_run_the_same_way(work: dict
     assert flow_run_states(server.api_url)[running[0]] == "CANCELLED"
 
 
-IDLE_S = 1.5  # the watchdog looks every 0.2 s, a command in use pushes its last use every 0.5 s
-
-
-def test_two_commands_at_once_share_one_server_which_outlives_its_idle_time_in_use_and_stops_unused(
+def test_two_commands_at_once_share_one_server_which_stops_when_unused(
     tmp_path: Path, migrated_prefect_db: Path
 ) -> None:
-    """Two commands started at once end up on one server: one starts it, the other finds it. While
-    a command still uses it (``in_use``: this test's process, as a backfill that outlasts the idle
-    time) it outlives four idle times; once unused it stops and forgets itself. One server start
-    for both halves."""
-    from flows.keptserver import answers, in_use
-
     home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
-    idle = {"BRIEF_PREFECT_IDLE_SECONDS": str(IDLE_S)}
+    idle = {"BRIEF_PREFECT_IDLE_SECONDS": "4"}
     ask = "from flows.keptserver import kept_server; s = kept_server(); print(s.pid, s.port, s.started)"
+    both = [
+        subprocess.Popen(
+            [sys.executable, "-c", ask],
+            cwd=REPO,
+            env=env_for(home, **idle),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     try:
-        with in_use(home, IDLE_S):
-            both = [
-                subprocess.Popen(
-                    [sys.executable, "-c", ask],
-                    cwd=REPO,
-                    env=env_for(home, **idle),
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                )
-                for _ in range(2)
-            ]
-            answers_ = [p.communicate(timeout=300) for p in both]
-            assert [p.returncode for p in both] == [0, 0], answers_
-            said = sorted(out.split() for out, _ in answers_)
-            assert said[0][:2] == said[1][:2]  # one watchdog, one port
-            assert sorted(s[2] for s in said) == ["False", "True"]  # one started it, the other found it
-            assert (home / LOCK).exists()
-            server = recorded(home)
-            assert server is not None and [str(server.pid), str(server.port)] == said[0][:2]
-            time.sleep(4 * IDLE_S)  # four idle times: each third of one, the use is pushed on
-            assert answers(server)
-        # unused for its idle time, it stops and forgets itself
+        answers = [p.communicate(timeout=300) for p in both]
+        assert [p.returncode for p in both] == [0, 0], answers
+        said = sorted(out.split() for out, _ in answers)
+        assert said[0][:2] == said[1][:2]  # one watchdog, one port
+        assert sorted(s[2] for s in said) == ["False", "True"]  # one started it, the other found it
+        assert (home / LOCK).exists()
+        # unused for 4 s, it stops and forgets itself
         pid = int(said[0][0])
         deadline = time.monotonic() + 60
-        # it stops answering, then its watchdog forgets it: wait for both (they are moments apart)
-        while (answers(server) or recorded(home) is not None) and time.monotonic() < deadline:
+        while (home / STATE).exists() and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert not answers(server) and recorded(home) is None
         assert not (home / STATE).exists()
         assert "unused for" in (home / "brief-server.log").read_text()
         with pytest.raises(ProcessLookupError):
             for _ in range(100):  # the watchdog is gone once it has stopped the server
                 os.kill(pid, 0)
                 time.sleep(0.2)
+    finally:
+        stop_kept(home)
+
+
+IDLE_S = 1.5  # the watchdog looks every 0.2 s, a command in use pushes its last use every 0.5 s
+
+
+def test_a_server_in_use_outlives_its_idle_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, migrated_prefect_db: Path
+) -> None:
+    from flows.keptserver import answers, in_use
+
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
+    monkeypatch.setenv("BRIEF_PREFECT_IDLE_SECONDS", str(IDLE_S))
+    server = kept_server(home)
+    try:
+        with in_use(home, IDLE_S):
+            time.sleep(4 * IDLE_S)  # four idle times: each third of one, the use is pushed on
+            assert answers(server)
+        deadline = time.monotonic() + 60
+        # it stops answering, then its watchdog forgets it: wait for both (they are moments apart)
+        while (answers(server) or recorded(home) is not None) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not answers(server) and recorded(home) is None
     finally:
         stop_kept(home)
 
