@@ -366,6 +366,22 @@ def two_versions(ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
     )
 
 
+def _released(found: frozenset[tuple[str, str]]) -> set[tuple[str, str]]:
+    return {(line, _release(version)) for line, version in found}
+
+
+def distinct_releases(ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
+    """``dedup.distinct_names`` with each version read as its release (``Firefox 141.0`` names
+    ``Firefox 141``): each title names something the other article never mentions."""
+
+    def unmatched(x: dedup.Evidence, y: dedup.Evidence) -> bool:
+        return any(n not in y.folded for n in x.names) or bool(
+            _released(x.versions) - _released(y.text_versions)
+        )
+
+    return unmatched(ea, eb) and unmatched(eb, ea)
+
+
 def never_together(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
     """The hard constraints: two stories of one digest entry are two stories, and so are two pages
     of one organisation's own site under two titles (``first_party_pages``) and two titles naming one
@@ -739,7 +755,7 @@ def follow_up_probabilities(
 
     One hard constraint, whatever the model says: a report never follows up an earlier one when each
     title names something (a product, a place, a version) the other article never mentions
-    (``dedup.distinct_names``): two events, as one company's lawsuit and its user count, or its two
+    (``distinct_releases``): two events, as one company's lawsuit and its user count, or its two
     models. On the labelled days, of the 12,930 pairs published half a day or more apart whose titles
     so differ, 2 are one story, both pairs the labels call uncertain (33 of the 35 pairs so far apart
     that are one story name nothing the other leaves out)."""
@@ -757,6 +773,7 @@ def follow_up_probabilities(
             both[h], both[o], found[h], found[o]
         ):
             out[h, o - len(new)] = 1.0
-    # two events: each title names what the other article never mentions
-    out[(rows[:, FEATURES.index("distinct_names")] > 0).reshape(len(new), len(earlier))] = 0.0
+    for h, o in index_pairs:  # two events: each title names what the other article never mentions
+        if distinct_releases(found[h], found[o]):
+            out[h, o - len(new)] = 0.0
     return out

@@ -351,6 +351,11 @@ def test_two_events_of_one_company_are_never_follow_ups_whatever_the_model_says(
     p = pairs.follow_up_probabilities([lawsuit, again], [earlier], vectors, None, sure)
     assert dedup.distinct_names(dedup.evidence(lawsuit), dedup.evidence(earlier))
     assert p[0, 0] == 0.0 and p[1, 0] > 0.99
+    # one release under two spellings of its version is one event: the follow-up stands
+    release = item("f", "tweakers", "Software-update - Mozilla Firefox 141.0")
+    news = item("n", "techcrunch", "Firefox 141 suggests tab groups")
+    vectors = HashingEmbedder().encode([i.text for i in (news, release)])
+    assert pairs.follow_up_probabilities([news], [release], vectors, None, sure)[0, 0] > 0.99
 
 
 def test_one_product_line_at_two_versions_is_never_one_story() -> None:
