@@ -17,7 +17,8 @@ temporary server used, so earlier runs stay listed in the UI):
 - ``brief-server.used``: its modification time is the last use;
 - ``brief-server.log``: the server's and the watchdog's output.
 
-``brief serve --stop`` stops it now, even while it starts.
+``brief serve --stop`` stops it now, even one still starting after its command was interrupted
+(a start in progress is waited for).
 
 One server per Prefect home, not per checkout: the home is Prefect's database, where every run of
 the machine's user is listed; a server is only its API. A checkout that finds a server another one
@@ -169,10 +170,7 @@ def _record(home: Path, server: KeptServer) -> None:
 def _comes_up(server: KeptServer, timeout_s: float) -> bool:
     """Whether a recorded server that does not answer yet is one still starting (its watchdog alive,
     as after a Ctrl-C during its start) that answers within ``timeout_s``."""
-    try:  # a pid the system gave another program since (after a restart) is no server starting
-        if b"flows.keptwatch" not in Path(f"/proc/{server.pid}/cmdline").read_bytes():
-            return False
-    except OSError:
+    if not _is_watchdog(server.pid):
         return False
     deadline = time.monotonic() + timeout_s
     with health_client() as client:
@@ -258,11 +256,24 @@ def stop_kept(home: Path | None = None, timeout_s: float = 30) -> KeptServer | N
     home = home or prefect_home()
     with _locked(home):
         running = recorded(home)
-        if running is None:
-            return None
-        _stop_process(running.pid, timeout_s)
+        if running is not None and not _is_watchdog(running.pid):
+            running = None  # a state file left by a watchdog gone (a restart): its pid is another's
+        if running is not None:
+            _stop_process(running.pid, timeout_s)
         (home / STATE).unlink(missing_ok=True)
         return running
+
+
+def _is_watchdog(pid: int) -> bool:
+    """Whether ``pid`` is a kept server's watchdog (not a program the system gave the pid since);
+    without ``/proc`` (not Linux) a live pid is taken for it."""
+    if not Path("/proc/self").exists():
+        return True
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"flows.keptwatch" in command or b"flows.keptserver" in command  # or before its rename
 
 
 def _stop_process(pid: int, timeout_s: float = 30) -> None:

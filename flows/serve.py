@@ -96,10 +96,8 @@ def wait_healthy(
                 raise ServerError(exited.format(code=process.returncode))
             if healthy(client, api_url):
                 return True
-            if cancel is not None and cancel.wait(every):
+            if (cancel or threading.Event()).wait(every):
                 return False
-            if cancel is None:
-                time.sleep(every)
     return False
 
 

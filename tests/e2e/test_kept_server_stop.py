@@ -5,6 +5,7 @@ kills the watchdog, leaving a Prefect server that nothing stops."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from flows.keptserver import LOG
+from flows.keptserver import LOG, STATE, stop_kept
 from flows.serve import free_port
 from tests.conftest import REPO
 from tests.e2e.test_kept_server import env_for
@@ -37,6 +38,7 @@ def test_a_stop_during_the_start_stops_the_starting_server_and_everything_it_beg
     home = tmp_path / "prefect-home"  # no database yet: its server migrates one first, a slow start
     home.mkdir()
     log = home / LOG
+    server_pid = None
     with open(log, "ab") as out:  # where 'brief' sends a watchdog's output
         watchdog = subprocess.Popen(
             [sys.executable, "-m", "flows.keptwatch", str(home), str(free_port()), "600"],
@@ -65,7 +67,24 @@ def test_a_stop_during_the_start_stops_the_starting_server_and_everything_it_beg
         while session_members(server_pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert session_members(server_pid) == [], "a process of the server outlived its stop"
-    finally:
+    finally:  # on a failure, nothing of it is left running: the server runs in a session of its own
         watchdog.kill()
-        for pid in session_members(watchdog.pid):
+        for pid in session_members(watchdog.pid) + (session_members(server_pid) if server_pid else []):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_stop_never_signals_a_program_that_took_a_gone_watchdogs_pid(tmp_path: Path) -> None:
+    """A state file left by a watchdog gone without a word (a restart) names a pid the system may
+    have given another program since: ``brief serve --stop`` forgets the file and leaves it be."""
+    home = tmp_path / "prefect-home"
+    home.mkdir()
+    other = subprocess.Popen(["sleep", "300"])
+    try:
+        state = {"port": free_port(), "pid": other.pid, "home": str(home), "log": str(home / LOG)}
+        (home / STATE).write_text(json.dumps(state))
+        assert stop_kept(home, timeout_s=5) is None
+        assert other.poll() is None, "the stop signalled a program that is no watchdog"
+        assert not (home / STATE).exists()
+    finally:
+        other.kill()
+        other.wait()
