@@ -138,9 +138,6 @@ class Clustering:
     duplicates: list[Duplicate] = field(default_factory=list)
     # pairs of outlets' items just under the threshold and left apart: questions for a human
     borderline: list[tuple[str, str, float]] = field(default_factory=list)
-    # pairs of stories (their ids) the pair model would join on their strongest pair of articles,
-    # left apart by the rest of them: one event to a reader, so never two of the top section
-    alike: list[tuple[str, str, float]] = field(default_factory=list)
 
 
 # -- the window ------------------------------------------------------------------------

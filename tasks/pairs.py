@@ -714,7 +714,6 @@ def cluster(
         stories.append(
             dedup.Story(tuple(items[i].article_id for i in indices), tuple(sorted(scores.get(k, []))))
         )
-    alike = alike_stories(joined, probs, forbidden, model.threshold, [s.story_id for s in stories])
     stories.sort(key=lambda s: s.representative)
     borderline = [
         (items[heads[x]].article_id, items[heads[y]].article_id, round(float(probs[x, y]), 4))
@@ -725,27 +724,7 @@ def cluster(
         and model.threshold - margin <= probs[x, y] < model.threshold
         and items[heads[x]].source != items[heads[y]].source
     ]
-    return dedup.Clustering(stories, duplicates, sorted(borderline), alike)
-
-
-def alike_stories(
-    joined: Sequence[Sequence[int]],
-    probs: np.ndarray,
-    forbidden: np.ndarray,
-    threshold: float,
-    ids: Sequence[str],
-) -> list[tuple[str, str, float]]:
-    """(story id, story id, p) for two stories whose strongest pair of articles reaches ``threshold``
-    (no pair of them forbidden): the model calls them one event, average linkage kept them apart."""
-    rows = np.array([probs[list(m)].max(axis=0) for m in joined]).reshape(len(joined), len(probs))
-    strongest = np.array([rows[:, list(m)].max(axis=1) for m in joined]).reshape(len(joined), len(joined))
-    barred = np.array([forbidden[list(m)].any(axis=0) for m in joined]).reshape(len(joined), len(probs))
-    kept_apart = np.array([barred[:, list(m)].any(axis=1) for m in joined]).reshape(len(joined), len(joined))
-    out = [
-        (*sorted((ids[a], ids[b])), round(float(strongest[a, b]), 4))
-        for a, b in zip(*np.nonzero(np.triu(strongest >= threshold, 1) & ~kept_apart), strict=True)
-    ]
-    return sorted(out)
+    return dedup.Clustering(stories, duplicates, sorted(borderline))
 
 
 def follow_up_probabilities(

@@ -248,14 +248,7 @@ def kind_section(item: Item) -> str | None:
     return "open_source" if "repos" in kinds else "community"
 
 
-def arrange(
-    items: Sequence[Item],
-    *,
-    top: int,
-    quotas: Mapping[str, int],
-    quick_links: int,
-    alike: AbstractSet[frozenset[str]] = frozenset(),
-) -> list[Item]:
+def arrange(items: Sequence[Item], *, top: int, quotas: Mapping[str, int], quick_links: int) -> list[Item]:
     """Top stories first, then by category within quotas, then the sections of the stories no
     news source reports (research, open source, community discussion), then quick links; each
     gets a ``section``.
@@ -266,8 +259,6 @@ def arrange(
     news report does: the crowd's attention is one of its features. A paper or a repository
     leads only when ``MANY_SOURCES`` sources report it; the others go to their kind's section, up to
     ``KIND_SECTION_SIZE`` each. A day of news and lab sources only is arranged as before kinds.
-    Two stories ``alike`` (pairs of story ids the story decision calls one event but kept apart)
-    never both lead: the next story takes the place, the other goes to its section.
     """
     ranked = sorted(items, key=lambda i: (not i.lead, -i.importance, i.story_id))
     homes = {id(i): kind_section(i) for i in ranked}
@@ -283,12 +274,7 @@ def arrange(
     out: list[Item] = []
     used: dict[str, int] = {}  # stories per category
     placed: dict[str, int] = {}  # stories per kind section
-    leaders: list[Item] = []
-    for item in (i for i in ranked if i.core and (i.lead or not i.promotion) and may_lead(i)):
-        if len(leaders) == top:
-            break
-        if not any(frozenset((item.story_id, i.story_id)) in alike for i in leaders):
-            leaders.append(item)
+    leaders = [i for i in ranked if i.core and (i.lead or not i.promotion) and may_lead(i)][:top]
     chosen = {id(i) for i in leaders}
     for item in leaders:
         out.append(placed_in(item, "top"))

@@ -168,15 +168,7 @@ def compose(ctx: RunContext, outcome: DedupOutcome, analyses: Sequence[dict], of
     items = [brief_item(ctx, a, outcome, decisions, rejected, translations) for a in analyses]
     record_model_text(ctx, rejected, translations)
     quotas = {c.name: c.quota for c in policy.categories}
-    briefed_as = {a["story"].story_id: a["story_id"] for a in analyses}
-    alike = {
-        frozenset((briefed_as[x], briefed_as[y]))
-        for x, y, _ in outcome.alike
-        if x in briefed_as and y in briefed_as
-    }
-    arranged = write.arrange(
-        items, top=policy.top_stories, quotas=quotas, quick_links=policy.quick_links, alike=alike
-    )
+    arranged = write.arrange(items, top=policy.top_stories, quotas=quotas, quick_links=policy.quick_links)
     return Brief(
         date=ctx.day.isoformat(),
         version=1,

@@ -29,8 +29,6 @@ class DedupOutcome:
     duplicates: int = 0
     news: int = 0
     borderline: list[tuple[str, str, float]] = field(default_factory=list)
-    # stories the pair model calls one event on their strongest pair, kept apart (``Clustering.alike``)
-    alike: list[tuple[str, str, float]] = field(default_factory=list)
     corrected_category: dict[str, str] = field(default_factory=dict)
     corrected_relevance: dict[str, str] = field(default_factory=dict)  # article -> what a person marked
     undated: list[str] = field(default_factory=list)  # today's articles without a publish time
@@ -208,7 +206,6 @@ def dedup_day(ctx: RunContext) -> DedupOutcome:
         duplicates=sum(e.event_type == "article.duplicate_detected" for e in events),
         news=len(news),
         borderline=clustering.borderline,
-        alike=clustering.alike,
         corrected_category=corrected,
         corrected_relevance=marked,
         undated=sorted(a for a in collected_today if items[a].published_at is None),

@@ -121,20 +121,3 @@ def test_a_thin_day_gives_a_shorter_brief_the_threshold_decides_not_a_count() ->
     out = arrange(thin, top=5, quotas={"models": 5}, quick_links=15)
     assert sections(out) == {"core": "top", "related": "category", "discussed": "community"}
     assert arrange([], top=5, quotas={"models": 5}, quick_links=15) == []
-
-
-def test_two_stories_alike_never_both_lead_and_the_next_story_takes_the_place() -> None:
-    items = [
-        story_item("sora", 0.9, kind_citation("ars")),
-        story_item("sora-again", 0.8, kind_citation("wired")),
-        story_item("other", 0.7, kind_citation("tc")),
-        story_item("third", 0.6, kind_citation("verge")),
-    ]
-    apart = arrange(items, top=2, quotas={"models": 5}, quick_links=5)
-    assert [i.story_id for i in apart if i.section == "top"] == ["sora", "sora-again"]
-    out = arrange(
-        items, top=2, quotas={"models": 5}, quick_links=5, alike={frozenset(("sora", "sora-again"))}
-    )
-    assert [i.story_id for i in out if i.section == "top"] == ["sora", "other"]
-    assert sections(out)["sora-again"] == "category"  # still in the brief, out of the top section
-    assert len(out) == len(items)

@@ -61,19 +61,6 @@ def test_a_pair_the_model_all_but_rules_out_keeps_its_groups_apart() -> None:
     assert sorted(sorted(g) for g in apart) == [[0, 1], [2]]
 
 
-def test_stories_kept_apart_though_their_strongest_pair_is_one_event_are_alike() -> None:
-    # the floor keeps 2 apart from {0, 1}; 2 and 0 are one event on their own: alike, not joined;
-    # 3 is like 2 too, but a forbidden pair across keeps 3 and {0, 1} from ever being alike
-    probs = np.array([[0, 0.95, 0.9, 0.1], [0.95, 0, 0.01, 0.1], [0.9, 0.01, 0, 0.2], [0.1, 0.1, 0.2, 0]])
-    forbidden = np.zeros((4, 4), dtype=bool)
-    forbidden[1, 3] = forbidden[3, 1] = True
-    joined, _ = pairs.average_linkage(probs, forbidden, 0.5, floor=pairs.FLOOR)
-    assert sorted(sorted(g) for g in joined) == [[0, 1], [2], [3]]
-    ids = ["s" + "".join(map(str, sorted(g))) for g in joined]
-    assert pairs.alike_stories(joined, probs, forbidden, 0.5, ids) == [("s01", "s2", 0.9)]
-    assert pairs.alike_stories(joined, probs, forbidden, 0.15, ids) == [("s01", "s2", 0.9), ("s2", "s3", 0.2)]
-
-
 def test_a_forbidden_pair_keeps_its_groups_apart() -> None:
     probs = np.array([[0, 0.9, 0.9], [0.9, 0, 0.9], [0.9, 0.9, 0]])
     forbidden = np.zeros((3, 3), dtype=bool)
