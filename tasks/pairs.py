@@ -70,7 +70,6 @@ FEATURES = (
     "paper",
     "first_party",
     "same_kind",
-    "cosine_two_languages",  # the multilingual cosine of an English text and one in another language
 )
 # a pair under this probability keeps its two groups apart, however strongly the rest of them link:
 # average linkage alone lets a group of sure pairs pull in an article the model all but rules out
@@ -284,7 +283,6 @@ def pair_features(
         float("papers" in kinds),
         float("lab" in kinds),
         float(a.kind == b.kind),
-        cosine * (dedup.is_non_english(a) != dedup.is_non_english(b)),
     ]
 
 
@@ -595,7 +593,6 @@ def feature_rows(
         x_own | y_own,
         *_time_columns(p, same_outlet),
         *_kind_columns(p),
-        cosine * np.not_equal(*p.both([dedup.is_non_english(i) for i in p.items])),
     ]
     return np.column_stack([np.asarray(c, dtype=float) for c in columns])
 
