@@ -757,8 +757,9 @@ def follow_up_probabilities(
     title names something (a product, a place, a version) the other article never mentions
     (``distinct_releases``): two events, as one company's lawsuit and its user count, or its two
     models. On the labelled days, of the 12,930 pairs published half a day or more apart whose titles
-    so differ, 2 are one story, both pairs the labels call uncertain (33 of the 35 pairs so far apart
-    that are one story name nothing the other leaves out)."""
+    so differ (versions compared as written), 2 are one story, both pairs the labels call uncertain
+    (33 of the 35 pairs so far apart that are one story name nothing the other leaves out); read as
+    releases (``141.0`` is ``141``), one of those two, Firefox 141's, no longer differs."""
     both = [*new, *earlier]
     index_pairs = [(h, len(new) + o) for h in range(len(new)) for o in range(len(earlier))]
     if not index_pairs:
