@@ -278,7 +278,7 @@ class PolicySettings(Section):
         "written by 'brief learn'; 'rules' keeps the unfitted keyword ranking of earlier versions",
     )
     story_model: ModelRef = Field(
-        default="rules",
+        default="builtin:stories",
         description="what decides which reports are one story: 'rules' (the cosine thresholds and hand "
         "rules), or a pair model, 'builtin:stories' (shipped, not yet the default: see its card) or a "
         "JSON file of one",
