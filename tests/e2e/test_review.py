@@ -141,7 +141,8 @@ def test_review_from_an_answers_file(tmp_path: Path, prefect_harness: None) -> N
     daily_brief(DAY, str(config))
     asked = {q["question_id"]: q for q in questions(config)}
     same = next(
-        (q for q in asked.values() if q["field"] == "same_story" and q["prompt"].count("Northwind") == 2), None
+        (q for q in asked.values() if q["field"] == "same_story" and q["prompt"].count("Northwind") == 2),
+        None,
     )
     assert same is not None, [q["prompt"] for q in asked.values()]
 
