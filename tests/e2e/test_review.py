@@ -32,7 +32,7 @@ def setup(tmp_path: Path) -> Path:
     config = tmp_path / "brief.toml"
     config.write_text(
         '[storage]\nroot = "store"\n'
-        "[policy]\nmin_category_confidence = 0.7\n"
+        "[policy]\nmin_category_confidence = 0.99\n"
         "max_questions = 3\nrelevance_margin = 0.0\n"
         '[[sources]]\nname = "labnotes"\nurl = "file://feeds/labnotes/{date}.xml"\non_topic = true\n'
         '[[sources]]\nname = "techwire"\nurl = "file://feeds/techwire/{date}.xml"\n'

@@ -28,9 +28,9 @@ def sample(tmp_path: Path) -> Path:
 def test_collect_then_browse_and_replay(sample: Path) -> None:
     first = brief("collect", "--config", str(sample), "--date", "2025-08-06")
     assert first.returncode == 0, first.stderr
-    assert "labnotes" in first.stdout and "10 new events" in first.stdout
+    assert "labnotes" in first.stdout and "11 new events" in first.stdout
     again = brief("collect", "--config", str(sample), "--date", "2025-08-06")
-    assert "0 new events, 10 already in the log" in again.stdout
+    assert "0 new events, 11 already in the log" in again.stdout
 
     lines = brief("events", "--config", str(sample), "--format", "jsonl").stdout.splitlines()
     events = [json.loads(line) for line in lines]
