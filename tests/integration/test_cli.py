@@ -34,7 +34,7 @@ def test_collect_then_browse_and_replay(sample: Path) -> None:
 
     lines = brief("events", "--config", str(sample), "--format", "jsonl").stdout.splitlines()
     events = [json.loads(line) for line in lines]
-    assert len(events) == 10
+    assert len(events) == 11
     assert set(events[0]) == {
         "event_id",
         "event_type",
@@ -85,7 +85,7 @@ def test_collect_then_browse_and_replay(sample: Path) -> None:
     assert re.search(r"^  started 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC, ", table.stdout, re.M), table.stdout
     assert max(len(line.rstrip()) for line in table.stdout.splitlines()) <= 80
     compacted = brief("compact", "--config", str(sample))
-    assert "2025-08-06: 2 files -> 1, 10 events" in compacted.stdout
+    assert "2025-08-06: 2 files -> 1, 11 events" in compacted.stdout
 
 
 def test_config_from_environment_variable(sample: Path) -> None:
