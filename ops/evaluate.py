@@ -87,7 +87,7 @@ def evaluate_policy(
     store = resources.store
     relevance_labels = _relevance_labels(labels)
     story_labels = story_learning.read_story_labels(labels) if labels is not None else {}
-    seen = story_learning.fitted_days(load_pair_model(policy.story_model))
+    seen = seen_days(settings, policy)
     marks = _marks(store, max(days)) if days else {}
     tally = Tally()
     resources = resources.for_settings(trial)
@@ -121,6 +121,21 @@ def evaluate_policy(
         tally.news += outcome.news
         tally.cited += len({c.article_id for i in document.items for c in i.citations})
     return _figures(tally)
+
+
+def seen_days(settings: Settings, policy: PolicySettings) -> frozenset[str]:
+    """The days the policy's models learnt from, which judge none of its same-story pairs: its
+    editorial model's (its training stories are those days' reports) and its pair model's, when that
+    decides the stories under the settings' embedding models (under others the rules decide, and
+    they learnt from no day)."""
+    from tasks.editorial import load_model
+    from tasks.pairs import fits
+
+    days = frozenset(load_model(policy.editorial_model).card.get("fitted_on", {}).get("days", []))
+    model = load_pair_model(policy.story_model)
+    if model is None or not fits(model, settings.embedding.model, settings.embedding.multilingual or None):
+        return days
+    return days | story_learning.fitted_days(model)
 
 
 def _count_links(tally: Tally, ctx: steps.RunContext, outcome: steps.DedupOutcome) -> None:

@@ -60,6 +60,30 @@ def check_config(loaded: Settings | ConfigError) -> tuple[Settings | None, Check
     return settings, Check("config", "ok", detail)
 
 
+def check_story_model(settings: Settings) -> list[Check]:
+    """A row when the policy's pair model does not decide the stories: it was fitted on the cosines of
+    other embedding models than the configured ones, so the rules decide (none otherwise)."""
+    from tasks.pairs import fits, load_pair_model
+
+    model = load_pair_model(settings.policy.story_model)
+    english, other = settings.embedding.model, settings.embedding.multilingual or None
+    if model is None or fits(model, english, other):
+        return []
+    named = model.card.get("embedding") or {}
+    fitted = " and ".join(v for v in (named.get("english"), named.get("multilingual")) if v)
+    configured = " and ".join(v for v in (english, other) if v)
+    return [
+        Check(
+            "story model",
+            "warn",
+            f"{settings.policy.story_model} was fitted on {fitted}, not {configured}: the rules decide "
+            "which reports are one story",
+            'set [embedding] to the models it names, story_model = "rules", or a pair model '
+            "'brief learn' fits under these",
+        )
+    ]
+
+
 def check_storage(settings: Settings) -> Check:
     """The store's root opens (on S3: the bucket exists and answers) and takes a probe file; how many
     days it holds."""
@@ -279,6 +303,7 @@ def check(
     settings, config_check = check_config(loaded)
     checks = [config_check]
     if settings is not None:
+        checks += check_story_model(settings)
         now = workspace.today(settings, clock)
         wanted = workspace.refuse_future(day or now, settings, "--date", clock)
         with stage("fetching every source once …"):

@@ -278,10 +278,10 @@ class PolicySettings(Section):
         "written by 'brief learn'; 'rules' keeps the unfitted keyword ranking of earlier versions",
     )
     story_model: ModelRef = Field(
-        default="rules",
-        description="what decides which reports are one story: 'rules' (the cosine thresholds and hand "
-        "rules), or a pair model, 'builtin:stories' (shipped, not yet the default: see its card) or a "
-        "JSON file of one",
+        default="builtin:stories",
+        description="what decides which reports are one story: a pair model, 'builtin:stories' (shipped: "
+        "see its card; it decides only under the embedding models it names, else the rules do) or a JSON "
+        "file of one, or 'rules' (the cosine thresholds and hand rules)",
     )
     relevance_margin: float = Field(
         default=0.15, ge=0, le=0.5, description="how close to a decision a story's relevance is asked about"

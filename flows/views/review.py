@@ -55,7 +55,9 @@ def show_answered(out: Console, recorded: Sequence[tuple[int, str]], day: date, 
 
 
 def show_still_open(out: Console, still: int, asks: str) -> None:
-    out.print(f"{counted(still, 'question')} still open; '{asks}' asks them", soft_wrap=True)
+    """How many questions are left and the command that asks them, wrapped at words (a path whole)."""
+    line = f"{counted(still, 'question')} still open; '{asks}' asks them"
+    out.print("\n".join(wrap(line, out.width, "", "  ", cut=False)), soft_wrap=True, markup=False)
 
 
 def print_settled(out: Console, outcome: Any, asked: set[str]) -> None:

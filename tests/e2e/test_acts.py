@@ -285,9 +285,9 @@ def test_same_story_and_two_stories_at_the_desk_append_what_the_service_appends(
     from ops import acts
 
     by_service, by_desk = pair()
-    pippin = [i for i in document(by_desk)["items"] if "Pippin" in i["title"]]
-    assert len(pippin) == 2
-    stories = [i["story_id"] for i in pippin]
+    northwind = [i for i in document(by_desk)["items"] if "Northwind" in i["title"]]
+    assert len(northwind) == 2
+    stories = [i["story_id"] for i in northwind]
     from ops.workspace import resources_of
 
     settings = load_settings(str(by_service))
@@ -299,8 +299,8 @@ def test_same_story_and_two_stories_at_the_desk_append_what_the_service_appends(
         lambda: acts.same_story(settings, resources, acts.Act(day, "bo"), stories),
         lambda: post(desk(by_desk), "/today/same", story=stories[0], other=stories[1]),
     )
-    [together] = [i for i in document(by_desk)["items"] if "Pippin" in i["title"]]
-    (own,) = [c["article_id"] for c in pippin[1]["citations"]]
+    [together] = [i for i in document(by_desk)["items"] if "Northwind" in i["title"]]
+    (own,) = [c["article_id"] for c in northwind[1]["citations"]]
     made = same_events(
         by_service,
         by_desk,

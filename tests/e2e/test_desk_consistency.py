@@ -460,14 +460,14 @@ def test_after_an_act_the_page_returns_to_the_item_its_panel_open_and_today_says
         head = re.search(rf'id="{story}".*?(<h3.*?</h3>)', page, re.S).group(1)
         assert ('class="tag lead"' in head) == (story in leads)
 
-    # "same story as" offers a few likely items, not every other one; the Pippin pair first
-    pippin = [i["story_id"] for i in items if "Pippin" in i["title"]]
+    # "same story as" offers a few likely items, not every other one; the Northwind pair first
+    northwind = [i["story_id"] for i in items if "Northwind" in i["title"]]
     for story in shown:
         form = re.search(rf'id="{story}".*?<form method="post" action="/today/same".*?</form>', page, re.S)
         options = re.findall(r'<option value="([^"]+)">', form.group(0))
         assert len(options) == min(5, len(items) - 1) and story not in options
-        if story in pippin:
-            assert options[0] == next(p for p in pippin if p != story)
+        if story in northwind:
+            assert options[0] == next(p for p in northwind if p != story)
 
     story = items[-1]["story_id"]
     done = desk.post(
@@ -489,7 +489,7 @@ def test_after_an_act_the_page_returns_to_the_item_its_panel_open_and_today_says
     assert re.search(rf'id="{story}"[^>]*>.*?<details class="actions" open>', back, re.S)
 
     # a story id typed instead of a candidate picked
-    first, second = pippin
+    first, second = northwind
     joined = desk.post(
         "/today/same",
         data={
@@ -540,7 +540,7 @@ def test_a_same_story_act_at_the_desk_settles_the_open_question_about_that_pair(
     desk = client(config, "ann")
     asked = desk.get(f"/questions?date={DAY}").text
     assert "Are these the same story?" in asked
-    first, second = [i["story_id"] for i in current(config)["items"] if "Pippin" in i["title"]]
+    first, second = [i["story_id"] for i in current(config)["items"] if "Northwind" in i["title"]]
     page = desk.get(f"/today?date={DAY}").text
     done = desk.post(
         "/today/same",
@@ -563,7 +563,7 @@ def test_a_two_stories_act_at_the_desk_answers_the_open_question_about_a_pair_it
     from ops.workspace import resources_of
     from tasks import steps
 
-    first, second = [i for i in current(config)["items"] if "Pippin" in i["title"]]
+    first, second = [i for i in current(config)["items"] if "Northwind" in i["title"]]
     (own,) = [c["article_id"] for c in second["citations"]]
     # the two joined by a link recorded without answering the question (as an older desk did)
     settings = load_settings(str(config))
@@ -572,7 +572,7 @@ def test_a_two_stories_act_at_the_desk_answers_the_open_question_about_a_pair_it
     steps.rebrief(ctx)
     desk = client(config, "ann")
     assert "Are these the same story?" in desk.get(f"/questions?date={DAY}").text
-    [together] = [i for i in current(config)["items"] if "Pippin" in i["title"]]
+    [together] = [i for i in current(config)["items"] if "Northwind" in i["title"]]
     page = desk.get(f"/today?date={DAY}").text
     done = desk.post(
         "/today/split",
@@ -601,7 +601,7 @@ def test_each_question_links_to_the_items_it_asks_about(config: Path) -> None:
         linked = re.findall(rf'href="/today\?date={DAY}&amp;open=([^"#]+)#\1"', fieldset)
         assert linked and set(linked) <= set(items), fieldset
         if "same story" in fieldset:
-            assert len(linked) == 2 and all("Pippin" in items[s] for s in linked)
+            assert len(linked) == 2 and all("Northwind" in items[s] for s in linked)
         else:
             assert len(linked) == 1 and html.escape(items[linked[0]], quote=False) in fieldset
 

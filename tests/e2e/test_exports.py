@@ -215,7 +215,8 @@ def test_evaluate_two_policies_prints_different_figures_and_records_both(
     outputs = []
     for threshold in ("0.50", "0.75"):
         policy = log["work"] / f"policy-{threshold}.toml"
-        policy.write_text(f"[policy]\nnear_duplicate_threshold = {threshold}\n")
+        # two thresholds of the rules (the pair model, the default, has none a policy sets)
+        policy.write_text(f'[policy]\nstory_model = "rules"\nnear_duplicate_threshold = {threshold}\n')
         done = brief_cli(
             "evaluate",
             "--config",

@@ -41,7 +41,7 @@ def test_a_failing_step_fails_the_run_with_an_explanation(tmp_path: Path, prefec
     text = artifact.data
     assert "**Step:** `dedup`" in text and "cannot be loaded offline" in text
     assert f"brief run --date 2025-08-06 --config {config}" in text
-    assert "| `article.collected` | 4 |" in text  # what it wrote before it stopped
+    assert "| `article.collected` | 5 |" in text  # what it wrote before it stopped
 
 
 def test_a_scheduled_run_without_a_date_that_fails_speaks_of_the_day_it_resolved(

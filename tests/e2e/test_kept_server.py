@@ -136,7 +136,7 @@ def test_ctrl_c_stops_the_run_recorded_and_a_rerun_publishes_on_the_kept_server(
     )
     work["rerun_s"] = time.monotonic() - started
     assert again.returncode == 0, again.stdout + again.stderr
-    assert f"Brief for {DAY} (v1, new version): 4 items" in again.stdout
+    assert f"Brief for {DAY} (v1, new version): 5 items" in again.stdout
     assert "kept for later commands" not in again.stderr  # it reused the server: nothing started
     assert recorded(work["home"]) == server  # the same server: same port, same watchdog pid
     states = flow_run_states(server.api_url)

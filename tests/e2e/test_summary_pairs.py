@@ -40,7 +40,7 @@ def test_a_corrected_summary_is_preferred_over_the_one_the_run_wrote(
     assert pairs == []
     assert "0 records" in done.stdout
     assert (
-        "no pair: none of the 4 summarize decisions of 2025-08-06 .. 2025-08-06 was corrected" in done.stdout
+        "no pair: none of the 5 summarize decisions of 2025-08-06 .. 2025-08-06 was corrected" in done.stdout
     )
     assert "brief correct STORY --summary TEXT" in done.stdout
 

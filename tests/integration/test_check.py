@@ -116,11 +116,25 @@ def test_the_sample_passes_in_one_table_of_80_columns(tmp_path: Path) -> None:
     table = rows(done)
     assert list(table) == ["config", "storage", "source labnotes", "source techwire"], table
     assert str(tmp_path / "var" / "sample-store") in table["storage"][1].split()[0], table  # whole
-    for source in ("labnotes", "techwire"):
+    for source, items in (("labnotes", 4), ("techwire", 5)):
         status, detail = table[f"source {source}"]
-        assert status == "ok" and detail.startswith("archive of 2025-08-06: 4 items, newest 2025-08-06")
+        assert status == "ok" and detail.startswith(
+            f"archive of 2025-08-06: {items} items, newest 2025-08-06"
+        )
     assert "all 4 checks passed" in done.stdout and done.stderr == ""
     assert not (tmp_path / "var").exists()  # nothing written: the store is not even created
+
+
+def test_a_pair_model_fitted_under_other_embedding_models_is_said_to_leave_the_stories_to_the_rules(
+    tmp_path: Path,
+) -> None:
+    done = check(sample(tmp_path, '[embedding]\nmodel = "paraphrase-MiniLM-L3-v2"\n'), "--date", "2025-08-06")
+    assert done.returncode == 0, done.stdout + done.stderr
+    status, detail = rows(done)["story model"]
+    assert status == "warn" and detail.startswith("builtin:stories was fitted on all-MiniLM-L6-v2"), detail
+    assert detail.endswith("the rules decide which reports are one story"), detail
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("warning: story model: builtin:stories was fitted on"), line
 
 
 def test_a_bad_feed_url_fails_and_says_how_to_fix_it(tmp_path: Path, feeds: str) -> None:

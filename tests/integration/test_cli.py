@@ -28,13 +28,13 @@ def sample(tmp_path: Path) -> Path:
 def test_collect_then_browse_and_replay(sample: Path) -> None:
     first = brief("collect", "--config", str(sample), "--date", "2025-08-06")
     assert first.returncode == 0, first.stderr
-    assert "labnotes" in first.stdout and "10 new events" in first.stdout
+    assert "labnotes" in first.stdout and "11 new events" in first.stdout
     again = brief("collect", "--config", str(sample), "--date", "2025-08-06")
-    assert "0 new events, 10 already in the log" in again.stdout
+    assert "0 new events, 11 already in the log" in again.stdout
 
     lines = brief("events", "--config", str(sample), "--format", "jsonl").stdout.splitlines()
     events = [json.loads(line) for line in lines]
-    assert len(events) == 10
+    assert len(events) == 11
     assert set(events[0]) == {
         "event_id",
         "event_type",
@@ -85,7 +85,7 @@ def test_collect_then_browse_and_replay(sample: Path) -> None:
     assert re.search(r"^  started 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC, ", table.stdout, re.M), table.stdout
     assert max(len(line.rstrip()) for line in table.stdout.splitlines()) <= 80
     compacted = brief("compact", "--config", str(sample))
-    assert "2025-08-06: 2 files -> 1, 10 events" in compacted.stdout
+    assert "2025-08-06: 2 files -> 1, 11 events" in compacted.stdout
 
 
 def test_config_from_environment_variable(sample: Path) -> None:

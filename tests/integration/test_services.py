@@ -48,9 +48,9 @@ def test_collect_browse_and_compact_through_the_services(sample: Path) -> None:
     assert plan.run_id.startswith("collect-2025-08-06-")
     got = list(collect_sources(plan))  # fetched at once, in the order of the sources
     assert [(g.source, g.failure) for g in got] == [("labnotes", None), ("techwire", None)]
-    assert sum(g.written for g in got) == 10 and sum(g.items for g in got) == 8
+    assert sum(g.written for g in got) == 11 and sum(g.items for g in got) == 9
     again = [collect_source(plan_collect(load_settings(sample), DAY), s) for s in plan.settings.sources]
-    assert sum(g.written for g in again) == 0 and sum(g.skipped for g in again) == 10
+    assert sum(g.written for g in again) == 0 and sum(g.skipped for g in again) == 11
 
     settings, store = open_store(str(sample))
     frame = browse.events(store, None, None, None)
@@ -58,7 +58,7 @@ def test_collect_browse_and_compact_through_the_services(sample: Path) -> None:
     assert [json.loads(line)["event_id"] for line in printed] == frame["event_id"].to_list()
     fetched = browse.events(store, DAY, ["feed.fetched"], None)
     assert fetched["event_type"].to_list() == ["feed.fetched", "feed.fetched"]
-    assert browse.events(store, None, None, plan.run_id[:12]).height == 10  # a run by its first characters
+    assert browse.events(store, None, None, plan.run_id[:12]).height == 11  # a run by its first characters
     assert browse.events(store, None, None, "nobody").height == 0
 
     with pytest.raises(InputError, match="no events for 2025-08-07"):

@@ -54,7 +54,9 @@ def test_relative_paths_are_the_config_folders_wherever_the_command_runs(
     assert settings.policy_file == str(folder / "policies" / "mine.toml")
     assert settings.output.templates == str(folder / "templates")
     assert settings.llm is not None and settings.llm.prompts == str(folder / "prompts")
-    assert settings.policy.editorial_model == "builtin:ai" and settings.policy.story_model == "rules"
+    assert (
+        settings.policy.editorial_model == "builtin:ai" and settings.policy.story_model == "builtin:stories"
+    )
 
 
 def test_absolute_home_and_url_roots_stay_as_written(tmp_path: Path) -> None:

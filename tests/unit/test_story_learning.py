@@ -66,3 +66,23 @@ def test_a_learnt_pair_model_names_the_embedding_models_it_decides_under() -> No
     assert fit is not None and fit.model.card["embedding"] == {"english": "hashing-384", "multilingual": None}
     assert pairs.fits(fit.model, "hashing-384", None)
     assert not pairs.fits(fit.model, "all-MiniLM-L6-v2", "use-multilingual-v3")  # the rules decide there
+
+
+def test_the_days_a_policy_saw_are_its_models_and_its_pair_model_counts_only_where_it_decides() -> None:
+    """``brief evaluate`` judges no same-story pair on a day the policy's models learnt from: the
+    editorial model's days and the pair model's, the latter only under the embedding models its
+    card names (under others the rules decide the stories)."""
+    from ops.evaluate import seen_days
+    from tasks.editorial import load_model
+    from tasks.settings import EmbeddingSettings, PolicySettings, Settings
+
+    editorial = set(load_model("builtin:ai").card["fitted_on"]["days"])
+    stories = set(pairs.load_pair_model("builtin:stories").card["fitted_on"]["days"])
+    assert stories - editorial  # the pair model learnt from story-only days too
+    settings = Settings.model_validate({"storage": {"root": "/tmp/unused"}, "sources": []})
+    both = PolicySettings(editorial_model="builtin:ai", story_model="builtin:stories")
+    assert seen_days(settings, both) == editorial | stories
+    assert seen_days(settings, both.model_copy(update={"story_model": "rules"})) == editorial
+    other = settings.model_copy(update={"embedding": EmbeddingSettings(model="paraphrase-MiniLM-L3-v2")})
+    assert seen_days(other, both) == editorial  # the rules decide there
+    assert seen_days(settings, PolicySettings(editorial_model="rules", story_model="rules")) == set()
