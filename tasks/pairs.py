@@ -382,14 +382,27 @@ def distinct_releases(ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
     return unmatched(ea, eb) and unmatched(eb, ea)
 
 
+def another_project(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
+    """A trending repository and a report that is not of its project (``always_together`` does not
+    hold): a repository is the story of its project alone. A digest's line is not held to it (it
+    may tell the project's news in words of its own). On the 16 labelled days every other report
+    that is one story with a repository is a page of its project that names it (3 of 3)."""
+    kinds = {a.kind, b.kind}
+    return (
+        "repos" in kinds and len(kinds) == 2 and "digest" not in kinds and not always_together(a, b, ea, eb)
+    )
+
+
 def never_together(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
     """The hard constraints: two stories of one digest entry are two stories, and so are two pages
-    of one organisation's own site under two titles (``first_party_pages``) and two titles naming one
-    product line at two versions (``two_versions``)."""
+    of one organisation's own site under two titles (``first_party_pages``), two titles naming one
+    product line at two versions (``two_versions``) and a repository and a report of another project
+    (``another_project``)."""
     return (
         (a.kind == "digest" and b.kind == "digest" and ea.entry == eb.entry)
         or first_party_pages(a, b, ea, eb)
         or two_versions(ea, eb)
+        or another_project(a, b, ea, eb)
     )
 
 
@@ -636,6 +649,10 @@ def probability_matrix(
             for y in group[k + 1 :]:
                 if never_together(items[x], items[y], found[x], found[y]):
                     forbidden[x, y] = forbidden[y, x] = True
+    for x in (x for x, i in enumerate(items) if i.kind == "repos"):
+        for y in range(n):
+            if another_project(items[x], items[y], found[x], found[y]):
+                forbidden[x, y] = forbidden[y, x] = True
     probs = np.zeros((n, n))
     if index_pairs:
         p = model.probabilities(feature_rows(items, sims, cross, index_pairs))

@@ -311,6 +311,33 @@ def test_a_trending_repository_joins_its_projects_page_whatever_the_model_says()
     assert not pairs.always_together(repo, other, dedup.evidence(repo), dedup.evidence(other))
 
 
+def test_a_trending_repository_is_never_one_story_with_a_report_of_another_project() -> None:
+    """A paper and a repository of two projects, however alike their texts: two stories, whatever the
+    model says; the page of the repository's own project still joins it."""
+    repo = replace(
+        item(
+            "r",
+            "github_trends_daily",
+            "acme / widgetlm",
+            "An open coding agent",
+            url="https://github.com/acme/widgetlm",
+        ),
+        kind="repos",
+    )
+    paper = replace(item("x", "huggingface_daily_papers", "Coder-Next: an open coding agent"), kind="papers")
+    page = replace(
+        item("p", "hackernews", "Widgetlm Studio", url="https://widgetlm.ai/docs/studio"), kind="community"
+    )
+    found = {i.article_id: dedup.evidence(i) for i in (repo, paper, page)}
+    assert pairs.another_project(repo, paper, found["r"], found["x"])
+    assert not pairs.another_project(repo, page, found["r"], found["p"])
+    news = [repo, paper, page]
+    vectors = HashingEmbedder().encode([i.text for i in news])
+    sure = replace(model(0.5), intercept=6.0)  # the model calls every pair one story
+    stories = sorted(sorted(s.members) for s in pairs.cluster(news, vectors, sure).stories)
+    assert stories == [["p", "r"], ["x"]]
+
+
 def test_a_pair_model_decides_only_under_the_embedding_models_it_was_fitted_on() -> None:
     named = replace(
         model(), card={"embedding": {"english": "all-MiniLM-L6-v2", "multilingual": "use-multilingual-v3"}}
