@@ -287,10 +287,12 @@ def card(model) -> str:
         f"{model.card['fitted_at']} with {model.card['library']}. Two articles are one story from probability "
         f"{model.threshold:.3f} on ({model.card['threshold_from']}); stories join by average linkage. Never "
         "joined, whatever the model says: two stories of one digest entry, two pages of one "
-        "organisation's own site under two titles (`first_party_pages` in `tasks/pairs.py`), and two titles "
-        "naming one product line at two versions (`two_versions`). Never a follow-up of an earlier story, "
-        "whatever the model says: a report whose title names what the earlier article never mentions, and "
-        "the earlier one's title what it never mentions (`dedup.distinct_names`).",
+        "organisation's own site under two titles (`first_party_pages` in `tasks/pairs.py`), two titles "
+        "naming one product line at two versions (`two_versions`), and a trending repository and a report "
+        "not of its project, a digest's line excepted (`another_project`). Never a follow-up of an earlier "
+        "story, whatever the model says: a report whose title names what the earlier article never "
+        "mentions, and the earlier one's title what it never mentions, versions read as releases "
+        "(`distinct_releases`).",
         "",
         f"Its cosines are those of `{model.card['embedding']['english']}` (every pair) and "
         f"`{model.card['embedding']['multilingual']}` (pairs with non-English text), the run's default "
