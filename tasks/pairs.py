@@ -731,8 +731,9 @@ def cluster(
     for x in range(len(heads)):
         for y in range(x + 1, len(heads)):
             said = dedup._said(groups[x], groups[y], items, must, cannot)
-            if said is True:
+            if said is True:  # a person's answer wins over the hard constraints too
                 probs[x, y] = probs[y, x] = 1.0
+                forbidden[x, y] = forbidden[y, x] = False
             elif said is False:
                 forbidden[x, y] = forbidden[y, x] = True
     joined, joins = average_linkage(probs, forbidden, model.threshold, FLOOR)

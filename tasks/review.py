@@ -67,7 +67,8 @@ def same_story_question(a_id: str, a_title: str, b_id: str, b_title: str, score:
         f"{first[0]}|{second[0]}",
         "same_story",
         f"{score:.2f}",
-        f"Are these the same story?\n  1) {first[1]}\n  2) {second[1]}",
+        f"Are these the same story?\n  A. {first[1]}\n  B. {second[1]}\n"
+        "yes: one story that cites both reports; no: two stories",
         ("no", "yes"),
         "no",
         60 + int(30 * score),  # the closer to the threshold, the sooner it is asked

@@ -55,9 +55,11 @@ def show_answered(out: Console, recorded: Sequence[tuple[int, str]], day: date, 
 
 
 def show_still_open(out: Console, still: int, asks: str) -> None:
-    """How many questions are left and the command that asks them, wrapped at words (a path whole)."""
-    line = f"{counted(still, 'question')} still open; '{asks}' asks them"
-    out.print("\n".join(wrap(line, out.width, "", "  ", cut=False)), soft_wrap=True, markup=False)
+    """How many questions are left, and on a line of its own the command that asks them (whole, to
+    be copied: a command wrapped in two could be pasted half)."""
+    out.print(
+        f"{counted(still, 'question')} still open; this asks them:\n  {asks}", soft_wrap=True, markup=False
+    )
 
 
 def print_settled(out: Console, outcome: Any, asked: set[str]) -> None:

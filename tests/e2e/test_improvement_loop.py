@@ -39,7 +39,7 @@ def test_marks_learnt_evaluated_on_unseen_adopted_used_and_rolled_back(
     done = brief("review", "--date", "2025-08-06", "--mark", f"{marked}=off-topic", "--config", str(config))
     assert done.returncode == 0, done.stderr
     asks = f"brief review --date 2025-08-06 --config {config}"
-    assert f" still open; '{asks}' asks them" in " ".join(done.stdout.split())  # not asked (wrapped)
+    assert f" still open; this asks them:\n  {asks}\n" in done.stdout  # not asked; the command on one line
     everything = json.loads((shared_data / "labels" / "relevance-2025-08-05..07.json").read_text())
     early = [lab for lab in everything if set(lab["snapshots"]) <= LEARN_DAYS]
     assert 20 <= len(early) < len(everything)

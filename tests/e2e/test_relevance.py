@@ -148,7 +148,7 @@ def test_a_relevance_question_at_the_margin_is_asked_and_its_answer_applies(
     assert done.returncode == 0 and "new version v2" in done.stdout, done.stderr
     # the others were not asked here: the command says how many are left for a plain review
     assert len(asked) > 1 and f"{len(asked) - 1} question" in done.stdout, done.stdout
-    assert "still open; 'brief review --date" in " ".join(done.stdout.split()), done.stdout
+    assert "still open; this asks them: brief review --date" in " ".join(done.stdout.split()), done.stdout
     v2 = json.loads((Path(store_of(config).base) / "briefs" / DAY / "v2.json").read_text())
     assert "City of Brightwater pilots AI triage in its emergency line" not in [
         i["title"] for i in v2["items"]

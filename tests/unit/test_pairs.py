@@ -336,6 +336,9 @@ def test_a_trending_repository_is_never_one_story_with_a_report_of_another_proje
     sure = replace(model(0.5), intercept=6.0)  # the model calls every pair one story
     stories = sorted(sorted(s.members) for s in pairs.cluster(news, vectors, sure).stories)
     assert stories == [["p", "r"], ["x"]]
+    # an editor who says the paper and the repository are one story is heard all the same
+    told = pairs.cluster(news, vectors, sure, must=frozenset({frozenset({"r", "x"})})).stories
+    assert sorted(sorted(s.members) for s in told) == [["p", "r", "x"]]
 
 
 def test_a_pair_model_decides_only_under_the_embedding_models_it_was_fitted_on() -> None:
