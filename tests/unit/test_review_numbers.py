@@ -91,3 +91,20 @@ def test_the_desk_s_questions_page_numbers_each_answer_as_brief_review_does() ->
         assert re.search(r'data-key="1"> 1\) (<b>core</b> \(default\)|core)</label>', fieldset)
         assert fieldset.count("(default)") == 1 and fieldset.count(" checked") == 1  # one radio an answer
     assert "1) <b>core</b> (default)" in fieldsets[0] and "3) <b>off-topic</b> (default)" in fieldsets[2]
+
+
+def test_a_same_story_question_letters_its_two_reports_so_that_a_number_is_always_an_answer() -> None:
+    """The two headlines are ``A.`` and ``B.``, not ``1)`` and ``2)`` just above the answers ``1) yes``
+    ``2) no``, and the question says what each answer does."""
+    from tasks import review
+
+    prompt = review.same_story_question(
+        "b", "Harbor backs Northwind", "a", "Northwind raises $120M", 0.25
+    ).prompt
+    assert prompt.splitlines() == [
+        "Are these the same story?",
+        "  A. Northwind raises $120M",
+        "  B. Harbor backs Northwind",
+        "yes: one story that cites both reports; no: two stories",
+    ]
+    assert not any(line.lstrip().startswith(("1)", "2)")) for line in prompt.splitlines())
