@@ -90,13 +90,14 @@ def wait_healthy(
     ``cancel`` is set (False); ``exited``: the error when ``process`` ends first (its exit code
     is added)."""
     deadline = time.monotonic() + timeout_s
+    stop = cancel or threading.Event()  # one never set: a plain pause between polls
     with health_client() as client:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise ServerError(exited.format(code=process.returncode))
             if healthy(client, api_url):
                 return True
-            if (cancel or threading.Event()).wait(every):
+            if stop.wait(every):
                 return False
     return False
 

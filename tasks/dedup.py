@@ -248,15 +248,20 @@ def organisation_conflict(a: Evidence, b: Evidence, without_case: bool) -> bool:
     return bool((a.title_orgs - b.text_orgs) or (b.title_orgs - a.text_orgs))
 
 
-def distinct_names(a: Evidence, b: Evidence) -> bool:
+def distinct_names(a: Evidence, b: Evidence, releases: bool = False) -> bool:
     """Each title names something (a product, a place, a version) the other article never mentions.
 
     One product line at two versions (``iOS 18.6``, ``iOS 26``) is two products; a company both
-    name is not evidence either way (organisations are not names here).
+    name is not evidence either way (organisations are not names here). With ``releases``, each
+    version is read as its release (``Firefox 141.0`` names ``Firefox 141``).
     """
 
     def unmatched(x: Evidence, y: Evidence) -> bool:
-        return any(n not in y.folded for n in x.names) or bool(x.versions - y.text_versions)
+        if any(n not in y.folded for n in x.names):
+            return True
+        if releases:
+            return bool(names.releases(x.versions) - names.releases(y.text_versions))
+        return bool(x.versions - y.text_versions)
 
     return unmatched(a, b) and unmatched(b, a)
 

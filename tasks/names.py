@@ -195,6 +195,19 @@ def _versions(text: str) -> list[tuple[str, str, tuple[int, int]]]:
     return out
 
 
+def release(version: str) -> str:
+    """A version as its release: ``141.0`` is ``141``, ``2.5.0`` is ``2.5``."""
+    parts = version.split(".")
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)
+
+
+def releases(found: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
+    """(product line, version) pairs with each version read as its release."""
+    return frozenset((line, release(version)) for line, version in found)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def versions(text: str) -> frozenset[tuple[str, str]]:
     """(product line, version) pairs a text names: ``Gemini 2.5`` is ('gemini', '2.5')."""

@@ -340,14 +340,6 @@ def always_together(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.
     return dedup.same_project(a, b, ea, eb)
 
 
-def _release(version: str) -> str:
-    """A version as its release: ``141.0`` is ``141``, ``2.5.0`` is ``2.5``."""
-    parts = version.split(".")
-    while len(parts) > 1 and parts[-1] == "0":
-        parts.pop()
-    return ".".join(parts)
-
-
 def two_versions(ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
     """Two titles name one product line at two versions (``RTX 5060``, ``RTX 50 Super``), and neither
     article names the other's: one product line at two versions is two products."""
@@ -355,7 +347,7 @@ def two_versions(ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
     def by_line(found: frozenset[tuple[str, str]]) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for line, version in found:
-            out.setdefault(line, set()).add(_release(version))
+            out.setdefault(line, set()).add(names.release(version))
         return out
 
     title_a, title_b = by_line(ea.versions), by_line(eb.versions)
@@ -366,20 +358,10 @@ def two_versions(ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
     )
 
 
-def _released(found: frozenset[tuple[str, str]]) -> set[tuple[str, str]]:
-    return {(line, _release(version)) for line, version in found}
-
-
 def distinct_releases(ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
     """``dedup.distinct_names`` with each version read as its release (``Firefox 141.0`` names
     ``Firefox 141``): each title names something the other article never mentions."""
-
-    def unmatched(x: dedup.Evidence, y: dedup.Evidence) -> bool:
-        return any(n not in y.folded for n in x.names) or bool(
-            _released(x.versions) - _released(y.text_versions)
-        )
-
-    return unmatched(ea, eb) and unmatched(eb, ea)
+    return dedup.distinct_names(ea, eb, releases=True)
 
 
 def another_project(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.Evidence) -> bool:
