@@ -17,6 +17,13 @@ against the labels. Pooled per mix: pair precision and recall with their counts 
 follow-ups across days (``same_as_previous_day``, 2025-08-06 and -07; a link the labels call doubtful,
 ``uncertain_previous_day``, apart). ``--write-model`` fits on
 every labelled day and writes the shipped artefact and its card.
+
+**Days nobody here has seen.** Every labelled day of ``labels/`` that is none of those (an
+``aiweb-``, ``tech-`` or ``stories-<day>.json`` of another day, its snapshots where the labelled
+days of its kind have theirs) is judged after the held-out blocks, in blocks of neighbouring days,
+by the pair model as shipped (``tasks/models/stories.pairs.json``, fitted on every labelled day
+here, at its threshold) beside the rules, in tables of their own. ``--unseen-only`` judges those
+days alone (nothing is fitted).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from ops.story_days import LabelledDay, load_day, with_vectors
 from tasks.dedup import DedupPolicy
 from tasks.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
 from tests.judgement import story_groups
-from tests.real_days import BLOCKS
+from tests.real_days import BLOCKS, unseen_blocks
 
 RULES = DedupPolicy()
 
@@ -55,6 +62,41 @@ def load(data: Path) -> dict[str, LabelledDay]:
     english, multilingual = SentenceTransformerEmbedder(), UniversalSentenceEncoder()
     days = [d for block in training_blocks().values() for d in block]
     return {d: with_vectors(load_day(data, d), english, multilingual) for d in days}
+
+
+def unseen(data: Path) -> list[str]:
+    """The tables of the labelled days nobody here has seen, judged by the shipped pair model."""
+    from tasks.pairs import load_pair_model
+
+    shipped = load_pair_model("builtin:stories")
+    assert shipped is not None
+    english, multilingual = SentenceTransformerEmbedder(), UniversalSentenceEncoder()
+    lines = ["## Days nobody here has seen", ""]
+    found = unseen_blocks(data / "labels")
+    if not found:
+        return [*lines, "No such day in `labels/`.", ""]
+    lines += [
+        "Labelled days that are none of the days above: no model, threshold or rule here was fitted or "
+        f"tuned on them. Judged by the shipped pair model (threshold {shipped.threshold:.3f}) beside the "
+        "rules, as the held-out blocks are.",
+        "",
+    ]
+    notes = []
+    for mix, blocks in found.items():
+        rows = []
+        for block in blocks:
+            days = {d: with_vectors(load_day(data, d), english, multilingual) for d in block}
+            notes += [f"- {d}: no snapshot of its feeds holds an item of its window; not judged"
+                      for d in block if not days[d].items]  # fmt: skip
+            block = tuple(d for d in block if days[d].items)
+            if not block:
+                continue
+            before, _ = judge_block(days, block, fitting.rule_stories(RULES), fitting.rule_link(RULES))
+            after, _ = judge_block(days, block, fitting.model_stories(shipped), fitting.model_link(shipped))
+            rows.append((block[0] if len(block) == 1 else f"{block[0]}..{block[-1][5:]}", before, after))
+        if rows:
+            lines += table(f"{mix}, days nobody here has seen", rows)
+    return [*lines, *notes, ""]
 
 
 def interval(successes: int, total: int) -> str:
@@ -340,11 +382,18 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", default=str(REPO.parents[0] / "shared" / "data"))
-    parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks" / "dedup_quality.md"))
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="write the tables here too (default: docs/benchmarks/dedup_quality.md, but for --unseen-only)",
+    )
     parser.add_argument(
         "--write-model", default=None, help="fit on every labelled day and write the artefact"
     )
     parser.add_argument("--changes", action="store_true", help="list the entries whose story mates changed")
+    parser.add_argument(
+        "--unseen-only", action="store_true", help="judge only the labelled days nobody here has seen"
+    )
     parser.add_argument(
         "--explain",
         action="store_true",
@@ -354,6 +403,12 @@ def main() -> None:
     data = Path(args.data)
     if not (data / "labels").is_dir():
         raise SystemExit(f"no labels under {data}; pass --data PATH to the shared data folder")
+    if args.unseen_only:
+        text = "\n".join(["# Story identity on days nobody here has seen", "", *unseen(data)])
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text)
+        return
     t0 = time.perf_counter()
     days = load(data)
     groups = training_blocks()
@@ -410,6 +465,7 @@ def main() -> None:
         lines += ["## Entries whose story mates changed (before → after, held-out folds)", "", *changes, ""]
     if args.explain:
         lines += ["## Wrong pairs of the held-out blocks (pair model)", "", *explained, ""]
+    lines += unseen(data)
     if args.write_model:
         model = fitting.fit_without(days, groups, note="fitted on every labelled day")
         vectors = {
@@ -425,8 +481,9 @@ def main() -> None:
         )
     text = "\n".join(lines)
     print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    out = Path(args.out or REPO / "docs" / "benchmarks" / "dedup_quality.md")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,14 @@ day, so not held out on the days it saw), ``--before``: another artefact (today'
 before a change), and the same protocol with the first eleven features only (before where the
 topic sits and the source kind were read). Pooled per mix with counts and a Wilson 95 % interval.
 ``--write-model`` fits on all 13 days and writes the artefact with its card.
+
+**Days nobody here has seen.** Every labelled day of ``labels/`` that is not one of those 13 (nor a
+story-only day), an ``aiweb-<day>.json`` with its feeds in ``aiweb/feeds`` or a ``tech-<day>.json``
+with its feeds in ``month/feeds``, is judged after the held-out blocks, in blocks of neighbouring
+days, by the policy as shipped: the editorial model and the pair model in ``tasks/models`` (fitted
+on every labelled day here), each day published by the real pipeline after the two days before it,
+scored the same way, in a table of its own. ``--unseen-only`` judges those days alone (nothing is
+fitted: a few minutes).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import os
 import pickle
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,13 +58,15 @@ from tests.judgement import (
     feed_set_of,
     feed_sets,
     fit_story_model_without,
+    missing_feeds,
     pooled,
     score_block,
     story_days,
     training_for,
+    unseen_feed_set,
     wilson,
 )
-from tests.real_days import BLOCKS
+from tests.real_days import BLOCKS, unseen_blocks
 
 NAMES = {"precision": "precision", "top_core": "top core", "recall": "recall", "headline": "headline lead"}
 
@@ -119,49 +130,14 @@ def pooled_cell(pair: tuple[int, int]) -> str:
     return f"**{a / b:.2f}** ({a}/{b}; {low:.2f}-{high:.2f})"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
-    parser.add_argument("--cache", default=os.environ.get("EDITORIAL_CACHE", "/tmp/editorial-bench"))
-    parser.add_argument(
-        "--before", default=None, help="another model artefact to score beside the shipped one"
-    )
-    parser.add_argument("--mix", action="append", choices=sorted(BLOCKS), help="only this mix (repeatable)")
-    parser.add_argument(
-        "--stories",
-        choices=("rules", "pairs"),
-        default=None,
-        help="the held-out days' story decision: the rules, or the pair model refitted without the block "
-        "(default: as the default policy decides)",
-    )
-    parser.add_argument("--out", default=None, help="write the tables here as well (markdown)")
-    parser.add_argument("--write-model", default=None, help="fit on all 13 days and write the artefact here")
-    args = parser.parse_args()
-    data = Path(args.data).resolve()
-    cache = Path(args.cache)
-    cache.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("BRIEF_EMBEDDINGS_SHARED", str(cache / "embeddings.sqlite"))
+def held_out(args, data: Path, cache: Path, t0: float):
+    """Each block of each mix left out in turn: its rows per variant, and each fold's threshold."""
     from ops import learn
     from tasks import editorial
 
-    t0 = time.perf_counter()
     everything = examples(data, cache)
     labels = learn.read_labels(data / "labels")
-    days = sorted({e.day for e in everything})
-    print(
-        f"{len(everything)} labelled stories of {len(days)} days ({time.perf_counter() - t0:.0f}s)",
-        file=sys.stderr,
-    )
-    if args.write_model:
-        out = fit_to(
-            everything,
-            Path(args.write_model).resolve(),
-            "fitted on every labelled story of " + ", ".join(d.isoformat() for d in days),
-            held_out_figures=True,
-        )
-        print(learn.card_text(editorial.load_model(str(out))))
-        return
-
+    print(f"{len(everything)} labelled stories ({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
     sets = feed_sets(data)
     work = cache / "folds"
     work.mkdir(parents=True, exist_ok=True)
@@ -201,62 +177,162 @@ def main() -> None:
                 f"{mix} {block[0]}: {len(train)} training stories ({time.perf_counter() - t0:.0f}s)",
                 file=sys.stderr,
             )
+    return results, thresholds
 
+
+UNSEEN_VARIANT = "as shipped"
+
+
+def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
+    """The labelled days nobody here has seen (``tests.real_days.unseen_blocks``), each block
+    published under the policy as shipped and scored; with a line for each day left out and why."""
+    results: dict[str, dict[tuple[str, ...], dict[str, dict]]] = {}
+    notes: list[str] = []
+    for mix, blocks in unseen_blocks(data / "labels").items():
+        if mix not in BLOCKS:
+            notes.append(f"- {', '.join(d for b in blocks for d in b)}: same-story labels only (`stories-*.json`): "
+                         "judged by `bench/dedup_quality.py`, not here")  # fmt: skip
+            continue
+        if args.mix and mix not in args.mix:
+            continue
+        feeds = unseen_feed_set(data, mix, blocks)
+        kept = []
+        for block in blocks:
+            where = [(d, missing_feeds(feeds, date.fromisoformat(d))) for d in block]
+            notes += [f"- {d}: no snapshots at {w}; not judged" for d, w in where if w]
+            if all(w is None for _, w in where):
+                kept.append(block)
+        if not kept:
+            continue
+        key = hashlib.blake2b(repr(kept).encode(), digest_size=4).hexdigest()
+        base = collect_base(cache / f"base-unseen-{mix}-{key}", feeds, kept)
+        results[mix] = {}
+        for block in kept:
+            briefs = brief_block(base, cache / "unseen-store", feeds, block, "builtin:ai")
+            results[mix][block] = {UNSEEN_VARIANT: score_block(data, feeds, block, briefs)}
+            print(f"{mix} {block[0]} (unseen) ({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
+    return results, notes
+
+
+def block_name(block: tuple[str, ...]) -> str:
+    return f"{block[0]}{'..' + block[-1][5:] if len(block) > 1 else ''}"
+
+
+def mix_table(per_block: dict, thresholds: dict, headline_variant: str) -> list[str]:
+    """One mix's table: a row per block and variant, then pooled, then each day's misses."""
     lines = [
-        "# Editorial judgement on days it never saw (bench/editorial.py)",
-        "",
-        "Each block of neighbouring labelled days left out in turn: fitted on the other labelled days of both "
-        "mixes without any story that shares a labelled item or story with the block, the on-topic threshold "
-        "chosen over the training blocks, the block's days published by the real pipeline after the two days "
-        "before them (grouped into stories by the default story decision; a pair model is refitted without the "
-        "block) and scored "
-        "against each day's own labels file. Cells: share (hits/total); pooled: share "
-        "(hits/total; Wilson 95 % interval). 'shipped' is the model in `tasks/models` (fitted on every "
-        "labelled day: on the days it saw, not a held-out figure); 'before', when given, another artefact; "
-        "'first 11 features' the same protocol with the features of the models before where the topic "
-        "sits and the source kind were read.",
-        "",
+        "| block | variant | threshold | precision | top core | recall | headline lead | items |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for mix, per_block in results.items():
-        lines += [
-            f"## {mix}",
-            "",
-            "| block | variant | threshold | precision | top core | recall | headline lead | items |",
-        ]
-        lines.append("|---|---|---|---|---|---|---|---|")
-        for block, rows in per_block.items():
-            for name, per_day in rows.items():
-                total = pooled(per_day.values())
-                items = sum(r["items"] for r in per_day.values())
-                t = thresholds.get((name, block))
-                lines.append(
-                    f"| {block[0]}{'..' + block[-1][5:] if len(block) > 1 else ''} | {name} | "
-                    f"{f'{t:.2f}' if t is not None else ''} | "
-                    + " | ".join(cell(total[k]) for k in METRICS)
-                    + f" | {items} |"
-                )
-        names = list(next(iter(per_block.values())))
-        for name in names:
-            total = pooled(r for rows in per_block.values() for r in rows[name].values())
+    for block, rows in per_block.items():
+        for name, per_day in rows.items():
+            total = pooled(per_day.values())
+            items = sum(r["items"] for r in per_day.values())
+            t = thresholds.get((name, block))
             lines.append(
-                f"| **pooled** | {name} | | " + " | ".join(pooled_cell(total[k]) for k in METRICS) + " | |"
+                f"| {block_name(block)} | {name} | {f'{t:.2f}' if t is not None else ''} | "
+                + " | ".join(cell(total[k]) for k in METRICS)
+                + f" | {items} |"
             )
-        lines.append("")
-        for rows in per_block.values():
-            for day, row in rows["block left out"].items():
-                for what, key in (
-                    ("off-topic in the brief", "off_topic_in"),
-                    ("important core not cited", "missed"),
-                    ("headlines not in the top section", "missed_headlines"),
-                ):
-                    if row[key]:
-                        lines.append(f"- {day}, block left out, {what}: {'; '.join(row[key])}")
-        lines.append("")
-    lines.append(f"Measured in {time.perf_counter() - t0:.0f}s on 2 shared cores.")
+    for name in next(iter(per_block.values())):
+        total = pooled(r for rows in per_block.values() for r in rows[name].values())
+        lines.append(
+            f"| **pooled** | {name} | | " + " | ".join(pooled_cell(total[k]) for k in METRICS) + " | |"
+        )
+    lines.append("")
+    for rows in per_block.values():
+        for day, row in rows[headline_variant].items():
+            for what, key in (
+                ("off-topic in the brief", "off_topic_in"),
+                ("important core not cited", "missed"),
+                ("headlines not in the top section", "missed_headlines"),
+            ):
+                if row[key]:
+                    lines.append(f"- {day}, {headline_variant}, {what}: {'; '.join(row[key])}")
+    lines.append("")
+    return lines
+
+
+INTRO = (
+    "Each block of neighbouring labelled days left out in turn: fitted on the other labelled days of both "
+    "mixes without any story that shares a labelled item or story with the block, the on-topic threshold "
+    "chosen over the training blocks, the block's days published by the real pipeline after the two days "
+    "before them (grouped into stories by the default story decision; a pair model is refitted without the "
+    "block) and scored "
+    "against each day's own labels file. Cells: share (hits/total); pooled: share "
+    "(hits/total; Wilson 95 % interval). 'shipped' is the model in `tasks/models` (fitted on every "
+    "labelled day: on the days it saw, not a held-out figure); 'before', when given, another artefact; "
+    "'first 11 features' the same protocol with the features of the models before where the topic "
+    "sits and the source kind were read."
+)
+UNSEEN_INTRO = (
+    "Labelled days that are none of the 13 above nor a story-only day: no model, threshold or rule here "
+    "was fitted or tuned on them. Each block of neighbouring days is published by the real pipeline after "
+    "the two days before it, under the policy as shipped (the editorial model and the pair model of "
+    "`tasks/models`, fitted on every labelled day above, at their shipped thresholds), and scored as above."
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--cache", default=os.environ.get("EDITORIAL_CACHE", "/tmp/editorial-bench"))
+    parser.add_argument(
+        "--before", default=None, help="another model artefact to score beside the shipped one"
+    )
+    parser.add_argument("--mix", action="append", choices=sorted(BLOCKS), help="only this mix (repeatable)")
+    parser.add_argument(
+        "--stories",
+        choices=("rules", "pairs"),
+        default=None,
+        help="the held-out days' story decision: the rules, or the pair model refitted without the block "
+        "(default: as the default policy decides)",
+    )
+    parser.add_argument("--out", default=None, help="write the tables here as well (markdown)")
+    parser.add_argument("--write-model", default=None, help="fit on all 13 days and write the artefact here")
+    parser.add_argument(
+        "--unseen-only", action="store_true", help="judge only the labelled days nobody here has seen"
+    )
+    args = parser.parse_args()
+    data = Path(args.data).resolve()
+    if not (data / "labels").is_dir():
+        raise SystemExit(f"error: no labels folder under {data}; pass --data PATH to the shared data folder")
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("BRIEF_EMBEDDINGS_SHARED", str(cache / "embeddings.sqlite"))
+    t0 = time.perf_counter()
+    if args.write_model:
+        write_model(data, cache, Path(args.write_model).resolve())
+        return
+    lines = ["# Editorial judgement on days it never saw (bench/editorial.py)", ""]
+    if not args.unseen_only:
+        results, thresholds = held_out(args, data, cache, t0)
+        lines += [INTRO, ""]
+        for mix, per_block in results.items():
+            lines += [f"## {mix}", "", *mix_table(per_block, thresholds, "block left out")]
+    fresh, notes = unseen(args, data, cache, t0)
+    lines += ["## Days nobody here has seen", "", UNSEEN_INTRO, ""]
+    if not fresh:
+        lines += ["No such day in `labels/`.", ""]
+    for mix, per_block in fresh.items():
+        lines += [f"### {mix}", "", *mix_table(per_block, {}, UNSEEN_VARIANT)]
+    lines += [*notes, "", f"Measured in {time.perf_counter() - t0:.0f}s on 2 shared cores."]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
         Path(args.out).write_text(text)
+
+
+def write_model(data: Path, cache: Path, out: Path) -> None:
+    """Fit on every labelled story of the 13 days and write the artefact; print its card."""
+    from ops import learn
+    from tasks import editorial
+
+    everything = examples(data, cache)
+    days = sorted({e.day for e in everything})
+    fit_to(everything, out, "fitted on every labelled story of " + ", ".join(d.isoformat() for d in days),
+           held_out_figures=True)  # fmt: skip
+    print(learn.card_text(editorial.load_model(str(out))))
 
 
 if __name__ == "__main__":

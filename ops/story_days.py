@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -137,11 +137,25 @@ def as_item(p: ArticleCollectedV4, published: datetime | None) -> Item:
     )
 
 
+def feeds_folder(data: Path, sources: Iterable[str], day: str, usual: Path) -> Path:
+    """Where ``day``'s snapshots of ``sources`` are: ``usual`` when it holds one of them, else the
+    ``<data>/<folder>/feeds`` that holds the most (another month laid out beside the others)."""
+    names = list(sources)
+
+    def held(folder: Path) -> int:
+        return sum((folder / name / f"{day}.xml").is_file() for name in names)
+
+    if held(usual):
+        return usual
+    found = max([*sorted(data.glob("*/feeds")), data / "feeds"], key=held)
+    return found if held(found) else usual
+
+
 def load_day(data: Path, day: str) -> LabelledDay:
     labels = data / "labels"
-    mix = mix_of(day)
     if (labels / f"aiweb-{day}.json").is_file() or (labels / f"tech-{day}.json").is_file():
         aiweb = (labels / f"aiweb-{day}.json").is_file()
+        mix = "aiweb" if aiweb else "tech"  # the file's kind: a day no list here names too
         rows = json.loads((labels / f"{'aiweb' if aiweb else 'tech'}-{day}.json").read_text())
         by_link = {
             r["id"]: Entry(
@@ -153,9 +167,10 @@ def load_day(data: Path, day: str) -> LabelledDay:
             )
             for r in rows
         }
-        folder, sources = (
+        usual, sources = (
             (data / "aiweb" / "feeds", AIWEB_SOURCES) if aiweb else (data / "month" / "feeds", TECH_SOURCES)
         )
+        folder = feeds_folder(data, sources, day, usual)
         items, entry = [], {}
         for name, (kind, language) in sources.items():
             for item in _collected(folder, name, kind, language, day):
@@ -163,6 +178,7 @@ def load_day(data: Path, day: str) -> LabelledDay:
                 items.append(item)
                 entry[item.article_id] = by_link.get(link)
         return LabelledDay(day, mix, items, entry)
+    mix = mix_of(day)
     body = json.loads((labels / f"stories-{day}.json").read_text())
     story_of = {link: s["story"] for s in body["stories"] for link in s["items"]}
     items, entry = [], {}

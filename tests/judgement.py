@@ -103,6 +103,36 @@ def feed_sets(data: Path) -> list[FeedSet]:
     ]
 
 
+def unseen_feed_set(data: Path, mix: str, blocks: Iterable[Block]) -> FeedSet:
+    """The feeds of ``mix``'s days that nobody here has seen (``tests.real_days.unseen_blocks``),
+    configured as the labelled days of that mix are: the AI world's 14 feeds of ``aiweb/``, or the
+    four tech outlets of ``month/``."""
+    from ops.story_days import AIWEB_SOURCES, TECH_SOURCES, feeds_folder
+
+    days = tuple(d for b in blocks for d in _days(b))
+    [known] = [s for s in feed_sets(data) if s.name == ("aiweb" if mix == "aiweb" else "tech-july")]
+    usual = data / ("aiweb" if mix == "aiweb" else "month") / "feeds"
+    folder = feeds_folder(data, AIWEB_SOURCES if mix == "aiweb" else TECH_SOURCES, days[0].isoformat(), usual)
+    sources = tuple(
+        {**s, "url": s["url"].replace(usual.as_uri(), folder.as_uri()).replace(str(usual), str(folder))}
+        for s in known.sources
+    )
+    return FeedSet(f"unseen-{known.name}", mix, sources, days, known.labels, whole_file=True, warm_up=2)
+
+
+def missing_feeds(feeds: FeedSet, day: date) -> str | None:
+    """Where ``day``'s snapshots were looked for, when none of ``feeds``' sources has one."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    files = [
+        Path(url2pathname(urlparse(s["url"]).path.replace("{date}", day.isoformat()))) for s in feeds.sources
+    ]
+    if any(f.is_file() for f in files):
+        return None
+    return f"{files[0].parent.parent}/*/{day.isoformat()}.xml"
+
+
 def story_groups() -> dict[str, tuple[str, ...]]:
     """Every group of labelled days a pair model is fitted on (its threshold chosen leaving one
     out): the blocks of both mixes, and the story-only days of each year (the two 2021 days share
@@ -168,17 +198,17 @@ def settings_for(root: Path, feeds: FeedSet, model: str, stories: str | None = N
     )
 
 
-def collect_base(root: Path, feeds: FeedSet) -> Path:
-    """Every day a block of ``feeds`` briefs, collected into ``root`` (once: an existing store is kept)."""
+def collect_base(root: Path, feeds: FeedSet, blocks: Iterable[Block] | None = None) -> Path:
+    """Every day a block of ``feeds`` briefs (of ``blocks``, else of its mix's ``BLOCKS``),
+    collected into ``root`` (once: an existing store is kept)."""
     from tasks import steps
 
     done = root / "collected.json"
     if done.is_file():
         return root
     settings = settings_for(root, feeds, "rules")
-    days = sorted(
-        {d for b in BLOCKS[feeds.mix] if set(_days(b)) <= set(feeds.days) for d in feeds.briefed(_days(b))}
-    )
+    wanted = BLOCKS[feeds.mix] if blocks is None else blocks
+    days = sorted({d for b in wanted if set(_days(b)) <= set(feeds.days) for d in feeds.briefed(_days(b))})
     for day in days:
         ctx = steps.make_context(settings, day, f"judgement-collect-{day}")
         for source in feeds.sources:

@@ -112,3 +112,39 @@ BLOCKS = {"aiweb": AIWEB_BLOCKS, "tech": TECH_BLOCKS}
 STORY_ONLY_DAYS = ("2021-06-16", "2021-06-17", "2025-07-28")
 # the blocks the CI guard leaves out, one per mix (the ones with the most pairs)
 GUARD_BLOCKS = {"aiweb": AIWEB_BLOCKS[2], "tech": TECH_BLOCKS[3]}
+# every day a shipped model, a threshold or a rule was fitted or tuned on
+SEEN_DAYS = frozenset({d for blocks in BLOCKS.values() for b in blocks for d in b} | set(STORY_ONLY_DAYS))
+_LABELS_FILE = re.compile(r"(?P<kind>aiweb|tech|stories)-(?P<day>\d{4}-\d{2}-\d{2})\.json")
+UNSEEN_GAP = 2  # days this close share items (a brief's window is three days): one block
+
+
+def unseen_blocks(labels: Path) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The labelled days of ``labels`` that nobody here fitted or tuned on (not in ``SEEN_DAYS``),
+    per mix, in blocks of neighbouring days (at most ``UNSEEN_GAP`` apart).
+
+    A day's mix is its file's: ``aiweb-<day>.json`` the AI world's feeds, ``tech-<day>.json`` the
+    tech outlets of ``month/``; a day with ``stories-<day>.json`` only is ``stories`` (same-story
+    labels, no relevance: judged for pairs only).
+    """
+    from datetime import date
+
+    found: dict[str, str] = {}
+    for path in sorted(labels.glob("*.json")) if labels.is_dir() else ():
+        named = _LABELS_FILE.fullmatch(path.name)
+        if named is None or named["day"] in SEEN_DAYS:
+            continue
+        try:
+            date.fromisoformat(named["day"])
+        except ValueError:
+            continue
+        if named["kind"] != "stories" or named["day"] not in found:  # a relevance file names the mix
+            found[named["day"]] = named["kind"]
+    out: dict[str, list[list[str]]] = {}
+    for day in sorted(found):
+        blocks = out.setdefault(found[day], [])
+        near = blocks and (date.fromisoformat(day) - date.fromisoformat(blocks[-1][-1])).days <= UNSEEN_GAP
+        if near:
+            blocks[-1].append(day)
+        else:
+            blocks.append([day])
+    return {mix: tuple(tuple(b) for b in blocks) for mix, blocks in out.items()}

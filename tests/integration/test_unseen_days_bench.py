@@ -1,0 +1,130 @@
+"""The benches judge labelled days nobody here has seen as soon as their files are in ``labels/``.
+
+A data folder of our own making stands in for the shared one: a tech day, 2027-01-06, with its
+four outlets' snapshots in a month's folder of their own (``month-2027/feeds``, beside where the
+labelled tech days have theirs) and its labels in ``tech-2027-01-06.json``, and a labels file of a
+day with no snapshots. ``bench/editorial.py``'s and ``bench/dedup_quality.py``'s
+unseen parts find them, publish the day with the policy as shipped and score it against its
+labels: none of the 13 labelled days is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.real_days import SEEN_DAYS, unseen_blocks
+
+DAY = "2027-01-06"
+# (outlet, link slug, title, summary, hour, relevance, importance, story)
+ITEMS = [
+    ("techcrunch", "atlas-3", "Lumenai releases Atlas-3, an open-weight language model for coding",
+     "The AI lab Lumenai released Atlas-3, an open-weight large language model that tops coding "
+     "benchmarks; the weights are free to download.", 9, "core", 3, "s1"),
+    ("wired", "lumenai-atlas", "Lumenai's Atlas-3 open model is here, and it codes fast",
+     "Lumenai's new open-weight language model Atlas-3 writes code faster than the AI models before "
+     "it, the lab said on Wednesday.", 11, "core", 3, "s1"),
+    ("arstechnica", "corevolt-probe", "EU opens antitrust probe into AI chip maker Corevolt",
+     "European regulators are investigating how Corevolt prices the GPUs that AI labs train their "
+     "models on.", 10, "core", 2, "s2"),
+    ("techcrunch", "vacuums", "The best robot vacuums of 2027",
+     "We tested eleven robot vacuums on carpet, tiles and pet hair.", 8, "none", 0, "s3"),
+    ("wired", "lander", "NASA delays its lunar lander test to March",
+     "A valve problem pushes the uncrewed test flight back by two months.", 12, "none", 0, "s4"),
+    ("arstechnica", "laptop", "Review: a great laptop with a bad keyboard",
+     "The new ultrabook has a bright screen and long battery life, but its keys wobble.", 13,
+     "none", 0, "s5"),
+    ("tweakers", "android", "Nieuwe Android-update verbetert batterijduur van telefoons",
+     "De update van januari maakt telefoons zuiniger en lost een bug in de camera-app op.", 7,
+     "none", 0, "s6"),
+    ("techcrunch", "quillpay", "Quillpay raises $40M for invoicing software",
+     "The startup sells invoicing tools to small businesses.", 14, "none", 0, "s7"),
+]  # fmt: skip
+
+
+def rss(outlet: str, items: list[tuple]) -> str:
+    entries = "".join(
+        f"<item><title>{title}</title><link>https://{outlet}.example/{slug}</link>"
+        f"<description>{summary}</description>"
+        f"<pubDate>Wed, 06 Jan 2027 {hour:02d}:00:00 +0000</pubDate></item>"
+        for _, slug, title, summary, hour, *_ in items
+    )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
+        f"<title>{outlet}</title><link>https://{outlet}.example/</link>{entries}</channel></rss>"
+    )
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    for outlet in ("arstechnica", "techcrunch", "tweakers", "wired"):
+        mine = [i for i in ITEMS if i[0] == outlet]
+        (folder / "month-2027" / "feeds" / outlet).mkdir(parents=True)
+        (folder / "month-2027" / "feeds" / outlet / f"{DAY}.xml").write_text(rss(outlet, mine))
+    labels = folder / "labels"
+    labels.mkdir()
+    rows = [
+        {"id": f"https://{o}.example/{slug}", "source": o, "title": t, "published": f"{DAY}T{h:02d}:00:00Z",
+         "snapshots": [DAY], "relevance": rel, "importance": imp, "story": story, "digest": False,
+         "covers": [], "why": "test"}
+        for o, slug, t, _, h, rel, imp, story in ITEMS
+    ]  # fmt: skip
+    (labels / f"tech-{DAY}.json").write_text(json.dumps(rows))
+    (labels / "tech-2027-02-01.json").write_text("[]")  # labelled, but its snapshots are not there
+    (labels / "tech-2025-07-09.json").write_text("[]")  # a day the models were fitted on: never unseen
+    return folder
+
+
+def bench(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_days_nobody_has_seen_are_found_in_blocks_and_the_seen_ones_never(data: Path) -> None:
+    assert "2025-07-09" in SEEN_DAYS
+    assert unseen_blocks(data / "labels") == {"tech": ((DAY,), ("2027-02-01",))}
+
+
+def test_the_editorial_bench_publishes_an_unseen_day_as_shipped_and_scores_it(
+    data: Path, tmp_path: Path, prefect_harness: None
+) -> None:
+    editorial = bench("editorial")
+    args = argparse.Namespace(mix=None)
+    found, notes = editorial.unseen(args, data, tmp_path / "cache", time.perf_counter())
+    where = data / "month-2027" / "feeds"
+    assert notes == [f"- 2027-02-01: no snapshots at {where}/*/2027-02-01.xml; not judged"]
+    [(block, rows)] = found["tech"].items()
+    assert block == (DAY,)
+    row = rows[editorial.UNSEEN_VARIANT][DAY]
+    # the day's three AI reports of importance >= 2 are what recall counts; its two importance-3
+    # reports (one launch) what the headline lead counts; the brief's items what precision counts
+    assert row["recall"][1] == 3 and row["headline"][1] == 2
+    assert row["precision"][1] == row["items"] >= 1
+    assert row["recall"][0] >= 2 and row["headline"][0] == 2, row
+    assert "The best robot vacuums of 2027" not in row["off_topic_in"], row
+    table = "\n".join(editorial.mix_table(found["tech"], {}, editorial.UNSEEN_VARIANT))
+    assert f"| {DAY} | as shipped |" in table and "| **pooled** | as shipped |" in table
+
+
+def test_the_pair_bench_judges_an_unseen_day_with_the_shipped_model(data: Path) -> None:
+    lines = "\n".join(bench("dedup_quality").unseen(data))
+    assert "### tech, days nobody here has seen" in lines
+    # the launch's two English reports are one labelled pair; whatever is joined is counted
+    [row] = [line for line in lines.splitlines() if line.startswith(f"| {DAY} |")]
+    after = row.split(" | ")[2]
+    right, missed = (
+        int(after.split("(")[1].split(" right")[0]),
+        int(after.split(", ")[-1].split(" missed")[0]),
+    )
+    assert right + missed == 1, row
+    assert "- 2027-02-01: no snapshot of its feeds holds an item of its window; not judged" in lines
