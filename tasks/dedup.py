@@ -266,17 +266,27 @@ def distinct_names(a: Evidence, b: Evidence, releases: bool = False) -> bool:
     return unmatched(a, b) and unmatched(b, a)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _path(url: str) -> str:
+    """A link's path, lower case, without its outer slashes."""
+    return urlsplit(url).path.lower().strip("/")
+
+
+_fold = functools.lru_cache(maxsize=1 << 16)(names.fold)  # titles and names compared pair after pair
+
+
 def same_project(a: Item, b: Item, ea: Evidence, eb: Evidence) -> bool:
     """A trending repository and a page on the project's own site (or in the repository) naming it."""
     for other, er, eo in ((b, ea, eb), (a, eb, ea)):
         if er.project is None or other.kind == "repos":
             continue
         owner, name = er.project
-        path = urlsplit(other.url or other.canonical_url).path.lower().strip("/")
-        if eo.site == "github" and (path == f"{owner}/{name}" or path.startswith(f"{owner}/{name}/")):
-            return True
-        key = names.fold(name)
-        if len(key) >= 4 and eo.site in {key, names.fold(owner)} and key in names.fold(other.title):
+        if eo.site == "github":
+            path = _path(other.url or other.canonical_url)
+            if path == f"{owner}/{name}" or path.startswith(f"{owner}/{name}/"):
+                return True
+        key = _fold(name)
+        if len(key) >= 4 and eo.site in {key, _fold(owner)} and key in _fold(other.title):
             return True
     return False
 
@@ -305,8 +315,8 @@ def unnamed_repository(a: Item, b: Item, ea: Evidence, eb: Evidence) -> bool:
     for other, er in ((b, ea), (a, eb)):
         if er.project is None:
             continue
-        key = names.fold(er.project[1])
-        if len(key) < 4 or key not in names.fold(other.title):
+        key = _fold(er.project[1])
+        if len(key) < 4 or key not in _fold(other.title):
             return True
     return False
 

@@ -388,15 +388,20 @@ def never_together(a: dedup.Item, b: dedup.Item, ea: dedup.Evidence, eb: dedup.E
     )
 
 
-def rare_words(items: Sequence[dedup.Item]) -> tuple[np.ndarray, np.ndarray]:
+def rare_words(
+    items: Sequence[dedup.Item], rows: np.ndarray | None = None, columns: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Cosines between the items of their titles' words and of their texts' words, each word weighted
-    by its inverse document frequency among ``items`` (a name few of them use weighs most)."""
+    by its inverse document frequency among ``items`` (a name few of them use weighs most): of the
+    items ``rows`` with the items ``columns`` (indices), every item with every other by default."""
     titles = [title_words(i.title) for i in items]
     texts = [t | title_words(i.summary[:300]) for t, i in zip(titles, items, strict=True)]
-    return _idf_cosines(titles), _idf_cosines(texts)
+    return _idf_cosines(titles, rows, columns), _idf_cosines(texts, rows, columns)
 
 
-def _idf_cosines(bags: list[frozenset[str]]) -> np.ndarray:
+def _idf_cosines(
+    bags: list[frozenset[str]], rows: np.ndarray | None = None, columns: np.ndarray | None = None
+) -> np.ndarray:
     vocabulary: dict[str, int] = {}
     for bag in bags:
         for word in bag:
@@ -407,7 +412,9 @@ def _idf_cosines(bags: list[frozenset[str]]) -> np.ndarray:
     df = matrix.sum(axis=0)
     matrix *= np.log((len(bags) + 1) / (df + 1)) + 1.0
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    return matrix @ matrix.T
+    if rows is None or columns is None:
+        return matrix @ matrix.T
+    return matrix[rows] @ matrix[columns].T
 
 
 def series_words(items: Sequence[dedup.Item]) -> list[frozenset[str]]:
@@ -434,28 +441,50 @@ def _codes(values: Sequence[str]) -> np.ndarray:
 
 
 def _shared(xs: Sequence[frozenset], ys: Sequence[frozenset] | None = None) -> np.ndarray:
-    """How many members each x has in common with each y (0/1 matrices, multiplied)."""
+    """How many members each x has in common with each y: for each member of x, one more for every y
+    that holds it (most members are in few bags, so this counts far less than a product of 0/1
+    matrices would)."""
     ys = xs if ys is None else ys
-    vocabulary: dict = {}
-    for bag in (*xs, *ys):
-        for member in bag:
-            vocabulary.setdefault(member, len(vocabulary))
-    a, b = np.zeros((len(xs), len(vocabulary) or 1)), np.zeros((len(ys), len(vocabulary) or 1))
-    for row, bag in enumerate(xs):
-        a[row, [vocabulary[m] for m in bag]] = 1.0
+    holders: dict = {}
     for row, bag in enumerate(ys):
-        b[row, [vocabulary[m] for m in bag]] = 1.0
-    return a @ b.T
+        for member in bag:
+            holders.setdefault(member, []).append(row)
+    rows = {member: np.array(found) for member, found in holders.items()}
+    out = np.zeros((len(xs), len(ys)))
+    for row, bag in enumerate(xs):
+        for member in bag:
+            if member in rows:
+                out[row, rows[member]] += 1.0
+    return out
 
 
 @dataclass(frozen=True)
 class _Pairs:
-    """The pairs whose features are computed: ``left[k]`` and ``right[k]`` index the k-th pair's items."""
+    """The pairs whose features are computed: ``left[k]`` and ``right[k]`` index the k-th pair's items.
+
+    When no item is on both sides (a day's new articles against the earlier ones), what two
+    articles share is counted for the ``rows`` (every left item) against the ``columns`` (every
+    right item) only; else (``rows`` None) every item against every item."""
 
     items: Sequence[dedup.Item]
     found: list[dedup.Evidence]
     left: np.ndarray
     right: np.ndarray
+    rows: np.ndarray | None = None
+    columns: np.ndarray | None = None
+
+    @property
+    def at(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each pair's row and column in a rows-by-columns matrix."""
+        if self.rows is None or self.columns is None:
+            return self.left, self.right
+        return np.searchsorted(self.rows, self.left), np.searchsorted(self.columns, self.right)
+
+    def sides(self, values: Sequence) -> tuple[list, list]:
+        """``values`` (one per item) of the rows and of the columns."""
+        if self.rows is None or self.columns is None:
+            return list(values), list(values)
+        return [values[int(i)] for i in self.rows], [values[int(j)] for j in self.columns]
 
     def both(self, values: Sequence[bool] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         flags = np.asarray(values, dtype=bool)
@@ -481,25 +510,40 @@ def _cosine_columns(
 def _title_overlap(p: _Pairs) -> np.ndarray:
     """Jaccard of the titles' words."""
     words = [title_words(i.title) for i in p.items]
-    common = _shared(words)[p.left, p.right]
+    row, column = p.at
+    common = _shared(*p.sides(words))[row, column]
     sizes = np.array([len(w) for w in words], dtype=float)
     union = sizes[p.left] + sizes[p.right] - common
     return np.divide(common, union, out=np.zeros(len(p.left)), where=union > 0)
 
 
+def _unmatched_matrix(
+    xs: Sequence[dedup.Evidence], ys: Sequence[dedup.Evidence]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(how many of x's title versions y's text names, how many of x's title names and versions y's
+    text never mentions) for each x and y."""
+    in_text = _shared([e.versions for e in xs], [e.text_versions for e in ys])
+    unmatched = np.array([[len(e.versions)] * len(ys) for e in xs], dtype=float) - in_text
+    missing: dict[str, np.ndarray] = {}  # a name -> the articles that never mention it (names recur)
+    for x, e in enumerate(xs):
+        for name in e.names:
+            if name not in missing:
+                missing[name] = np.array([name not in f.folded for f in ys], dtype=float)
+            unmatched[x] += missing[name]
+    return in_text, unmatched
+
+
 def _name_columns(p: _Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(shared names, shared versions, distinct names, unmatched names) per pair."""
-    found, left, right = p.found, p.left, p.right
-    names_shared = _shared([e.names for e in found])[left, right]
-    versions_in_text = _shared([e.versions for e in found], [e.text_versions for e in found])
-    versions_shared = versions_in_text[left, right] + versions_in_text[right, left]
-    # x's title names and versions y's text never mentions
-    unmatched = np.array([[len(e.versions)] * len(found) for e in found], dtype=float) - versions_in_text
-    for x, e in enumerate(found):
-        for name in e.names:
-            unmatched[x] += [name not in f.folded for f in found]
-    distinct = (unmatched[left, right] > 0) & (unmatched[right, left] > 0)
-    fewest = np.minimum(np.minimum(unmatched[left, right], unmatched[right, left]), 3)
+    row, column = p.at
+    xs, ys = p.sides(p.found)
+    names_shared = _shared([e.names for e in xs], [e.names for e in ys])[row, column]
+    in_text, unmatched = _unmatched_matrix(xs, ys)
+    back_in_text, back_unmatched = (in_text, unmatched) if p.rows is None else _unmatched_matrix(ys, xs)
+    versions_shared = in_text[row, column] + back_in_text[column, row]
+    there, back = unmatched[row, column], back_unmatched[column, row]  # x's unmatched in y, y's in x
+    distinct = (there > 0) & (back > 0)
+    fewest = np.minimum(np.minimum(there, back), 3)
     return np.minimum(names_shared, 3), np.minimum(versions_shared, 2), distinct, fewest
 
 
@@ -572,40 +616,61 @@ def feature_rows(
 
     What ``pair_features`` gives pair by pair, computed for all the pairs at once: the sets the
     features compare become 0/1 matrices whose products count what two articles share."""
-    if not index_pairs:
-        return np.zeros((0, len(FEATURES)))
-    p = _Pairs(
+    return feature_rows_at(
         items,
-        [dedup.evidence(i) for i in items],
+        english,
+        multilingual,
         np.fromiter((x for x, _ in index_pairs), dtype=int, count=len(index_pairs)),
         np.fromiter((y for _, y in index_pairs), dtype=int, count=len(index_pairs)),
     )
-    left, right = p.left, p.right
-    titles, texts = rare_words(items)
+
+
+def feature_rows_at(
+    items: Sequence[dedup.Item],
+    english: np.ndarray,
+    multilingual: np.ndarray | None,
+    left: np.ndarray,
+    right: np.ndarray,
+) -> np.ndarray:
+    """``feature_rows`` of the pairs ``(left[k], right[k])``."""
+    if not len(left):
+        return np.zeros((0, len(FEATURES)))
+    rows, columns = np.unique(left), np.unique(right)
+    apart = not np.intersect1d(rows, columns).size  # no item on both sides: count rows by columns
+    p = _Pairs(
+        items,
+        [dedup.evidence(i) for i in items],
+        left,
+        right,
+        rows if apart else None,
+        columns if apart else None,
+    )
+    titles, texts = rare_words(items, p.rows, p.columns)
+    at_row, at_column = p.at
     cosine, cosine_english, non_english = _cosine_columns(p, english, multilingual)
     same_outlet = p.equal([e.outlet for e in p.found])
     x_own, y_own = p.both([e.own_story for e in p.found])
-    columns = [
+    features = [
         cosine,
         cosine_english,
         cosine * cosine,
         non_english,
         cosine * non_english,
         _title_overlap(p),
-        titles[left, right],
-        texts[left, right],
+        titles[at_row, at_column],
+        texts[at_row, at_column],
         *_name_columns(p),
         _organisation_conflict(p, non_english),
         *_page_columns(p),
         same_outlet,
         cosine * same_outlet,
-        titles[left, right] * same_outlet,
-        np.minimum(_shared(series_words(items))[left, right], 2),
+        titles[at_row, at_column] * same_outlet,
+        np.minimum(_shared(*p.sides(series_words(items)))[at_row, at_column], 2),
         x_own | y_own,
         *_time_columns(p, same_outlet),
         *_kind_columns(p),
     ]
-    return np.column_stack([np.asarray(c, dtype=float) for c in columns])
+    return np.column_stack([np.asarray(c, dtype=float) for c in features])
 
 
 def probability_matrix(
@@ -761,20 +826,42 @@ def follow_up_probabilities(
     (33 of the 35 pairs so far apart that are one story name nothing the other leaves out); read as
     releases (``141.0`` is ``141``), one of those two, Firefox 141's, no longer differs."""
     both = [*new, *earlier]
-    index_pairs = [(h, len(new) + o) for h in range(len(new)) for o in range(len(earlier))]
-    if not index_pairs:
+    if not new or not earlier:
         return np.zeros((len(new), len(earlier)))
+    left = np.repeat(np.arange(len(new)), len(earlier))  # every new article with every earlier one
+    right = np.tile(np.arange(len(new), len(both)), len(new))
     sims = english @ english.T
     cross = None if multilingual is None else multilingual @ multilingual.T
-    rows = feature_rows(both, sims, cross, index_pairs)
+    rows = feature_rows_at(both, sims, cross, left, right)
     out = model.probabilities(rows).reshape(len(new), len(earlier))
     found = [dedup.evidence(i) for i in both]
-    for h, o in index_pairs:
-        if (found[h].project is not None or found[o].project is not None) and always_together(
-            both[h], both[o], found[h], found[o]
-        ):
+    projects = [k for k, e in enumerate(found) if e.project is not None]
+    for h, o in {(h, o) for k in projects for h, o in _pairs_with(k, len(new), len(both))}:
+        if always_together(both[h], both[o], found[h], found[o]):
             out[h, o - len(new)] = 1.0
-    for h, o in index_pairs:  # two events: each title names what the other article never mentions
-        if distinct_releases(found[h], found[o]):
-            out[h, o - len(new)] = 0.0
+    # two events: each title names what the other article never mentions
+    out[distinct_release_matrix(found[: len(new)], found[len(new) :])] = 0.0
     return out
+
+
+def _pairs_with(k: int, new: int, both: int) -> list[tuple[int, int]]:
+    """The (new, earlier) index pairs that hold article ``k`` (of ``new`` new articles, then earlier ones)."""
+    return [(k, o) for o in range(new, both)] if k < new else [(h, k) for h in range(new)]
+
+
+def distinct_release_matrix(xs: Sequence[dedup.Evidence], ys: Sequence[dedup.Evidence]) -> np.ndarray:
+    """``distinct_releases`` of every x with every y, at once (names recur: each is looked for once)."""
+
+    def unmatched(a: Sequence[dedup.Evidence], b: Sequence[dedup.Evidence]) -> np.ndarray:
+        out = np.zeros((len(a), len(b)), dtype=bool)
+        missing: dict[str, np.ndarray] = {}
+        for x, e in enumerate(a):
+            for name in e.names:
+                if name not in missing:
+                    missing[name] = np.array([name not in f.folded for f in b], dtype=bool)
+                out[x] |= missing[name]
+        told = [names.releases(e.versions) for e in a]
+        shared = _shared(told, [names.releases(f.text_versions) for f in b])
+        return out | (np.array([len(t) for t in told], dtype=float)[:, None] > shared)
+
+    return unmatched(xs, ys) & unmatched(ys, xs).T

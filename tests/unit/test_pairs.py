@@ -151,6 +151,12 @@ def test_the_features_of_all_pairs_at_once_are_those_of_each_pair() -> None:
             (float(titles[x, y]), float(texts[x, y])), len(series[x] & series[y]),
         )  # fmt: skip
         assert np.allclose(row, one), (x, y)
+    # a day's new articles against earlier ones (no article on both sides): counted rows by columns
+    apart = [(x, y) for x in (0, 2, 4) for y in (1, 3, 5)]
+    by_block = pairs.feature_rows(items, cosines, cosines * 0.9, apart)
+    assert np.array_equal(by_block, pairs.feature_rows(items, cosines, cosines * 0.9, index_pairs)[
+        [index_pairs.index(pair) for pair in apart]
+    ])  # fmt: skip
 
 
 def test_an_outlets_recurring_words_mark_two_of_its_pages_as_a_series() -> None:
