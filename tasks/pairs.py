@@ -149,11 +149,14 @@ class PairModel:
         return replace(self, features=FEATURES, coef=tuple(weight.get(f, 0.0) for f in FEATURES))
 
 
-def _model_file(ref: str) -> Path | None:
+def pair_model_file(ref: str) -> Path | None:
+    """The file a policy's ``story_model`` names (None for ``rules``); ``builtin:<name>@<file>`` is
+    the shipped model as a policy adopted it, read from the store's copy (``ops.policy``)."""
     if ref == "rules":
         return None
     if ref.startswith("builtin:"):
-        return MODELS_DIR / f"{ref.removeprefix('builtin:')}.pairs.json"
+        name, _, kept = ref.removeprefix("builtin:").partition("@")
+        return Path(kept) if kept else MODELS_DIR / f"{name}.pairs.json"
     return Path(ref).expanduser()
 
 
@@ -169,7 +172,7 @@ def fits(model: PairModel, english: str, multilingual: str | None) -> bool:
 
 def load_pair_model(ref: str) -> PairModel | None:
     """The pair model a policy names: ``builtin:<name>``, a JSON file, or None for ``rules``."""
-    path = _model_file(ref)
+    path = pair_model_file(ref)
     if path is None:
         return None
     try:
@@ -187,7 +190,7 @@ def _load(path: str, mtime_ns: int) -> PairModel:
 
 
 def pair_model_digest(ref: str) -> str:
-    path = _model_file(ref)
+    path = pair_model_file(ref)
     if path is None:
         return "rules"
     try:

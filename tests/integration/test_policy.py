@@ -64,7 +64,7 @@ def test_adopt_records_the_policy_whole_and_show_history_diff_read_it_back(tmp_p
     stored = Path(store.base) / model["path"]
     assert stored.read_bytes() == (tmp_path / "c1" / "model.json").read_bytes()
     assert model["digest"] == digest_of(stored.read_bytes())
-    assert {a["kind"] for a in p["artefacts"]} == {"model", "vocabulary"}
+    assert {a["kind"] for a in p["artefacts"]} == {"model", "story_model", "vocabulary"}
     (tmp_path / "c1" / "model.json").write_text("not a model any more")
     restored = governing(settings, store)
     assert restored.record["origin"] == "adopted" and restored.record["adoption"] == event.event_id
@@ -393,3 +393,55 @@ def test_evaluate_compares_a_candidate_with_the_policy_in_force(tmp_path: Path) 
     [evaluated] = store.read(event_types=["policy.evaluated"])
     assert evaluated.payload["current_policy"] == adopted.payload["version"]
     assert f"current {adopted.payload['version']}" in done.stdout
+
+
+def _stories(store, run_id: str) -> set[tuple[str, frozenset[str]]]:
+    """The stories a run decided: what decided each (the pair model's digest) and its members."""
+    return {
+        (e.payload["decided_by"], frozenset(e.payload["members"]))
+        for e in store.read(event_types=["story.clustered"])
+        if e.run_id == run_id
+    }
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_an_adopted_policy_keeps_its_pair_model_when_the_shipped_one_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new release of the shipped pair model does not change the stories of an adopted policy: the
+    adoption keeps the model by digest, and a run of a day it decided reads the kept copy and gives
+    the same stories; the config's own policy, adopted by nobody, decides by the new release."""
+    from flows.daily import daily_brief
+    from tasks import pairs
+
+    shipped = tmp_path / "models"  # the shipped models, in a copy this test may change
+    shutil.copytree(REPO / "tasks" / "models", shipped)
+    monkeypatch.setattr(pairs, "MODELS_DIR", shipped)
+    config = sample(tmp_path)
+    settings = load_settings(str(config))
+    store = settings.storage.event_store()
+    done = brief(
+        "policy", "adopt", str(candidate(tmp_path / "c", top_stories=3)), "--reason", "r",
+        "--config", str(config),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [adopted] = store.read(event_types=["policy.adopted"])
+    [kept] = [a for a in adopted.payload["artefacts"] if a["kind"] == "story_model"]
+    release = shipped / "stories.pairs.json"
+    assert kept["name"] == "builtin:stories" and kept["digest"] == digest_of(release.read_bytes())
+    published = _stories(store, daily_brief(DAY, str(config)).run_id)
+    assert len(published) > 1, published  # the day has stories a model that joins every pair would merge
+
+    # a new release of the shipped model: every pair of reports is one story
+    model = json.loads(release.read_text())
+    release.write_text(json.dumps({**model, "intercept": 50.0}))
+    fresh = sample(tmp_path / "fresh")  # the same day, under the config's own policy
+    fresh_store = load_settings(str(fresh)).storage.event_store()
+    released = _stories(fresh_store, daily_brief(DAY, str(fresh)).run_id)
+    assert {m for _, m in released} != {m for _, m in published}, released
+    again = daily_brief(DAY, str(config))
+    assert _stories(store, again.run_id) == published
+    started = [e for e in store.read(event_types=["run.started"]) if e.run_id == again.run_id]
+    assert started[0].payload["policy"]["version"] == adopted.payload["version"]
+    shown = brief("policy", "show", "--all", "--config", str(config))
+    assert f'story_model = "{kept["digest"][:12]}"' in shown.stdout, shown.stdout
