@@ -62,24 +62,33 @@ def check_config(loaded: Settings | ConfigError) -> tuple[Settings | None, Check
 
 def check_story_model(settings: Settings) -> list[Check]:
     """A row when the policy's pair model does not decide the stories: it was fitted on the cosines of
-    other embedding models than the configured ones, so the rules decide (none otherwise)."""
+    other embedding models than the configured ones, so the rules decide (none otherwise). It names
+    the ``[embedding]`` setting that differs and the value the model needs, in one short line."""
+    from pathlib import Path
+
     from tasks.pairs import fits, load_pair_model
 
-    model = load_pair_model(settings.policy.story_model)
+    ref = settings.policy.story_model
+    model = load_pair_model(ref)
     english, other = settings.embedding.model, settings.embedding.multilingual or None
     if model is None or fits(model, english, other):
         return []
     named = model.card.get("embedding") or {}
-    fitted = " and ".join(v for v in (named.get("english"), named.get("multilingual")) if v)
-    configured = " and ".join(v for v in (english, other) if v)
+    needs = [
+        f'{key} = "{fitted}"'
+        for key, fitted, configured in (
+            ("model", named.get("english"), english),
+            ("multilingual", named.get("multilingual"), other),
+        )
+        if fitted and fitted != configured
+    ]
+    shown = ref.partition("@")[0] if ref.startswith("builtin:") else Path(ref).name
     return [
         Check(
             "story model",
             "warn",
-            f"{settings.policy.story_model} was fitted on {fitted}, not {configured}: the rules decide "
-            "which reports are one story",
-            'set [embedding] to the models it names, story_model = "rules", or a pair model '
-            "'brief learn' fits under these",
+            f"the rules decide: {shown} needs [embedding] {', '.join(needs)}",
+            f"set {'it' if len(needs) == 1 else 'them'} or refit: brief learn",
         )
     ]
 

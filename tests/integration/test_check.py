@@ -131,10 +131,24 @@ def test_a_pair_model_fitted_under_other_embedding_models_is_said_to_leave_the_s
     done = check(sample(tmp_path, '[embedding]\nmodel = "paraphrase-MiniLM-L3-v2"\n'), "--date", "2025-08-06")
     assert done.returncode == 0, done.stdout + done.stderr
     status, detail = rows(done)["story model"]
-    assert status == "warn" and detail.startswith("builtin:stories was fitted on all-MiniLM-L6-v2"), detail
-    assert detail.endswith("the rules decide which reports are one story"), detail
+    assert status == "warn" and detail.startswith("the rules decide: builtin:stories needs"), detail
+    # one short line: the setting that differs, the value the model needs, what to do
     [line] = done.stderr.strip().splitlines()
-    assert line.startswith("warning: story model: builtin:stories was fitted on"), line
+    assert line == (
+        'warning: story model: the rules decide: builtin:stories needs [embedding] model = "all-MiniLM-L6-v2"; '
+        "set it or refit: brief learn"
+    ), line
+    assert len(line) <= 130, len(line)
+    both = check(
+        sample(tmp_path / "both", '[embedding]\nmodel = "paraphrase-MiniLM-L3-v2"\nmultilingual = ""\n'),
+        "--date",
+        "2025-08-06",
+    )
+    [line] = both.stderr.strip().splitlines()
+    assert line.endswith(
+        'needs [embedding] model = "all-MiniLM-L6-v2", multilingual = "use-multilingual-v3"; set them or refit: '
+        "brief learn"
+    ), line
 
 
 def test_a_bad_feed_url_fails_and_says_how_to_fix_it(tmp_path: Path, feeds: str) -> None:
