@@ -756,13 +756,15 @@ def follow_up_probabilities(
     """How likely each of today's articles reports the event of each article briefed earlier
     (``english``/``multilingual``: the vectors of ``new`` then ``earlier``, one row each).
 
-    One hard constraint, whatever the model says: a report never follows up an earlier one when each
-    title names something (a product, a place, a version) the other article never mentions
-    (``distinct_releases``): two events, as one company's lawsuit and its user count, or its two
-    models. On the labelled days, of the 12,930 pairs published half a day or more apart whose titles
-    so differ (versions compared as written), 2 are one story, both pairs the labels call uncertain
-    (33 of the 35 pairs so far apart that are one story name nothing the other leaves out); read as
-    releases (``141.0`` is ``141``), one of those two, Firefox 141's, no longer differs."""
+    Two hard constraints, whatever the model says. A trending repository never follows up, nor is
+    followed up by, a report that is not of its project (``another_project``, as on one day). And a
+    report never follows up an earlier one when each title names something (a product, a place, a
+    version) the other article never mentions (``distinct_releases``): two events, as one company's
+    lawsuit and its user count, or its two models. On the labelled days, of the 12,930 pairs published
+    half a day or more apart whose titles so differ (versions compared as written), 2 are one story,
+    both pairs the labels call uncertain (33 of the 35 pairs so far apart that are one story name
+    nothing the other leaves out); read as releases (``141.0`` is ``141``), one of those two, Firefox
+    141's, no longer differs."""
     both = [*new, *earlier]
     index_pairs = [(h, len(new) + o) for h in range(len(new)) for o in range(len(earlier))]
     if not index_pairs:
@@ -777,7 +779,8 @@ def follow_up_probabilities(
             both[h], both[o], found[h], found[o]
         ):
             out[h, o - len(new)] = 1.0
-    for h, o in index_pairs:  # two events: each title names what the other article never mentions
-        if distinct_releases(found[h], found[o]):
+    for h, o in index_pairs:  # two events: each title names what the other article never mentions,
+        # or a repository and a report not of its project (the same-day rule)
+        if distinct_releases(found[h], found[o]) or another_project(both[h], both[o], found[h], found[o]):
             out[h, o - len(new)] = 0.0
     return out
