@@ -258,12 +258,13 @@ def flatten(held: PolicyTables) -> dict[str, Any]:
         else:
             out[prefix] = value
 
-    kinds = {a.kind for a in held.artefacts}
-    # a model file is its content: an adoption made before its pair model was kept names it alone
-    models = {"editorial_model"} | ({"story_model"} if "story_model" in kinds else set())
-    walk("policy", {k: v for k, v in held.policy.items() if k not in models})
+    walk("policy", {k: v for k, v in held.policy.items() if k not in ("editorial_model", "story_model")})
     if held.llm is not None:
         walk("llm", {k: v for k, v in held.llm.items() if k != "prompts"})
+    # a model file is its content (its artefact's digest, below); the pair model of ``rules``, or of
+    # an adoption made before its pair model was kept, is its name
+    if "story_model" in held.policy:
+        out["story_model"] = held.policy["story_model"]
     for artefact in held.artefacts:
         key = f"{artefact.kind}.{artefact.name}" if artefact.kind == "prompt" else artefact.kind
         out[key] = artefact.digest[:12]

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ops.policy import adoptions, governing, history
+from ops.policy import adoptions, changes, governing, history
 from storage.blobs import digest_of
 from storage.events import new_event, utcnow
+from storage.payloads import PolicyTables
 from tasks.settings import load_settings
 from tests.cli import brief
 from tests.conftest import REPO
@@ -445,3 +446,28 @@ def test_an_adopted_policy_keeps_its_pair_model_when_the_shipped_one_changes(
     assert started[0].payload["policy"]["version"] == adopted.payload["version"]
     shown = brief("policy", "show", "--all", "--config", str(config))
     assert f'story_model = "{kept["digest"][:12]}"' in shown.stdout, shown.stdout
+
+
+def test_a_pair_model_is_one_change_by_its_digest_or_its_name() -> None:
+    """The pair model is a change of ``story_model`` alone: its digest, or its name where it has no
+    file (``rules``) or where an adoption made before pair models were kept names it alone."""
+
+    def held(ref: str, digest: str | None) -> PolicyTables:
+        kept = [{"kind": "story_model", "name": ref, "digest": digest, "path": "p"}] if digest else []
+        return PolicyTables.model_validate(
+            {"policy": {"story_model": ref, "top_stories": 5}, "artefacts": kept}
+        )
+
+    older = held("builtin:stories", None)
+    kept = held("builtin:stories", "ac140209ebd7aa")
+    released = held("builtin:stories", "0c4e11aa22bb33")
+    assert changes(older, kept) == [
+        {"key": "story_model", "before": "builtin:stories", "after": "ac140209ebd7"}
+    ]
+    assert changes(kept, released) == [
+        {"key": "story_model", "before": "ac140209ebd7", "after": "0c4e11aa22bb"}
+    ]
+    assert changes(held("rules", None), kept) == [
+        {"key": "story_model", "before": "rules", "after": "ac140209ebd7"}
+    ]
+    assert changes(kept, held("/elsewhere/same.pairs.json", "ac140209ebd7aa")) == []
