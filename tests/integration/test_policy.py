@@ -406,46 +406,60 @@ def _stories(store, run_id: str) -> set[tuple[str, frozenset[str]]]:
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_an_adopted_policy_keeps_its_pair_model_when_the_shipped_one_changes(
+def test_an_adopted_policy_keeps_its_shipped_models_when_a_new_release_changes_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A new release of the shipped pair model does not change the stories of an adopted policy: the
-    adoption keeps the model by digest, and a run of a day it decided reads the kept copy and gives
-    the same stories; the config's own policy, adopted by nobody, decides by the new release."""
+    """A new release of the shipped pair and editorial models does not change what an adopted policy
+    decides: the adoption keeps both by digest, and a run of a day it decided reads the kept copies
+    and gives the same stories and the same brief under the same policy version; the config's own
+    policy, adopted by nobody, decides by the new release."""
     from flows.daily import daily_brief
-    from tasks import pairs
+    from tasks import editorial, pairs
 
     shipped = tmp_path / "models"  # the shipped models, in a copy this test may change
     shutil.copytree(REPO / "tasks" / "models", shipped)
     monkeypatch.setattr(pairs, "MODELS_DIR", shipped)
+    monkeypatch.setattr(editorial, "MODELS_DIR", shipped)
     config = sample(tmp_path)
-    settings = load_settings(str(config))
-    store = settings.storage.event_store()
-    done = brief(
-        "policy", "adopt", str(candidate(tmp_path / "c", top_stories=3)), "--reason", "r",
-        "--config", str(config),
-    )  # fmt: skip
+    store = load_settings(str(config)).storage.event_store()
+    file = tmp_path / "c" / "candidate.toml"  # builtin:ai and builtin:stories, the defaults
+    file.parent.mkdir()
+    file.write_text("[policy]\ntop_stories = 3\n")
+    done = brief("policy", "adopt", str(file), "--reason", "r", "--config", str(config))
     assert done.returncode == 0, done.stderr
     [adopted] = store.read(event_types=["policy.adopted"])
-    [kept] = [a for a in adopted.payload["artefacts"] if a["kind"] == "story_model"]
-    release = shipped / "stories.pairs.json"
-    assert kept["name"] == "builtin:stories" and kept["digest"] == digest_of(release.read_bytes())
-    published = _stories(store, daily_brief(DAY, str(config)).run_id)
-    assert len(published) > 1, published  # the day has stories a model that joins every pair would merge
+    kept = {a["kind"]: a for a in adopted.payload["artefacts"]}
+    pair_release, editorial_release = shipped / "stories.pairs.json", shipped / "ai.json"
+    assert kept["story_model"]["name"] == "builtin:stories" and kept["model"]["name"] == "builtin:ai"
+    assert kept["story_model"]["digest"] == digest_of(pair_release.read_bytes())
+    first = daily_brief(DAY, str(config))
+    published, items = _stories(store, first.run_id), _items(first)
+    assert len(published) > 1 and items, published  # stories a model that joins every pair would merge
 
-    # a new release of the shipped model: every pair of reports is one story
-    model = json.loads(release.read_text())
-    release.write_text(json.dumps({**model, "intercept": 50.0}))
+    # a new release: every pair of reports is one story, and no story is on the topic
+    pair_model = json.loads(pair_release.read_text())
+    pair_release.write_text(json.dumps({**pair_model, "intercept": 50.0}))
+    model = json.loads(editorial_release.read_text())
+    editorial_release.write_text(
+        json.dumps({**model, "relevance": {**model["relevance"], "intercept": -50.0}})
+    )
     fresh = sample(tmp_path / "fresh")  # the same day, under the config's own policy
     fresh_store = load_settings(str(fresh)).storage.event_store()
-    released = _stories(fresh_store, daily_brief(DAY, str(fresh)).run_id)
-    assert {m for _, m in released} != {m for _, m in published}, released
+    released = daily_brief(DAY, str(fresh))
+    assert {m for _, m in _stories(fresh_store, released.run_id)} != {m for _, m in published}
+    assert _items(released) != items
     again = daily_brief(DAY, str(config))
-    assert _stories(store, again.run_id) == published
+    assert _stories(store, again.run_id) == published and _items(again) == items
     started = [e for e in store.read(event_types=["run.started"]) if e.run_id == again.run_id]
     assert started[0].payload["policy"]["version"] == adopted.payload["version"]
     shown = brief("policy", "show", "--all", "--config", str(config))
-    assert f'story_model = "{kept["digest"][:12]}"' in shown.stdout, shown.stdout
+    assert f'story_model = "{kept["story_model"]["digest"][:12]}"' in shown.stdout, shown.stdout
+
+
+def _items(result) -> list[tuple[str, str]]:
+    """A published brief's items: story and section."""
+    document = json.loads(Path(result.files["json"]).read_text())
+    return [(i["story_id"], i["section"]) for i in document["items"]]
 
 
 def test_a_pair_model_is_one_change_by_its_digest_or_its_name() -> None:
