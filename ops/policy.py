@@ -1,9 +1,11 @@
 """The adopted policy and its history (``brief policy …``), and the policy a run runs under.
 
 Adopting a policy appends one ``policy.adopted`` fact that holds it whole: the ``[policy]`` table,
-the ``[llm]`` table when there is one, and the digests of its files (the editorial model, the
-vocabulary, the prompt templates), which are stored under the root by digest
-(``storage/blobs.py``); with them, the change from the policy before it, who adopted it and why,
+the ``[llm]`` table when there is one, and the digests of its files (the editorial model, the story
+pair model, the vocabulary, the prompt templates), which are stored under the root by digest
+(``storage/blobs.py``). A run under the adoption reads its models from those copies whenever the
+file it names has changed since (a new release of a shipped model): its stories and scores stay
+the adopted ones. With them, the change from the policy before it, who adopted it and why,
 and the ``policy.evaluated`` event of that candidate when there is one. A rollback is one more
 adoption, of the policy before the current one.
 
@@ -35,7 +37,7 @@ from storage.payloads import PolicyAdoptedV2, PolicyArtefact, PolicyEvaluated, P
 from storage.root.policies import Blobs
 from storage.store import ParquetEventStore
 from storage.typed import payload_of
-from tasks.editorial import MODELS_DIR
+from tasks.editorial import model_file
 from tasks.settings import LLMSettings, PolicySettings, Settings
 
 if TYPE_CHECKING:
@@ -47,11 +49,16 @@ PRODUCER = "policy@1"
 # --- what a policy is made of ---------------------------------------------------------------
 
 
-def _model_bytes(ref: str) -> bytes | None:
-    if ref == "rules":
-        return None
-    path = MODELS_DIR / f"{ref.removeprefix('builtin:')}.json" if ref.startswith("builtin:") else Path(ref)
-    return path.expanduser().read_bytes()
+# the [policy] keys that name a model file, and the kind of artefact each is kept as
+MODEL_FILES = (("editorial_model", "model"), ("story_model", "story_model"))
+
+
+def _model_bytes(key: str, ref: str) -> bytes | None:
+    """The bytes of the model file ``ref`` names as the policy's ``key``; None for ``rules``."""
+    from tasks.pairs import pair_model_file
+
+    path = pair_model_file(ref) if key == "story_model" else model_file(ref)
+    return None if path is None else path.read_bytes()
 
 
 def store_policy(settings: Settings, store: ParquetEventStore) -> dict[str, Any]:
@@ -62,13 +69,17 @@ def store_policy(settings: Settings, store: ParquetEventStore) -> dict[str, Any]
     kept = store.tree.blobs
     artefacts = []
     policy = settings.policy.model_dump(mode="json")
-    ref = settings.policy.editorial_model
-    data = _model_bytes(ref)
-    if data is not None:
+    for key, kind in MODEL_FILES:
+        ref = policy[key]
+        data = _model_bytes(key, ref)
+        if data is None:
+            continue
         digest, path = kept.put(data, ".json")
-        artefacts.append({"kind": "model", "name": ref, "digest": digest, "path": path})
-        if not ref.startswith("builtin:"):
-            policy["editorial_model"] = f"stored:{path}"
+        if ref.startswith("builtin:"):  # the shipped model by its name, whichever copy it was read from
+            ref = policy[key] = ref.partition("@")[0]
+        else:
+            policy[key] = f"stored:{path}"
+        artefacts.append({"kind": kind, "name": ref, "digest": digest, "path": path})
     digest, path = kept.put(VOCABULARY_FILE.read_bytes(), ".json")
     artefacts.append({"kind": "vocabulary", "name": VOCABULARY_FILE.name, "digest": digest, "path": path})
     llm = None
@@ -92,15 +103,10 @@ def restore(settings: Settings, adopted: Event, store: ParquetEventStore) -> Set
     by_kind: dict[str, list[PolicyArtefact]] = {}
     for artefact in adoption.artefacts:
         by_kind.setdefault(artefact.kind, []).append(artefact)
-    ref = policy["editorial_model"]
-    if ref.startswith("stored:"):
-        policy["editorial_model"] = str(kept.local_copy(ref.removeprefix("stored:")))
-    elif ref.startswith("builtin:"):
-        [model] = by_kind["model"]
-        shipped = _model_bytes(ref)
-        if shipped is None or blobs.digest_of(shipped) != model.digest:
-            # the shipped model changed since: the adopted weights are the stored ones
-            policy["editorial_model"] = str(kept.local_copy(model.path))
+    for key, kind in MODEL_FILES:
+        pinned = _pinned(key, policy[key], by_kind.get(kind, []), kept)
+        if pinned is not None:
+            policy[key] = pinned
     llm = None
     if adoption.llm is not None:
         table = dict(adoption.llm)
@@ -108,6 +114,25 @@ def restore(settings: Settings, adopted: Event, store: ParquetEventStore) -> Set
             table["prompts"] = str(_prompt_folder(kept, by_kind.get("prompt", [])))
         llm = LLMSettings.model_validate(table)
     return settings.model_copy(update={"policy": PolicySettings.model_validate(policy), "llm": llm})
+
+
+def _pinned(key: str, ref: str, stored: Sequence[PolicyArtefact], kept: Blobs) -> str | None:
+    """Where a run reads the adopted model ``ref`` from, when not from ``ref`` itself: the store's
+    copy of a file, or of a shipped model that changed since (a new release: the adopted weights
+    are the stored ones, ``builtin:<name>@<copy>``, the same policy version). An adoption made
+    before its pair model was kept names the file alone."""
+    if ref.startswith("stored:"):
+        return str(kept.local_copy(ref.removeprefix("stored:")))
+    if not ref.startswith("builtin:") or not stored:
+        return None
+    [model] = stored
+    try:
+        shipped = _model_bytes(key, ref)
+    except OSError:  # no longer shipped
+        shipped = None
+    if shipped is None or blobs.digest_of(shipped) != model.digest:
+        return f"{ref}@{kept.local_copy(model.path)}"
+    return None
 
 
 def _prompt_folder(kept: Blobs, prompts: Sequence[PolicyArtefact]) -> Path:
@@ -233,13 +258,15 @@ def flatten(held: PolicyTables) -> dict[str, Any]:
         else:
             out[prefix] = value
 
-    walk("policy", {k: v for k, v in held.policy.items() if k != "editorial_model"})
+    walk("policy", {k: v for k, v in held.policy.items() if k not in ("editorial_model", "story_model")})
     if held.llm is not None:
         walk("llm", {k: v for k, v in held.llm.items() if k != "prompts"})
+    # a model file is its content (its artefact's digest, below); the pair model of ``rules``, or of
+    # an adoption made before its pair model was kept, is its name
+    if "story_model" in held.policy:
+        out["story_model"] = held.policy["story_model"]
     for artefact in held.artefacts:
-        key = "vocabulary" if artefact.kind == "vocabulary" else f"{artefact.kind}.{artefact.name}"
-        if artefact.kind == "model":
-            key = "model"
+        key = f"{artefact.kind}.{artefact.name}" if artefact.kind == "prompt" else artefact.kind
         out[key] = artefact.digest[:12]
     return out
 

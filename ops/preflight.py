@@ -60,26 +60,54 @@ def check_config(loaded: Settings | ConfigError) -> tuple[Settings | None, Check
     return settings, Check("config", "ok", detail)
 
 
-def check_story_model(settings: Settings) -> list[Check]:
-    """A row when the policy's pair model does not decide the stories: it was fitted on the cosines of
-    other embedding models than the configured ones, so the rules decide (none otherwise)."""
+def in_force(settings: Settings) -> tuple[Settings, str]:
+    """The settings a run would use (``ops.policy.governing``: a pinned file's policy, else the
+    adopted one, else the config's) and where their policy comes from; the config's when the store
+    cannot be read (its own row says why)."""
+    from ops.policy import governing
+
+    try:
+        store = settings.storage.event_store()
+        if not store.tree.exists():
+            return settings, "config"
+        chosen = governing(settings, store)
+    except (BriefError, OSError):
+        return settings, "config"
+    return chosen.settings, chosen.record["origin"]
+
+
+def check_story_model(settings: Settings, origin: str = "config") -> list[Check]:
+    """A row when the pair model of the policy in force (``origin``: ``config``, ``adopted`` or
+    ``pinned``) does not decide the stories: it was fitted on the cosines of other embedding models
+    than the configured ones, so the rules decide (none otherwise). It names the ``[embedding]``
+    setting that differs and the value the model needs, in one short line."""
+    from pathlib import Path
+
     from tasks.pairs import fits, load_pair_model
 
-    model = load_pair_model(settings.policy.story_model)
+    ref = settings.policy.story_model
+    model = load_pair_model(ref)
     english, other = settings.embedding.model, settings.embedding.multilingual or None
     if model is None or fits(model, english, other):
         return []
     named = model.card.get("embedding") or {}
-    fitted = " and ".join(v for v in (named.get("english"), named.get("multilingual")) if v)
-    configured = " and ".join(v for v in (english, other) if v)
+    needs = [
+        f'{key} = "{fitted}"'
+        for key, fitted, configured in (
+            ("model", named.get("english"), english),
+            ("multilingual", named.get("multilingual"), other),
+        )
+        if fitted and fitted != configured
+    ]
+    shown = ref.partition("@")[0] if ref.startswith("builtin:") else Path(ref).name
+    if origin == "adopted":  # its file is the store's copy, named by its digest
+        shown = f"the adopted {shown if ref.startswith('builtin:') else 'pair model'}"
     return [
         Check(
             "story model",
             "warn",
-            f"{settings.policy.story_model} was fitted on {fitted}, not {configured}: the rules decide "
-            "which reports are one story",
-            'set [embedding] to the models it names, story_model = "rules", or a pair model '
-            "'brief learn' fits under these",
+            f"the rules decide: {shown} needs [embedding] {', '.join(needs)}",
+            f"set {'it' if len(needs) == 1 else 'them'} or refit: brief learn",
         )
     ]
 
@@ -303,7 +331,7 @@ def check(
     settings, config_check = check_config(loaded)
     checks = [config_check]
     if settings is not None:
-        checks += check_story_model(settings)
+        checks += check_story_model(*in_force(settings))
         now = workspace.today(settings, clock)
         wanted = workspace.refuse_future(day or now, settings, "--date", clock)
         with stage("fetching every source once …"):

@@ -687,7 +687,7 @@ REGISTRY.register(
 class PolicyArtefact(Payload):
     """A file of a policy, stored under the root by its content (``policies/blobs/<digest><suffix>``)."""
 
-    kind: Literal["model", "vocabulary", "prompt"]
+    kind: Literal["model", "story_model", "vocabulary", "prompt"]  # model: the editorial model
     name: str  # the model's ref, the vocabulary's file name, the prompt's task
     digest: str
     path: str  # relative to the root

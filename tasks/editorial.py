@@ -164,11 +164,14 @@ class EditorialModel(_Strict):
 RULES = EditorialModel(name="rules", kind="rules")
 
 
-def _model_file(ref: str) -> Path | None:
+def model_file(ref: str) -> Path | None:
+    """The file a policy's ``editorial_model`` names (None for ``rules``); ``builtin:<name>@<file>``
+    is the shipped model as a policy adopted it, read from the store's copy (``ops.policy``)."""
     if ref == "rules":
         return None
     if ref.startswith("builtin:"):
-        return MODELS_DIR / f"{ref.removeprefix('builtin:')}.json"
+        name, _, kept = ref.removeprefix("builtin:").partition("@")
+        return Path(kept) if kept else MODELS_DIR / f"{name}.json"
     return Path(ref).expanduser()
 
 
@@ -186,7 +189,7 @@ def _load(path: str, mtime_ns: int) -> EditorialModel:
 
 def load_model(ref: str) -> EditorialModel:
     """The model a policy names: ``builtin:<name>``, ``rules`` or a JSON file from ``brief learn``."""
-    path = _model_file(ref)
+    path = model_file(ref)
     if path is None:
         return RULES
     try:
@@ -202,7 +205,7 @@ def load_model(ref: str) -> EditorialModel:
 
 def model_digest(ref: str) -> str:
     """What the policy version hashes for its model: the artefact's content, not its path."""
-    path = _model_file(ref)
+    path = model_file(ref)
     if path is None:
         return "rules"
     try:

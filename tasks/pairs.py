@@ -149,11 +149,14 @@ class PairModel:
         return replace(self, features=FEATURES, coef=tuple(weight.get(f, 0.0) for f in FEATURES))
 
 
-def _model_file(ref: str) -> Path | None:
+def pair_model_file(ref: str) -> Path | None:
+    """The file a policy's ``story_model`` names (None for ``rules``); ``builtin:<name>@<file>`` is
+    the shipped model as a policy adopted it, read from the store's copy (``ops.policy``)."""
     if ref == "rules":
         return None
     if ref.startswith("builtin:"):
-        return MODELS_DIR / f"{ref.removeprefix('builtin:')}.pairs.json"
+        name, _, kept = ref.removeprefix("builtin:").partition("@")
+        return Path(kept) if kept else MODELS_DIR / f"{name}.pairs.json"
     return Path(ref).expanduser()
 
 
@@ -169,7 +172,7 @@ def fits(model: PairModel, english: str, multilingual: str | None) -> bool:
 
 def load_pair_model(ref: str) -> PairModel | None:
     """The pair model a policy names: ``builtin:<name>``, a JSON file, or None for ``rules``."""
-    path = _model_file(ref)
+    path = pair_model_file(ref)
     if path is None:
         return None
     try:
@@ -187,7 +190,7 @@ def _load(path: str, mtime_ns: int) -> PairModel:
 
 
 def pair_model_digest(ref: str) -> str:
-    path = _model_file(ref)
+    path = pair_model_file(ref)
     if path is None:
         return "rules"
     try:
@@ -818,13 +821,15 @@ def follow_up_probabilities(
     """How likely each of today's articles reports the event of each article briefed earlier
     (``english``/``multilingual``: the vectors of ``new`` then ``earlier``, one row each).
 
-    One hard constraint, whatever the model says: a report never follows up an earlier one when each
-    title names something (a product, a place, a version) the other article never mentions
-    (``distinct_releases``): two events, as one company's lawsuit and its user count, or its two
-    models. On the labelled days, of the 12,930 pairs published half a day or more apart whose titles
-    so differ (versions compared as written), 2 are one story, both pairs the labels call uncertain
-    (33 of the 35 pairs so far apart that are one story name nothing the other leaves out); read as
-    releases (``141.0`` is ``141``), one of those two, Firefox 141's, no longer differs."""
+    Two hard constraints, whatever the model says. A trending repository never follows up, nor is
+    followed up by, a report that is not of its project (``another_project``, as on one day). And a
+    report never follows up an earlier one when each title names something (a product, a place, a
+    version) the other article never mentions (``distinct_releases``): two events, as one company's
+    lawsuit and its user count, or its two models. On the labelled days, of the 12,930 pairs published
+    half a day or more apart whose titles so differ (versions compared as written), 2 are one story,
+    both pairs the labels call uncertain (33 of the 35 pairs so far apart that are one story name
+    nothing the other leaves out); read as releases (``141.0`` is ``141``), one of those two, Firefox
+    141's, no longer differs."""
     both = [*new, *earlier]
     if not new or not earlier:
         return np.zeros((len(new), len(earlier)))
@@ -841,6 +846,11 @@ def follow_up_probabilities(
             out[h, o - len(new)] = 1.0
     # two events: each title names what the other article never mentions
     out[distinct_release_matrix(found[: len(new)], found[len(new) :])] = 0.0
+    # a repository and a report not of its project (the same-day rule)
+    repositories = [k for k, i in enumerate(both) if i.kind == "repos"]
+    for h, o in {(h, o) for k in repositories for h, o in _pairs_with(k, len(new), len(both))}:
+        if another_project(both[h], both[o], found[h], found[o]):
+            out[h, o - len(new)] = 0.0
     return out
 
 

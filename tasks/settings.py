@@ -301,13 +301,10 @@ class PolicySettings(Section):
         from tasks.vocabulary import vocabulary_digest
 
         # a model file counts by its content, not its path: the same artefact read from the store's
-        # copy (an adopted policy) or from where 'brief learn' wrote it is one version
+        # copy (an adopted policy) or from where 'brief learn' wrote it is one version, and so is a
+        # shipped model read from the copy an adoption kept of it (``builtin:<name>@<file>``)
         named = self.model_copy(
-            update={
-                field: "file"
-                for field in ("editorial_model", "story_model")
-                if not (getattr(self, field) == "rules" or getattr(self, field).startswith("builtin:"))
-            }
+            update={field: _named(getattr(self, field)) for field in ("editorial_model", "story_model")}
         )
         text = (
             named.model_dump_json()
@@ -316,6 +313,13 @@ class PolicySettings(Section):
             + vocabulary_digest()
         )
         return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+
+
+def _named(ref: str) -> str:
+    """A model ref as the policy version reads it: ``rules``, ``builtin:<name>``, or ``file``."""
+    if ref == "rules":
+        return ref
+    return ref.partition("@")[0] if ref.startswith("builtin:") else "file"
 
 
 GateMode = Literal["blocking", "warning", "off"]
@@ -617,10 +621,11 @@ def _is_model(path: str) -> bool:
 def read_policy(path: str, where: str) -> PolicySettings:
     """A candidate policy file's ``[policy]`` table (the config's schema); ``where`` starts each error.
 
-    A relative ``editorial_model`` file is taken relative to the policy file, and loaded at once:
-    a bad model file is one clear error before anything uses it.
+    A relative ``editorial_model`` or ``story_model`` file is taken relative to the policy file, and
+    loaded at once: a bad model file is one clear error before anything uses it.
     """
     from tasks.editorial import load_model
+    from tasks.pairs import load_pair_model
 
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -649,6 +654,7 @@ def read_policy(path: str, where: str) -> PolicySettings:
         raise ConfigError(f"{where}: a candidate policy has no shadow of its own; remove its [policy.shadow]")
     try:
         load_model(policy.editorial_model)
+        load_pair_model(policy.story_model)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return policy

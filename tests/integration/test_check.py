@@ -4,6 +4,7 @@ a line that says what is wrong and how to fix it; nothing is sent unless ``--sen
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import threading
@@ -131,10 +132,46 @@ def test_a_pair_model_fitted_under_other_embedding_models_is_said_to_leave_the_s
     done = check(sample(tmp_path, '[embedding]\nmodel = "paraphrase-MiniLM-L3-v2"\n'), "--date", "2025-08-06")
     assert done.returncode == 0, done.stdout + done.stderr
     status, detail = rows(done)["story model"]
-    assert status == "warn" and detail.startswith("builtin:stories was fitted on all-MiniLM-L6-v2"), detail
-    assert detail.endswith("the rules decide which reports are one story"), detail
+    assert status == "warn" and detail.startswith("the rules decide: builtin:stories needs"), detail
+    # one short line: the setting that differs, the value the model needs, what to do
     [line] = done.stderr.strip().splitlines()
-    assert line.startswith("warning: story model: builtin:stories was fitted on"), line
+    assert line == (
+        'warning: story model: the rules decide: builtin:stories needs [embedding] model = "all-MiniLM-L6-v2"; '
+        "set it or refit: brief learn"
+    ), line
+    assert len(line) <= 130, len(line)
+    both = check(
+        sample(tmp_path / "both", '[embedding]\nmodel = "paraphrase-MiniLM-L3-v2"\nmultilingual = ""\n'),
+        "--date",
+        "2025-08-06",
+    )
+    [line] = both.stderr.strip().splitlines()
+    assert line.endswith(
+        'needs [embedding] model = "all-MiniLM-L6-v2", multilingual = "use-multilingual-v3"; set them or refit: '
+        "brief learn"
+    ), line
+
+
+def test_the_pair_model_checked_is_the_adopted_policy_s(tmp_path: Path) -> None:
+    """An adopted policy's pair model decides the stories, not the config's: it is the one checked."""
+    config = sample(tmp_path)
+    assert brief("collect", "--config", str(config), "--date", "2025-08-06").returncode == 0
+    folder = tmp_path / "candidate"
+    folder.mkdir()
+    model = json.loads((REPO / "tasks" / "models" / "stories.pairs.json").read_text())
+    model["card"]["embedding"]["english"] = "paraphrase-MiniLM-L3-v2"  # fitted under another model
+    (folder / "c.pairs.json").write_text(json.dumps(model))
+    (folder / "c.toml").write_text('[policy]\nstory_model = "c.pairs.json"\n')
+    adopted = brief("policy", "adopt", str(folder / "c.toml"), "--reason", "r", "--config", str(config))
+    assert adopted.returncode == 0, adopted.stderr
+    (folder / "c.pairs.json").unlink()  # the adoption keeps its own copy
+    done = check(config, "--date", "2025-08-06")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line == (
+        "warning: story model: the rules decide: the adopted pair model needs [embedding] model = "
+        '"paraphrase-MiniLM-L3-v2"; set it or refit: brief learn'
+    ), line
 
 
 def test_a_bad_feed_url_fails_and_says_how_to_fix_it(tmp_path: Path, feeds: str) -> None:

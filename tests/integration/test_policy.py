@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ops.policy import adoptions, governing, history
+from ops.policy import adoptions, changes, governing, history
 from storage.blobs import digest_of
 from storage.events import new_event, utcnow
+from storage.payloads import PolicyTables
 from tasks.settings import load_settings
 from tests.cli import brief
 from tests.conftest import REPO
@@ -64,7 +65,7 @@ def test_adopt_records_the_policy_whole_and_show_history_diff_read_it_back(tmp_p
     stored = Path(store.base) / model["path"]
     assert stored.read_bytes() == (tmp_path / "c1" / "model.json").read_bytes()
     assert model["digest"] == digest_of(stored.read_bytes())
-    assert {a["kind"] for a in p["artefacts"]} == {"model", "vocabulary"}
+    assert {a["kind"] for a in p["artefacts"]} == {"model", "story_model", "vocabulary"}
     (tmp_path / "c1" / "model.json").write_text("not a model any more")
     restored = governing(settings, store)
     assert restored.record["origin"] == "adopted" and restored.record["adoption"] == event.event_id
@@ -393,3 +394,94 @@ def test_evaluate_compares_a_candidate_with_the_policy_in_force(tmp_path: Path) 
     [evaluated] = store.read(event_types=["policy.evaluated"])
     assert evaluated.payload["current_policy"] == adopted.payload["version"]
     assert f"current {adopted.payload['version']}" in done.stdout
+
+
+def _stories(store, run_id: str) -> set[tuple[str, frozenset[str]]]:
+    """The stories a run decided: what decided each (the pair model's digest) and its members."""
+    return {
+        (e.payload["decided_by"], frozenset(e.payload["members"]))
+        for e in store.read(event_types=["story.clustered"])
+        if e.run_id == run_id
+    }
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_an_adopted_policy_keeps_its_shipped_models_when_a_new_release_changes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new release of the shipped pair and editorial models does not change what an adopted policy
+    decides: the adoption keeps both by digest, and a run of a day it decided reads the kept copies
+    and gives the same stories and the same brief under the same policy version; the config's own
+    policy, adopted by nobody, decides by the new release."""
+    from flows.daily import daily_brief
+    from tasks import editorial, pairs
+
+    shipped = tmp_path / "models"  # the shipped models, in a copy this test may change
+    shutil.copytree(REPO / "tasks" / "models", shipped)
+    monkeypatch.setattr(pairs, "MODELS_DIR", shipped)
+    monkeypatch.setattr(editorial, "MODELS_DIR", shipped)
+    config = sample(tmp_path)
+    store = load_settings(str(config)).storage.event_store()
+    file = tmp_path / "c" / "candidate.toml"  # builtin:ai and builtin:stories, the defaults
+    file.parent.mkdir()
+    file.write_text("[policy]\ntop_stories = 3\n")
+    done = brief("policy", "adopt", str(file), "--reason", "r", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    [adopted] = store.read(event_types=["policy.adopted"])
+    kept = {a["kind"]: a for a in adopted.payload["artefacts"]}
+    pair_release, editorial_release = shipped / "stories.pairs.json", shipped / "ai.json"
+    assert kept["story_model"]["name"] == "builtin:stories" and kept["model"]["name"] == "builtin:ai"
+    assert kept["story_model"]["digest"] == digest_of(pair_release.read_bytes())
+    first = daily_brief(DAY, str(config))
+    published, items = _stories(store, first.run_id), _items(first)
+    assert len(published) > 1 and items, published  # stories a model that joins every pair would merge
+
+    # a new release: every pair of reports is one story, and no story is on the topic
+    pair_model = json.loads(pair_release.read_text())
+    pair_release.write_text(json.dumps({**pair_model, "intercept": 50.0}))
+    model = json.loads(editorial_release.read_text())
+    editorial_release.write_text(
+        json.dumps({**model, "relevance": {**model["relevance"], "intercept": -50.0}})
+    )
+    fresh = sample(tmp_path / "fresh")  # the same day, under the config's own policy
+    fresh_store = load_settings(str(fresh)).storage.event_store()
+    released = daily_brief(DAY, str(fresh))
+    assert {m for _, m in _stories(fresh_store, released.run_id)} != {m for _, m in published}
+    assert _items(released) != items
+    again = daily_brief(DAY, str(config))
+    assert _stories(store, again.run_id) == published and _items(again) == items
+    started = [e for e in store.read(event_types=["run.started"]) if e.run_id == again.run_id]
+    assert started[0].payload["policy"]["version"] == adopted.payload["version"]
+    shown = brief("policy", "show", "--all", "--config", str(config))
+    assert f'story_model = "{kept["story_model"]["digest"][:12]}"' in shown.stdout, shown.stdout
+
+
+def _items(result) -> list[tuple[str, str]]:
+    """A published brief's items: story and section."""
+    document = json.loads(Path(result.files["json"]).read_text())
+    return [(i["story_id"], i["section"]) for i in document["items"]]
+
+
+def test_a_pair_model_is_one_change_by_its_digest_or_its_name() -> None:
+    """The pair model is a change of ``story_model`` alone: its digest, or its name where it has no
+    file (``rules``) or where an adoption made before pair models were kept names it alone."""
+
+    def held(ref: str, digest: str | None) -> PolicyTables:
+        kept = [{"kind": "story_model", "name": ref, "digest": digest, "path": "p"}] if digest else []
+        return PolicyTables.model_validate(
+            {"policy": {"story_model": ref, "top_stories": 5}, "artefacts": kept}
+        )
+
+    older = held("builtin:stories", None)
+    kept = held("builtin:stories", "ac140209ebd7aa")
+    released = held("builtin:stories", "0c4e11aa22bb33")
+    assert changes(older, kept) == [
+        {"key": "story_model", "before": "builtin:stories", "after": "ac140209ebd7"}
+    ]
+    assert changes(kept, released) == [
+        {"key": "story_model", "before": "ac140209ebd7", "after": "0c4e11aa22bb"}
+    ]
+    assert changes(held("rules", None), kept) == [
+        {"key": "story_model", "before": "rules", "after": "ac140209ebd7"}
+    ]
+    assert changes(kept, held("/elsewhere/same.pairs.json", "ac140209ebd7aa")) == []

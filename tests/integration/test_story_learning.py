@@ -17,6 +17,8 @@ import pytest
 
 from ops import story_learning
 from ops.evaluate import candidate_settings
+from ops.policy import governing
+from storage.blobs import digest_of
 from tasks.pairs import load_pair_model
 from tasks.settings import load_settings
 from tests.cli import brief
@@ -91,3 +93,17 @@ def test_learn_refits_the_pair_model_and_evaluate_judges_it_on_days_it_never_saw
     assert theirs["story_days_unseen"] == 0 and theirs["story_days_seen_left_out"] == 2
     assert ours["story_pairs_unseen_precision"] is not None and ours["story_pairs_unseen_recall"] is not None
     assert theirs["story_pairs_unseen_precision"] is None  # no day it did not learn from
+
+    # adopted, the refitted pair model is kept by digest: the file learn wrote may go
+    adopted = brief("policy", "adopt", str(out), "--by", "ana", "--reason", "refit", "--config", str(config))
+    assert adopted.returncode == 0, adopted.stderr
+    [adoption] = store.read(event_types=["policy.adopted"])
+    [kept] = [a for a in adoption.payload["artefacts"] if a["kind"] == "story_model"]
+    assert kept["digest"] == digest_of(written.read_bytes())
+    assert adoption.payload["policy"]["story_model"] == f"stored:{kept['path']}"
+    [change] = [c for c in adoption.payload["changes"] if c["key"] == "story_model"]
+    assert change["after"] == kept["digest"][:12] and change["before"] != change["after"]
+    written.unlink()
+    chosen = governing(load_settings(str(config)), store)
+    assert chosen.record["version"] == adoption.payload["version"]
+    assert digest_of(Path(chosen.settings.policy.story_model).read_bytes()) == kept["digest"]

@@ -375,6 +375,33 @@ def test_a_repository_trending_today_continues_its_projects_page_briefed_earlier
     assert p[0, 0] == 1.0 and p[0, 1] < 0.05
 
 
+def test_a_trending_repository_never_follows_up_a_report_of_another_project_nor_is_followed_by_one() -> None:
+    """The same-day rule across days: a repository and a paper of two projects are two stories,
+    whichever came first and whatever the model says; the page of its own project still continues it,
+    and a digest's line is not held to it."""
+    repo = replace(
+        item(
+            "r",
+            "github_trends_daily",
+            "acme / widgetlm",
+            "An open coding agent",
+            url="https://github.com/acme/widgetlm",
+        ),
+        kind="repos",
+    )
+    paper = replace(item("x", "huggingface_daily_papers", "Coder-Next: an open coding agent"), kind="papers")
+    page = replace(
+        item("p", "hackernews", "Widgetlm Studio", url="https://widgetlm.ai/docs/studio"), kind="community"
+    )
+    line = replace(item("d", "tldr_ai", "An open coding agent trends on GitHub"), kind="digest")
+    vectors = HashingEmbedder().encode([i.text for i in (repo, paper, page, line)])
+    sure = replace(model(0.5), intercept=6.0)  # the model calls every pair one story
+    today = pairs.follow_up_probabilities([repo], [paper, page, line], vectors, None, sure)
+    assert today[0, 0] == 0.0 and today[0, 1] == 1.0 and today[0, 2] > 0.99
+    earlier = HashingEmbedder().encode([i.text for i in (paper, repo)])
+    assert pairs.follow_up_probabilities([paper], [repo], earlier, None, sure)[0, 0] == 0.0
+
+
 def test_two_events_of_one_company_are_never_follow_ups_whatever_the_model_says() -> None:
     """A title that names what the earlier report never mentions, and the earlier one naming what it
     never mentions, are two events of one company (a lawsuit, a user count), however alike the texts."""
