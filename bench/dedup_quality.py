@@ -334,7 +334,8 @@ def card(model) -> str:
         "not of its project, a digest's line excepted (`another_project`). Never a follow-up of an earlier "
         "story, whatever the model says: a report whose title names what the earlier article never "
         "mentions, and the earlier one's title what it never mentions, versions read as releases "
-        "(`distinct_releases`).",
+        "(`distinct_releases`); a trending repository and a report not of its project, either way "
+        "(`another_project`).",
         "",
         f"Its cosines are those of `{model.card['embedding']['english']}` (every pair) and "
         f"`{model.card['embedding']['multilingual']}` (pairs with non-English text), the run's default "
