@@ -363,7 +363,7 @@ def main() -> None:
             raise SystemExit(code)
     except Interrupted as exc:
         err.print(str(exc), soft_wrap=True)
-        stop_now(130)
+        stop_now(exc.code)
     except KeyboardInterrupt:  # before a run began, or between its steps' commands
         err.print("interrupted")
         raise SystemExit(130) from None
