@@ -117,6 +117,9 @@ def review(
         marks = {**from_file, **marks}
     elif not marks:
         if questions.height == 0:
+            acts.require_brief(
+                resources.store, wanted
+            )  # no brief: nothing to review, said as correct says it
             out.print(f"No open questions for {wanted}.")
             return
         given = ask(questions, wanted, out, [c.name for c in settings.policy.categories])
@@ -239,11 +242,12 @@ def _editor_act(config: str | None, day: str | None, story: str, act: Callable[.
     its ``ops.acts`` function; ``story``: the id or its first characters): recorded, the new version
     published and what the channels are owed sent; then said."""
     from flows.commands.options import open_resources
-    from ops.acts import act_story, day_of
+    from ops.acts import act_story, day_of, require_brief
 
     settings, resources = open_resources(config)
     wanted = day_of(settings, resources.clock, parse_date(day))
     story_id = act_story(resources.store, wanted, story, dated=day is not None)
+    require_brief(resources.store, wanted)  # after: a story of another day's brief is named first
     with err.status("re-rendering the brief …"):
         outcome = act(settings, resources, wanted, story_id)
     published = outcome.published
