@@ -384,6 +384,9 @@ def main() -> None:
         err.print(refused_path(exc), soft_wrap=True)
         raise SystemExit(2) from None
     except Exception as exc:  # usage errors of the bundled click: unknown option, missing value
+        if type(exc).__name__ == "NoArgsIsHelpError":  # 'brief' or a group alone: its help, no mistake
+            err.print(exc.format_message(), soft_wrap=True)  # type: ignore[attr-defined]
+            raise SystemExit(2) from None
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             err.print(f"error: {exc.format_message()} (see '{command_of(exc)} --help')", soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
