@@ -4,6 +4,7 @@ to have none, and why, by every command and page that reads it."""
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -50,3 +51,64 @@ def test_review_of_a_day_with_no_brief_says_so_and_why_as_correct_does(config: P
     assert "No open questions" not in said
     assert f"No brief is published for {WITHHELD}: the run {held.run_id} withheld it" in said
     assert client(config).get("/questions?date=2025-08-04").status_code == 400
+
+
+@pytest.fixture
+def people(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A desk whose people sign in (ann), on an empty store."""
+    from fastapi.testclient import TestClient
+
+    from flows.desk.app import create_app
+
+    settings = tmp_path / "brief.toml"
+    settings.write_text('[storage]\nroot = "store"\n\n[desk.people]\nann = "DESK_TOKEN_ANN"\n')
+    monkeypatch.setenv("DESK_TOKEN_ANN", "a-long-random-token-for-ann")
+    app = create_app(load_settings(str(settings)), "127.0.0.1", ui_url="http://127.0.0.1:4200")
+    return lambda: TestClient(app, base_url="http://127.0.0.1:8484")
+
+
+def sign_in(browser, then: str | None) -> str:
+    """Sign ann in from the sign-in page (``then``: the ``next`` its form sends); where it leads."""
+    csrf = re.search(r'name="csrf" value="([^"]+)"', browser.get("/signin").text).group(1)
+    form = {"name": "ann", "token": "a-long-random-token-for-ann", "csrf": csrf}
+    answer = browser.post(
+        "/signin", data=form | ({"next": then} if then is not None else {}), follow_redirects=False
+    )
+    assert answer.status_code == 303, answer.text
+    return answer.headers["location"]
+
+
+def test_signing_in_leads_to_the_page_asked_for(people) -> None:
+    browser = people()
+    asked = browser.get("/runs?date=2025-08-06&x=a%20b", follow_redirects=False)
+    assert asked.status_code == 303
+    assert asked.headers["location"] == "/signin?next=%2Fruns%3Fdate%3D2025-08-06%26x%3Da%2520b"
+    form = browser.get(asked.headers["location"]).text
+    kept = re.search(r'name="next" value="([^"]+)"', form)
+    assert kept is not None and html.unescape(kept.group(1)) == "/runs?date=2025-08-06&x=a%20b"
+    assert sign_in(browser, html.unescape(kept.group(1))) == "/runs?date=2025-08-06&x=a%20b"
+    assert browser.get("/runs?date=2025-08-06&x=a%20b").status_code == 200
+    assert sign_in(people(), None) == "/today"  # nothing asked for: Today
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        "https://evil.example/today",
+        "//evil.example/today",
+        "///evil.example",
+        "/\\evil.example",
+        "\\\\evil.example",
+        "/\t/evil.example",
+        "/\n/evil.example",
+        "javascript:alert(1)",
+        "http:/evil.example",
+        "evil.example/today",
+        "/signin?next=//evil.example",
+        "",
+    ],
+)
+def test_signing_in_never_leads_off_the_desk(people, elsewhere: str) -> None:
+    assert sign_in(people(), elsewhere) == "/today"
+    form = people().get("/signin", params={"next": elsewhere}).text
+    assert 'name="next"' not in form  # the page does not carry it either

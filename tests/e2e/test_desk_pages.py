@@ -112,7 +112,7 @@ def test_the_icon_is_served_before_anyone_signs_in(tmp_path: Path, monkeypatch) 
     stranger = TestClient(
         create_app(load_settings(str(config)), "127.0.0.1"), base_url="http://127.0.0.1:8484"
     )
-    assert stranger.get("/runs", follow_redirects=False).headers["location"] == "/signin"
+    assert stranger.get("/runs", follow_redirects=False).headers["location"] == "/signin?next=%2Fruns"
     assert '<link rel="icon" href="/static/favicon.svg"' in stranger.get("/signin").text
     for path in ("/favicon.ico", "/static/favicon.svg"):
         icon = stranger.get(path, follow_redirects=False)
