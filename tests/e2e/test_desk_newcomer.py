@@ -112,3 +112,31 @@ def test_signing_in_never_leads_off_the_desk(people, elsewhere: str) -> None:
     assert sign_in(people(), elsewhere) == "/today"
     form = people().get("/signin", params={"next": elsewhere}).text
     assert 'name="next"' not in form  # the page does not carry it either
+
+
+def test_trace_shows_the_headline_as_readers_have_it_and_run_ids_whole(config: Path) -> None:  # noqa: F811
+    import json
+
+    from tests.e2e.test_review import DAY
+
+    root = load_settings(str(config)).storage.root
+    first = json.loads((Path(root) / "briefs" / f"{DAY}.json").read_text())["items"][0]
+    story, was = first["story_id"], first["title"]
+    done = brief("correct", story, "--title", "A headline, corrected", "--date", DAY, "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    traced = brief("trace", "--date", DAY, "--story", story, "--config", str(config), env={"COLUMNS": "80"})
+    assert traced.returncode == 0, traced.stderr
+    lines = traced.stdout.splitlines()
+    assert lines[1] == "“A headline, corrected”", traced.stdout
+    said = " ".join(traced.stdout.split())
+    assert f"(headline corrected by {first_person(config)}; it was “{was}”)" in said
+    store = ParquetEventStore(root)
+    [v2] = [e for e in store.read(event_types=["brief.published"]) if e.payload["version"] == 2]
+    assert f"· run {v2.run_id} ·" in said  # whole, not its first 8 characters
+    assert v2.run_id.startswith("correct-") and len(v2.run_id) > 8
+
+
+def first_person(settings: Path) -> str:
+    """Who the correction was recorded by (the command's default: $BRIEF_USER or $USER)."""
+    store = ParquetEventStore(load_settings(str(settings)).storage.root)
+    return store.read(event_types=["brief.corrected"])[0].payload["by"]
