@@ -127,7 +127,9 @@ def review(
         out.print("No answers given; the brief is unchanged.")
         return
     # answering a held brief's questions is a person's look at it: that approves it
-    with err.status("re-rendering and delivering the brief …"):
+    # delivering only where there is a channel to deliver to
+    sends = " and delivering" if settings.delivery.channels else ""
+    with err.status(f"re-rendering{sends} the brief …"):
         act = acts.Act(wanted, acts.approver(), as_case=as_case)
         outcome = acts.answer(settings, resources, act, given, marks)
     published = outcome.published

@@ -140,3 +140,53 @@ def first_person(settings: Path) -> str:
     """Who the correction was recorded by (the command's default: $BRIEF_USER or $USER)."""
     store = ParquetEventStore(load_settings(str(settings)).storage.root)
     return store.read(event_types=["brief.corrected"])[0].payload["by"]
+
+
+def on_a_terminal(*args: str) -> tuple[int, str]:
+    """``brief ARGS`` as a new process on a terminal (a pseudo-terminal: spinners are drawn); its
+    exit code and all it showed."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    main, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+        env={**os.environ, "COLUMNS": "120", "TERM": "xterm"},
+    )
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the process ended: its side of the terminal is closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    return process.wait(timeout=120), shown.decode("utf-8", "replace")
+
+
+def test_an_act_with_no_delivery_channels_never_says_delivering(config: Path) -> None:  # noqa: F811
+    import json
+
+    from tests.e2e.test_review import DAY
+
+    settings = load_settings(str(config))
+    assert not settings.delivery.channels  # the samples deliver nowhere
+    story = json.loads((Path(settings.storage.root) / "briefs" / f"{DAY}.json").read_text())["items"][1]
+    code, shown = on_a_terminal(
+        "review", "--date", DAY, "--mark", f"{story['story_id']}=lead", "--config", str(config)
+    )
+    assert code == 0, shown
+    assert "re-rendering the brief" in shown  # the spinner was drawn
+    assert "delivering" not in shown and "delivered" not in shown, shown
+    assert "1 mark recorded" in shown
