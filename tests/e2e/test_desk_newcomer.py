@@ -190,3 +190,38 @@ def test_an_act_with_no_delivery_channels_never_says_delivering(config: Path) ->
     assert "re-rendering the brief" in shown  # the spinner was drawn
     assert "delivering" not in shown and "delivered" not in shown, shown
     assert "1 mark recorded" in shown
+
+
+def test_a_retraction_is_said_at_the_top_of_the_page_as_in_every_copy_of_the_brief(config: Path) -> None:  # noqa: F811
+    from ops import reads
+    from tasks.render import render, view
+    from tests.e2e.test_desk_trial import csrf_of
+    from tests.e2e.test_review import DAY
+
+    desk = client(config)
+    page = desk.get(f"/today?date={DAY}").text
+    story = re.findall(r'data-story="([^"]+)"', page)[2]
+    seen = re.search(r'name="seen" value="(\d+)"', page).group(1)
+    act = {"story": story, "note": "The report was wrong", "sure": "1", "date": DAY, "seen": seen}
+    done = desk.post("/today/retract", data=act | {"csrf": csrf_of(page)})
+    assert done.status_code == 200, done.text
+    today = desk.get(f"/today?date={DAY}").text
+    retracted = today.index(f'data-retracted="{story}"')
+    assert "The report was wrong" in today[retracted : retracted + 400]
+    assert retracted < today.index('<section class="item"'), "the retraction is not above the first item"
+    assert today.index(">Retracted</h2>") < today.index('<section class="item"')
+    # the brief readers get says it first too: its Markdown and HTML files, its email
+    settings = load_settings(str(config))
+    briefs = Path(settings.storage.root) / "briefs"
+    markdown, page_file = (briefs / f"{DAY}.md").read_text(), (briefs / f"{DAY}.html").read_text()
+    assert markdown.index("## Retracted") < markdown.index("### 1. ")
+    assert page_file.index('class="note retracted"') < page_file.index("<h3")
+    document = reads.document(ParquetEventStore(settings.storage.root), day_of(DAY))
+    email = render("email", view(document, settings.category_labels(), numbered=False))
+    assert email.index("The report was wrong") < email.index(document.items[0].title)
+
+
+def day_of(text: str):
+    from datetime import date
+
+    return date.fromisoformat(text)
