@@ -185,7 +185,7 @@ def test_a_pages_first_load_does_no_work_the_next_does_not_and_runs_read_no_pref
             load["imported"],
         )
         print(f"{path}: first {load['ms'][0]:.0f} ms, next {load['ms'][1]:.0f} ms")
-    links = re.findall(r'<a href="([^"]+)" rel="noopener" class="prefect">', loads[paths[0]]["text"])
+    links = re.findall(r'<a href="([^"]+)" rel="noopener" class="prefect run-id"', loads[paths[0]]["text"])
     assert links and all(link.startswith("http://127.0.0.1:4299/runs/flow-run/") for link in links), links
 
 
