@@ -100,7 +100,7 @@ def review(
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
     from flows.review import answers_from_file, ask, parse_marks
-    from flows.views.review import print_cases, print_settled, show_answered, show_still_open
+    from flows.views.review import print_cases, print_links, print_settled, show_answered, show_still_open
     from ops import acts
     from ops.workspace import refuse_missing, resources_of
     from tasks.settings import load_settings
@@ -117,17 +117,14 @@ def review(
         marks = {**from_file, **marks}
     elif not marks:
         if questions.height == 0:
-            acts.require_brief(
-                resources.store, wanted
-            )  # no brief: nothing to review, said as correct says it
+            acts.require_brief(resources.store, wanted)  # no brief: nothing to review (as correct says)
             out.print(f"No open questions for {wanted}.")
             return
         given = ask(questions, wanted, out, [c.name for c in settings.policy.categories])
     if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
-    # answering a held brief's questions is a person's look at it: that approves it
-    # delivering only where there is a channel to deliver to
+    # answering a held brief's questions approves it; delivering only where there are channels
     sends = " and delivering" if settings.delivery.channels else ""
     with err.status(f"re-rendering{sends} the brief …"):
         act = acts.Act(wanted, acts.approver(), as_case=as_case)
@@ -136,6 +133,7 @@ def review(
     assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
     show_answered(out, [(len(given), "answer"), (len(marks), "mark")], wanted, state, published.files["md"])
+    print_links(out, outcome, resources.store)  # the stories an answer joined (or parted), by headline
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
     if marks or answers:  # not asked here: say what is left for a plain brief review

@@ -225,3 +225,48 @@ def day_of(text: str):
     from datetime import date
 
     return date.fromisoformat(text)
+
+
+def test_a_same_story_answer_is_said_as_two_headlines_joined_at_the_terminal_and_the_desk(
+    config: Path,  # noqa: F811
+) -> None:
+    import json
+
+    from tests.e2e.test_review import DAY
+
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+    [same] = [
+        e.payload
+        for e in store.read(event_types=["confirmation.requested"])
+        if e.payload["field"] == "same_story"
+    ]
+    pair = same["subject"].split("|")
+    titles = {e.subject_id: e.payload["title"] for e in store.read(event_types=["article.collected"])}
+    joined = f"joined “{titles[pair[0]]}” and “{titles[pair[1]]}” into one story"
+    answers = config.parent / "answers.json"
+    answers.write_text(json.dumps({same["question_id"]: "yes"}))
+    review = brief("review", "--date", DAY, "--answers", str(answers), "--config", str(config))
+    assert review.returncode == 0, review.stderr
+    assert joined in " ".join(review.stdout.split()), review.stdout  # the terminal says the merge
+    history = brief("history", "--config", str(config))
+    assert f"v2 (4 items) {first_person_or_user(store)}: {joined}" in " ".join(history.stdout.split())
+
+    desk = client(config)
+    diff = text_of(desk.get(f"/diff?date={DAY}&a=1&b=2").text)
+    assert f"caused by {joined} —" in diff, diff
+    assert "art-" not in diff.split("caused by", 1)[1].split("story.merged")[0]  # no ids in its words
+    assert f"{joined}" in text_of(desk.get("/history").text)
+    [merged] = store.read(event_types=["story.merged"])
+    story = [s for s in re.findall(r'data-story="([^"]+)"', desk.get(f"/today?date={DAY}").text)]
+    page = next(
+        text_of(p)
+        for p in (desk.get(f"/story?id={s}").text for s in story)
+        if merged.event_id in p or joined in text_of(p)
+    )
+    assert joined in page
+    assert "(proposed: 0." not in page and "same story: art-" not in page
+
+
+def first_person_or_user(store: ParquetEventStore) -> str:
+    """Who the same-story answer was given by, as its event records it."""
+    return store.read(event_types=["confirmation.resolved"])[0].payload["person"]
