@@ -100,7 +100,7 @@ def review(
 ) -> None:
     """Answer the questions the pipeline could not settle, a batch at a time; then re-render the brief."""
     from flows.review import answers_from_file, ask, parse_marks
-    from flows.views.review import print_cases, print_settled, show_answered, show_still_open
+    from flows.views.review import print_cases, print_links, print_settled, show_answered, show_still_open
     from ops import acts
     from ops.workspace import refuse_missing, resources_of
     from tasks.settings import load_settings
@@ -117,20 +117,23 @@ def review(
         marks = {**from_file, **marks}
     elif not marks:
         if questions.height == 0:
+            acts.require_brief(resources.store, wanted)  # no brief: nothing to review (as correct says)
             out.print(f"No open questions for {wanted}.")
             return
         given = ask(questions, wanted, out, [c.name for c in settings.policy.categories])
     if not given and not marks:
         out.print("No answers given; the brief is unchanged.")
         return
-    # answering a held brief's questions is a person's look at it: that approves it
-    with err.status("re-rendering and delivering the brief …"):
+    # answering a held brief's questions approves it; delivering only where there are channels
+    sends = " and delivering" if settings.delivery.channels else ""
+    with err.status(f"re-rendering{sends} the brief …"):
         act = acts.Act(wanted, acts.approver(), as_case=as_case)
         outcome = acts.answer(settings, resources, act, given, marks)
     published = outcome.published
     assert published is not None  # an act that recorded something publishes
     state = f"new version v{published.version}" if published.changed else f"unchanged (v{published.version})"
     show_answered(out, [(len(given), "answer"), (len(marks), "mark")], wanted, state, published.files["md"])
+    print_links(out, outcome, resources.store)  # the stories an answer joined (or parted), by headline
     if marks:
         print_settled(out, outcome, {a.question_id for a in given})
     if marks or answers:  # not asked here: say what is left for a plain brief review
@@ -239,11 +242,12 @@ def _editor_act(config: str | None, day: str | None, story: str, act: Callable[.
     its ``ops.acts`` function; ``story``: the id or its first characters): recorded, the new version
     published and what the channels are owed sent; then said."""
     from flows.commands.options import open_resources
-    from ops.acts import act_story, day_of
+    from ops.acts import act_story, day_of, require_brief
 
     settings, resources = open_resources(config)
     wanted = day_of(settings, resources.clock, parse_date(day))
     story_id = act_story(resources.store, wanted, story, dated=day is not None)
+    require_brief(resources.store, wanted)  # after: a story of another day's brief is named first
     with err.status("re-rendering the brief …"):
         outcome = act(settings, resources, wanted, story_id)
     published = outcome.published
@@ -363,7 +367,7 @@ def main() -> None:
             raise SystemExit(code)
     except Interrupted as exc:
         err.print(str(exc), soft_wrap=True)
-        stop_now(130)
+        stop_now(exc.code)
     except KeyboardInterrupt:  # before a run began, or between its steps' commands
         err.print("interrupted")
         raise SystemExit(130) from None
@@ -380,6 +384,9 @@ def main() -> None:
         err.print(refused_path(exc), soft_wrap=True)
         raise SystemExit(2) from None
     except Exception as exc:  # usage errors of the bundled click: unknown option, missing value
+        if type(exc).__name__ == "NoArgsIsHelpError":  # 'brief' or a group alone: its help, no mistake
+            err.print(exc.format_message(), soft_wrap=True)  # type: ignore[attr-defined]
+            raise SystemExit(2) from None
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             err.print(f"error: {exc.format_message()} (see '{command_of(exc)} --help')", soft_wrap=True)
             raise SystemExit(exc.exit_code) from None

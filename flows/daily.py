@@ -172,6 +172,9 @@ def on_daily_failure(flow, flow_run, state) -> None:
     SIGTERM: Prefect's task machinery may fail as it unwinds) is the stop's, not a failure."""
     from ops.failure import explain_failure
 
+    if STOP.server_gone:  # a step failed as the server stopped: the server's outcome
+        on_daily_crash(flow, flow_run, state)
+        return
     if STOP.how is not None:
         on_daily_cancelled(flow, flow_run, state)
         return
@@ -192,9 +195,13 @@ def on_daily_crash(flow, flow_run, state) -> None:
 
     A process killed with nobody watching leaves no such hook: ``flows/alerting.py:check`` finds it.
     """
-    from ops.failure import record_crash
+    from ops.failure import record_crash, record_server_gone
 
     params = flow_run.parameters or {}
+    if STOP.server_gone:  # the kept Prefect server stopped under the run: no alert, nobody to tell it
+        settings, resources = hook_resources(flow_run)
+        record_server_gone(settings, resources, params.get("date_"), str(flow_run.id), STOP.server_gone)
+        return
     if how_stopped(state.message or "") is not None:  # Ctrl-C, SIGTERM or the UI: stopped on purpose
         on_daily_cancelled(flow, flow_run, state)
         return

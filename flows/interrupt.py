@@ -36,6 +36,15 @@ WATCH_EVERY_S = 1.0  # how often the flow run's state is read for a cancellation
 class Interrupted(BriefError):
     """A command stopped on purpose (Ctrl-C, SIGTERM, the Prefect UI): one line, exit 130."""
 
+    code = 130
+
+
+class ServerGone(Interrupted):
+    """The kept Prefect server a run reported to stopped under it (``brief serve --stop`` in another
+    shell): the run is recorded as crashed; one line, exit 1, as a failed run."""
+
+    code = 1
+
 
 @dataclass
 class Stop:
@@ -48,6 +57,7 @@ class Stop:
     # waits for the tasks still running, a fetch of a slow feed say): record and exit at once
     overdue: Callable[[], None] | None = None
     context: contextvars.Context | None = None  # the command's, where Prefect knows its server
+    server_gone: str = ""  # the URL of the kept Prefect server, once it stopped under the run
 
     def note_step(self, line: str) -> None:
         self.after = line.split(maxsplit=1)[0] if line.strip() else self.after
@@ -56,9 +66,21 @@ class Stop:
 STOP = Stop()
 
 
+def lose_server(url: str) -> None:
+    """The kept Prefect server at ``url`` stopped while a run reported to it (called by the thread
+    that watches it): the run is interrupted as by Ctrl-C, and ends as ``ServerGone``."""
+    if STOP.server_gone:
+        return
+    STOP.server_gone = url
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+
 def how_stopped(message: str) -> str | None:
     """How a crashed flow run was stopped on purpose (SIGINT, SIGTERM, prefect-ui), or None when
-    its crash was not an interruption (its process failed in another way)."""
+    its crash was not an interruption (its process failed in another way, or the kept Prefect
+    server it reported to stopped under it)."""
+    if STOP.server_gone:
+        return None
     if STOP.how is not None:
         return STOP.how
     return _BY_MESSAGE.get(message.strip())
@@ -98,7 +120,8 @@ def _on_signal(signum: int, frame: Any) -> None:
 
 def _overdue() -> None:
     if STOP.overdue is not None:
-        (STOP.context or contextvars.copy_context()).run(STOP.overdue)
+        # a copy: the thread that watches for a cancellation from the UI may be in the context itself
+        (STOP.context.copy() if STOP.context else contextvars.copy_context()).run(STOP.overdue)
 
 
 class _CancellationWatch(logging.Handler):
@@ -155,7 +178,7 @@ def interruptible() -> Iterator[Stop]:
     """While a command runs flows in this process: SIGINT and SIGTERM stop it (Prefect's own SIGTERM
     handler takes over while a flow runs, to the same end). Handlers are put back after."""
     # each command its own stop (the tests run several commands in one process)
-    STOP.how, STOP.after, STOP.run_id = None, "", None
+    STOP.how, STOP.after, STOP.run_id, STOP.server_gone = None, "", None, ""
     STOP._timer = None  # type: ignore[attr-defined]
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -181,12 +204,13 @@ def cancellable() -> Iterator[None]:
 
 
 def stop_now(code: int) -> None:
-    """Exit at once: what Prefect still has to send gets two seconds, and tasks still running in
-    other threads (a fetch, a model) are not waited for; all the run keeps is written already."""
+    """Exit at once: what Prefect still has to send gets two seconds (none when its server is gone),
+    and tasks still running in other threads (a fetch, a model) are not waited for; all the run
+    keeps is written already."""
     import os
     import sys
 
-    if "prefect" in sys.modules:
+    if "prefect" in sys.modules and not STOP.server_gone:
         from prefect.events.worker import EventsWorker
         from prefect.logging.handlers import APILogWorker
 

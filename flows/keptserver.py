@@ -293,12 +293,38 @@ def _stop_process(pid: int, timeout_s: float = 30) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+WATCH_EVERY_S = 0.5  # how often a command looks whether the kept server it uses is still there
+
+
 @contextlib.contextmanager
-def prefect_api(say: Callable[[str], None]) -> Iterator[list[str]]:
+def watched(server: KeptServer, lost: Callable[[str], None] | None) -> Iterator[None]:
+    """While a command uses the kept server: ``lost(url)`` is called, once, if its watchdog ends
+    (``brief serve --stop`` in another shell; the watchdog stops the server first)."""
+    if lost is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(WATCH_EVERY_S):
+            if not _is_watchdog(server.pid):
+                lost(server.url)
+                return
+
+    thread = threading.Thread(target=watch, name="prefect-server-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+@contextlib.contextmanager
+def prefect_api(say: Callable[[str], None], lost: Callable[[str], None] | None = None) -> Iterator[list[str]]:
     """While a command runs flows: Prefect's API, as configured when it names a server, else the
-    kept server (``say`` tells, once, that it was started and how to stop it), else, when none can
-    be started, a temporary server of Prefect's own, as before. Yields what the command's log
-    should say of it."""
+    kept server (``say`` tells, once, that it was started and how to stop it; ``lost`` is called
+    when it stops under the command), else, when none can be started, a temporary server of
+    Prefect's own, as before. Yields what the command's log should say of it."""
     from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 
     if get_current_settings().api.url:
@@ -327,9 +353,11 @@ def prefect_api(say: Callable[[str], None]) -> Iterator[list[str]]:
             how = "started by this command" if server.started else "kept from an earlier command"
             how += f" of {server.checkout}" if server.checkout and server.checkout != CHECKOUT else ""
             try:
-                yield [f"Prefect: the local server at {server.url}, {how} (its log: {server.log})"]
+                with watched(server, lost):
+                    yield [f"Prefect: the local server at {server.url}, {how} (its log: {server.log})"]
             finally:
-                _drain()  # now, to this server: at exit Prefect would no longer know where it is
+                if _is_watchdog(server.pid):  # a server gone has nothing to be sent
+                    _drain()  # now, to this server: at exit Prefect would no longer know where it is
     finally:
         if before is None:
             os.environ.pop("PREFECT_API_URL", None)

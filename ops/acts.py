@@ -32,7 +32,7 @@ import polars as pl
 from ops import changes
 from storage.errors import InputError
 from storage.events import Event, utcnow
-from storage.store import EventStore
+from storage.store import EventStore, ParquetEventStore
 from tasks import deliver as delivery_rules
 from tasks import steps
 from tasks.settings import Settings
@@ -138,6 +138,23 @@ def act_story(store: EventStore, day: date, story: str, *, dated: bool) -> str:
             listed = ", ".join(str(d) for d in elsewhere)
             raise InputError(f"story {story!r} is in the briefs of {listed}: add --date with the day meant")
     return story
+
+
+def require_brief(store: ParquetEventStore, day: date) -> None:
+    """An InputError when ``day`` has no published brief (nothing to review or act on): that no brief
+    is published, and, when a run withheld it, which run and why; with the command that runs it."""
+    from ops import reads
+
+    if reads.current(store, day) is not None:
+        return
+    rerun = f"'brief run --date {day}'"
+    held = reads.withheld(store, day)
+    if held is None:
+        raise InputError(f"no brief is published for {day}; run {rerun} first")
+    raise InputError(
+        f"no brief is published for {day}: its run {held.run_id} withheld it ({held.withheld.reason}); "
+        f"{rerun} runs it again"
+    )
 
 
 def open_questions(settings: Settings, resources: steps.Resources, day: date) -> pl.DataFrame:

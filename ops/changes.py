@@ -80,14 +80,28 @@ def is_mark(kind: str, field: str) -> bool:
     return kind == "article.corrected" and field == "relevance"
 
 
+def linked_words(kind: str, titles: Sequence[str]) -> str:
+    """A same-story or two-stories link by its reports' headlines: "joined “…” and “…” into one
+    story", "parted “…” and “…” into two stories"."""
+    quoted = [f"“{t}”" for t in titles]
+    both = " and ".join(quoted) if len(quoted) < 3 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+    return f"joined {both} into one story" if kind == "story.merged" else f"parted {both} into two stories"
+
+
 def act_words(
-    kind: str, field: str = "", said: str = "", version: int | None = None, headline: str = ""
+    kind: str,
+    field: str = "",
+    said: str = "",
+    version: int | None = None,
+    headline: str = "",
+    titles: Sequence[str] = (),
 ) -> str:
     """An event as a person reads it: "marked “…” lead", "corrected the headline of “…” to “…”",
     "answered a relevance question about “…”: “core”", "retracted “…” (note: “…”)", "approved v4",
-    "published v4"; ``said`` is the value given, the answer, the note or the articles linked (as
-    ``Acted.said``), ``headline`` the headline of the story acted on ("": where the story is known,
-    as on its own page)."""
+    "published v4", "joined “…” and “…” into one story"; ``said`` is the value given, the answer, the
+    note or the articles linked (as ``Acted.said``), ``headline`` the headline of the story acted on
+    ("": where the story is known, as on its own page), ``titles`` the headlines of the reports a
+    link names (said in place of their ids)."""
     verb = EVENT_WORDS.get(kind, kind)
     quoted = f"“{said}”" if said else ""
     named = f" “{headline}”" if headline else ""
@@ -110,6 +124,8 @@ def act_words(
     if kind in ("brief.approved", "brief.published") and version is not None:
         return f"{verb} v{version}"
     if kind in ("story.merged", "story.split"):
+        if titles:
+            return linked_words(kind, titles)
         return f"{verb}: {said}" if said else verb
     return f"{verb} {quoted}".rstrip()
 
@@ -141,12 +157,14 @@ class Acted:
     changed: bool = True  # its run published a version: it changed the brief
     follows: tuple[str, ...] = ()  # the act it follows from (an answer's same-story link or mark)
     headline: str = ""  # the headline of the story it acted on, as the brief read before it ("": none)
+    titles: tuple[str, ...] = ()  # the headlines of the reports a link names, as collected (() unknown)
 
     def words(self, named: bool = False) -> str:
         """What the act did, as a person reads it (``act_words``); ``named``: naming the story by its
         headline, where the line does not stand beside the story (History's line per version)."""
         approved = self.version if self.type == "brief.approved" else None
-        return act_words(self.type, self.field, self.said, approved, self.headline if named else "")
+        headline = self.headline if named else ""
+        return act_words(self.type, self.field, self.said, approved, headline, self.titles)
 
     def line(self) -> str:
         """The act in a few words: what, by whom, where and when, and the version that carried it."""
@@ -195,6 +213,39 @@ def story_of(store: ParquetEventStore, day: date) -> Callable[[str], str | None]
         return found.get(subject)
 
     return named
+
+
+def article_titles(store: ParquetEventStore) -> Callable[[Sequence[str]], tuple[str, ...]]:
+    """The headlines ``article_ids`` were collected with (() when one is not in the log), read from
+    the log when first asked for those ids (most days link no reports)."""
+    found: dict[str, str] = {}
+
+    def titles(article_ids: Sequence[str]) -> tuple[str, ...]:
+        wanted = sorted(set(article_ids) - set(found))
+        if wanted:
+            frame = store.query(
+                lambda: store.scan(event_types=["article.collected"]).filter(
+                    pl.col("subject_id").is_in(wanted)
+                )
+            )
+            for row in frame.iter_rows(named=True):
+                found.setdefault(row["subject_id"], str(getattr(payload_of(row, Payload), "title", "") or ""))
+        named = tuple(found.get(a, "") for a in article_ids)
+        return named if all(named) else ()
+
+    return titles
+
+
+def links_said(store: ParquetEventStore, events: Iterable[Any]) -> list[str]:
+    """The same-story and two-stories links among ``events`` (an act's), each in a line that names its
+    reports by their headlines ("joined “…” and “…” into one story"; their ids when not found)."""
+    titles = article_titles(store)
+    said = []
+    for e in events:
+        if e.event_type in ("story.merged", "story.split"):
+            ids = tuple(getattr(payload_of(e, Payload), "article_ids", None) or ())
+            said.append(act_words(e.event_type, said=" + ".join(ids), titles=titles(ids)))
+    return said
 
 
 def standing_retractions(store: ParquetEventStore, day: date) -> dict[str, str]:
@@ -260,7 +311,13 @@ def acts(
     """People's acts on the day, oldest first, each with the version that first carried it."""
     published = publications(store, day) if published is None else published
     frame = store.query(lambda: store.scan([day], event_types=[*ACT_TYPES, "brief.unchanged"]))
-    return _acted(frame, published, story_of(store, day), headline_of(store, day, published))
+    acted = _acted(frame, published, story_of(store, day), headline_of(store, day, published))
+    return with_titles(acted, article_titles(store))
+
+
+def with_titles(acted: list[Acted], titles: Callable[[Sequence[str]], tuple[str, ...]]) -> list[Acted]:
+    """``acted``, each link (same story, two stories) given its reports' headlines."""
+    return [dataclasses.replace(x, titles=titles(x.article_ids)) if x.article_ids else x for x in acted]
 
 
 @dataclass(frozen=True)
@@ -279,24 +336,37 @@ def summaries(store: ParquetEventStore, days: list[date] | None = None) -> dict[
     versions = every_publication(store, days)
     frame = store.query(lambda: store.scan(days, event_types=[*ACT_TYPES, "brief.unchanged"]))
     out = {}
+    titles = article_titles(store)
     for day, by_version in versions.items():
         carried: dict[int, list[Acted]] = {}
         day_frame = frame.filter(pl.col("brief_date") == day)
-        for x in _acted(day_frame, by_version, story_of(store, day), headline_of(store, day, by_version)):
+        day_acts = _acted(day_frame, by_version, story_of(store, day), headline_of(store, day, by_version))
+        for x in with_titles(day_acts, titles):
             if x.changed and x.version is not None:
                 carried.setdefault(x.version, []).append(x)
         for v, p in by_version.items():
             acted = carried.get(v, [])
-            said = {x.event_id for x in acted}
-            # what an answer said besides itself is told by the answer ("answered 3 questions")
-            acted = [x for x in acted if not said.intersection(x.follows)] or acted
             if acted:
+                acted, line = _told(acted)
                 types = tuple(dict.fromkeys(x.type for x in acted))
                 people = ", ".join(dict.fromkeys(x.by or "someone" for x in acted))
-                out[(day, v)] = Summary(f"{people}: {_in_a_line(acted)}", types)
+                out[(day, v)] = Summary(f"{people}: {line}", types)
             else:
                 out[(day, v)] = Summary(f"the run {p.run_id}")
     return out
+
+
+def _told(acted: list[Acted]) -> tuple[list[Acted], str]:
+    """The acts a version's line tells and the line: what an answer said besides itself is told by
+    the answer ("answered 3 questions"), but for a same-story or two-stories link an answer made,
+    which the line names by its reports' headlines too ("; joined “…” and “…” into one story"),
+    and alone when that answer is all the version carried."""
+    said = {x.event_id for x in acted}
+    told = [x for x in acted if not said.intersection(x.follows)] or acted
+    links = [x for x in acted if x.article_ids and said.intersection(x.follows)]
+    linked_by = {f for x in links for f in x.follows}
+    parts = [_in_a_line(told)] if any(x.event_id not in linked_by for x in told) else []
+    return told + links, "; ".join(parts + [x.words(named=True) for x in links])
 
 
 def _in_a_line(acted: Sequence[Acted]) -> str:

@@ -61,6 +61,24 @@ def record_crash(
     return day
 
 
+def server_gone_how(url: str) -> str:
+    """How a run ended when the kept Prefect server it reported to stopped under it."""
+    return f"the local Prefect server it reported to ({url}) stopped while it ran"
+
+
+def record_server_gone(
+    settings: Settings, resources: Resources, date_text: str | None, run_id: str, url: str
+) -> date | None:
+    """Record ``run.crashed`` for a run whose kept Prefect server stopped under it (``brief serve
+    --stop`` in another shell); its brief date, or None when it had none yet (nothing recorded)."""
+    day = recordable_day(resources, settings, date_text, run_id)
+    if day is None:
+        return None
+    how = server_gone_how(url)
+    resources.store.append([crashed_event(run_id, day, how, how, "hook")])
+    return day
+
+
 def record_cancel(
     settings: Settings,
     resources: Resources,

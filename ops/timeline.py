@@ -12,6 +12,7 @@ index and no copy of the log on disk.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import cast
@@ -148,6 +149,7 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
     ]
     _add_briefs(store, story_id, days, published)
     rows = [r for r in articles.iter_rows(named=True)]
+    titles = {str(r["article_id"]): str(r["title"] or "") for r in rows}  # a link says its reports' headlines
     for r in rows:
         r["href"] = safe_url(without_tracking(r["url"] or ""))
     return Timeline(
@@ -157,7 +159,7 @@ def story_timeline(store: ParquetEventStore, story_id: str) -> Timeline | None:
         sorted({r["outlet"] or r["source"] for r in rows}),
         sorted({r["language"] for r in rows if r["language"]}),
         followed_by,
-        collapse([_decision(r) for r in events.iter_rows(named=True)]),
+        collapse([_decision(r, titles) for r in events.iter_rows(named=True)]),
     )
 
 
@@ -211,9 +213,9 @@ def _add_briefs(store: ParquetEventStore, story_id: str, days: list[Day], publis
         d.retracted = next((r for r in current.retracted or [] if r.story_id == story_id), None)
 
 
-def _said(kind: str, p: Payload) -> tuple[str, str]:
+def _said(kind: str, p: Payload, titles: Mapping[str, str]) -> tuple[str, str]:
     """What a decision of ``kind`` says, in the desk's words for it (``ops.changes.act_words``), and
-    who said it."""
+    who said it; ``titles``: the story's articles' headlines, which a link names its reports by."""
     if isinstance(p, StoryScored):
         what = (
             f"{act_words(kind)} {p.outcome} (relevance {p.relevance:.2f}, importance {p.importance:.2f})"
@@ -221,9 +223,9 @@ def _said(kind: str, p: Payload) -> tuple[str, str]:
         )
         return what, p.marked_by or "the daily run"
     if isinstance(p, StoryMergedV2 | StorySplitV2):
-        return act_words(kind, said=", ".join(p.article_ids)), p.person or (
-            "an answer" if p.question_id else ""
-        )
+        named = [titles.get(a, "") for a in p.article_ids]
+        linked = act_words(kind, said=", ".join(p.article_ids), titles=named if all(named) else ())
+        return linked, p.person or ("an answer" if p.question_id else "")
     if isinstance(p, ArticleCorrected):  # a relevance mark (lead is one) says "marked lead"
         what = act_words(kind, p.field, p.value or "") + (f" ({p.reason})" if p.reason else "")
         return what, p.by
@@ -236,15 +238,17 @@ def _said(kind: str, p: Payload) -> tuple[str, str]:
     if isinstance(p, ConfirmationRequested):
         return f"{act_words(kind)}: {p.prompt}", "the daily run"
     resolved = cast(ConfirmationResolvedV2, p)
-    answer = act_words(kind, resolved.field, resolved.answer) + f" (proposed: {resolved.value})"
+    answer = act_words(kind, resolved.field, resolved.answer)
+    if resolved.field != "same_story":  # a same-story question proposes a probability, not an answer
+        answer += f" (proposed: {resolved.value})"
     return answer, resolved.person or resolved.by
 
 
-def _decision(row: dict) -> dict:
+def _decision(row: dict, titles: Mapping[str, str]) -> dict:
     """A decision as a line: what was decided, by whom (a person, or the run's model)."""
     kind = row["event_type"]
     p = payload_of(row, Payload)  # one of the DECISIONS types: _said reads it by its model
-    what, who = _said(kind, p)
+    what, who = _said(kind, p, titles)
     at: datetime = row["occurred_at"]
     return {
         "day": row["brief_date"],

@@ -28,7 +28,7 @@ from flows.commands.options import (
     remember_config,
     with_config,
 )
-from flows.commands.stopped import ended_overdue, stopped_line
+from flows.commands.stopped import ended_overdue, stop_error
 from flows.views.console import above, err, out, saying, screen_status
 from flows.views.runs import (
     alerts_jsonl,
@@ -78,9 +78,9 @@ def run(
     try:
         result, shown = run_day(plan, config, day, verbose)
     except KeyboardInterrupt:  # pressed before the run could take it (importing, starting Prefect)
-        from flows.interrupt import STOP, Interrupted
+        from flows.interrupt import STOP
 
-        raise Interrupted(stopped_line(plan, config, STOP, since)) from None
+        raise stop_error(plan, config, STOP, since) from None
     show_run(out, err, result, shown, plan.settings.config_option, time.perf_counter() - began)
     if show:
         from rich.markdown import Markdown
@@ -96,14 +96,14 @@ def run_day(plan: RunPlan, config: str | None, day: str | None, verbose: bool) -
 
     since = utcnow()
     prefect_defaults()
-    from flows.interrupt import Interrupted, cancellable, interruptible
+    from flows.interrupt import cancellable, interruptible, lose_server
     from flows.keptserver import prefect_api
 
     running = "starting Prefect and running the daily brief …"
     with (
         interruptible() as stop,
         screen_status(running) as status,
-        prefect_api(lambda line: err.print(line, soft_wrap=True)) as notes,
+        prefect_api(lambda line: err.print(line, soft_wrap=True), lost=lose_server) as notes,
     ):
         from prefect.exceptions import TerminationSignal
 
@@ -119,7 +119,7 @@ def run_day(plan: RunPlan, config: str | None, day: str | None, verbose: bool) -
 
         log = run_log(plan.settings, plan.store, plan.day)
         stop.overdue = lambda: ended_overdue(
-            plan, stop, lambda: stopped_line(plan, config, stop, since, log.shown)
+            plan, stop, lambda: str(stop_error(plan, config, stop, since, log.shown))
         )
         try:
             with (
@@ -131,11 +131,14 @@ def run_day(plan: RunPlan, config: str | None, day: str | None, verbose: bool) -
                     print(note, file=sys.stderr)  # to the run's log (and the screen with --verbose)
                 result = daily_brief(day, config, settings=plan.settings)
         except (KeyboardInterrupt, TerminationSignal):
-            raise Interrupted(stopped_line(plan, config, stop, since, log.shown)) from None
-        except BriefError:
-            if stop.how is not None:  # a step that failed as the stop unwound it: the stop's outcome
-                raise Interrupted(stopped_line(plan, config, stop, since, log.shown)) from None
-            err.print(f"the run's log: {log.shown}")
+            raise stop_error(plan, config, stop, since, log.shown) from None
+        except Exception as exc:
+            # a step that failed as the stop unwound it, or Prefect's call to a server that stopped
+            # under the run: the stop's outcome
+            if stop.how is not None or stop.server_gone:
+                raise stop_error(plan, config, stop, since, log.shown) from None
+            if isinstance(exc, BriefError):
+                err.print(f"the run's log: {log.shown}")
             raise
         finally:
             stop.overdue = None

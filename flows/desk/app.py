@@ -108,8 +108,8 @@ def create_app(
                 return _finish(_text(401, "refused: sign in first"))
             request.state.form = form
             return await _counted(in_flight, request, call_next)
-        elif request.state.person is None and not open_path:
-            return _finish(RedirectResponse("/signin", status_code=303))
+        elif request.state.person is None and not open_path:  # back to the page asked for once signed in
+            return _finish(RedirectResponse(signin.signin_for(request), status_code=303))
         return await _after(request, call_next)
 
     # the session cookie, read before the guard and written after it; the key is the desk's own

@@ -5,6 +5,7 @@ form's date is read by ``tasks.dates``, as every entrypoint reads one."""
 from __future__ import annotations
 
 import functools
+import re
 import secrets
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -76,6 +77,20 @@ def shown_window(start: str, end: str, zone: str = "UTC") -> str:
     return f"{moment(start):%Y-%m-%d %H:%M} – {moment(end):%Y-%m-%d %H:%M} UTC"
 
 
+def short_id(run_id: str) -> str:
+    """A run's id as a narrow column shows it (the whole id goes in its title and link): a Prefect
+    run's first 8 hex digits, an act's name without its timestamp (``correct-…``), else its first
+    12 characters; an id that short already, whole."""
+    if len(run_id) <= 12:
+        return run_id
+    named = re.match(r"([a-z][a-z-]*?)-\d{8}T", run_id)
+    if named:
+        return f"{named.group(1)}-…"
+    if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f-]{27}", run_id):
+        return f"{run_id[:8]}…"
+    return f"{run_id[:12]}…"
+
+
 @functools.cache
 def templates() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -87,6 +102,7 @@ def templates() -> jinja2.Environment:
     )
     env.filters["time"] = shown_time
     env.filters["counted"] = counted  # "1 day", "2 days"
+    env.filters["short_id"] = short_id
     env.globals["news_window"] = shown_window
     for name in env.list_templates():  # compiled with the desk, not on a page's first load
         env.get_template(name)

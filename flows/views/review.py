@@ -77,6 +77,15 @@ def print_settled(out: Console, outcome: Any, asked: set[str]) -> None:
             out.print(Text("\n".join(wrap(said, out.width, "", "  ", cut=False))), soft_wrap=True)
 
 
+def print_links(out: Console, outcome: Any, store: Any) -> None:
+    """The same-story (or two-stories) links the answers made, each by its reports' headlines:
+    "joined “…” and “…” into one story"."""
+    from ops.changes import links_said
+
+    for line in links_said(store, outcome.events):
+        out.print(Text("\n".join(wrap(line, out.width, "  ", "    ", cut=False))), soft_wrap=True)
+
+
 def print_cases(out: Console, err: Console, outcome: Any) -> None:
     """``--as-case``: the regression cases an act kept, and why any was not."""
     for why in outcome.refused:

@@ -35,11 +35,16 @@ def render(chain: Trace, width: int = WIDTH) -> list[str]:
     """The chain as a tree, at most ``width`` columns: the item, then each event with what it says."""
     p = chain.published
     title = _item_title(chain)
+    corrected = _title_correction(chain)
+    if corrected is not None:  # the headline readers have now, and what it was
+        title = corrected.value
     lines = [
         f"Brief of {chain.day}, v{chain.version}, item {chain.position} of {chain.items}",
         *_wrapped(f"“{title}”" if title else f"story {chain.story}", "", width),
-        *_wrapped(f"brief.published {_when(p)} · run {p.run_id[:8]} · {_short(p.event_id)}", "", width),
     ]
+    if corrected is not None:
+        lines += _wrapped(f"(headline corrected by {corrected.by}; it was “{corrected.previous}”)", "", width)
+    lines += _wrapped(f"brief.published {_when(p)} · run {p.run_id} · {_short(p.event_id)}", "", width)
     for k, node in enumerate(chain.sources):
         lines += _tree(node, "", k == len(chain.sources) - 1, width)
     if not chain.sources:
@@ -59,6 +64,18 @@ def _item_title(chain: Trace) -> str:
         if node.event.event_type == "story.scored":
             return payload_of(node.event, StoryScored).title
     return ""
+
+
+def _title_correction(chain: Trace) -> BriefCorrected | None:
+    """The latest correction of the item's headline the brief applied (None: it was not corrected)."""
+    corrections = [
+        e
+        for e in (node.event for node in chain.sources)
+        if e.event_type == "brief.corrected" and payload_of(e, BriefCorrected).field == "title"
+    ]
+    if not corrections:
+        return None
+    return payload_of(max(corrections, key=lambda e: (e.occurred_at, e.seq)), BriefCorrected)
 
 
 def _walk(nodes: Iterable[Node]) -> Iterable[Node]:

@@ -112,7 +112,7 @@ def test_the_icon_is_served_before_anyone_signs_in(tmp_path: Path, monkeypatch) 
     stranger = TestClient(
         create_app(load_settings(str(config)), "127.0.0.1"), base_url="http://127.0.0.1:8484"
     )
-    assert stranger.get("/runs", follow_redirects=False).headers["location"] == "/signin"
+    assert stranger.get("/runs", follow_redirects=False).headers["location"] == "/signin?next=%2Fruns"
     assert '<link rel="icon" href="/static/favicon.svg"' in stranger.get("/signin").text
     for path in ("/favicon.ico", "/static/favicon.svg"):
         icon = stranger.get(path, follow_redirects=False)
@@ -185,7 +185,7 @@ def test_a_pages_first_load_does_no_work_the_next_does_not_and_runs_read_no_pref
             load["imported"],
         )
         print(f"{path}: first {load['ms'][0]:.0f} ms, next {load['ms'][1]:.0f} ms")
-    links = re.findall(r'<a href="([^"]+)" rel="noopener" class="prefect">', loads[paths[0]]["text"])
+    links = re.findall(r'<a href="([^"]+)" rel="noopener" class="prefect run-id"', loads[paths[0]]["text"])
     assert links and all(link.startswith("http://127.0.0.1:4299/runs/flow-run/") for link in links), links
 
 

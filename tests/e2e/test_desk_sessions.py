@@ -102,7 +102,7 @@ def test_signing_in_again_ends_the_persons_earlier_session(tmp_path: Path, monke
     laptop, bo = signed_in("ann"), signed_in("bo")
     stolen = laptop.cookies["desk_session"]
     phone = signed_in("ann")  # ann signs in again elsewhere: her laptop's session ends
-    assert laptop.get("/runs", follow_redirects=False).headers["location"] == "/signin"
+    assert laptop.get("/runs", follow_redirects=False).headers["location"] == "/signin?next=%2Fruns"
     copy = TestClient(app, base_url=LOCAL)
     copy.cookies.set("desk_session", stolen)
     assert copy.get("/runs", follow_redirects=False).status_code == 303  # a copy of it opens nothing
@@ -164,4 +164,4 @@ def test_a_session_ends_by_the_clock_the_desk_was_given(tmp_path: Path, monkeypa
     assert browser.get("/runs", follow_redirects=False).status_code == 200
     clock.at += timedelta(seconds=120)  # past its end by the desk's clock, whatever the system's says
     ended = browser.get("/runs", follow_redirects=False)
-    assert ended.status_code == 303 and ended.headers["location"] == "/signin"
+    assert ended.status_code == 303 and ended.headers["location"] == "/signin?next=%2Fruns"

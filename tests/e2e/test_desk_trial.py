@@ -81,8 +81,10 @@ def test_the_diff_names_the_answer_given_not_the_value_the_question_proposed(con
     history = desk.get("/history").text  # v2's line: the answers that made it, counted, in words
     line = re.search(r'v2</a> \(\d+ items?\) <span class="summary" title="([^"]*)">(.*?)</span>', history)
     assert line is not None, history
-    assert line.group(2) == f"ann: answered {len(answered)} questions"
-    assert line.group(1) == "confirmation.resolved"  # the event type, for auditors
+    # the same-story answer joined two reports: the line says so, by their headlines
+    joined = "joined “Northwind AI raises $120M Series B to build robot arms” and “Harbor Ventures backs Northwind”"
+    assert html.unescape(line.group(2)) == f"ann: answered {len(answered)} questions; {joined} into one story"
+    assert line.group(1) == "confirmation.resolved, story.merged"  # the event types, for auditors
     assert not any(f"same_story “{a['value']}”" in history for a in answered.values())
 
 

@@ -22,8 +22,11 @@ def questions(request: Request, desk: DeskOf, day: Day) -> Response:
     # brief review's: each answer's number is fixed for good, whatever the batch or the session
     numbering = batch_numbers(asked, [c.name for c in desk.settings.policy.categories])
     current = reads.current(desk.store, day)
-    if current is None and not asked and not moot and reads.withheld(desk.store, day) is None:
-        reads.document(desk.store, day)  # no brief, nothing asked: refused as Today refuses it
+    if current is None and not asked and not moot:  # no brief, nothing asked: said as Today says it
+        held = reads.withheld(desk.store, day)
+        if held is None:
+            reads.document(desk.store, day)  # refused
+        return page(request, "withheld.html.j2", day=day.isoformat(), held=held)
     return page(
         request,
         "questions.html.j2",
