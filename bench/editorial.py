@@ -27,10 +27,12 @@ topic sits and the source kind were read). Pooled per mix with counts and a Wils
 
 **Days nobody here has seen.** Every labelled day of ``labels/`` that is not one of those 13 (nor a
 story-only day), an ``aiweb-<day>.json`` with its feeds in ``aiweb/feeds`` or a ``tech-<day>.json``
-with its feeds in ``month/feeds``, is judged after the held-out blocks, in blocks of neighbouring
-days, by the policy as shipped: the editorial model and the pair model in ``tasks/models`` (fitted
-on every labelled day here), each day published by the real pipeline after the two days before it,
-scored the same way, in a table of its own. ``--unseen-only`` judges those days alone (nothing is
+with its feeds in ``month/feeds`` (or in another ``<folder>/feeds`` beside them: each day, its
+warm-up days too, is read from the folder that holds its snapshots), is judged after the held-out
+blocks, in blocks of neighbouring days, by the policy as shipped: the editorial model and the pair
+model in ``tasks/models`` (fitted on every labelled day here), each day published by the real
+pipeline after the two days before it (a warm-up day without snapshots is named), scored the same
+way, in a table of its own. ``--unseen-only`` judges those days alone (nothing is
 fitted: a few minutes).
 """
 
@@ -195,13 +197,20 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
             continue
         if args.mix and mix not in args.mix:
             continue
-        feeds = unseen_feed_set(data, mix, blocks)
+        key = hashlib.blake2b(repr(blocks).encode(), digest_size=4).hexdigest()
+        feeds = unseen_feed_set(data, mix, blocks, cache / f"feeds-unseen-{mix}-{key}")
         kept = []
         for block in blocks:
-            where = [(d, missing_feeds(feeds, date.fromisoformat(d))) for d in block]
-            notes += [f"- {d}: no snapshots at {w}; not judged" for d, w in where if w]
-            if all(w is None for _, w in where):
+            lacking = [
+                d for d in feeds.briefed(tuple(map(date.fromisoformat, block))) if missing_feeds(feeds, d)
+            ]
+            notes += [f"- {d}: no snapshots of its feeds in {data}/*/feeds; not judged"
+                      for d in lacking if d.isoformat() in block]  # fmt: skip
+            if not any(d.isoformat() in block for d in lacking):
                 kept.append(block)
+                notes += [
+                    f"- {block[0]}: its warm-up day {d} has no snapshots; briefed without it" for d in lacking
+                ]
         if not kept:
             continue
         key = hashlib.blake2b(repr(kept).encode(), digest_size=4).hexdigest()

@@ -103,18 +103,28 @@ def feed_sets(data: Path) -> list[FeedSet]:
     ]
 
 
-def unseen_feed_set(data: Path, mix: str, blocks: Iterable[Block]) -> FeedSet:
+def unseen_feed_set(data: Path, mix: str, blocks: Iterable[Block], links: Path) -> FeedSet:
     """The feeds of ``mix``'s days that nobody here has seen (``tests.real_days.unseen_blocks``),
     configured as the labelled days of that mix are: the AI world's 14 feeds of ``aiweb/``, or the
-    four tech outlets of ``month/``."""
+    four tech outlets of ``month/``. Each day a block briefs (its warm-up days too) is read from the
+    folder that holds that day's snapshots (``ops.story_days.feeds_folder``: months may be laid out
+    in folders of their own), linked into ``links/<source>/<day>.xml``."""
     from ops.story_days import AIWEB_SOURCES, TECH_SOURCES, feeds_folder
 
-    days = tuple(d for b in blocks for d in _days(b))
     [known] = [s for s in feed_sets(data) if s.name == ("aiweb" if mix == "aiweb" else "tech-july")]
     usual = data / ("aiweb" if mix == "aiweb" else "month") / "feeds"
-    folder = feeds_folder(data, AIWEB_SOURCES if mix == "aiweb" else TECH_SOURCES, days[0].isoformat(), usual)
+    days = tuple(d for b in blocks for d in _days(b))
+    links = links.resolve()
+    shutil.rmtree(links, ignore_errors=True)
+    for day in sorted({d for b in blocks for d in known.briefed(_days(b))}):
+        folder = feeds_folder(data, AIWEB_SOURCES if mix == "aiweb" else TECH_SOURCES, day.isoformat(), usual)
+        for name in AIWEB_SOURCES if mix == "aiweb" else TECH_SOURCES:
+            found = folder / name / f"{day.isoformat()}.xml"
+            if found.is_file():
+                (links / name).mkdir(parents=True, exist_ok=True)
+                (links / name / found.name).symlink_to(found.resolve())
     sources = tuple(
-        {**s, "url": s["url"].replace(usual.as_uri(), folder.as_uri()).replace(str(usual), str(folder))}
+        {**s, "url": s["url"].replace(usual.as_uri(), links.as_uri()).replace(str(usual), str(links))}
         for s in known.sources
     )
     return FeedSet(f"unseen-{known.name}", mix, sources, days, known.labels, whole_file=True, warm_up=2)

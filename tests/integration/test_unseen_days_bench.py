@@ -101,8 +101,12 @@ def test_the_editorial_bench_publishes_an_unseen_day_as_shipped_and_scores_it(
     editorial = bench("editorial")
     args = argparse.Namespace(mix=None)
     found, notes = editorial.unseen(args, data, tmp_path / "cache", time.perf_counter())
-    where = data / "month-2027" / "feeds"
-    assert notes == [f"- 2027-02-01: no snapshots at {where}/*/2027-02-01.xml; not judged"]
+    # the day's warm-up days have no snapshots here: it is briefed without them, and says so
+    assert notes == [
+        f"- {DAY}: its warm-up day 2027-01-04 has no snapshots; briefed without it",
+        f"- {DAY}: its warm-up day 2027-01-05 has no snapshots; briefed without it",
+        f"- 2027-02-01: no snapshots of its feeds in {data}/*/feeds; not judged",
+    ]
     [(block, rows)] = found["tech"].items()
     assert block == (DAY,)
     row = rows[editorial.UNSEEN_VARIANT][DAY]
@@ -128,3 +132,32 @@ def test_the_pair_bench_judges_an_unseen_day_with_the_shipped_model(data: Path) 
     )
     assert right + missed == 1, row
     assert "- 2027-02-01: no snapshot of its feeds holds an item of its window; not judged" in lines
+
+
+def test_each_unseen_day_and_its_warm_up_days_are_read_from_the_folder_that_holds_them(
+    data: Path, tmp_path: Path
+) -> None:
+    """Two months laid out in folders of their own: a day of the second is briefed from its own
+    snapshots, and so are the warm-up days before a block that starts a month."""
+    from datetime import date
+
+    from tests.judgement import missing_feeds, unseen_feed_set
+
+    march = data / "march-2027" / "feeds"
+    for outlet in ("arstechnica", "techcrunch", "tweakers", "wired"):
+        (march / outlet).mkdir(parents=True)
+        for day in ("2027-03-01", "2027-03-02"):
+            (march / outlet / f"{day}.xml").write_text(rss(outlet, [i for i in ITEMS if i[0] == outlet]))
+    (data / "labels" / "tech-2027-03-02.json").write_text("[]")
+    # the warm-up days of 2027-01-06 are in January's folder; the labelled day is in its own
+    january = data / "month-2027b" / "feeds"
+    for outlet in ("arstechnica", "techcrunch", "tweakers", "wired"):
+        (january / outlet).mkdir(parents=True)
+        (january / outlet / "2027-01-05.xml").write_text(rss(outlet, []))
+    blocks = unseen_blocks(data / "labels")["tech"]
+    assert blocks == ((DAY,), ("2027-02-01",), ("2027-03-02",))
+    feeds = unseen_feed_set(data, "tech", blocks, tmp_path / "links")
+    assert missing_feeds(feeds, date(2027, 3, 2)) is None and missing_feeds(feeds, date(2027, 3, 1)) is None
+    assert missing_feeds(feeds, date.fromisoformat(DAY)) is None
+    assert missing_feeds(feeds, date(2027, 1, 5)) is None
+    assert missing_feeds(feeds, date(2027, 2, 1)) is not None
