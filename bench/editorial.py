@@ -63,6 +63,7 @@ from tests.judgement import (
     missing_feeds,
     pooled,
     score_block,
+    seen_labels,
     story_days,
     training_for,
     unseen_feed_set,
@@ -75,7 +76,6 @@ NAMES = {"precision": "precision", "top_core": "top core", "recall": "recall", "
 
 def examples(data: Path, cache: Path):
     """Every labelled day's stories with their evidence, computed once per version of the evidence code."""
-    from ops import learn
 
     code = b"".join(
         (REPO / p).read_bytes() for p in ("tasks/editorial.py", "ops/learn.py", "tasks/steps/score.py")
@@ -84,7 +84,7 @@ def examples(data: Path, cache: Path):
     stored = cache / f"examples-{key}.pkl"
     if stored.is_file():
         return pickle.loads(stored.read_bytes())
-    labels = learn.read_labels(data / "labels")
+    labels = seen_labels(data / "labels")
     found = []
     for feeds in feed_sets(data):
         found += examples_of(collect_base(cache / f"base-{feeds.name}", feeds), feeds, labels)
@@ -134,11 +134,10 @@ def pooled_cell(pair: tuple[int, int]) -> str:
 
 def held_out(args, data: Path, cache: Path, t0: float):
     """Each block of each mix left out in turn: its rows per variant, and each fold's threshold."""
-    from ops import learn
     from tasks import editorial
 
     everything = examples(data, cache)
-    labels = learn.read_labels(data / "labels")
+    labels = seen_labels(data / "labels")
     print(f"{len(everything)} labelled stories ({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
     sets = feed_sets(data)
     work = cache / "folds"

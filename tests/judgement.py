@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from tests.real_days import BLOCKS, LAB_SOURCES, aiweb_sources_toml
+from tests.real_days import BLOCKS, LAB_SOURCES, SEEN_DAYS, aiweb_sources_toml
 
 METRICS = ("precision", "top_core", "recall", "headline")
 Block = tuple[str, ...]
@@ -55,6 +56,38 @@ class FeedSet:
 
 def _days(block: Block) -> tuple[date, ...]:
     return tuple(date.fromisoformat(d) for d in block)
+
+
+def seen_labels(folder: Path):
+    """The hand labels of ``folder`` (``ops.learn.read_labels``) that the labelled days here were
+    fitted and tuned on: the files of those days (``SEEN_DAYS``) and the ``relevance-*.json`` files
+    whose every item is on a snapshot of those days. A labels file of a day nobody here has seen
+    (``unseen_blocks``) never reaches a fold or a shipped model, nor relabels a seen day's items (a
+    spanning file's labels hold on every day, a later file's over an earlier one's)."""
+    import tempfile
+
+    from ops import learn
+
+    def seen(path: Path) -> bool:
+        named = _DAY_FILE.fullmatch(path.name)
+        if named is not None:
+            return named["day"] in SEEN_DAYS
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return True  # read_labels says what is wrong with it
+        return not isinstance(rows, list) or all(
+            set(row.get("snapshots") or ()) <= SEEN_DAYS for row in rows if isinstance(row, dict)
+        )
+
+    with tempfile.TemporaryDirectory(prefix="seen-labels-") as tmp:
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+            if seen(path):
+                (Path(tmp) / path.name).symlink_to(path.resolve())
+        return learn.read_labels(Path(tmp) if folder.is_dir() else folder)
+
+
+_DAY_FILE = re.compile(r".+-(?P<day>\d{4}-\d{2}-\d{2})\.json")
 
 
 def feed_sets(data: Path) -> list[FeedSet]:

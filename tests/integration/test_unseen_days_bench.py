@@ -161,3 +161,29 @@ def test_each_unseen_day_and_its_warm_up_days_are_read_from_the_folder_that_hold
     assert missing_feeds(feeds, date.fromisoformat(DAY)) is None
     assert missing_feeds(feeds, date(2027, 1, 5)) is None
     assert missing_feeds(feeds, date(2027, 2, 1)) is not None
+
+
+def test_no_label_of_a_day_nobody_has_seen_reaches_what_the_benches_fit_on(data: Path) -> None:
+    """A spanning ``relevance-*.json`` of a new day labels items on every day (a later file's labels
+    over an earlier one's): what the folds and the shipped model learn from leaves it out, and the
+    new days' own files, while the labelled days' files stay."""
+    from datetime import date
+
+    from ops import learn
+    from tests.judgement import seen_labels
+
+    link = "https://techcrunch.example/atlas-3"
+
+    def row(relevance: str, snapshots: list[str]) -> dict:
+        return {"id": link, "source": "techcrunch", "title": "Atlas-3", "published": "2025-08-07T09:00:00Z",
+                "snapshots": snapshots, "relevance": relevance, "importance": 2}  # fmt: skip
+
+    labels = data / "labels"
+    (labels / "relevance-2025-08-05..07.json").write_text(json.dumps([row("none", ["2025-08-07"])]))
+    (labels / "relevance-2025-08-07..09.json").write_text(
+        json.dumps([row("core", ["2025-08-07", "2025-08-08"])])
+    )
+    assert learn.read_labels(labels).on(date(2025, 8, 7))[link].relevance == "core"  # the new day's
+    seen = seen_labels(labels)
+    assert seen.on(date(2025, 8, 7))[link].relevance == "none"
+    assert set(seen.by_day) == {date(2025, 7, 9)} and len(seen.spanning) == 1
