@@ -32,7 +32,8 @@ warm-up days too, is read from the folder that holds its snapshots), is judged a
 blocks, in blocks of neighbouring days, by the policy as shipped: the editorial model and the pair
 model in ``tasks/models`` (fitted on every labelled day here), each day published by the real
 pipeline after the two days before it (a warm-up day without snapshots is named), scored the same
-way, in a table of its own. ``--unseen-only`` judges those days alone (nothing is
+way, in a table of its own. A day at most two days from a labelled day here shares its items (which
+the shipped models learnt) and is named instead (``tests.real_days.beside_seen``). ``--unseen-only`` judges those days alone (nothing is
 fitted: a few minutes).
 """
 
@@ -54,6 +55,7 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 from tests.judgement import (
     METRICS,
+    beside_seen_notes,
     brief_block,
     collect_base,
     examples_of,
@@ -188,7 +190,7 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
     """The labelled days nobody here has seen (``tests.real_days.unseen_blocks``), each block
     published under the policy as shipped and scored; with a line for each day left out and why."""
     results: dict[str, dict[tuple[str, ...], dict[str, dict]]] = {}
-    notes: list[str] = []
+    notes: list[str] = beside_seen_notes(data / "labels")
     for mix, blocks in unseen_blocks(data / "labels").items():
         if mix not in BLOCKS:
             notes.append(f"- {', '.join(d for b in blocks for d in b)}: same-story labels only (`stories-*.json`): "

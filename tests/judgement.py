@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from tests.real_days import BLOCKS, LAB_SOURCES, SEEN_DAYS, aiweb_sources_toml
+from tests.real_days import BLOCKS, LAB_SOURCES, SEEN_DAYS, UNSEEN_GAP, aiweb_sources_toml, beside_seen
 
 METRICS = ("precision", "top_core", "recall", "headline")
 Block = tuple[str, ...]
@@ -161,6 +161,15 @@ def unseen_feed_set(data: Path, mix: str, blocks: Iterable[Block], links: Path) 
         for s in known.sources
     )
     return FeedSet(f"unseen-{known.name}", mix, sources, days, known.labels, whole_file=True, warm_up=2)
+
+
+def beside_seen_notes(labels: Path) -> list[str]:
+    """A line for each labelled day left out for lying beside a labelled day here."""
+    return [
+        f"- {day}: within {UNSEEN_GAP} days of {seen}, a labelled day here, whose items it shares (the "
+        "shipped models learnt them): not judged as unseen"
+        for day, seen in beside_seen(labels).items()
+    ]
 
 
 def missing_feeds(feeds: FeedSet, day: date) -> str | None:

@@ -187,3 +187,17 @@ def test_no_label_of_a_day_nobody_has_seen_reaches_what_the_benches_fit_on(data:
     seen = seen_labels(labels)
     assert seen.on(date(2025, 8, 7))[link].relevance == "none"
     assert set(seen.by_day) == {date(2025, 7, 9)} and len(seen.spanning) == 1
+
+
+def test_a_day_beside_a_labelled_day_here_is_not_unseen_and_is_named(data: Path) -> None:
+    """2025-07-10 shares the items of 2025-07-09 (labelled here, learnt by the shipped models): its
+    figures would not be those of a day nobody has seen."""
+    from tests.judgement import beside_seen_notes
+
+    (data / "labels" / "tech-2025-07-10.json").write_text("[]")
+    (data / "labels" / "stories-2026-03-20.json").write_text("{}")
+    assert unseen_blocks(data / "labels") == {"tech": ((DAY,), ("2027-02-01",))}
+    notes = beside_seen_notes(data / "labels")
+    assert [n.split(":")[0] for n in notes] == ["- 2025-07-10", "- 2026-03-20"]
+    assert "within 2 days of 2025-07-09" in notes[0] and "2026-03-19" in notes[1]
+    assert notes[0] in bench("dedup_quality").unseen(data)
