@@ -193,8 +193,9 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
     notes: list[str] = beside_seen_notes(data / "labels")
     for mix, blocks in unseen_blocks(data / "labels").items():
         if mix not in BLOCKS:
-            notes.append(f"- {', '.join(d for b in blocks for d in b)}: same-story labels only (`stories-*.json`): "
-                         "judged by `bench/dedup_quality.py`, not here")  # fmt: skip
+            notes.append(f"- {', '.join(d for b in blocks for d in b)}: a `stories-*.json` with no `aiweb-` "
+                         "or `tech-` file (relevance is scored on those): judged by `bench/dedup_quality.py`, "
+                         "not here")  # fmt: skip
             continue
         if args.mix and mix not in args.mix:
             continue
