@@ -182,8 +182,10 @@ def load_day(data: Path, day: str) -> LabelledDay:
     body = json.loads((labels / f"stories-{day}.json").read_text())
     story_of = {link: s["story"] for s in body["stories"] for link in s["items"]}
     items, entry = [], {}
-    for name in sorted({i["source"] for i in body["items"]}):
-        for item in _collected(data / "feeds", name, LAB_KINDS.get(name, "news"), None, day):
+    names = sorted({i["source"] for i in body["items"]})
+    folder = feeds_folder(data, names, day, data / "feeds")
+    for name in names:
+        for item in _collected(folder, name, LAB_KINDS.get(name, "news"), None, day):
             items.append(item)
             story = story_of.get(item.url)
             entry[item.article_id] = None if story is None else Entry(item.url, story)

@@ -201,3 +201,22 @@ def test_a_day_beside_a_labelled_day_here_is_not_unseen_and_is_named(data: Path)
     assert [n.split(":")[0] for n in notes] == ["- 2025-07-10", "- 2026-03-20"]
     assert "within 2 days of 2025-07-09" in notes[0] and "2026-03-19" in notes[1]
     assert notes[0] in bench("dedup_quality").unseen(data)
+
+
+def test_a_stories_only_day_is_read_from_the_folder_that_holds_its_snapshots(data: Path) -> None:
+    """A new ``stories-<day>.json`` whose snapshots are in a month's folder of their own: its items
+    are found there, as a relevance-labelled day's are."""
+    from ops.story_days import load_day
+
+    day = "2027-05-05"
+    for outlet in ("techcrunch", "wired"):
+        (data / "may-2027" / "feeds" / outlet).mkdir(parents=True)
+        text = rss(outlet, [i for i in ITEMS if i[0] == outlet]).replace("06 Jan 2027", "05 May 2027")
+        (data / "may-2027" / "feeds" / outlet / f"{day}.xml").write_text(text)
+    links = [f"https://{o}.example/{slug}" for o, slug, *_ in ITEMS if o in ("techcrunch", "wired")]
+    body = {"items": [{"source": link.split("//")[1].split(".")[0], "id": link} for link in links],
+            "stories": [{"story": f"s{k}", "items": [link]} for k, link in enumerate(links)]}  # fmt: skip
+    (data / "labels" / f"stories-{day}.json").write_text(json.dumps(body))
+    assert unseen_blocks(data / "labels")["stories"] == ((day,),)
+    loaded = load_day(data, day)
+    assert len(loaded.items) == len(links) and all(loaded.entry.values())
