@@ -185,7 +185,10 @@ def load_day(data: Path, day: str) -> LabelledDay:
     names = sorted({i["source"] for i in body["items"]})
     folder = feeds_folder(data, names, day, data / "feeds")
     for name in names:
-        for item in _collected(folder, name, LAB_KINDS.get(name, "news"), None, day):
+        # a feed of the AI world alone (a digest, trending repositories, papers) as the guide configures it
+        alone = name in AIWEB_SOURCES and name not in LAB_KINDS and name not in TECH_SOURCES
+        kind, language = AIWEB_SOURCES[name] if alone else (LAB_KINDS.get(name, "news"), None)
+        for item in _collected(folder, name, kind, language, day):
             items.append(item)
             story = story_of.get(item.url)
             entry[item.article_id] = None if story is None else Entry(item.url, story)

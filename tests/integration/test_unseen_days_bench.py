@@ -220,3 +220,26 @@ def test_a_stories_only_day_is_read_from_the_folder_that_holds_its_snapshots(dat
     assert unseen_blocks(data / "labels")["stories"] == ((day,),)
     loaded = load_day(data, day)
     assert len(loaded.items) == len(links) and all(loaded.entry.values())
+
+
+def test_a_stories_only_day_of_the_ai_world_reads_its_feeds_as_configured(data: Path) -> None:
+    """A new ``stories-<day>.json`` of the AI world's feeds: a trending repository is read as one
+    (``repos``), as the guide configures that feed, not as a news report."""
+    from ops.story_days import load_day
+
+    day = "2027-06-02"
+    feed = data / "aiweb" / "feeds" / "github_trends_daily"
+    feed.mkdir(parents=True)
+    link = "https://github.com/lumenai/atlas"
+    feed.joinpath(f"{day}.xml").write_text(
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>trends</title>'
+        f"<item><title>lumenai / atlas</title><link>{link}</link><description>An open coding model"
+        "</description><pubDate>Wed, 02 Jun 2027 08:00:00 +0000</pubDate></item></channel></rss>"
+    )
+    body = {
+        "items": [{"source": "github_trends_daily", "id": link}],
+        "stories": [{"story": "s", "items": [link]}],
+    }
+    (data / "labels" / f"stories-{day}.json").write_text(json.dumps(body))
+    [item] = load_day(data, day).items
+    assert item.kind == "repos"
