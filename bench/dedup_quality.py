@@ -23,7 +23,8 @@ every labelled day and writes the shipped artefact and its card.
 days of its kind have theirs) is judged after the held-out blocks, in blocks of neighbouring days,
 by the pair model as shipped (``tasks/models/stories.pairs.json``, fitted on every labelled day
 here, at its threshold) beside the rules, in tables of their own. ``--unseen-only`` judges those
-days alone (nothing is fitted).
+days alone (nothing is fitted). A day at most two days from a labelled day here shares its items
+(which the shipped model learnt) and is named instead (``tests.real_days.beside_seen``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from ops import pairs as fitting
 from ops.story_days import LabelledDay, load_day, with_vectors
 from tasks.dedup import DedupPolicy
 from tasks.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
-from tests.judgement import story_groups
+from tests.judgement import beside_seen_notes, story_groups
 from tests.real_days import BLOCKS, unseen_blocks
 
 RULES = DedupPolicy()
@@ -73,15 +74,15 @@ def unseen(data: Path) -> list[str]:
     english, multilingual = SentenceTransformerEmbedder(), UniversalSentenceEncoder()
     lines = ["## Days nobody here has seen", ""]
     found = unseen_blocks(data / "labels")
+    notes = beside_seen_notes(data / "labels")
     if not found:
-        return [*lines, "No such day in `labels/`.", ""]
+        return [*lines, "No such day in `labels/`.", *notes, ""]
     lines += [
         "Labelled days that are none of the days above: no model, threshold or rule here was fitted or "
         f"tuned on them. Judged by the shipped pair model (threshold {shipped.threshold:.3f}) beside the "
         "rules, as the held-out blocks are.",
         "",
     ]
-    notes = []
     for mix, blocks in found.items():
         rows = []
         for block in blocks:

@@ -27,10 +27,13 @@ topic sits and the source kind were read). Pooled per mix with counts and a Wils
 
 **Days nobody here has seen.** Every labelled day of ``labels/`` that is not one of those 13 (nor a
 story-only day), an ``aiweb-<day>.json`` with its feeds in ``aiweb/feeds`` or a ``tech-<day>.json``
-with its feeds in ``month/feeds``, is judged after the held-out blocks, in blocks of neighbouring
-days, by the policy as shipped: the editorial model and the pair model in ``tasks/models`` (fitted
-on every labelled day here), each day published by the real pipeline after the two days before it,
-scored the same way, in a table of its own. ``--unseen-only`` judges those days alone (nothing is
+with its feeds in ``month/feeds`` (or in another ``<folder>/feeds`` beside them: each day, its
+warm-up days too, is read from the folder that holds its snapshots), is judged after the held-out
+blocks, in blocks of neighbouring days, by the policy as shipped: the editorial model and the pair
+model in ``tasks/models`` (fitted on every labelled day here), each day published by the real
+pipeline after the two days before it (a warm-up day without snapshots is named), scored the same
+way, in a table of its own. A day at most two days from a labelled day here shares its items (which
+the shipped models learnt) and is named instead (``tests.real_days.beside_seen``). ``--unseen-only`` judges those days alone (nothing is
 fitted: a few minutes).
 """
 
@@ -52,6 +55,7 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 from tests.judgement import (
     METRICS,
+    beside_seen_notes,
     brief_block,
     collect_base,
     examples_of,
@@ -61,6 +65,7 @@ from tests.judgement import (
     missing_feeds,
     pooled,
     score_block,
+    seen_labels,
     story_days,
     training_for,
     unseen_feed_set,
@@ -73,7 +78,6 @@ NAMES = {"precision": "precision", "top_core": "top core", "recall": "recall", "
 
 def examples(data: Path, cache: Path):
     """Every labelled day's stories with their evidence, computed once per version of the evidence code."""
-    from ops import learn
 
     code = b"".join(
         (REPO / p).read_bytes() for p in ("tasks/editorial.py", "ops/learn.py", "tasks/steps/score.py")
@@ -82,7 +86,7 @@ def examples(data: Path, cache: Path):
     stored = cache / f"examples-{key}.pkl"
     if stored.is_file():
         return pickle.loads(stored.read_bytes())
-    labels = learn.read_labels(data / "labels")
+    labels = seen_labels(data / "labels")
     found = []
     for feeds in feed_sets(data):
         found += examples_of(collect_base(cache / f"base-{feeds.name}", feeds), feeds, labels)
@@ -132,11 +136,10 @@ def pooled_cell(pair: tuple[int, int]) -> str:
 
 def held_out(args, data: Path, cache: Path, t0: float):
     """Each block of each mix left out in turn: its rows per variant, and each fold's threshold."""
-    from ops import learn
     from tasks import editorial
 
     everything = examples(data, cache)
-    labels = learn.read_labels(data / "labels")
+    labels = seen_labels(data / "labels")
     print(f"{len(everything)} labelled stories ({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
     sets = feed_sets(data)
     work = cache / "folds"
@@ -187,21 +190,29 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
     """The labelled days nobody here has seen (``tests.real_days.unseen_blocks``), each block
     published under the policy as shipped and scored; with a line for each day left out and why."""
     results: dict[str, dict[tuple[str, ...], dict[str, dict]]] = {}
-    notes: list[str] = []
+    notes: list[str] = beside_seen_notes(data / "labels")
     for mix, blocks in unseen_blocks(data / "labels").items():
         if mix not in BLOCKS:
-            notes.append(f"- {', '.join(d for b in blocks for d in b)}: same-story labels only (`stories-*.json`): "
-                         "judged by `bench/dedup_quality.py`, not here")  # fmt: skip
+            notes.append(f"- {', '.join(d for b in blocks for d in b)}: a `stories-*.json` with no `aiweb-` "
+                         "or `tech-` file (relevance is scored on those): judged by `bench/dedup_quality.py`, "
+                         "not here")  # fmt: skip
             continue
         if args.mix and mix not in args.mix:
             continue
-        feeds = unseen_feed_set(data, mix, blocks)
+        key = hashlib.blake2b(repr(blocks).encode(), digest_size=4).hexdigest()
+        feeds = unseen_feed_set(data, mix, blocks, cache / f"feeds-unseen-{mix}-{key}")
         kept = []
         for block in blocks:
-            where = [(d, missing_feeds(feeds, date.fromisoformat(d))) for d in block]
-            notes += [f"- {d}: no snapshots at {w}; not judged" for d, w in where if w]
-            if all(w is None for _, w in where):
+            lacking = [
+                d for d in feeds.briefed(tuple(map(date.fromisoformat, block))) if missing_feeds(feeds, d)
+            ]
+            notes += [f"- {d}: no snapshots of its feeds in {data}/*/feeds; not judged"
+                      for d in lacking if d.isoformat() in block]  # fmt: skip
+            if not any(d.isoformat() in block for d in lacking):
                 kept.append(block)
+                notes += [
+                    f"- {block[0]}: its warm-up day {d} has no snapshots; briefed without it" for d in lacking
+                ]
         if not kept:
             continue
         key = hashlib.blake2b(repr(kept).encode(), digest_size=4).hexdigest()

@@ -39,7 +39,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from editorial import examples, fit_to, pooled_cell  # bench/editorial.py
 
-from tests.judgement import training_for
+from tests.judgement import seen_labels, training_for
 from tests.real_days import BLOCKS
 
 
@@ -130,12 +130,11 @@ def main() -> None:
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("BRIEF_EMBEDDINGS_SHARED", str(cache / "embeddings.sqlite"))
-    from ops import learn
     from tasks import editorial
 
     t0 = time.perf_counter()
     everything = examples(data, cache)
-    labels = learn.read_labels(data / "labels")
+    labels = seen_labels(data / "labels")
     lines = [
         "| mix | block | threshold | precision | important recall | headline |",
         "|---|---|---|---|---|---|",

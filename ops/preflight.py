@@ -60,20 +60,25 @@ def check_config(loaded: Settings | ConfigError) -> tuple[Settings | None, Check
     return settings, Check("config", "ok", detail)
 
 
-def in_force(settings: Settings) -> tuple[Settings, str]:
+def in_force(settings: Settings) -> tuple[Settings, str, Check | None]:
     """The settings a run would use (``ops.policy.governing``: a pinned file's policy, else the
     adopted one, else the config's) and where their policy comes from; the config's when the store
-    cannot be read (its own row says why)."""
+    cannot be read (its own row says why). When the store opens but the policy in force cannot be
+    restored (a file it keeps is gone), a failing row that says why, as 'brief run' would refuse."""
     from ops.policy import governing
 
     try:
         store = settings.storage.event_store()
         if not store.tree.exists():
-            return settings, "config"
-        chosen = governing(settings, store)
+            return settings, "config", None
     except (BriefError, OSError):
-        return settings, "config"
-    return chosen.settings, chosen.record["origin"]
+        return settings, "config", None
+    try:
+        chosen = governing(settings, store)
+    except (BriefError, OSError) as exc:
+        fix = "restore the store's policies/ folder, or adopt a policy again: brief policy adopt"
+        return settings, "config", Check("policy", "fail", str(exc), fix)
+    return chosen.settings, chosen.record["origin"], None
 
 
 def check_story_model(settings: Settings, origin: str = "config") -> list[Check]:
@@ -331,7 +336,8 @@ def check(
     settings, config_check = check_config(loaded)
     checks = [config_check]
     if settings is not None:
-        checks += check_story_model(*in_force(settings))
+        chosen, origin, unrestored = in_force(settings)
+        checks += [unrestored] if unrestored else check_story_model(chosen, origin)
         now = workspace.today(settings, clock)
         wanted = workspace.refuse_future(day or now, settings, "--date", clock)
         with stage("fetching every source once …"):

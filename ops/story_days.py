@@ -182,8 +182,13 @@ def load_day(data: Path, day: str) -> LabelledDay:
     body = json.loads((labels / f"stories-{day}.json").read_text())
     story_of = {link: s["story"] for s in body["stories"] for link in s["items"]}
     items, entry = [], {}
-    for name in sorted({i["source"] for i in body["items"]}):
-        for item in _collected(data / "feeds", name, LAB_KINDS.get(name, "news"), None, day):
+    names = sorted({i["source"] for i in body["items"]})
+    folder = feeds_folder(data, names, day, data / "feeds")
+    for name in names:
+        # a feed of the AI world alone (a digest, trending repositories, papers) as the guide configures it
+        alone = name in AIWEB_SOURCES and name not in LAB_KINDS and name not in TECH_SOURCES
+        kind, language = AIWEB_SOURCES[name] if alone else (LAB_KINDS.get(name, "news"), None)
+        for item in _collected(folder, name, kind, language, day):
             items.append(item)
             story = story_of.get(item.url)
             entry[item.article_id] = None if story is None else Entry(item.url, story)

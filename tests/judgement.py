@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from tests.real_days import BLOCKS, LAB_SOURCES, aiweb_sources_toml
+from tests.real_days import BLOCKS, LAB_SOURCES, SEEN_DAYS, UNSEEN_GAP, aiweb_sources_toml, beside_seen
 
 METRICS = ("precision", "top_core", "recall", "headline")
 Block = tuple[str, ...]
@@ -55,6 +56,38 @@ class FeedSet:
 
 def _days(block: Block) -> tuple[date, ...]:
     return tuple(date.fromisoformat(d) for d in block)
+
+
+def seen_labels(folder: Path):
+    """The hand labels of ``folder`` (``ops.learn.read_labels``) that the labelled days here were
+    fitted and tuned on: the files of those days (``SEEN_DAYS``) and the ``relevance-*.json`` files
+    whose every item is on a snapshot of those days. A labels file of a day nobody here has seen
+    (``unseen_blocks``) never reaches a fold or a shipped model, nor relabels a seen day's items (a
+    spanning file's labels hold on every day, a later file's over an earlier one's)."""
+    import tempfile
+
+    from ops import learn
+
+    def seen(path: Path) -> bool:
+        named = _DAY_FILE.fullmatch(path.name)
+        if named is not None:
+            return named["day"] in SEEN_DAYS
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return True  # read_labels says what is wrong with it
+        return not isinstance(rows, list) or all(
+            set(row.get("snapshots") or ()) <= SEEN_DAYS for row in rows if isinstance(row, dict)
+        )
+
+    with tempfile.TemporaryDirectory(prefix="seen-labels-") as tmp:
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+            if seen(path):
+                (Path(tmp) / path.name).symlink_to(path.resolve())
+        return learn.read_labels(Path(tmp) if folder.is_dir() else folder)
+
+
+_DAY_FILE = re.compile(r".+-(?P<day>\d{4}-\d{2}-\d{2})\.json")
 
 
 def feed_sets(data: Path) -> list[FeedSet]:
@@ -103,21 +136,40 @@ def feed_sets(data: Path) -> list[FeedSet]:
     ]
 
 
-def unseen_feed_set(data: Path, mix: str, blocks: Iterable[Block]) -> FeedSet:
+def unseen_feed_set(data: Path, mix: str, blocks: Iterable[Block], links: Path) -> FeedSet:
     """The feeds of ``mix``'s days that nobody here has seen (``tests.real_days.unseen_blocks``),
     configured as the labelled days of that mix are: the AI world's 14 feeds of ``aiweb/``, or the
-    four tech outlets of ``month/``."""
+    four tech outlets of ``month/``. Each day a block briefs (its warm-up days too) is read from the
+    folder that holds that day's snapshots (``ops.story_days.feeds_folder``: months may be laid out
+    in folders of their own), linked into ``links/<source>/<day>.xml``."""
     from ops.story_days import AIWEB_SOURCES, TECH_SOURCES, feeds_folder
 
-    days = tuple(d for b in blocks for d in _days(b))
     [known] = [s for s in feed_sets(data) if s.name == ("aiweb" if mix == "aiweb" else "tech-july")]
     usual = data / ("aiweb" if mix == "aiweb" else "month") / "feeds"
-    folder = feeds_folder(data, AIWEB_SOURCES if mix == "aiweb" else TECH_SOURCES, days[0].isoformat(), usual)
+    days = tuple(d for b in blocks for d in _days(b))
+    links = links.resolve()
+    shutil.rmtree(links, ignore_errors=True)
+    for day in sorted({d for b in blocks for d in known.briefed(_days(b))}):
+        folder = feeds_folder(data, AIWEB_SOURCES if mix == "aiweb" else TECH_SOURCES, day.isoformat(), usual)
+        for name in AIWEB_SOURCES if mix == "aiweb" else TECH_SOURCES:
+            found = folder / name / f"{day.isoformat()}.xml"
+            if found.is_file():
+                (links / name).mkdir(parents=True, exist_ok=True)
+                (links / name / found.name).symlink_to(found.resolve())
     sources = tuple(
-        {**s, "url": s["url"].replace(usual.as_uri(), folder.as_uri()).replace(str(usual), str(folder))}
+        {**s, "url": s["url"].replace(usual.as_uri(), links.as_uri()).replace(str(usual), str(links))}
         for s in known.sources
     )
     return FeedSet(f"unseen-{known.name}", mix, sources, days, known.labels, whole_file=True, warm_up=2)
+
+
+def beside_seen_notes(labels: Path) -> list[str]:
+    """A line for each labelled day left out for lying beside a labelled day here."""
+    return [
+        f"- {day}: within {UNSEEN_GAP} days of {seen}, a labelled day here, whose items it shares (the "
+        "shipped models learnt them): not judged as unseen"
+        for day, seen in beside_seen(labels).items()
+    ]
 
 
 def missing_feeds(feeds: FeedSet, day: date) -> str | None:

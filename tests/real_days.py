@@ -118,14 +118,8 @@ _LABELS_FILE = re.compile(r"(?P<kind>aiweb|tech|stories)-(?P<day>\d{4}-\d{2}-\d{
 UNSEEN_GAP = 2  # days this close share items (a brief's window is three days): one block
 
 
-def unseen_blocks(labels: Path) -> dict[str, tuple[tuple[str, ...], ...]]:
-    """The labelled days of ``labels`` that nobody here fitted or tuned on (not in ``SEEN_DAYS``),
-    per mix, in blocks of neighbouring days (at most ``UNSEEN_GAP`` apart).
-
-    A day's mix is its file's: ``aiweb-<day>.json`` the AI world's feeds, ``tech-<day>.json`` the
-    tech outlets of ``month/``; a day with ``stories-<day>.json`` only is ``stories`` (same-story
-    labels, no relevance: judged for pairs only).
-    """
+def _new_days(labels: Path) -> dict[str, str]:
+    """Each labelled day of ``labels`` not in ``SEEN_DAYS`` -> its mix (its file's kind)."""
     from datetime import date
 
     found: dict[str, str] = {}
@@ -139,6 +133,36 @@ def unseen_blocks(labels: Path) -> dict[str, tuple[tuple[str, ...], ...]]:
             continue
         if named["kind"] != "stories" or named["day"] not in found:  # a relevance file names the mix
             found[named["day"]] = named["kind"]
+    return found
+
+
+def beside_seen(labels: Path) -> dict[str, str]:
+    """The labelled days of ``labels`` not in ``SEEN_DAYS`` but at most ``UNSEEN_GAP`` days from one
+    of them -> that seen day: they share its items (a third to a half of an AI-world day's items are
+    labelled on the day before or after it), which the shipped models learnt, so they are not unseen."""
+    from datetime import date
+
+    out = {}
+    for day in sorted(_new_days(labels)):
+        apart = {s: abs((date.fromisoformat(day) - date.fromisoformat(s)).days) for s in sorted(SEEN_DAYS)}
+        nearest = min(apart, key=apart.__getitem__)
+        if apart[nearest] <= UNSEEN_GAP:
+            out[day] = nearest
+    return out
+
+
+def unseen_blocks(labels: Path) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The labelled days of ``labels`` that nobody here fitted or tuned on (not in ``SEEN_DAYS``, nor
+    ``beside_seen``), per mix, in blocks of neighbouring days (at most ``UNSEEN_GAP`` apart).
+
+    A day's mix is its file's: ``aiweb-<day>.json`` the AI world's feeds, ``tech-<day>.json`` the
+    tech outlets of ``month/``; a day with ``stories-<day>.json`` only is ``stories`` (same-story
+    labels, no relevance: judged for pairs only).
+    """
+    from datetime import date
+
+    near_seen = beside_seen(labels)
+    found = {day: mix for day, mix in _new_days(labels).items() if day not in near_seen}
     out: dict[str, list[list[str]]] = {}
     for day in sorted(found):
         blocks = out.setdefault(found[day], [])

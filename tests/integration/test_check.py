@@ -174,6 +174,28 @@ def test_the_pair_model_checked_is_the_adopted_policy_s(tmp_path: Path) -> None:
     ), line
 
 
+def test_an_adopted_policy_that_cannot_be_restored_fails_the_check_as_the_run_would(tmp_path: Path) -> None:
+    """The store opens but a file the adopted policy keeps is gone: 'brief run' refuses, and so does
+    'brief check', in one line that names the file, rather than checking the config's policy."""
+    import shutil as files
+
+    config = sample(tmp_path)
+    assert brief("collect", "--config", str(config), "--date", "2025-08-06").returncode == 0
+    folder = tmp_path / "candidate"
+    folder.mkdir()
+    files.copy(REPO / "tasks" / "models" / "stories.pairs.json", folder / "c.pairs.json")
+    (folder / "c.toml").write_text('[policy]\nstory_model = "c.pairs.json"\n')
+    adopted = brief("policy", "adopt", str(folder / "c.toml"), "--reason", "r", "--config", str(config))
+    assert adopted.returncode == 0, adopted.stderr
+    model = (folder / "c.pairs.json").read_bytes()
+    [kept] = [p for p in tmp_path.rglob("policies/blobs/*.json") if p.read_bytes() == model]
+    kept.unlink()
+    done = check(config, "--date", "2025-08-06")
+    assert done.returncode != 0, done.stdout + done.stderr
+    [line] = [x for x in done.stderr.strip().splitlines() if "policy" in x]
+    assert f"policies/blobs/{kept.name} is missing from the store" in line, line
+
+
 def test_a_bad_feed_url_fails_and_says_how_to_fix_it(tmp_path: Path, feeds: str) -> None:
     config = sample(
         tmp_path,

@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ops.learn import read_labels
 from tasks import analyze, editorial
 from tasks.collect import Fetched, Source, feed_events
 from tasks.dedup import Item
 from tasks.embed_multilingual import MultilingualEmbedder
 from tasks.settings import TopicSettings
+from tests.judgement import seen_labels
 
 TOPIC = editorial.TopicEvidence.build(TopicSettings(), ["z_ai_blog"])
 END = datetime(2026, 3, 19, tzinfo=UTC)
@@ -229,7 +229,7 @@ def test_a_chinese_item_is_read_by_the_multilingual_head_without_its_feed_declar
 
 
 def test_the_shared_labels_read_with_each_aiweb_day_on_its_own(shared_data: Path) -> None:
-    labels = read_labels(shared_data / "labels")
+    labels = seen_labels(shared_data / "labels")
     aiweb = {date(2026, 3, d) for d in (5, 10, 17, 18, 19, 25, 31)}
     assert set(labels.by_day) == aiweb | {date(2025, 7, d) for d in (9, 23, 30)}
     assert len(labels.spanning) == 180

@@ -26,6 +26,7 @@ from tests.judgement import (
     held_links,
     pooled,
     score_block,
+    seen_labels,
     story_model_without,
 )
 from tests.judgement import training_for as fold_training
@@ -40,7 +41,7 @@ def judge_guard_blocks(data: Path, folder: Path, model: str | None = None) -> di
     from ops import learn
     from tasks.settings import parse_settings
 
-    labels = learn.read_labels(data / "labels")
+    labels = seen_labels(data / "labels")
     sets = feed_sets(data)
     bases = {feeds.name: collect_base(folder / f"base-{feeds.name}", feeds) for feeds in sets}
     if model is None:
@@ -103,7 +104,7 @@ def test_no_labelled_item_of_a_guard_day_is_learnt_from(shared_data: Path, guard
     from ops import learn
     from tasks.editorial import load_model
 
-    labels = learn.read_labels(shared_data / "labels")
+    labels = seen_labels(shared_data / "labels")
     held = set().union(*(held_links(labels, b) for b in GUARD_BLOCKS.values()))
     seen, stories = learn.seen_by(load_model(guarded["model"]))
     assert len(seen) > 300  # the other eleven days

@@ -101,8 +101,12 @@ def test_the_editorial_bench_publishes_an_unseen_day_as_shipped_and_scores_it(
     editorial = bench("editorial")
     args = argparse.Namespace(mix=None)
     found, notes = editorial.unseen(args, data, tmp_path / "cache", time.perf_counter())
-    where = data / "month-2027" / "feeds"
-    assert notes == [f"- 2027-02-01: no snapshots at {where}/*/2027-02-01.xml; not judged"]
+    # the day's warm-up days have no snapshots here: it is briefed without them, and says so
+    assert notes == [
+        f"- {DAY}: its warm-up day 2027-01-04 has no snapshots; briefed without it",
+        f"- {DAY}: its warm-up day 2027-01-05 has no snapshots; briefed without it",
+        f"- 2027-02-01: no snapshots of its feeds in {data}/*/feeds; not judged",
+    ]
     [(block, rows)] = found["tech"].items()
     assert block == (DAY,)
     row = rows[editorial.UNSEEN_VARIANT][DAY]
@@ -128,3 +132,114 @@ def test_the_pair_bench_judges_an_unseen_day_with_the_shipped_model(data: Path) 
     )
     assert right + missed == 1, row
     assert "- 2027-02-01: no snapshot of its feeds holds an item of its window; not judged" in lines
+
+
+def test_each_unseen_day_and_its_warm_up_days_are_read_from_the_folder_that_holds_them(
+    data: Path, tmp_path: Path
+) -> None:
+    """Two months laid out in folders of their own: a day of the second is briefed from its own
+    snapshots, and so are the warm-up days before a block that starts a month."""
+    from datetime import date
+
+    from tests.judgement import missing_feeds, unseen_feed_set
+
+    march = data / "march-2027" / "feeds"
+    for outlet in ("arstechnica", "techcrunch", "tweakers", "wired"):
+        (march / outlet).mkdir(parents=True)
+        for day in ("2027-03-01", "2027-03-02"):
+            (march / outlet / f"{day}.xml").write_text(rss(outlet, [i for i in ITEMS if i[0] == outlet]))
+    (data / "labels" / "tech-2027-03-02.json").write_text("[]")
+    # the warm-up days of 2027-01-06 are in January's folder; the labelled day is in its own
+    january = data / "month-2027b" / "feeds"
+    for outlet in ("arstechnica", "techcrunch", "tweakers", "wired"):
+        (january / outlet).mkdir(parents=True)
+        (january / outlet / "2027-01-05.xml").write_text(rss(outlet, []))
+    blocks = unseen_blocks(data / "labels")["tech"]
+    assert blocks == ((DAY,), ("2027-02-01",), ("2027-03-02",))
+    feeds = unseen_feed_set(data, "tech", blocks, tmp_path / "links")
+    assert missing_feeds(feeds, date(2027, 3, 2)) is None and missing_feeds(feeds, date(2027, 3, 1)) is None
+    assert missing_feeds(feeds, date.fromisoformat(DAY)) is None
+    assert missing_feeds(feeds, date(2027, 1, 5)) is None
+    assert missing_feeds(feeds, date(2027, 2, 1)) is not None
+
+
+def test_no_label_of_a_day_nobody_has_seen_reaches_what_the_benches_fit_on(data: Path) -> None:
+    """A spanning ``relevance-*.json`` of a new day labels items on every day (a later file's labels
+    over an earlier one's): what the folds and the shipped model learn from leaves it out, and the
+    new days' own files, while the labelled days' files stay."""
+    from datetime import date
+
+    from ops import learn
+    from tests.judgement import seen_labels
+
+    link = "https://techcrunch.example/atlas-3"
+
+    def row(relevance: str, snapshots: list[str]) -> dict:
+        return {"id": link, "source": "techcrunch", "title": "Atlas-3", "published": "2025-08-07T09:00:00Z",
+                "snapshots": snapshots, "relevance": relevance, "importance": 2}  # fmt: skip
+
+    labels = data / "labels"
+    (labels / "relevance-2025-08-05..07.json").write_text(json.dumps([row("none", ["2025-08-07"])]))
+    (labels / "relevance-2025-08-07..09.json").write_text(
+        json.dumps([row("core", ["2025-08-07", "2025-08-08"])])
+    )
+    assert learn.read_labels(labels).on(date(2025, 8, 7))[link].relevance == "core"  # the new day's
+    seen = seen_labels(labels)
+    assert seen.on(date(2025, 8, 7))[link].relevance == "none"
+    assert set(seen.by_day) == {date(2025, 7, 9)} and len(seen.spanning) == 1
+
+
+def test_a_day_beside_a_labelled_day_here_is_not_unseen_and_is_named(data: Path) -> None:
+    """2025-07-10 shares the items of 2025-07-09 (labelled here, learnt by the shipped models): its
+    figures would not be those of a day nobody has seen."""
+    from tests.judgement import beside_seen_notes
+
+    (data / "labels" / "tech-2025-07-10.json").write_text("[]")
+    (data / "labels" / "stories-2026-03-20.json").write_text("{}")
+    assert unseen_blocks(data / "labels") == {"tech": ((DAY,), ("2027-02-01",))}
+    notes = beside_seen_notes(data / "labels")
+    assert [n.split(":")[0] for n in notes] == ["- 2025-07-10", "- 2026-03-20"]
+    assert "within 2 days of 2025-07-09" in notes[0] and "2026-03-19" in notes[1]
+    assert notes[0] in bench("dedup_quality").unseen(data)
+
+
+def test_a_stories_only_day_is_read_from_the_folder_that_holds_its_snapshots(data: Path) -> None:
+    """A new ``stories-<day>.json`` whose snapshots are in a month's folder of their own: its items
+    are found there, as a relevance-labelled day's are."""
+    from ops.story_days import load_day
+
+    day = "2027-05-05"
+    for outlet in ("techcrunch", "wired"):
+        (data / "may-2027" / "feeds" / outlet).mkdir(parents=True)
+        text = rss(outlet, [i for i in ITEMS if i[0] == outlet]).replace("06 Jan 2027", "05 May 2027")
+        (data / "may-2027" / "feeds" / outlet / f"{day}.xml").write_text(text)
+    links = [f"https://{o}.example/{slug}" for o, slug, *_ in ITEMS if o in ("techcrunch", "wired")]
+    body = {"items": [{"source": link.split("//")[1].split(".")[0], "id": link} for link in links],
+            "stories": [{"story": f"s{k}", "items": [link]} for k, link in enumerate(links)]}  # fmt: skip
+    (data / "labels" / f"stories-{day}.json").write_text(json.dumps(body))
+    assert unseen_blocks(data / "labels")["stories"] == ((day,),)
+    loaded = load_day(data, day)
+    assert len(loaded.items) == len(links) and all(loaded.entry.values())
+
+
+def test_a_stories_only_day_of_the_ai_world_reads_its_feeds_as_configured(data: Path) -> None:
+    """A new ``stories-<day>.json`` of the AI world's feeds: a trending repository is read as one
+    (``repos``), as the guide configures that feed, not as a news report."""
+    from ops.story_days import load_day
+
+    day = "2027-06-02"
+    feed = data / "aiweb" / "feeds" / "github_trends_daily"
+    feed.mkdir(parents=True)
+    link = "https://github.com/lumenai/atlas"
+    feed.joinpath(f"{day}.xml").write_text(
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>trends</title>'
+        f"<item><title>lumenai / atlas</title><link>{link}</link><description>An open coding model"
+        "</description><pubDate>Wed, 02 Jun 2027 08:00:00 +0000</pubDate></item></channel></rss>"
+    )
+    body = {
+        "items": [{"source": "github_trends_daily", "id": link}],
+        "stories": [{"story": "s", "items": [link]}],
+    }
+    (data / "labels" / f"stories-{day}.json").write_text(json.dumps(body))
+    [item] = load_day(data, day).items
+    assert item.kind == "repos"
