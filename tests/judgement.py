@@ -164,12 +164,32 @@ def unseen_feed_set(data: Path, mix: str, blocks: Iterable[Block], links: Path) 
 
 
 def beside_seen_notes(labels: Path) -> list[str]:
-    """A line for each labelled day left out for lying beside a labelled day here."""
+    """A line for each labelled day beside a labelled day here: judged on its other items only."""
     return [
         f"- {day}: within {UNSEEN_GAP} days of {seen}, a labelled day here, whose items it shares (the "
-        "shipped models learnt them): not judged as unseen"
+        "shipped models learnt them): judged on its items they did not learn"
         for day, seen in beside_seen(labels).items()
     ]
+
+
+def learnt_links(data: Path) -> set[str]:
+    """Every item the shipped models learnt from: labelled in the files of the days here
+    (``seen_labels``, and the story labels of those days)."""
+    seen = seen_labels(data / "labels")
+    links = {_link(k) for labels in seen.by_day.values() for k in labels} | {_link(k) for k in seen.spanning}
+    for day in SEEN_DAYS:
+        path = data / "labels" / f"stories-{day}.json"
+        if path.is_file():
+            links |= {_link(i["id"]) for i in json.loads(path.read_text()).get("items", [])}
+    return links
+
+
+def learnt_on(data: Path, day: date, learnt: set[str]) -> set[str]:
+    """The items of ``day``'s labels that a day nobody has seen is not judged on: those the shipped
+    models learnt (``learnt``), and those in one story with such an item."""
+    from ops import learn
+
+    return {k for k in hidden_on(learn.read_labels(data / "labels"), day, learnt)}
 
 
 def missing_feeds(feeds: FeedSet, day: date) -> str | None:
@@ -368,11 +388,18 @@ def _published(text: str) -> datetime:
 RANK = {"none": 0, "related": 1, "core": 2}
 
 
-def score_block(data: Path, feeds: FeedSet, block: Block, briefs: dict[date, dict]) -> dict[str, dict]:
+def score_block(
+    data: Path,
+    feeds: FeedSet,
+    block: Block,
+    briefs: dict[date, dict],
+    left_out: dict[date, set[str]] | None = None,
+) -> dict[str, dict]:
     """Per held-out day, as (hits, total): precision (the brief's items that are core or related),
     top core (its top section's items that are core), recall (the day's core items of importance
     >= 2 cited that day or earlier) and headline lead (its importance-3 items cited in a top
-    section that day or earlier); with the titles missed and the brief's length."""
+    section that day or earlier); with the titles missed and the brief's length. ``left_out``: per
+    day, the labelled items not judged (a brief's item that cites only those is not counted)."""
     days = _days(block)
     cited_any: dict[str, date] = {}
     cited_top: dict[str, date] = {}
@@ -388,6 +415,9 @@ def score_block(data: Path, feeds: FeedSet, block: Block, briefs: dict[date, dic
         if day not in days:
             continue
         labels = json.loads((data / "labels" / feeds.label_file(day)).read_text())
+        skipped = (left_out or {}).get(day, set())
+        labelled = len(labels)
+        labels = [lab for lab in labels if _link(lab["id"]) not in skipped]
         by_url = {lab["id"]: lab for lab in labels}
         rel = [0, 0]
         top = [0, 0]
@@ -427,6 +457,7 @@ def score_block(data: Path, feeds: FeedSet, block: Block, briefs: dict[date, dic
             "missed": [lab["title"] for lab in important if not hit(lab, cited_any)],
             "missed_headlines": [lab["title"] for lab in headlines if not hit(lab, cited_top)],
             "items": len(items),
+            "left_out": (labelled - len(labels), labelled),
         }
     return out
 

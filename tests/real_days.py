@@ -139,7 +139,7 @@ def _new_days(labels: Path) -> dict[str, str]:
 def beside_seen(labels: Path) -> dict[str, str]:
     """The labelled days of ``labels`` not in ``SEEN_DAYS`` but at most ``UNSEEN_GAP`` days from one
     of them -> that seen day: they share its items (a third to a half of an AI-world day's items are
-    labelled on the day before or after it), which the shipped models learnt, so they are not unseen."""
+    labelled on the day before or after it), which the shipped models learnt."""
     from datetime import date
 
     out = {}
@@ -152,8 +152,10 @@ def beside_seen(labels: Path) -> dict[str, str]:
 
 
 def unseen_blocks(labels: Path) -> dict[str, tuple[tuple[str, ...], ...]]:
-    """The labelled days of ``labels`` that nobody here fitted or tuned on (not in ``SEEN_DAYS``, nor
-    ``beside_seen``), per mix, in blocks of neighbouring days (at most ``UNSEEN_GAP`` apart).
+    """The labelled days of ``labels`` that nobody here fitted or tuned on (not in ``SEEN_DAYS``),
+    per mix, in blocks of neighbouring days (at most ``UNSEEN_GAP`` apart). A day beside a seen day
+    (``beside_seen``) shares items with it: the benches judge each such day on the items the shipped
+    models did not learn (``tests.judgement.learnt_on``).
 
     A day's mix is its file's: ``aiweb-<day>.json`` the AI world's feeds, ``tech-<day>.json`` the
     tech outlets of ``month/``; a day with ``stories-<day>.json`` only is ``stories`` (same-story
@@ -161,8 +163,7 @@ def unseen_blocks(labels: Path) -> dict[str, tuple[tuple[str, ...], ...]]:
     """
     from datetime import date
 
-    near_seen = beside_seen(labels)
-    found = {day: mix for day, mix in _new_days(labels).items() if day not in near_seen}
+    found = _new_days(labels)
     out: dict[str, list[list[str]]] = {}
     for day in sorted(found):
         blocks = out.setdefault(found[day], [])

@@ -189,18 +189,49 @@ def test_no_label_of_a_day_nobody_has_seen_reaches_what_the_benches_fit_on(data:
     assert set(seen.by_day) == {date(2025, 7, 9)} and len(seen.spanning) == 1
 
 
-def test_a_day_beside_a_labelled_day_here_is_not_unseen_and_is_named(data: Path) -> None:
-    """2025-07-10 shares the items of 2025-07-09 (labelled here, learnt by the shipped models): its
-    figures would not be those of a day nobody has seen."""
-    from tests.judgement import beside_seen_notes
+def test_a_day_beside_a_labelled_day_here_is_judged_on_the_items_not_learnt(
+    data: Path, tmp_path: Path
+) -> None:
+    """2025-07-10 shares items with 2025-07-09 (labelled here, learnt by the shipped models): it is
+    judged, on the items they did not learn. An item of the new day labelled on a day here, and its
+    story mates, are left out of both benches' scores, and the day says how many."""
+    from datetime import date
 
+    from tests.judgement import beside_seen_notes, feed_sets, learnt_links, learnt_on, score_block
+
+    atlas, wired, corevolt = (f"https://{o}.example/{s}" for o, s in
+                              (("techcrunch", "atlas-3"), ("wired", "lumenai-atlas"), ("arstechnica", "corevolt-probe")))  # fmt: skip
+    seen_row = {"id": atlas, "source": "techcrunch", "title": "Atlas-3", "published": "2025-07-09T09:00:00Z",
+                "snapshots": ["2025-07-09"], "relevance": "core", "importance": 3, "story": "s9",
+                "digest": False, "covers": [], "why": "test"}  # fmt: skip
+    (data / "labels" / "tech-2025-07-09.json").write_text(json.dumps([seen_row]))
     (data / "labels" / "tech-2025-07-10.json").write_text("[]")
-    (data / "labels" / "stories-2026-03-20.json").write_text("{}")
-    assert unseen_blocks(data / "labels") == {"tech": ((DAY,), ("2027-02-01",))}
-    notes = beside_seen_notes(data / "labels")
-    assert [n.split(":")[0] for n in notes] == ["- 2025-07-10", "- 2026-03-20"]
-    assert "within 2 days of 2025-07-09" in notes[0] and "2026-03-19" in notes[1]
-    assert notes[0] in bench("dedup_quality").unseen(data)
+    assert unseen_blocks(data / "labels") == {"tech": (("2025-07-10",), (DAY,), ("2027-02-01",))}
+    assert beside_seen_notes(data / "labels")[0].startswith("- 2025-07-10: within 2 days of 2025-07-09")
+
+    learnt = learnt_links(data)
+    assert atlas in learnt and corevolt not in learnt
+    left = learnt_on(data, date(2027, 1, 6), learnt)
+    assert {atlas, wired} <= left and corevolt not in left  # Wired's report is one story with it
+    [tech] = [f for f in feed_sets(data) if f.name == "tech-july"]
+    brief = {"items": [
+        {"title": "Atlas-3", "section": "top", "citations": [{"url": atlas}, {"url": wired}]},
+        {"title": "Corevolt", "section": "top", "citations": [{"url": corevolt}]},
+    ]}  # fmt: skip
+    briefs = {d: {"items": []} for d in tech.briefed((date(2027, 1, 6),))} | {date(2027, 1, 6): brief}
+    whole = score_block(data, tech, (DAY,), briefs)[DAY]
+    judged = score_block(data, tech, (DAY,), briefs, {date(2027, 1, 6): left})[DAY]
+    assert (whole["precision"], whole["recall"], whole["headline"]) == ((2, 2), (3, 3), (2, 2))
+    assert (judged["precision"], judged["recall"], judged["headline"]) == ((1, 1), (1, 1), (0, 0))
+    assert judged["left_out"] == (2, len(ITEMS))
+
+    from ops.story_days import load_day
+
+    day, left_entries, entries = bench("dedup_quality").without_learnt(load_day(data, DAY), learnt)
+    assert (left_entries, entries) == (2, len(ITEMS))
+    assert {e.id for e in day.entry.values() if e is not None} == {
+        f"https://{o}.example/{s}" for o, s, *_ in ITEMS
+    } - {atlas, wired}
 
 
 def test_a_stories_only_day_is_read_from_the_folder_that_holds_its_snapshots(data: Path) -> None:
