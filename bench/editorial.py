@@ -85,7 +85,9 @@ def examples(data: Path, cache: Path):
     code = b"".join(
         (REPO / p).read_bytes() for p in ("tasks/editorial.py", "ops/learn.py", "tasks/steps/score.py")
     )
-    key = hashlib.blake2b(code, digest_size=6).hexdigest()
+    # and the labels it reads: an edited labels file is read again, not taken from the cache
+    labelled = b"".join(f.name.encode() + f.read_bytes() for f in sorted((data / "labels").glob("*.json")))
+    key = hashlib.blake2b(code + labelled, digest_size=6).hexdigest()
     stored = cache / f"examples-{key}.pkl"
     if stored.is_file():
         return pickle.loads(stored.read_bytes())
@@ -218,7 +220,7 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
                 ]
         if not kept:
             continue
-        key = hashlib.blake2b(repr(kept).encode(), digest_size=4).hexdigest()
+        key = hashlib.blake2b(repr(kept).encode() + snapshots_of(feeds), digest_size=4).hexdigest()
         base = collect_base(cache / f"base-unseen-{mix}-{key}", feeds, kept)
         results[mix] = {}
         learnt = learnt_links(data)
@@ -236,6 +238,22 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
             ]
             print(f"{mix} {block[0]} (unseen) ({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
     return results, notes
+
+
+def snapshots_of(feeds) -> bytes:
+    """The names, sizes and times of the snapshot files ``feeds`` reads: a collected store is used
+    again only while they are as they were."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    found = []
+    for source in feeds.sources:
+        for day in sorted({d for b in [feeds.days] for d in feeds.briefed(b)}):
+            path = Path(url2pathname(urlparse(source["url"]).path.replace("{date}", day.isoformat())))
+            if path.is_file():
+                stat = path.resolve().stat()
+                found.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "\n".join(found).encode()
 
 
 def block_name(block: tuple[str, ...]) -> str:
