@@ -89,8 +89,34 @@ def test_a_stale_form_reads_back_what_the_editor_asked_for_in_plain_words(config
     stale = ann.post("/today/correct", data={**form, "csrf": csrf_of(ann_page)})
     assert stale.status_code == 409
     asked = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", stale.text))
-    assert asked == {"what": "headline", "new text": "Ann&#39;s headline"}, asked
+    assert asked == {"item": "Bo&#39;s headline", "what": "headline", "new text": "Ann&#39;s headline"}, asked
     assert "Your act" not in stale.text and "What you asked for" in stale.text
+
+
+def test_a_stale_mark_reads_back_the_mark_only_not_the_same_story_choice_its_form_also_holds(
+    config: Path,
+) -> None:
+    """An item's marks share one form with "same story as": a mark button sends the form's select
+    too. Refused as stale, the page lists the mark and the item, by headline, and not "the same
+    story as"; applied again, it sends the mark's fields only."""
+    ann, bo = client(config, "ann"), client(config, "bo")
+    ann_page = ann.get(f"/today?date={DAY}").text
+    items = current(config)["items"]
+    story = next(
+        i for i in items if re.search(rf'name="story" value="{i["story_id"]}">\s*<label>Same story as', ann_page)
+    )
+    block = ann_page.split(f'<section class="item" id="{story["story_id"]}"', 1)[1]
+    other = re.search(r'<select name="other"><option value="([^"]+)"', block).group(1)
+    assert act(bo, "/today/mark", story=story["story_id"], mark="related").status_code == 200
+    # what a browser sends for the "lead" button of that form: its fields, the select's first option
+    sent = {"csrf": csrf_of(ann_page), "date": DAY, "seen": seen_of(ann_page), "story": story["story_id"]}
+    stale = ann.post("/today/mark", data={**sent, "other": other, "other_id": "", "mark": "lead"})
+    assert stale.status_code == 409, stale.text
+    asked = [(k, html.unescape(v)) for k, v in re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", stale.text)]
+    assert asked == [("item", story["title"]), ("mark", "lead")], asked
+    assert "the same story as" not in stale.text and other not in stale.text.split("What you asked for")[1]
+    again = re.search(r'<form method="post" action="/today/mark" class="again">(.*?)</form>', stale.text, re.S)
+    assert again is not None and 'name="other"' not in again.group(1), stale.text
 
 
 def test_a_storys_decisions_say_who_in_words_and_keep_event_types_and_models_in_titles(config: Path) -> None:
