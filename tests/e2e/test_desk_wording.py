@@ -103,7 +103,9 @@ def test_a_stale_mark_reads_back_the_mark_only_not_the_same_story_choice_its_for
     ann_page = ann.get(f"/today?date={DAY}").text
     items = current(config)["items"]
     story = next(
-        i for i in items if re.search(rf'name="story" value="{i["story_id"]}">\s*<label>Same story as', ann_page)
+        i
+        for i in items
+        if re.search(rf'name="story" value="{i["story_id"]}">\s*<label>Same story as', ann_page)
     )
     block = ann_page.split(f'<section class="item" id="{story["story_id"]}"', 1)[1]
     other = re.search(r'<select name="other"><option value="([^"]+)"', block).group(1)
@@ -115,7 +117,9 @@ def test_a_stale_mark_reads_back_the_mark_only_not_the_same_story_choice_its_for
     asked = [(k, html.unescape(v)) for k, v in re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", stale.text)]
     assert asked == [("item", story["title"]), ("mark", "lead")], asked
     assert "the same story as" not in stale.text and other not in stale.text.split("What you asked for")[1]
-    again = re.search(r'<form method="post" action="/today/mark" class="again">(.*?)</form>', stale.text, re.S)
+    again = re.search(
+        r'<form method="post" action="/today/mark" class="again">(.*?)</form>', stale.text, re.S
+    )
     assert again is not None and 'name="other"' not in again.group(1), stale.text
 
 
