@@ -119,8 +119,8 @@ def act_words(
         return f"{verb} {article} {asked} question{about}" + (f": {quoted}" if said else "")
     if kind == "story.retracted":  # what is said of a retraction is its note, not the item
         return f"{verb}{named} (note: {quoted})" if said else f"{verb}{named}"
-    if kind == "story.restored" and named:
-        return f"{verb} of{named}" + (f" (note: {quoted})" if said else "")
+    if kind == "story.restored":  # what is said of an undo is its note, not what was retracted
+        return f"{verb}" + (f" of{named}" if named else "") + (f" (note: {quoted})" if said else "")
     if kind in ("brief.approved", "brief.published") and version is not None:
         return f"{verb} v{version}"
     if kind in ("story.merged", "story.split"):

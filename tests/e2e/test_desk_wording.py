@@ -223,3 +223,26 @@ def test_questions_for_a_day_without_a_brief_are_refused_as_today_is(config: Pat
         "no brief is published for 2025-08-16" in today.text
         and "no brief is published for 2025-08-16" in asked.text
     )
+
+
+def test_an_undone_retraction_says_its_note_as_a_note_in_the_diff(config: Path) -> None:
+    """The undo's note is said as its note, "undid the retraction (note: “…”)", not as if it were
+    what was retracted."""
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+    assert act(desk, "/today/retract", story=story, note="council says no", sure="1").status_code == 200
+    page = desk.get(f"/today?date={DAY}").text
+    retraction = re.search(
+        rf'name="story" value="{story}"><input type="hidden" name="retraction" value="([^"]+)"', page
+    )
+    assert retraction is not None, page
+    undone = act(
+        desk, "/today/restore", story=story, retraction=retraction.group(1), note="pilot confirmed after all"
+    )
+    assert undone.status_code == 200, undone.text
+    version = current(config)["version"]
+    diff = desk.get(f"/diff?date={DAY}&a={version - 1}&b={version}")  # the undo's version: the item back
+    assert diff.status_code == 200, diff.text
+    said = html.unescape(diff.text)
+    assert "undid the retraction (note: “pilot confirmed after all”)" in said, said
+    assert "undid the retraction “pilot confirmed after all”" not in said
