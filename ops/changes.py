@@ -243,8 +243,14 @@ def links_said(store: ParquetEventStore, events: Iterable[Any]) -> list[str]:
     said = []
     for e in events:
         if e.event_type in ("story.merged", "story.split"):
-            ids = tuple(getattr(payload_of(e, Payload), "article_ids", None) or ())
-            said.append(act_words(e.event_type, said=" + ".join(ids), titles=titles(ids)))
+            link = payload_of(e, Payload)
+            ids = tuple(getattr(link, "article_ids", None) or ())
+            named = titles(ids)
+            # "no" to a same-story question: the reports were two stories and stay so (its default)
+            if e.event_type == "story.split" and getattr(link, "question_id", None) and named:
+                said.append(f"{' and '.join(f'“{t}”' for t in named)} stay two stories")
+                continue
+            said.append(act_words(e.event_type, said=" + ".join(ids), titles=named))
     return said
 
 
