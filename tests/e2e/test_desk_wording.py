@@ -246,3 +246,27 @@ def test_an_undone_retraction_says_its_note_as_a_note_in_the_diff(config: Path) 
     said = html.unescape(diff.text)
     assert "undid the retraction (note: “pilot confirmed after all”)" in said, said
     assert "undid the retraction “pilot confirmed after all”" not in said
+
+
+def test_the_diff_says_a_same_story_link_as_one_item_joining_another(config: Path) -> None:
+    """Two items said to be the same story: the diff says the one that left went into the other,
+    and the other was joined by it, not "marked … sources 1 -> 2" and "removed … #5"."""
+    desk = client(config, "ann")
+    items = {i["title"]: i["story_id"] for i in current(config)["items"]}
+    kept = next(t for t in items if t.startswith("Northwind AI raises"))
+    gone = next(t for t in items if t.startswith("Harbor Ventures backs"))
+    linked = act(desk, "/today/same", story=items[kept], other=items[gone])
+    assert linked.status_code == 200, linked.text
+    version = current(config)["version"]
+    assert [i["title"] for i in current(config)["items"]].count(gone) == 0
+    diff = desk.get(f"/diff?date={DAY}&a={version - 1}&b={version}")
+    assert diff.status_code == 200, diff.text
+    rows = {
+        html.unescape(title): (html.unescape(label), html.unescape(detail))
+        for label, title, detail in re.findall(
+            r'<tr class="\w+"><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>', diff.text
+        )
+    }
+    assert rows[kept] == ("joined", f"sources 1 -> 2: “{gone}” joined it as the same story"), rows
+    label, detail = rows[gone]
+    assert label == "went into" and detail.startswith(f"“{kept}”, as the same story (it was "), rows
