@@ -39,6 +39,9 @@ def test_review_of_a_day_with_no_brief_says_so_and_why_as_correct_does(config: P
         f"{held.occurred_at:%Y-%m-%d %H:%M} UTC, because {held.payload['reason']}; nothing to review or act on"
     )
     assert "brief run" not in review.stderr
+    traced = brief("trace", "--date", WITHHELD, "--story", "st-x", "--config", str(config))
+    assert traced.returncode == 2 and "brief run" not in traced.stderr, traced.stderr
+    assert f"it was withheld by its run {held.run_id}" in traced.stderr, traced.stderr
     correct = brief("correct", "abc", "--title", "x", "--date", WITHHELD, "--config", str(config))
     assert (correct.returncode, correct.stderr) == (2, review.stderr)
     never = brief("review", "--date", "2025-08-04", "--config", str(config))  # no run of that day
