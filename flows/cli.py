@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.commands import log, policy, runs
-from flows.commands.errors import command_of, refused_path, withheld
+from flows.commands.errors import command_of, error_line, refused_path
 from flows.commands.options import ByOption, ConfigOption, forget_checked_config, parse_time, with_config
 from flows.views.acts import show_delivery
 from flows.views.console import err, out, styled
@@ -372,9 +372,9 @@ def main() -> None:
         err.print("interrupted")
         raise SystemExit(130) from None
     except BriefError as exc:
-        err.print(f"error: {with_config(str(exc))}", soft_wrap=True)
-        # a withheld brief is the run's outcome (exit 1, as a failed date), not a mistake in the input
-        raise SystemExit(1 if withheld(exc) else 2) from None
+        said, code = error_line(exc)
+        err.print(with_config(said), soft_wrap=True)
+        raise SystemExit(code) from None
     except typer.Abort:
         err.print("aborted")
         raise SystemExit(130) from None

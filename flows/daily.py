@@ -338,6 +338,8 @@ def draft_stage(
             report.off_topic = day.off_topic
             if report.left_out_hint():
                 get_run_logger().info(report.left_out_hint())
+        elif stage.name == "questions":
+            report.asked = day.asked["asked"]
         elif stage.name == "gate":
             gate_artifact(ctx, day)
     return day.deduped(), day.drafted()
@@ -394,4 +396,5 @@ def run_result(
         seconds=round(time.perf_counter() - report.started, 2),
         policy=policy,  # which policy the run ran under, as the person running it reads it
         left_out=report.left_out_hint(),  # where an operator reads why stories were left out
+        review=report.review_hint(),  # the command that asks the run's questions
     )

@@ -142,18 +142,18 @@ def act_story(store: EventStore, day: date, story: str, *, dated: bool) -> str:
 
 def require_brief(store: ParquetEventStore, day: date) -> None:
     """An InputError when ``day`` has no published brief (nothing to review or act on): that no brief
-    is published, and, when a run withheld it, which run and why; with the command that runs it."""
+    is published; when a run withheld it, which run and why (not the run again: it withholds again
+    while its cause holds); when no run did, the command that runs the day."""
     from ops import reads
 
     if reads.current(store, day) is not None:
         return
-    rerun = f"'brief run --date {day}'"
     held = reads.withheld(store, day)
     if held is None:
-        raise InputError(f"no brief is published for {day}; run {rerun} first")
+        raise InputError(f"no brief is published for {day}; run 'brief run --date {day}' first")
     raise InputError(
-        f"no brief is published for {day}: its run {held.run_id} withheld it ({held.withheld.reason}); "
-        f"{rerun} runs it again"
+        f"no brief is published for {day}: it was withheld by its run {held.run_id} at "
+        f"{held.at:%Y-%m-%d %H:%M} UTC, because {held.withheld.reason}; nothing to review or act on"
     )
 
 

@@ -119,8 +119,8 @@ def act_words(
         return f"{verb} {article} {asked} question{about}" + (f": {quoted}" if said else "")
     if kind == "story.retracted":  # what is said of a retraction is its note, not the item
         return f"{verb}{named} (note: {quoted})" if said else f"{verb}{named}"
-    if kind == "story.restored" and named:
-        return f"{verb} of{named}" + (f" (note: {quoted})" if said else "")
+    if kind == "story.restored":  # what is said of an undo is its note, not what was retracted
+        return f"{verb}" + (f" of{named}" if named else "") + (f" (note: {quoted})" if said else "")
     if kind in ("brief.approved", "brief.published") and version is not None:
         return f"{verb} v{version}"
     if kind in ("story.merged", "story.split"):
@@ -243,8 +243,14 @@ def links_said(store: ParquetEventStore, events: Iterable[Any]) -> list[str]:
     said = []
     for e in events:
         if e.event_type in ("story.merged", "story.split"):
-            ids = tuple(getattr(payload_of(e, Payload), "article_ids", None) or ())
-            said.append(act_words(e.event_type, said=" + ".join(ids), titles=titles(ids)))
+            link = payload_of(e, Payload)
+            ids = tuple(getattr(link, "article_ids", None) or ())
+            named = titles(ids)
+            # "no" to a same-story question: the reports were two stories and stay so (its default)
+            if e.event_type == "story.split" and getattr(link, "question_id", None) and named:
+                said.append(f"{' and '.join(f'“{t}”' for t in named)} stay two stories")
+                continue
+            said.append(act_words(e.event_type, said=" + ".join(ids), titles=named))
     return said
 
 

@@ -64,6 +64,7 @@ class RunResult:
     seconds: float
     policy: str
     left_out: str | None = None
+    review: str | None = None  # "3 questions for review: 'brief review --date D' asks them"
 
     def row(self) -> dict[str, object]:
         """Its dict form, for a JSON file (the date as YYYY-MM-DD)."""

@@ -182,7 +182,7 @@ def per_day(joined: pl.DataFrame) -> pl.DataFrame:
         .group_by("brief_date", maintain_order=True)
         .agg(
             pl.len().alias("runs"),
-            pl.col("status").is_in(["failed", "crashed"]).sum().alias("failed"),
+            pl.col("status").is_in(["failed", "crashed", "withheld"]).sum().alias("failed"),
             pl.col("status").last().alias("last_status"),
             pl.col("feed.failed").fill_null(0).last().alias("feeds_failed"),
             # of the day's last run that clustered: a run stopped before it (Ctrl-C after collect)

@@ -19,7 +19,7 @@ import polars as pl
 
 from storage.errors import InputError, StoreError
 from storage.events import Event, event_from_row
-from storage.payloads import BriefPublished, FeedFetchedV2, Payload
+from storage.payloads import BriefPublished, BriefWithheld, FeedFetchedV2, Payload
 from storage.store import EventStore
 from storage.typed import payload_of
 from tasks.settings import Settings
@@ -65,6 +65,14 @@ def trace(store: EventStore, settings: Settings, day: date, story: str) -> Trace
         raise InputError(f"no events for {day}; 'brief stats' lists the days the log holds")
     briefs = store.read([day], event_types=["brief.published"])
     if not briefs:
+        held = store.read([day], event_types=["brief.withheld"])
+        if held:  # a run again withholds it while its cause holds: not suggested
+            last = max(held, key=lambda e: (e.occurred_at, e.seq))
+            raise InputError(
+                f"no brief is published for {day}: it was withheld by its run {last.run_id} at "
+                f"{last.occurred_at:%Y-%m-%d %H:%M} UTC, because {payload_of(last, BriefWithheld).reason}; "
+                "nothing to trace"
+            )
         raise InputError(f"no brief is published for {day}; run 'brief run --date {day}' first")
     published = max(briefs, key=lambda e: (payload_of(e, BriefPublished).version, e.occurred_at, e.seq))
     brief = payload_of(published, BriefPublished)

@@ -17,6 +17,7 @@ class ItemChange:
     story_id: str
     title: str
     detail: str  # what differs, in words: "headline", "summary", "Top stories #2 -> Models #1"
+    label: str = ""  # the change as a person reads it, where its kind alone misleads: "joined", "went into"
 
 
 def diff(older: Brief, newer: Brief) -> list[ItemChange]:
@@ -63,7 +64,45 @@ def diff(older: Brief, newer: Brief) -> list[ItemChange]:
         if story not in after:
             why = "retracted from " if story in retracted else ""
             changes.append(ItemChange("removed", story, item.title, why + _where(item, rank)))
-    return changes
+    return _joined(changes, before, after, retracted)
+
+
+def _joined(
+    changes: list[ItemChange],
+    before: Mapping[str, tuple[int, Item]],
+    after: Mapping[str, tuple[int, Item]],
+    retracted: set[str],
+) -> list[ItemChange]:
+    """A same-story link in words: an item that left because its reports are now another item's
+    "went into" that item, and the item that gained them was "joined" by it (not "marked … sources
+    1 -> 2" and "removed … #5")."""
+    into: dict[str, str] = {}  # the item that left -> the item its reports went into
+    for story, (_, old) in before.items():
+        cited = {c.article_id for c in old.citations}
+        if story in after or story in retracted or not cited:
+            continue
+        for other, (_, new) in after.items():
+            if other in before and cited <= {c.article_id for c in new.citations}:
+                into[story] = other
+                break
+    if not into:
+        return changes
+    title = {s: i.title for s, (_, i) in [*before.items(), *after.items()]}
+    out = []
+    for c in changes:
+        joined = [title[s] for s, o in into.items() if o == c.story_id]
+        if c.change == "removed" and c.story_id in into:
+            where = f"“{title[into[c.story_id]]}”, as the same story (it was {c.detail})"
+            c = ItemChange(c.change, c.story_id, c.title, where, "went into")
+        elif c.change == "marked" and joined:
+            names = " and ".join(f"“{t}”" for t in joined)
+            parts = [
+                f"{p}: {names} joined it as the same story" if p.startswith("sources") else p
+                for p in c.detail.split("; ")
+            ]
+            c = ItemChange(c.change, c.story_id, c.title, "; ".join(parts), "joined")
+        out.append(c)
+    return out
 
 
 def places(doc: Brief) -> dict[str, tuple[str, int]]:

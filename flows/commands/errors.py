@@ -23,6 +23,15 @@ def withheld(exc: BriefError) -> bool:
     return runs_module is not None and isinstance(getattr(exc, "cause", exc), runs_module.BriefWithheld)
 
 
+def error_line(exc: BriefError) -> tuple[str, int]:
+    """The line an error ends a command with, and its exit code: a withheld brief is the run's
+    outcome (exit 1, as a failed date), said as withheld and why, not as a step that failed; any
+    other is a mistake in the input (exit 2)."""
+    if withheld(exc):
+        return str(getattr(exc, "cause", exc)), 1
+    return f"error: {exc}", 2
+
+
 def refused_path(exc: OSError) -> str:
     """A path the system refused that no check caught before (a store root is probed first)."""
     return (

@@ -297,7 +297,13 @@ def done(request: Request, what: str, outcome: acts.Outcome, then: str) -> Respo
 def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
     """An act refused because its form was made from an earlier version (409): what changed since,
     by whom, and the same act offered again, made from the current version, to send on purpose."""
-    sent = [(k, v) for k, values in request.state.fields.items() if k not in ("csrf", "seen") for v in values]
+    reads_only = ACT_FIELDS.get(request.url.path)  # a shared form sends fields this act does not read
+    sent = [
+        (k, v)
+        for k, values in request.state.fields.items()
+        if k not in ("csrf", "seen") and (reads_only is None or k in reads_only)
+        for v in values
+    ]
     return page(
         request,
         "stale.html.j2",
@@ -310,12 +316,42 @@ def stale_page(request: Request, refused: StaleAct) -> HTMLResponse:
         action=request.url.path,
         back="/hold" if request.url.path.startswith("/hold/") else "/today",  # the page the form was on
         fields=sent,
-        shown=[
-            (FORM_WORDS.get(k, k), FACE_WORDS.get(v, v) if k == "field" else v)
-            for k, v in sent
-            if k not in ("date", "story", "as_case", "retraction", "sure") and v
-        ],
+        shown=asked_for(the_desk(request), request.state.form.get("date", ""), sent),
     )
+
+
+def asked_for(desk: Desk, day: str, sent: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """What a refused form asked for, in words: the item and any other story by headline (as the
+    current brief of ``day`` has them; a story it lacks by its id), then the rest as typed."""
+    titles: dict[str, str] = {}
+    try:
+        wanted = parse_date(day)
+        doc = reads.document(desk.store, wanted) if wanted is not None else None
+        if doc is not None:
+            titles = {i.story_id: i.title for i in doc.items} | {
+                r.story_id: r.title for r in doc.retracted or ()
+            }
+    except (InputError, ValueError):
+        pass  # no brief (or no date) to name them from: the ids as sent
+    typed = any(k == "other_id" and v.strip() for k, v in sent)  # a story id typed wins over the list
+    stories = [("item", titles.get(v, v)) for k, v in sent if k == "story" and v]
+    words = [
+        (
+            FORM_WORDS.get(k, k),
+            titles.get(v, v) if k in ("other", "other_id") else FACE_WORDS.get(v, v) if k == "field" else v,
+        )
+        for k, v in sent
+        if k not in ("date", "story", "as_case", "retraction", "sure") and v and not (typed and k == "other")
+    ]
+    return stories + words
+
+
+# the fields an act reads, where its form holds more: an item's marks and "same story as" share
+# one form, and a mark button sends the form's "same story as" choice too
+ACT_FIELDS = {
+    "/today/mark": frozenset({"date", "story", "mark", "as_case"}),
+    "/today/same": frozenset({"date", "story", "other", "other_id", "as_case"}),
+}
 
 
 # what a form's parts are called where a person reads them back (the 409 page's "what you asked")

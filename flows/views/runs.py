@@ -53,6 +53,8 @@ def show_run(
     out.print(Text("\n".join(wrap(result.policy, out.width, "  ", "    ", cut=False))), soft_wrap=True)
     if result.left_out:
         out.print(f"  {result.left_out}", soft_wrap=True)  # the command is copied whole
+    if result.review:
+        out.print(f"  {result.review}", soft_wrap=True)
     if result.skipped:
         reasons = sorted(set(result.skipped.values()))
         out.print(f"  not fetched: {', '.join(result.skipped)} ({'; '.join(reasons)})")

@@ -1,7 +1,8 @@
 """``runs``: one row per run: flow, day, status, timings, and how many events of each type.
 
 A flow run (``brief run``, a backfill's dates) records its life: started, then finished, failed,
-crashed or cancelled. A command's act (an answer, a mark, a correction, a purge, an evaluation)
+crashed or cancelled; one that withheld its brief (run.failed, its error ``BriefWithheld``) is
+``withheld``, its error the reason. A command's act (an answer, a mark, a correction, a purge, an evaluation)
 writes its events under a run id that names it (``review-…``) and records no start or end: it is
 ``recorded``, its flow the name its id starts with (``review``, ``purge``, ``backfill``: a backfill's
 own collection and look at its dates, ``backfill-<its flow run id>``), and what it wrote is in its
@@ -24,6 +25,8 @@ _STATUS = {
     "run.cancelled": "cancelled",
 }
 
+WITHHELD_ERROR = "BriefWithheld"  # run.failed's error when the run withheld its brief
+WITHHELD_PREFIX = r"^(?:step '[a-z_-]+' failed: )?BriefWithheld: "  # before its message's reason
 RECORD_NAME = r"^([a-z][a-z_]*)(?:-|$)"  # a command's record is named by its first word: review-20250806T…
 FLOW_RUN_ID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
@@ -87,19 +90,7 @@ class RunsProjection:
                 pl.col("brief_date").first().alias("run_date"),
             )
         )
-        ended = (
-            life.group_by("run_id")
-            .agg(pl.col("event_type").last().alias("_last"), pl.col("payload").last().alias("_payload"))
-            .with_columns(
-                pl.col("_last").replace_strict(_STATUS, default="running").alias("status"),
-                pl.when(pl.col("_last").is_in(["run.failed", "run.crashed", "run.cancelled"]))
-                .then(pl.col("_payload").str.json_path_match("$.message"))
-                .alias("error"),
-                pl.when(pl.col("_last") == "run.finished")
-                .then(pl.col("_payload").str.json_path_match("$.step_seconds"))
-                .alias("step_seconds"),
-            )
-        )
+        ended = _ended(life)
         return (
             totals.join(started, on="run_id", how="left")
             .join(ended.select("run_id", "status", "error", "step_seconds"), on="run_id", how="left")
@@ -135,3 +126,30 @@ class RunsProjection:
             )
             .sort("started_at", "run_id")
         )
+
+
+def _ended(life: pl.LazyFrame) -> pl.LazyFrame:
+    """Each flow run's status, error and step seconds, from the last of its life's events. A run
+    that withheld its brief records run.failed with the error BriefWithheld: it is "withheld", its
+    error the reason, not a step that failed."""
+    held = (pl.col("_last") == "run.failed") & (
+        pl.col("_payload").str.json_path_match("$.error") == WITHHELD_ERROR
+    )
+    return (
+        life.group_by("run_id")
+        .agg(pl.col("event_type").last().alias("_last"), pl.col("payload").last().alias("_payload"))
+        .with_columns(
+            pl.when(held)
+            .then(pl.lit("withheld"))
+            .otherwise(pl.col("_last").replace_strict(_STATUS, default="running"))
+            .alias("status"),
+            pl.when(held)
+            .then(pl.col("_payload").str.json_path_match("$.message").str.replace(WITHHELD_PREFIX, ""))
+            .when(pl.col("_last").is_in(["run.failed", "run.crashed", "run.cancelled"]))
+            .then(pl.col("_payload").str.json_path_match("$.message"))
+            .alias("error"),
+            pl.when(pl.col("_last") == "run.finished")
+            .then(pl.col("_payload").str.json_path_match("$.step_seconds"))
+            .alias("step_seconds"),
+        )
+    )

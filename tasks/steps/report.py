@@ -41,6 +41,7 @@ class RunReport:
         self.outcome: DedupOutcome | None = None
         self.published: Published | None = None
         self.off_topic = 0  # stories the topic filter left out
+        self.asked = 0  # questions the run asked, for review
         self.llm: dict | None = None  # the language model's calls, when one is configured
         self.delivery: DeliveryOutcome | None = None  # what went to the [[delivery]] channels
 
@@ -115,6 +116,13 @@ class RunReport:
             return None
         replay = f"brief replay --date {self.ctx.day} --projection scores{self.ctx.settings.config_option}"
         return f"{self.off_topic} left out: '{replay}' says why"
+
+    def review_hint(self) -> str | None:
+        """The command that asks the questions the run raised (for the run's output)."""
+        if not self.asked:
+            return None
+        review = f"brief review --date {self.ctx.day}{self.ctx.settings.config_option}"
+        return f"{counted(self.asked, 'question')} for review: '{review}' asks them"
 
     def line(self, name: str) -> str:
         return f"{name:<9} {self.seconds.get(name, 0.0):5.1f} s  {self.details.get(name, '')}".rstrip()

@@ -244,7 +244,7 @@ def test_every_run_a_backfill_wrote_is_named_in_the_runs_projection(
     config = setup(tmp_path)
     done = brief("backfill", "--start", "2025-08-05", "--end", "2025-08-06", "--config", str(config))
     assert done.returncode == 1, done.stdout + done.stderr  # 08-05 is withheld, as designed
-    for day, status in (("2025-08-05", "failed"), ("2025-08-06", "completed")):
+    for day, status in (("2025-08-05", "withheld"), ("2025-08-06", "completed")):
         shown = brief(
             "replay", "--date", day, "--projection", "runs", "--config", str(config), "--format", "jsonl"
         )

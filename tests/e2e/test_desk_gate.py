@@ -3,7 +3,6 @@ oversized body are refused before the application reads anything or writes a ver
 
 from __future__ import annotations
 
-import re
 import socket
 import threading
 import time
@@ -15,6 +14,7 @@ import pytest
 
 from flows.desk.gate import host_name, is_loopback
 from tasks.settings import load_settings
+from tests.desk_csrf import csrf_for, session_csrf
 
 
 @pytest.fixture
@@ -38,16 +38,19 @@ def desk_url(tmp_path: Path) -> Iterator[str]:
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     assert server.started
+    APPS[f"http://127.0.0.1:{port}"] = app
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
 
 
+APPS: dict[str, object] = {}  # each served desk's application, by its address
+
+
 def session_and_csrf(client: httpx.Client, url: str) -> str:
-    page = client.get(f"{url}/signin")
-    match = re.search(r'name="csrf" value="([^"]+)"', page.text)
-    assert match, page.text
-    return match.group(1)
+    """A session of the desk at ``url`` (no people: no page of it has a form) and its CSRF token."""
+    client.get(f"{url}/signin")
+    return csrf_for(client.cookies["desk_session"], APPS[url])
 
 
 def test_a_foreign_host_is_refused_before_any_session_or_token(desk_url: str) -> None:
@@ -247,7 +250,7 @@ def test_a_websocket_upgrade_is_a_plain_request_gated_and_answered_by_the_desk(d
     status, headers, body = whole_answer(
         desk_url, f"GET /signin HTTP/1.1\r\nHost: {host}\r\n{upgrade}".encode()
     )
-    assert status == "HTTP/1.1 200 OK" and b"<form" in body  # the sign-in page, not a handshake
+    assert status == "HTTP/1.1 200 OK" and b"<h1>No sign-in</h1>" in body  # the page, not a handshake
     assert_desk_headers(headers)
     status, headers, body = whole_answer(
         desk_url, f"GET /signin HTTP/1.1\r\nHost: evil.example\r\n{upgrade}".encode()
@@ -328,7 +331,7 @@ def test_behind_a_proxy_the_public_name_posts_and_a_broken_origin_is_a_refusal(t
     desk = TestClient(app, base_url="https://127.0.0.1:8484")
     page = desk.get("/signin")
     assert "secure" in page.headers["set-cookie"].lower()
-    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    csrf = session_csrf(desk)
     proxied = desk.post(
         "/signout",
         data={"csrf": csrf},

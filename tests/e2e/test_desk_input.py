@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from storage.store import ParquetEventStore
 from tasks.settings import load_settings
+from tests.desk_csrf import session_csrf
 from tests.e2e.test_desk import LOCAL, client, csrf_of, store_of, stories_of
 from tests.e2e.test_desk import built as built  # the samples' day, run once per module
 from tests.e2e.test_desk import config as config
@@ -162,7 +163,7 @@ def test_every_refusal_and_a_failure_carry_the_security_headers(tmp_path: Path) 
     config_file.write_text('[storage]\nroot = "store"\n')
     app = create_app(load_settings(str(config_file)), "127.0.0.1", "ann", ui_url="http://127.0.0.1:4200")
     desk = TestClient(app, base_url=LOCAL, raise_server_exceptions=False)
-    csrf = csrf_of(desk.get("/signin").text)
+    csrf = session_csrf(desk)
     answers = {
         404: desk.get("/nowhere"),
         405: desk.get("/today/mark"),

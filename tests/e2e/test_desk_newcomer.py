@@ -33,10 +33,15 @@ def test_review_of_a_day_with_no_brief_says_so_and_why_as_correct_does(config: P
     review = brief("review", "--date", WITHHELD, "--config", str(config))
     assert review.returncode == 2, review.stdout
     assert review.stdout == ""
+    # withheld, by which run, when and why; not a run again, which withholds it again
     assert review.stderr.strip() == (
-        f"error: no brief is published for {WITHHELD}: its run {held.run_id} withheld it "
-        f"({held.payload['reason']}); 'brief run --date {WITHHELD} --config {config}' runs it again"
+        f"error: no brief is published for {WITHHELD}: it was withheld by its run {held.run_id} at "
+        f"{held.occurred_at:%Y-%m-%d %H:%M} UTC, because {held.payload['reason']}; nothing to review or act on"
     )
+    assert "brief run" not in review.stderr
+    traced = brief("trace", "--date", WITHHELD, "--story", "st-x", "--config", str(config))
+    assert traced.returncode == 2 and "brief run" not in traced.stderr, traced.stderr
+    assert f"it was withheld by its run {held.run_id}" in traced.stderr, traced.stderr
     correct = brief("correct", "abc", "--title", "x", "--date", WITHHELD, "--config", str(config))
     assert (correct.returncode, correct.stderr) == (2, review.stderr)
     never = brief("review", "--date", "2025-08-04", "--config", str(config))  # no run of that day
@@ -51,6 +56,27 @@ def test_review_of_a_day_with_no_brief_says_so_and_why_as_correct_does(config: P
     assert "No open questions" not in said
     assert f"No brief is published for {WITHHELD}: the run {held.run_id} withheld it" in said
     assert client(config).get("/questions?date=2025-08-04").status_code == 400
+
+
+def test_a_withheld_run_is_said_withheld_with_its_reason_at_the_terminal_and_on_runs(config: Path) -> None:  # noqa: F811
+    """A run that withholds the brief is not "step 'publish' failed: BriefWithheld: …" at the terminal,
+    nor "failed" on the desk's Runs page: it is withheld, and why."""
+    ran = brief("run", "--date", WITHHELD, "--config", str(config))
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    store = ParquetEventStore(load_settings(str(config)).storage.root)
+    [held] = store.read(event_types=["brief.withheld"])
+    said = ran.stderr.strip().splitlines()[-1]
+    assert said.startswith(f"the brief of {WITHHELD} is withheld: {held.payload['reason']}"), said
+    assert "BriefWithheld" not in ran.stderr and "failed: " not in said.split(" is withheld: ")[0]
+    page = client(config).get(f"/runs?date={WITHHELD}")
+    assert page.status_code == 200
+    row = re.search(rf'<tr class="run (\w+)" data-run="{held.run_id}">(.*?)</tr>', page.text, re.DOTALL)
+    assert row is not None, page.text
+    assert row.group(1) == "withheld"
+    status = text_of(re.search(r'<td class="status">(.*?)</td>', row.group(2), re.DOTALL).group(1))
+    assert status.startswith("withheld"), status
+    assert held.payload["reason"] in html.unescape(status)
+    assert "BriefWithheld" not in status and "failed" not in status.split(held.payload["reason"])[0]
 
 
 @pytest.fixture

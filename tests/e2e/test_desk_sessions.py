@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tasks.settings import load_settings
+from tests.desk_csrf import session_csrf
 
 LOCAL = "http://127.0.0.1:8484"
 
@@ -34,7 +35,7 @@ def csrf_of(html: str) -> str:
 
 
 def test_a_copy_of_a_signed_out_cookie_is_refused(desk) -> None:
-    csrf = csrf_of(desk.get("/signin").text)
+    csrf = session_csrf(desk)
     old_cookie = desk.cookies["desk_session"]
     assert desk.post("/signout", data={"csrf": csrf}, follow_redirects=False).status_code == 303
     desk.cookies.clear()
@@ -47,7 +48,7 @@ def test_a_copy_of_a_signed_out_cookie_is_refused(desk) -> None:
 
 @pytest.mark.parametrize("where", ["cookie", "csrf"])
 def test_text_that_is_not_ascii_in_a_cookie_or_token_is_a_refusal(desk, where: str) -> None:
-    csrf = csrf_of(desk.get("/signin").text)
+    csrf = session_csrf(desk)
     cookie = desk.cookies["desk_session"]
     headers = {}
     if where == "cookie":
@@ -71,8 +72,8 @@ def test_a_local_person_of_any_name_gets_a_session(tmp_path: Path) -> None:
     app = create_app(load_settings(str(config)), "127.0.0.1", "李雷", ui_url="http://127.0.0.1:4200")
     desk = TestClient(app, base_url=LOCAL)
     page = desk.get("/signin")
-    assert page.status_code == 200
-    csrf = csrf_of(page.text)
+    assert page.status_code == 200 and "李雷" in page.text
+    csrf = session_csrf(desk)
     assert desk.post("/signout", data={"csrf": csrf}, follow_redirects=False).status_code == 303
 
 
@@ -165,3 +166,19 @@ def test_a_session_ends_by_the_clock_the_desk_was_given(tmp_path: Path, monkeypa
     clock.at += timedelta(seconds=120)  # past its end by the desk's clock, whatever the system's says
     ended = browser.get("/runs", follow_redirects=False)
     assert ended.status_code == 303 and ended.headers["location"] == "/signin?next=%2Fruns"
+
+
+def test_a_desk_without_people_says_no_sign_in_is_needed(desk) -> None:
+    """Without ``[desk.people]`` nobody signs in: /signin says so and leads on (to Today, or to the
+    page asked for), with no Name/Token form that would accept anything and do nothing."""
+    page = desk.get("/signin")
+    assert page.status_code == 200
+    assert "<form" not in page.text.split("</nav>", 1)[1]  # no form in the page, past the bar
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", page.text.split("</nav>", 1)[1]))
+    assert "No sign-in is needed on this desk" in text, text
+    assert "ann" in text  # who the desk records acts as
+    assert 'href="/today"' in page.text
+    asked = desk.get("/signin", params={"next": "/runs?date=2025-08-06"})
+    assert 'href="/runs?date=2025-08-06"' in asked.text
+    elsewhere = desk.get("/signin", params={"next": "//example.com/"})
+    assert "example.com" not in elsewhere.text and 'href="/today"' in elsewhere.text

@@ -89,8 +89,38 @@ def test_a_stale_form_reads_back_what_the_editor_asked_for_in_plain_words(config
     stale = ann.post("/today/correct", data={**form, "csrf": csrf_of(ann_page)})
     assert stale.status_code == 409
     asked = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", stale.text))
-    assert asked == {"what": "headline", "new text": "Ann&#39;s headline"}, asked
+    assert asked == {"item": "Bo&#39;s headline", "what": "headline", "new text": "Ann&#39;s headline"}, asked
     assert "Your act" not in stale.text and "What you asked for" in stale.text
+
+
+def test_a_stale_mark_reads_back_the_mark_only_not_the_same_story_choice_its_form_also_holds(
+    config: Path,
+) -> None:
+    """An item's marks share one form with "same story as": a mark button sends the form's select
+    too. Refused as stale, the page lists the mark and the item, by headline, and not "the same
+    story as"; applied again, it sends the mark's fields only."""
+    ann, bo = client(config, "ann"), client(config, "bo")
+    ann_page = ann.get(f"/today?date={DAY}").text
+    items = current(config)["items"]
+    story = next(
+        i
+        for i in items
+        if re.search(rf'name="story" value="{i["story_id"]}">\s*<label>Same story as', ann_page)
+    )
+    block = ann_page.split(f'<section class="item" id="{story["story_id"]}"', 1)[1]
+    other = re.search(r'<select name="other"><option value="([^"]+)"', block).group(1)
+    assert act(bo, "/today/mark", story=story["story_id"], mark="related").status_code == 200
+    # what a browser sends for the "lead" button of that form: its fields, the select's first option
+    sent = {"csrf": csrf_of(ann_page), "date": DAY, "seen": seen_of(ann_page), "story": story["story_id"]}
+    stale = ann.post("/today/mark", data={**sent, "other": other, "other_id": "", "mark": "lead"})
+    assert stale.status_code == 409, stale.text
+    asked = [(k, html.unescape(v)) for k, v in re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", stale.text)]
+    assert asked == [("item", story["title"]), ("mark", "lead")], asked
+    assert "the same story as" not in stale.text and other not in stale.text.split("What you asked for")[1]
+    again = re.search(
+        r'<form method="post" action="/today/mark" class="again">(.*?)</form>', stale.text, re.S
+    )
+    assert again is not None and 'name="other"' not in again.group(1), stale.text
 
 
 def test_a_storys_decisions_say_who_in_words_and_keep_event_types_and_models_in_titles(config: Path) -> None:
@@ -193,3 +223,50 @@ def test_questions_for_a_day_without_a_brief_are_refused_as_today_is(config: Pat
         "no brief is published for 2025-08-16" in today.text
         and "no brief is published for 2025-08-16" in asked.text
     )
+
+
+def test_an_undone_retraction_says_its_note_as_a_note_in_the_diff(config: Path) -> None:
+    """The undo's note is said as its note, "undid the retraction (note: “…”)", not as if it were
+    what was retracted."""
+    desk = client(config, "ann")
+    story = current(config)["items"][0]["story_id"]
+    assert act(desk, "/today/retract", story=story, note="council says no", sure="1").status_code == 200
+    page = desk.get(f"/today?date={DAY}").text
+    retraction = re.search(
+        rf'name="story" value="{story}"><input type="hidden" name="retraction" value="([^"]+)"', page
+    )
+    assert retraction is not None, page
+    undone = act(
+        desk, "/today/restore", story=story, retraction=retraction.group(1), note="pilot confirmed after all"
+    )
+    assert undone.status_code == 200, undone.text
+    version = current(config)["version"]
+    diff = desk.get(f"/diff?date={DAY}&a={version - 1}&b={version}")  # the undo's version: the item back
+    assert diff.status_code == 200, diff.text
+    said = html.unescape(diff.text)
+    assert "undid the retraction (note: “pilot confirmed after all”)" in said, said
+    assert "undid the retraction “pilot confirmed after all”" not in said
+
+
+def test_the_diff_says_a_same_story_link_as_one_item_joining_another(config: Path) -> None:
+    """Two items said to be the same story: the diff says the one that left went into the other,
+    and the other was joined by it, not "marked … sources 1 -> 2" and "removed … #5"."""
+    desk = client(config, "ann")
+    items = {i["title"]: i["story_id"] for i in current(config)["items"]}
+    kept = next(t for t in items if t.startswith("Northwind AI raises"))
+    gone = next(t for t in items if t.startswith("Harbor Ventures backs"))
+    linked = act(desk, "/today/same", story=items[kept], other=items[gone])
+    assert linked.status_code == 200, linked.text
+    version = current(config)["version"]
+    assert [i["title"] for i in current(config)["items"]].count(gone) == 0
+    diff = desk.get(f"/diff?date={DAY}&a={version - 1}&b={version}")
+    assert diff.status_code == 200, diff.text
+    rows = {
+        html.unescape(title): (html.unescape(label), html.unescape(detail))
+        for label, title, detail in re.findall(
+            r'<tr class="\w+"><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>', diff.text
+        )
+    }
+    assert rows[kept] == ("joined", f"sources 1 -> 2: “{gone}” joined it as the same story"), rows
+    label, detail = rows[gone]
+    assert label == "went into" and detail.startswith(f"“{kept}”, as the same story (it was "), rows

@@ -396,3 +396,22 @@ def test_a_bad_mark_is_one_line_on_stderr_and_nothing_on_stdout(
     assert done.stdout == ""
     assert done.stderr.strip() == "error: mark 'bogus' is not one of core, related, off-topic, lead"
     assert store_of(config).read(event_types=["article.corrected", "confirmation.resolved"]) == []
+
+
+def test_answering_no_to_a_same_story_question_says_the_reports_stay_two_stories(
+    tmp_path: Path, prefect_harness: None
+) -> None:
+    """ "No" to "are these the same story?" leaves two stories as they were: said so, not "parted …
+    into two stories" as if they had been one."""
+    from flows.daily import daily_brief
+
+    config = setup(tmp_path)
+    daily_brief(DAY, str(config))
+    [pair] = [q for q in questions(config) if q["field"] == "same_story"]
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({pair["question_id"]: "no"}))
+    done = cli("review", "--date", DAY, "--answers", str(answers), "--config", str(config))
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert "parted" not in said, said
+    assert re.search(r"“[^”]*Northwind[^”]*” and “[^”]*Northwind[^”]*” stay two stories", said), said

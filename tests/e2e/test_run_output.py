@@ -64,19 +64,25 @@ def test_a_run_prints_one_line_per_step_and_the_brief(runs: dict) -> None:
     assert all(re.match(r"^\w+ +\d+\.\d s  \S", line) for line in lines[: len(STEPS)]), first.stdout
     brief_lines = lines[len(STEPS) :]
     assert brief_lines[0].startswith(f"Brief for {DAY} (v1, new version): 5 items in "), first.stdout
-    kinds = ["md", "html", "json", "log", "policy", "1"]  # the last: "1 left out: … says why"
+    # the last two: "1 left out: … says why", "3 questions for review: 'brief review …' asks them"
+    kinds = ["md", "html", "json", "log", "policy", "1", "3"]
     assert [line.split()[0] for line in brief_lines[1:]] == kinds, first.stdout
-    assert re.match(r"^  policy [0-9a-f]{12} from the config \(none adopted\)$", brief_lines[-2]), (
+    assert re.match(r"^  policy [0-9a-f]{12} from the config \(none adopted\)$", brief_lines[-3]), (
         first.stdout
     )
+    assert brief_lines[-1] == (
+        f"  3 questions for review: 'brief review --date {DAY} --config {runs['config']}' asks them"
+    ), first.stdout
     # every line in 80 columns, the steps' too; but paths, which are never broken (copied whole), and
-    # the command that names the config by its path
-    path_lines = r"^  (md|html|json|log) |^  \d+ left out: 'brief replay .* --config "
+    # the commands that name the config by its path
+    path_lines = (
+        r"^  (md|html|json|log) |^  \d+ left out: 'brief replay .* --config |^  \d+ questions? for review: "
+    )
     assert max(len(line) for line in lines if not re.match(path_lines, line)) <= 80
     assert not NOISE.search(first.stdout + first.stderr), first.stdout + first.stderr
     assert first.stderr == ""
     # everything else went to the run's log file, under the store root
-    log = Path(brief_lines[-3].split(maxsplit=1)[1])
+    log = Path(brief_lines[-4].split(maxsplit=1)[1])
     assert log.parent == Path(load_settings(str(runs["config"])).storage.root) / "logs" / DAY
     text = log.read_text()
     assert "Beginning flow run" in text and "Finished in state Completed" in text

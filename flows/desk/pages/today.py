@@ -11,7 +11,7 @@ from fastapi.responses import Response
 
 from flows.desk.web import ActOf, Day, Desk, DeskOf, Form, banner, done, page, parse_version
 from ops import acts, reads
-from storage.brief import Item
+from storage.brief import Brief, Item
 from storage.errors import InputError
 from tasks import render
 
@@ -31,6 +31,7 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         return page(request, "withheld.html.j2", day=day.isoformat(), held=held)  # the day has no brief
     if version is not None and reads.document(desk.store, day).version == version:
         version = None  # the current version asked for by its number is the current page
+    said = banner(request)
     return page(
         request,
         "today.html.j2",
@@ -47,7 +48,8 @@ def today(request: Request, desk: DeskOf, day: Day) -> Response:
         standing=standing_of(desk, day) if version is None else None,
         current=version is None,
         marks=("off-topic", "related", "core", "lead"),
-        done=banner(request),
+        done=said,
+        done_at=acted_on(request.query_params.get("open"), doc) if said else None,
         questions=len(reads.open_questions(desk.store, day)),
         left_out=doc.left_out.off_topic if version is None else 0,
         pending=acts.pending_update(desk.settings, desk.resources, day) if version is None else None,
@@ -117,6 +119,13 @@ def split(request: Request, desk: DeskOf, act: ActOf, form: Form) -> Response:
     apart = request.state.fields.get("apart", [])  # every ticked article, not the last one only
     outcome = acts.two_stories(desk.settings, desk.resources, act, form.get("story", ""), apart)
     return done(request, "split", outcome, "/today")
+
+
+def acted_on(story: str | None, doc: Brief) -> str | None:
+    """The item an act's answer returns to (``open``), when the page has it: the act's line goes at
+    the top of that item, in the flow, rather than over the item as a sticky banner would lie."""
+    shown = {i.story_id for i in doc.items} | {r.story_id for r in doc.retracted or ()}
+    return story if story in shown else None
 
 
 def likely_same(items: Sequence[Item]) -> dict[str, list[tuple[str, str]]]:
