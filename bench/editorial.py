@@ -226,7 +226,10 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
         learnt = learnt_links(data)
         for block in kept:
             briefs = brief_block(base, cache / "unseen-store", feeds, block, "builtin:ai")
-            left_out = {d: learnt_on(data, d, learnt) for d in map(date.fromisoformat, block)}
+            left_out = {
+                d: learnt_on(data / "labels" / feeds.label_file(d), learnt)
+                for d in map(date.fromisoformat, block)
+            }
             rows = score_block(data, feeds, block, briefs, left_out)
             results[mix][block] = {UNSEEN_VARIANT: rows}
             notes += [

@@ -184,12 +184,13 @@ def learnt_links(data: Path) -> set[str]:
     return links
 
 
-def learnt_on(data: Path, day: date, learnt: set[str]) -> set[str]:
-    """The items of ``day``'s labels that a day nobody has seen is not judged on: those the shipped
-    models learnt (``learnt``), and those in one story with such an item."""
-    from ops import learn
-
-    return {k for k in hidden_on(learn.read_labels(data / "labels"), day, learnt)}
+def learnt_on(labels_file: Path, learnt: set[str]) -> set[str]:
+    """The items of a day's labels (``labels_file``, the file its scores read) that a day nobody has
+    seen is not judged on: those the shipped models learnt (``learnt``), and those in one story with
+    such an item. A story id is the file's own: another file of the day numbers its stories anew."""
+    rows = json.loads(labels_file.read_text(encoding="utf-8"))
+    stories = {r.get("story") for r in rows if r.get("story") and _link(r["id"]) in learnt}
+    return learnt | {_link(r["id"]) for r in rows if r.get("story") in stories}
 
 
 def missing_feeds(feeds: FeedSet, day: date) -> str | None:

@@ -211,7 +211,7 @@ def test_a_day_beside_a_labelled_day_here_is_judged_on_the_items_not_learnt(
 
     learnt = learnt_links(data)
     assert atlas in learnt and corevolt not in learnt
-    left = learnt_on(data, date(2027, 1, 6), learnt)
+    left = learnt_on(data / "labels" / f"tech-{DAY}.json", learnt)
     assert {atlas, wired} <= left and corevolt not in left  # Wired's report is one story with it
     [tech] = [f for f in feed_sets(data) if f.name == "tech-july"]
     brief = {"items": [
@@ -274,3 +274,31 @@ def test_a_stories_only_day_of_the_ai_world_reads_its_feeds_as_configured(data: 
     (data / "labels" / f"stories-{day}.json").write_text(json.dumps(body))
     [item] = load_day(data, day).items
     assert item.kind == "repos"
+
+
+def test_a_story_id_is_read_within_its_own_labels_file(data: Path) -> None:
+    """Two labels files of one day each number their stories from s1: an item of the other file's
+    "s1" is not one story with the learnt item of this file's "s1", and is judged."""
+    from datetime import date
+
+    from tests.judgement import feed_sets, learnt_links, learnt_on
+
+    atlas, wired = "https://techcrunch.example/atlas-3", "https://wired.example/lumenai-atlas"
+    other = "https://news.example/unrelated"
+    seen_row = {"id": atlas, "source": "techcrunch", "title": "Atlas-3", "published": "2025-07-09T09:00:00Z",
+                "snapshots": ["2025-07-09"], "relevance": "core", "importance": 3, "story": "s9",
+                "digest": False, "covers": [], "why": "test"}  # fmt: skip
+    (data / "labels" / "tech-2025-07-09.json").write_text(json.dumps([seen_row]))
+    aside = {
+        **seen_row,
+        "id": other,
+        "source": "news",
+        "title": "Unrelated",
+        "story": "s1",
+        "snapshots": [DAY],
+    }
+    (data / "labels" / f"aiweb-{DAY}.json").write_text(json.dumps([aside]))
+    [tech] = [f for f in feed_sets(data) if f.name == "tech-july"]
+    left = learnt_on(data / "labels" / tech.label_file(date.fromisoformat(DAY)), learnt_links(data))
+    assert {atlas, wired} <= left  # this file's s1: the learnt report and its story mate
+    assert other not in left  # the other file's s1 is another story
