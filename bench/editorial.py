@@ -46,6 +46,7 @@ import os
 import pickle
 import sys
 import time
+from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 
@@ -220,7 +221,7 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
                 ]
         if not kept:
             continue
-        key = hashlib.blake2b(repr(kept).encode() + snapshots_of(feeds), digest_size=4).hexdigest()
+        key = hashlib.blake2b(repr(kept).encode() + snapshots_of(feeds, kept), digest_size=4).hexdigest()
         base = collect_base(cache / f"base-unseen-{mix}-{key}", feeds, kept)
         results[mix] = {}
         learnt = learnt_links(data)
@@ -243,15 +244,16 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
     return results, notes
 
 
-def snapshots_of(feeds) -> bytes:
-    """The names, sizes and times of the snapshot files ``feeds`` reads: a collected store is used
-    again only while they are as they were."""
+def snapshots_of(feeds, blocks: Iterable[tuple[str, ...]]) -> bytes:
+    """The names, sizes and times of the snapshot files ``feeds`` reads for ``blocks`` (each block's
+    days and its warm-up days): a collected store is used again only while they are as they were."""
     from urllib.parse import urlparse
     from urllib.request import url2pathname
 
+    days = sorted({d for b in blocks for d in feeds.briefed(tuple(map(date.fromisoformat, b)))})
     found = []
     for source in feeds.sources:
-        for day in sorted({d for b in [feeds.days] for d in feeds.briefed(b)}):
+        for day in days:
             path = Path(url2pathname(urlparse(source["url"]).path.replace("{date}", day.isoformat())))
             if path.is_file():
                 stat = path.resolve().stat()

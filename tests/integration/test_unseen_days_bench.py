@@ -302,3 +302,28 @@ def test_a_story_id_is_read_within_its_own_labels_file(data: Path) -> None:
     left = learnt_on(data / "labels" / tech.label_file(date.fromisoformat(DAY)), learnt_links(data))
     assert {atlas, wired} <= left  # this file's s1: the learnt report and its story mate
     assert other not in left  # the other file's s1 is another story
+
+
+def test_the_collected_store_of_new_days_follows_every_block_s_warm_up_snapshots(
+    data: Path, tmp_path: Path
+) -> None:
+    """The editorial bench reuses a new day's collected store only while the snapshots it was made
+    from are as they were: those of a later block's warm-up days too, not only the first block's."""
+    from datetime import date
+
+    from tests.judgement import unseen_feed_set
+
+    march = data / "march-2027" / "feeds"
+    for outlet in ("arstechnica", "techcrunch", "tweakers", "wired"):
+        (march / outlet).mkdir(parents=True)
+        for day in ("2027-03-01", "2027-03-02"):
+            (march / outlet / f"{day}.xml").write_text(rss(outlet, [i for i in ITEMS if i[0] == outlet]))
+    (data / "labels" / "tech-2027-03-02.json").write_text("[]")
+    blocks = unseen_blocks(data / "labels")["tech"]
+    assert ("2027-03-02",) in blocks
+    feeds = unseen_feed_set(data, "tech", blocks, tmp_path / "links")
+    assert date(2027, 3, 1) in feeds.briefed((date(2027, 3, 2),))  # a warm-up day of the later block
+    editorial = bench("editorial")
+    before = editorial.snapshots_of(feeds, blocks)
+    (march / "techcrunch" / "2027-03-01.xml").write_text(rss("techcrunch", ITEMS[:1]))  # re-fetched
+    assert editorial.snapshots_of(feeds, blocks) != before
