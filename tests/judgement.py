@@ -400,7 +400,9 @@ def score_block(
     top core (its top section's items that are core), recall (the day's core items of importance
     >= 2 cited that day or earlier) and headline lead (its importance-3 items cited in a top
     section that day or earlier); with the titles missed and the brief's length. ``left_out``: per
-    day, the labelled items not judged (a brief's item that cites only those is not counted)."""
+    day, the labelled items not judged: a brief's item that cites one of them (alone, or with a
+    report it was joined to) is counted in neither precision nor top core, as its choice and place
+    owe to what the models learnt; the important reports it cites still count as cited for recall."""
     days = _days(block)
     cited_any: dict[str, date] = {}
     cited_top: dict[str, date] = {}
@@ -424,6 +426,8 @@ def score_block(
         top = [0, 0]
         wrong: list[str] = []
         for item in items:
+            if any(_link(c["url"]) in skipped for c in item["citations"]):
+                continue  # chosen and placed on a report the models learnt: neither hit nor miss
             found = [by_url.get(c["url"]) or by_url.get(_link(c["url"])) for c in item["citations"]]
             known = [lab for lab in found if lab]
             if not known:

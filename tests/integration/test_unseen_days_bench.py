@@ -327,3 +327,33 @@ def test_the_collected_store_of_new_days_follows_every_block_s_warm_up_snapshots
     before = editorial.snapshots_of(feeds, blocks)
     (march / "techcrunch" / "2027-03-01.xml").write_text(rss("techcrunch", ITEMS[:1]))  # re-fetched
     assert editorial.snapshots_of(feeds, blocks) != before
+
+
+def test_a_brief_item_that_cites_a_learnt_report_is_not_judged_on_its_other_reports(data: Path) -> None:
+    """An item of the brief that cites a report the shipped models learnt (with one they did not: a
+    report wrongly joined to it, or a digest's part on its story) was chosen and placed on what they
+    learnt: it counts neither against nor for the precision and top core of a new day. The unlearnt
+    important report it cites still counts as cited for recall."""
+    from datetime import date
+
+    from tests.judgement import feed_sets, learnt_links, learnt_on, score_block
+
+    atlas, vacuums, corevolt, lander = (f"https://{o}.example/{s}" for o, s in (
+        ("techcrunch", "atlas-3"), ("techcrunch", "vacuums"), ("arstechnica", "corevolt-probe"), ("wired", "lander")))  # fmt: skip
+    seen_row = {"id": atlas, "source": "techcrunch", "title": "Atlas-3", "published": "2025-07-09T09:00:00Z",
+                "snapshots": ["2025-07-09"], "relevance": "core", "importance": 3, "story": "s9",
+                "digest": False, "covers": [], "why": "test"}  # fmt: skip
+    (data / "labels" / "tech-2025-07-09.json").write_text(json.dumps([seen_row]))
+    day = date.fromisoformat(DAY)
+    [tech] = [f for f in feed_sets(data) if f.name == "tech-july"]
+    left = learnt_on(data / "labels" / tech.label_file(day), learnt_links(data))
+    brief = {"items": [
+        {"title": "Atlas-3, with the vacuums", "section": "top", "citations": [{"url": atlas}, {"url": vacuums}]},
+        {"title": "Atlas-3, with Corevolt", "section": "top", "citations": [{"url": atlas}, {"url": corevolt}]},
+        {"title": "Lander", "section": "more", "citations": [{"url": lander}]},
+    ]}  # fmt: skip
+    briefs = {d: {"items": []} for d in tech.briefed((day,))} | {day: brief}
+    judged = score_block(data, tech, (DAY,), briefs, {day: left})[DAY]
+    assert judged["precision"] == (0, 1) and judged["top_core"] == (0, 0), judged  # the lander alone
+    assert judged["off_topic_in"] == ["Lander"]
+    assert judged["recall"] == (1, 1)  # Corevolt's report is cited
