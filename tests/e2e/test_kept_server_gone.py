@@ -41,7 +41,8 @@ class SlowerFeed(SlowFeed):
 @pytest.fixture
 def work(tmp_path: Path, migrated_prefect_db: Path) -> Iterator[dict]:
     """The samples and a slow third source (the run's collect lasts 15 s), a Prefect home of its own."""
-    feed = ThreadingHTTPServer(("127.0.0.1", 0), SlowerFeed)
+    handler = type("Feed", (SlowerFeed,), {})  # its delay is this test's to change
+    feed = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=feed.serve_forever, daemon=True).start()
     shutil.copytree(REPO / "samples", tmp_path / "samples")
     config = tmp_path / "samples" / "brief.toml"
@@ -50,7 +51,7 @@ def work(tmp_path: Path, migrated_prefect_db: Path) -> Iterator[dict]:
         + f'\n[[sources]]\nname = "slowwire"\nurl = "http://127.0.0.1:{feed.server_port}/{{date}}.xml"\n'
     )
     home = seed_prefect_home(tmp_path / "prefect-home", migrated_prefect_db)
-    yield {"config": config, "home": home, "env": env_for(home)}
+    yield {"config": config, "home": home, "env": env_for(home), "feed": handler}
     stop_kept(home)
     feed.shutdown()
 
@@ -93,6 +94,7 @@ def test_a_server_stopped_under_a_run_ends_it_with_one_line_and_a_crash_recorded
     [run] = [json.loads(line) for line in replay.stdout.splitlines()]
     assert run["status"] == "crashed", replay.stdout
 
+    work["feed"].DELAY_S = 0.0  # the rerun need not wait on the slow source
     again = subprocess.run(
         [sys.executable, "-m", "flows.cli", "run", "--config", str(work["config"]), "--date", DAY],
         cwd=REPO,
