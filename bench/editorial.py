@@ -197,6 +197,7 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
     published under the policy as shipped and scored; with a line for each day left out and why."""
     results: dict[str, dict[tuple[str, ...], dict[str, dict]]] = {}
     notes: list[str] = beside_seen_notes(data / "labels")
+    learnt = learnt_links(data)  # what the shipped models learnt: read once for every mix
     for mix, blocks in unseen_blocks(data / "labels").items():
         if mix not in BLOCKS:
             notes.append(f"- {', '.join(d for b in blocks for d in b)}: a `stories-*.json` with no `aiweb-` "
@@ -224,7 +225,6 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
         key = hashlib.blake2b(repr(kept).encode() + snapshots_of(feeds, kept), digest_size=4).hexdigest()
         base = collect_base(cache / f"base-unseen-{mix}-{key}", feeds, kept)
         results[mix] = {}
-        learnt = learnt_links(data)
         for block in kept:
             briefs = brief_block(base, cache / "unseen-store", feeds, block, "builtin:ai")
             left_out = {
@@ -247,18 +247,14 @@ def unseen(args, data: Path, cache: Path, t0: float) -> tuple[dict, list[str]]:
 def snapshots_of(feeds, blocks: Iterable[tuple[str, ...]]) -> bytes:
     """The names, sizes and times of the snapshot files ``feeds`` reads for ``blocks`` (each block's
     days and its warm-up days): a collected store is used again only while they are as they were."""
-    from urllib.parse import urlparse
-    from urllib.request import url2pathname
-
     days = sorted({d for b in blocks for d in feeds.briefed(tuple(map(date.fromisoformat, b)))})
     found = []
-    for source in feeds.sources:
-        for day in days:
-            path = Path(url2pathname(urlparse(source["url"]).path.replace("{date}", day.isoformat())))
+    for day in days:
+        for path in feeds.snapshots(day):
             if path.is_file():
                 stat = path.resolve().stat()
                 found.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
-    return "\n".join(found).encode()
+    return "\n".join(sorted(found)).encode()
 
 
 def block_name(block: tuple[str, ...]) -> str:

@@ -527,13 +527,20 @@ def _unmatched_matrix(
     text never mentions) for each x and y."""
     in_text = _shared([e.versions for e in xs], [e.text_versions for e in ys])
     unmatched = np.array([[len(e.versions)] * len(ys) for e in xs], dtype=float) - in_text
-    missing: dict[str, np.ndarray] = {}  # a name -> the articles that never mention it (names recur)
+    return in_text, unmatched + _names_missing(xs, ys)
+
+
+def _names_missing(xs: Sequence[dedup.Evidence], ys: Sequence[dedup.Evidence]) -> np.ndarray:
+    """How many of x's title names y's text never mentions, for each x and y (each name looked for
+    once: names recur)."""
+    out = np.zeros((len(xs), len(ys)))
+    missing: dict[str, np.ndarray] = {}  # a name -> the articles that never mention it
     for x, e in enumerate(xs):
         for name in e.names:
             if name not in missing:
                 missing[name] = np.array([name not in f.folded for f in ys], dtype=float)
-            unmatched[x] += missing[name]
-    return in_text, unmatched
+            out[x] += missing[name]
+    return out
 
 
 def _name_columns(p: _Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -863,15 +870,8 @@ def distinct_release_matrix(xs: Sequence[dedup.Evidence], ys: Sequence[dedup.Evi
     """``distinct_releases`` of every x with every y, at once (names recur: each is looked for once)."""
 
     def unmatched(a: Sequence[dedup.Evidence], b: Sequence[dedup.Evidence]) -> np.ndarray:
-        out = np.zeros((len(a), len(b)), dtype=bool)
-        missing: dict[str, np.ndarray] = {}
-        for x, e in enumerate(a):
-            for name in e.names:
-                if name not in missing:
-                    missing[name] = np.array([name not in f.folded for f in b], dtype=bool)
-                out[x] |= missing[name]
         told = [names.releases(e.versions) for e in a]
         shared = _shared(told, [names.releases(f.text_versions) for f in b])
-        return out | (np.array([len(t) for t in told], dtype=float)[:, None] > shared)
+        return (_names_missing(a, b) > 0) | (np.array([len(t) for t in told], dtype=float)[:, None] > shared)
 
     return unmatched(xs, ys) & unmatched(ys, xs).T

@@ -48,6 +48,16 @@ class FeedSet:
     def label_file(self, day: date) -> str:
         return self.labels.format(day=day.isoformat())
 
+    def snapshots(self, day: date) -> list[Path]:
+        """The file each source reads on ``day`` (its ``{date}`` URL as a path)."""
+        from urllib.parse import urlparse
+        from urllib.request import url2pathname
+
+        return [
+            Path(url2pathname(urlparse(s["url"]).path.replace("{date}", day.isoformat())))
+            for s in self.sources
+        ]
+
     def briefed(self, block: Sequence[date]) -> tuple[date, ...]:
         first = min(block)
         before = tuple(first - timedelta(days=k) for k in range(self.warm_up, 0, -1))
@@ -195,12 +205,7 @@ def learnt_on(labels_file: Path, learnt: set[str]) -> set[str]:
 
 def missing_feeds(feeds: FeedSet, day: date) -> str | None:
     """Where ``day``'s snapshots were looked for, when none of ``feeds``' sources has one."""
-    from urllib.parse import urlparse
-    from urllib.request import url2pathname
-
-    files = [
-        Path(url2pathname(urlparse(s["url"]).path.replace("{date}", day.isoformat()))) for s in feeds.sources
-    ]
+    files = feeds.snapshots(day)
     if any(f.is_file() for f in files):
         return None
     return f"{files[0].parent.parent}/*/{day.isoformat()}.xml"
